@@ -1,0 +1,35 @@
+"""The gradviz command line: a thin click adapter over the library.
+
+One module per command; each parses arguments, calls the library and turns library errors into
+one-line messages (``cli._common``). Nothing here that a library user would also want.
+"""
+
+from __future__ import annotations
+
+import click
+
+from gradviz import __version__
+from gradviz.cli._common import SuggestingGroup
+from gradviz.cli.export import export
+from gradviz.cli.info import info
+from gradviz.cli.render import render
+from gradviz.cli.replay import replay
+from gradviz.cli.run import run
+
+
+@click.group(cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gradviz")
+def main() -> None:
+    """gradviz: watch reverse-mode autodiff run, and debug it.
+
+    \b
+    Record a script, then look at what the engine did:
+      gradviz run samples/diamond.py -o diamond.trace.json
+      gradviz info diamond.trace.json
+      gradviz render diamond.trace.json -o diamond.svg
+      gradviz replay diamond.trace.json --step
+    """
+
+
+for _command in (run, info, render, replay, export):
+    main.add_command(_command)

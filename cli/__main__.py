@@ -1,0 +1,3 @@
+from gradviz.cli import main
+
+main()

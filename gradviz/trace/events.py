@@ -1,0 +1,388 @@
+"""The event vocabulary: one frozen record type per step of the engine's life.
+
+Events are the contract between the engine and everything that reads a trace (load, replay,
+render, export): those layers import this module, never the engine. JSON exists only at the
+edge (``gradviz.trace.codec``); here events are typed Python records.
+
+Identifiers used across events:
+- node ids, tensor ids, task ids and queue ids are small integers assigned by the engine in the
+  order things are created in the process; they are never reused within a trace.
+- ``tid`` is a small integer the recorder gives each thread the first time it emits an event;
+  a ``thread_start`` event carrying that tid always comes before any other event of the thread.
+- an edge is written ``[node, input_nr]``: the node it points to and which of that node's inputs
+  (InputBuffer slots) it feeds.
+- a priority key is ``[cls, reentrant_depth, sequence_nr]``: ``cls`` is 0 for a shutdown task,
+  1 for an empty wake-up task, 2 for a node task. A ready queue pops the smallest ``cls`` first,
+  then the highest reentrant depth, then the highest sequence_nr, then the earliest pushed
+  (torch's CompareNodeTaskTime, with push order breaking ties).
+
+Bump ``FORMAT_VERSION`` on any change a reader of an older trace would notice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+FORMAT_VERSION = 1
+FORMAT_NAME = "gradviz-trace"
+
+# Priority classes of a ready-queue task (first element of a priority key).
+PRIORITY_SHUTDOWN = 0
+PRIORITY_WAKEUP = 1
+PRIORITY_NODE = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """A summary of a tensor's values: what a debugger needs, not the values themselves."""
+
+    norm: float  # L2 norm over all elements (NaN if any element is NaN)
+    min: float  # smallest finite-or-not element; NaN for an empty tensor
+    max: float  # largest element; NaN for an empty tensor
+    nan: int  # count of NaN elements
+    inf: int  # count of +inf and -inf elements
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Fields every event has. ``kind`` is a class-level tag, written into the file."""
+
+    kind: ClassVar[str] = "event"
+    seq: int  # global order of the event in the trace, strictly increasing, across all threads
+    ts: int  # nanoseconds since the trace began (monotonic clock)
+    tid: int  # recorder-assigned id of the thread that emitted the event
+
+
+# --- the trace itself -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TraceBegin(Event):
+    kind: ClassVar[str] = "trace_begin"
+    format_version: int  # FORMAT_VERSION of the writer
+    gradviz_version: str
+    numpy_version: str
+    python_version: str
+    platform: str  # sys.platform and machine, e.g. "linux-x86_64"
+    devices: tuple[str, ...]  # devices known when the trace began, e.g. ("cpu", "virtual:0")
+    argv: tuple[str, ...]  # the recorded program's sys.argv
+    pid: int  # process id of the recorded program
+    values: bool  # whether small tensors' values are stored in the events (``values`` fields)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEnd(Event):
+    kind: ClassVar[str] = "trace_end"
+    status: str  # "ok", "error" (the program raised) or "interrupted" (signal / Ctrl-C)
+    events: int  # number of events written before this one
+    error: str | None = None  # "Type: message" of the program's exception, if any
+
+
+# --- threads and queues ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadStart(Event):
+    kind: ClassVar[str] = "thread_start"
+    name: str  # Python thread name, e.g. "MainThread" or "gradviz-virtual:0"
+    device: str | None  # device a worker serves ("virtual:0"); None for caller threads
+    role: str  # "caller", "device_worker" or "reentrant_pool"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadEnd(Event):
+    kind: ClassVar[str] = "thread_end"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueCreated(Event):
+    kind: ClassVar[str] = "queue_created"
+    queue: int  # queue id
+    device: str  # "cpu" for a thread's local CPU queue, else the device the queue serves
+    owner: int | None  # tid of the thread that pops from it (None if not yet known)
+    name: str  # human label, e.g. "cpu@MainThread" or "virtual:0"
+
+
+# --- the forward graph ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TensorCreated(Event):
+    """A leaf tensor that requires grad (the ones AccumulateGrad nodes write into)."""
+
+    kind: ClassVar[str] = "tensor_created"
+    tensor: int  # tensor id
+    name: str | None  # the user's name for it, if known (Tensor.name or a variable name)
+    shape: tuple[int, ...]
+    dtype: str  # "float32", "float64", "int64" or "bool"
+    device: str
+    source: str | None  # "file:line" of the user code that created it
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCreated(Event):
+    kind: ClassVar[str] = "node_created"
+    node: int  # node id
+    name: str  # torch's name, e.g. "MulBackward0", "AccumulateGrad", "GraphRoot"
+    sequence_nr: int  # creation order on the creating thread (AccumulateGrad: the maximum int64)
+    topological_nr: int  # longest path from this node to any leaf (AccumulateGrad: 0)
+    num_inputs: int  # InputBuffer slots = number of forward outputs
+    num_outputs: int  # next_edges, one per forward input (invalid ones included)
+    device: str  # device of the node's first input metadata
+    saved: tuple[tuple[int, ...], ...]  # shapes of the tensors the node saved for backward
+    source: str | None  # "file:line" of the user code that created the node
+    tensor: int | None = None  # AccumulateGrad only: the leaf it accumulates into
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCreated(Event):
+    kind: ClassVar[str] = "edge_created"
+    src: int  # the node whose next_edges hold the edge
+    slot: int  # index in src.next_edges (which forward input of src)
+    dst: int | None  # the node the edge points to; None for next_functions' (None, 0)
+    input_nr: int  # which InputBuffer slot of dst it feeds
+
+
+# --- graph tasks ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskBegin(Event):
+    kind: ClassVar[str] = "task_begin"
+    task: int  # graph task id
+    roots: tuple[tuple[int, int], ...]  # root edges [node, input_nr] passed to Engine.execute
+    graph_root: int | None  # the GraphRoot node made for several roots / a gradient, if any
+    keep_graph: bool  # retain_graph
+    create_graph: bool
+    accumulate_grad: bool  # True for backward(), False for grad()
+    outputs: tuple[tuple[int, int], ...]  # edges whose gradients are captured (grad(), inputs=)
+    reentrant_depth: int  # 0 for a call from user code; >0 inside another backward
+    owner: int  # tid of the thread that called backward
+    cpu_queue: int  # queue id of the task's cpu_ready_queue
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnd(Event):
+    kind: ClassVar[str] = "task_end"
+    task: int
+    status: str  # "ok" or "error"
+    error: str | None = None  # "Type: message" when status is "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Dependencies(Event):
+    """Dependency counts computed before the task starts (compute_dependencies)."""
+
+    kind: ClassVar[str] = "dependencies"
+    task: int
+    counts: tuple[tuple[int, int], ...]  # [node, count] for every node reachable from the roots
+
+
+@dataclass(frozen=True, slots=True)
+class ExecInfo(Event):
+    """Which nodes the task will run (only for tasks with outputs: grad() or inputs=)."""
+
+    kind: ClassVar[str] = "exec_info"
+    task: int
+    needed: tuple[int, ...]  # nodes that will execute
+    captured: tuple[tuple[int, int, int], ...]  # [node, input_nr, output index] captures
+
+
+@dataclass(frozen=True, slots=True)
+class DependencyDecrement(Event):
+    kind: ClassVar[str] = "dependency_decrement"
+    task: int
+    node: int  # the node whose count went down
+    by: int  # the node that just ran and fed it
+    remaining: int  # count after the decrement
+
+
+# --- ready queues --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePush(Event):
+    kind: ClassVar[str] = "queue_push"
+    queue: int
+    device: str  # the queue's device
+    task: int | None  # graph task of the NodeTask (None for shutdown tasks)
+    node: int | None  # node to run (None for wake-up and shutdown tasks)
+    what: str  # "node", "wakeup" or "shutdown"
+    priority: tuple[int, int, int]  # [cls, reentrant_depth, sequence_nr], see module doc
+    size: int  # queue length after the push
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePop(Event):
+    kind: ClassVar[str] = "queue_pop"
+    queue: int
+    device: str
+    task: int | None
+    node: int | None
+    what: str
+    priority: tuple[int, int, int]
+    size: int  # queue length after the pop
+
+
+# --- InputBuffers --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BufferAdd(Event):
+    kind: ClassVar[str] = "buffer_add"
+    task: int
+    node: int  # the node whose InputBuffer receives the gradient
+    slot: int  # input_nr
+    mode: str  # "set" (first gradient), "accumulate" (summed into the slot), "undefined" (None)
+    producer: int | None  # the node that produced the gradient (None for the task's roots)
+    shape: tuple[int, ...] | None  # None for an undefined gradient
+    dtype: str | None
+    device: str | None
+    stats: Stats | None
+    values: Any = None  # nested lists of the gradient, only when the trace stores values
+
+
+@dataclass(frozen=True, slots=True)
+class NotReadyPark(Event):
+    """A node got some, not all, of its gradients: its InputBuffer waits in not_ready."""
+
+    kind: ClassVar[str] = "not_ready_park"
+    task: int
+    node: int
+    remaining: int  # dependencies still missing
+
+
+@dataclass(frozen=True, slots=True)
+class NotReadyTake(Event):
+    """The last dependency arrived: the parked InputBuffer leaves not_ready for a queue."""
+
+    kind: ClassVar[str] = "not_ready_take"
+    task: int
+    node: int
+
+
+# --- running nodes -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeBegin(Event):
+    kind: ClassVar[str] = "node_begin"
+    task: int
+    node: int
+    depth: int  # reentrant depth of the running thread (current_depth)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEnd(Event):
+    kind: ClassVar[str] = "node_end"
+    task: int
+    node: int
+    status: str  # "ok" or "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Hook(Event):
+    kind: ClassVar[str] = "hook"
+    task: int
+    node: int
+    hook: str  # "tensor_pre", "retains_grad", "pre", "post" or "post_accumulate"
+    name: str  # qualified name of the hook function
+
+
+@dataclass(frozen=True, slots=True)
+class AccumulateGradUpdate(Event):
+    kind: ClassVar[str] = "accumulate_grad"
+    task: int
+    node: int  # the AccumulateGrad node
+    tensor: int  # the leaf
+    mode: str  # "set" (grad was None), "accumulate" (added in place) or "replace"
+    before: Stats | None  # the leaf's .grad before (None if it had none)
+    after: Stats
+    values: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedGrad(Event):
+    kind: ClassVar[str] = "captured_grad"
+    task: int
+    node: int  # node whose input is captured
+    input_nr: int
+    index: int  # position in the grad() outputs
+    stats: Stats | None  # None if the captured gradient is undefined
+    values: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class SavedRelease(Event):
+    """Saved tensors freed after the node ran without retain_graph."""
+
+    kind: ClassVar[str] = "saved_release"
+    node: int
+    count: int  # number of saved variables released
+
+
+@dataclass(frozen=True, slots=True)
+class Callback(Event):
+    """A final callback queued with queue_callback, run as the task ends."""
+
+    kind: ClassVar[str] = "callback"
+    task: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PoolPush(Event):
+    """Reentrant depth limit reached: the task is handed to the reentrant thread pool."""
+
+    kind: ClassVar[str] = "pool_push"
+    task: int
+    depth: int  # total reentrant depth at the hand-off
+
+
+@dataclass(frozen=True, slots=True)
+class PoolTake(Event):
+    kind: ClassVar[str] = "pool_take"
+    task: int
+
+
+# --- failures ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Event):
+    kind: ClassVar[str] = "error"
+    task: int | None
+    node: int | None  # node that raised, if any
+    type: str  # exception class name, e.g. "RuntimeError"
+    message: str
+    forward: str | None = None  # forward traceback of the node (anomaly mode), if known
+
+
+@dataclass(frozen=True, slots=True)
+class Anomaly(Event):
+    """Anomaly mode found NaN in a node's output."""
+
+    kind: ClassVar[str] = "anomaly"
+    task: int
+    node: int
+    message: str  # e.g. "Function 'DivBackward0' returned nan values in its 0th output."
+    forward: str | None  # the forward traceback that created the node
+
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    TraceBegin, TraceEnd, ThreadStart, ThreadEnd, QueueCreated,
+    TensorCreated, NodeCreated, EdgeCreated,
+    TaskBegin, TaskEnd, Dependencies, ExecInfo, DependencyDecrement,
+    QueuePush, QueuePop, BufferAdd, NotReadyPark, NotReadyTake,
+    NodeBegin, NodeEnd, Hook, AccumulateGradUpdate, CapturedGrad, SavedRelease,
+    Callback, PoolPush, PoolTake, Error, Anomaly,
+)  # fmt: skip
+
+KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
+
+
+def field_names(cls: type[Event]) -> tuple[str, ...]:
+    """The fields of an event type in file order (common fields first)."""
+    return tuple(f.name for f in fields(cls))
+

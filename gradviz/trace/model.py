@@ -1,0 +1,139 @@
+"""A loaded trace: the events, plus indexes a reader wants (nodes, edges, tasks, threads).
+
+Built from events alone; never imports the engine. ``Trace(events)`` works on any list of
+events, so tests and tools can build traces in memory.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from gradviz.trace import events as ev
+
+
+@dataclass
+class NodeInfo:
+    id: int
+    name: str
+    sequence_nr: int
+    topological_nr: int
+    num_inputs: int
+    num_outputs: int
+    device: str
+    saved: tuple[tuple[int, ...], ...]
+    source: str | None
+    tensor: int | None  # AccumulateGrad: the leaf
+    tid: int  # thread that created it
+    seq: int  # seq of its node_created event
+    next_edges: list[tuple[int | None, int]] = field(default_factory=list)  # (dst, input_nr) per slot
+
+
+@dataclass
+class TaskInfo:
+    id: int
+    begin: ev.TaskBegin
+    end: ev.TaskEnd | None = None  # None if the trace was cut before the task ended
+
+    @property
+    def status(self) -> str:
+        return self.end.status if self.end is not None else "unfinished"
+
+
+@dataclass
+class ThreadInfo:
+    tid: int
+    name: str
+    device: str | None
+    role: str
+
+
+class Trace:
+    """Events in seq order, and what can be derived from them."""
+
+    def __init__(self, events: list[ev.Event], *, truncated: bool = False, path: str | None = None):
+        self.events = events
+        self.truncated = truncated  # the file was cut short (crash, kill): events are a prefix
+        self.path = path
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __repr__(self) -> str:
+        cut = ", truncated" if self.truncated else ""
+        return f"<Trace {len(self.events)} events, {len(self.nodes)} nodes, {len(self.tasks)} tasks{cut}>"
+
+    @cached_property
+    def header(self) -> ev.TraceBegin | None:
+        first = self.events[0] if self.events else None
+        return first if isinstance(first, ev.TraceBegin) else None
+
+    @cached_property
+    def nodes(self) -> dict[int, NodeInfo]:
+        nodes: dict[int, NodeInfo] = {}
+        for e in self.events:
+            if isinstance(e, ev.NodeCreated):
+                nodes[e.node] = NodeInfo(
+                    e.node, e.name, e.sequence_nr, e.topological_nr, e.num_inputs, e.num_outputs,
+                    e.device, e.saved, e.source, e.tensor, e.tid, e.seq,
+                    [(None, 0)] * e.num_outputs,
+                )
+            elif isinstance(e, ev.EdgeCreated) and e.src in nodes:
+                edges = nodes[e.src].next_edges
+                if e.slot < len(edges):
+                    edges[e.slot] = (e.dst, e.input_nr)
+        return nodes
+
+    @cached_property
+    def edges(self) -> list[ev.EdgeCreated]:
+        return [e for e in self.events if isinstance(e, ev.EdgeCreated)]
+
+    @cached_property
+    def tensors(self) -> dict[int, ev.TensorCreated]:
+        return {e.tensor: e for e in self.events if isinstance(e, ev.TensorCreated)}
+
+    @cached_property
+    def tasks(self) -> dict[int, TaskInfo]:
+        tasks: dict[int, TaskInfo] = {}
+        for e in self.events:
+            if isinstance(e, ev.TaskBegin):
+                tasks[e.task] = TaskInfo(e.task, e)
+            elif isinstance(e, ev.TaskEnd) and e.task in tasks:
+                tasks[e.task].end = e
+        return tasks
+
+    @cached_property
+    def threads(self) -> dict[int, ThreadInfo]:
+        return {
+            e.tid: ThreadInfo(e.tid, e.name, e.device, e.role)
+            for e in self.events
+            if isinstance(e, ev.ThreadStart)
+        }
+
+    @cached_property
+    def queues(self) -> dict[int, ev.QueueCreated]:
+        return {e.queue: e for e in self.events if isinstance(e, ev.QueueCreated)}
+
+    @cached_property
+    def _runs(self) -> dict[int, list[int]]:
+        runs: dict[int, list[int]] = defaultdict(list)
+        for e in self.events:
+            if isinstance(e, ev.NodeBegin):
+                runs[e.task].append(e.node)
+        return runs
+
+    def execution_order(self, task: int | None = None) -> list[str]:
+        """Names of the nodes in the order they started running (all tasks, or one)."""
+        if task is None:
+            return [self.nodes[e.node].name for e in self.events if isinstance(e, ev.NodeBegin)]
+        return [self.nodes[n].name for n in self._runs.get(task, [])]
+
+    def execution_order_ids(self, task: int | None = None) -> list[int]:
+        """Node ids in the order they started running (all tasks, or one)."""
+        if task is None:
+            return [e.node for e in self.events if isinstance(e, ev.NodeBegin)]
+        return list(self._runs.get(task, []))
+
+    def of_kind(self, kind: type[ev.Event]) -> list[ev.Event]:
+        return [e for e in self.events if isinstance(e, kind)]
