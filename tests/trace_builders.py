@@ -126,3 +126,21 @@ def hostile() -> Trace:
     assert prev is not None
     b.backward(prev)
     return b.trace()
+
+
+def unbind_diamond() -> Trace:
+    """x leaf; p, q = x.unbind(); (p*3 + q.exp()).backward(): a join node with two InputBuffer slots.
+
+    Node ids: 1 AccumulateGrad(x), 2 UnbindBackward0 (2 inputs), 3 MulBackward0 -> (2, slot 0),
+    4 ExpBackward0 -> (2, slot 1), 5 AddBackward0 -> 3, 4. ExpBackward0 (higher sequence_nr) runs
+    first, so UnbindBackward0 parks with slot 1 set and slot 0 missing until MulBackward0 runs.
+    """
+    src = "unbind.py"
+    b = TraceBuilder(argv=(src,))
+    x = b.leaf("x", (2,), source=f"{src}:3")
+    ub = b.op("UnbindBackward0", [x], num_inputs=2, source=f"{src}:4", shape=())
+    m = b.op("MulBackward0", [(ub, 0), None], saved=((),), source=f"{src}:5", shape=())
+    e = b.op("ExpBackward0", [(ub, 1)], saved=((),), source=f"{src}:5", shape=())
+    add = b.op("AddBackward0", [m, e], source=f"{src}:5", shape=())
+    b.backward(add)
+    return b.trace()

@@ -427,8 +427,8 @@ def _on_exec_info(s: EngineState, e: ev.ExecInfo) -> None:
     if t is None:
         return
     t.needed = frozenset(e.needed)
-    t.captures = e.captures
-    captured_nodes = {c[0] for c in e.captures}
+    t.captures = e.captured
+    captured_nodes = {c[0] for c in e.captured}
     for node in t.deps:
         if node not in t.needed and node not in captured_nodes:
             _node_state(s, node, "pruned", e.task)
@@ -662,11 +662,12 @@ def apply(state: EngineState, event: ev.Event) -> EngineState:
     Events that change nothing the state tracks (edges, hooks, callbacks, ...) only advance
     ``step``. Unknown event types are ignored so newer traces still replay.
     """
+    # Step first: handlers stamp what they record (errors, task ends) with the step being reached.
+    state.step += 1
+    state.last = event
     handler = _HANDLERS.get(type(event))
     if handler is not None:
         handler(state, event)
-    state.step += 1
-    state.last = event
     return state
 
 
