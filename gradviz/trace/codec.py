@@ -1,0 +1,348 @@
+"""Events <-> JSON-ready dicts and bytes: the only place that knows how an event looks in a file.
+
+Each event is one JSON object: ``seq``, ``kind``, ``ts``, ``tid``, then the kind's fields in
+declaration order. Tuples become arrays; ``Stats`` becomes an object; floats that JSON cannot
+hold (NaN, +inf, -inf) are written as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
+
+Speed matters here (millions of events), so the per-kind encoders and decoders are generated
+once from the event definitions (plain functions with the field names spelled out) instead of
+walking ``dataclasses.fields`` for every event. Decoders validate every field; on the first
+problem the slow path (``_describe_problem``) works out exactly which field is wrong and why.
+
+orjson is used when installed (the ``fast`` extra); the stdlib ``json`` module otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import MISSING
+from typing import Any
+
+from gradviz.trace import events as ev
+
+try:  # optional speed-up, same output
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised when orjson is absent
+    _orjson = None
+
+import json as _json
+
+__all__ = [
+    "JSON_BACKEND", "FieldProblem", "dumps", "loads", "encode", "decode", "field_specs", "Spec",
+]  # fmt: skip
+
+JSON_BACKEND = "orjson" if _orjson is not None else "json"
+
+
+class FieldProblem(ValueError):
+    """A decoded value does not fit the event definition. ``field`` is a path like ``stats.norm``."""
+
+    def __init__(self, field: str | None, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# --- JSON backends ---------------------------------------------------------------------------
+
+if _orjson is not None:
+    _orjson_dumps = _orjson.dumps
+    _orjson_loads = _orjson.loads
+
+    def dumps(obj: Any) -> bytes:
+        """Compact JSON bytes."""
+        return _orjson_dumps(obj)
+
+    def loads(data: bytes | str) -> Any:
+        return _orjson_loads(data)
+
+    JSONDecodeError: type[ValueError] = _orjson.JSONDecodeError
+else:  # pragma: no cover
+    _encoder = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+    def dumps(obj: Any) -> bytes:
+        return _encoder.encode(obj).encode("utf-8")
+
+    def loads(data: bytes | str) -> Any:
+        return _json.loads(data)
+
+    JSONDecodeError = _json.JSONDecodeError
+
+
+# --- non-finite floats -----------------------------------------------------------------------
+
+_NONFINITE_OUT = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _float_out(x: float) -> float | str:
+    if x != x:
+        return "NaN"
+    if x == math.inf:
+        return "Infinity"
+    if x == -math.inf:
+        return "-Infinity"
+    return x
+
+
+def _encode_stats(s: ev.Stats | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"norm": _float_out(s.norm), "min": _float_out(s.min), "max": _float_out(s.max),
+            "nan": s.nan, "inf": s.inf}  # fmt: skip
+
+
+def _encode_any(v: Any) -> Any:
+    """Values (nested lists of numbers): only non-finite floats need care."""
+    if type(v) is float:
+        return _float_out(v)
+    if isinstance(v, (list, tuple)):
+        return [_encode_any(x) for x in v]
+    return v
+
+
+def _decode_any(v: Any) -> Any:
+    if type(v) is str and v in _NONFINITE_OUT:
+        return _NONFINITE_OUT[v]
+    if type(v) is list:
+        return [_decode_any(x) for x in v]
+    return v
+
+
+# --- type specs: one small tree per field, derived from the annotations ----------------------
+
+
+class Spec:
+    """What a field may hold, in JSON terms. ``kind`` is one of: int, str, bool, float, any,
+    stats, optional (items[0] or null), array (items[0] repeated), tuple (items, fixed length)."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind: str, items: tuple[Spec, ...] = ()):
+        self.kind = kind
+        self.items = items
+
+    def describe(self) -> str:
+        k = self.kind
+        if k == "optional":
+            return f"{self.items[0].describe()} or null"
+        if k == "array":
+            return f"a list of {self.items[0].describe()}"
+        if k == "tuple":
+            return "[" + ", ".join(i.describe() for i in self.items) + "]"
+        if k == "stats":
+            return "a stats object"
+        if k == "float":
+            return "a number"
+        if k == "any":
+            return "any value"
+        return k
+
+
+def _spec_of(tp: Any) -> Spec:
+    if tp is int:
+        return Spec("int")
+    if tp is str:
+        return Spec("str")
+    if tp is bool:
+        return Spec("bool")
+    if tp is float:
+        return Spec("float")
+    if tp is Any:
+        return Spec("any")
+    if tp is ev.Stats:
+        return Spec("stats")
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (types.UnionType, typing.Union):
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            return Spec("optional", (_spec_of(rest[0]),))
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return Spec("array", (_spec_of(args[0]),))
+        return Spec("tuple", tuple(_spec_of(a) for a in args))
+    raise TypeError(f"event field type {tp!r} has no JSON mapping")  # a new event kind needs one
+
+
+def field_specs(cls: type[ev.Event]) -> list[tuple[str, Spec, bool]]:
+    """(name, spec, required) for each field of an event type, in file order."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        required = f.default is MISSING and f.default_factory is MISSING
+        out.append((f.name, _spec_of(hints[f.name]), required))
+    return out
+
+
+# --- checking and converting one value (the general path, also used for error messages) -------
+
+_JSON_TYPE_NAMES = {int: "int", float: "float", str: "str", bool: "bool", list: "list", dict: "object",
+                    type(None): "null"}  # fmt: skip
+
+
+def _type_name(v: Any) -> str:
+    return _JSON_TYPE_NAMES.get(type(v), type(v).__name__)
+
+
+def _convert(spec: Spec, v: Any, path: str) -> Any:
+    """The value as the event holds it, or FieldProblem naming the first thing wrong."""
+    k = spec.kind
+    if k == "int":
+        if type(v) is int:
+            return v
+    elif k == "str":
+        if type(v) is str:
+            return v
+    elif k == "bool":
+        if type(v) is bool:
+            return v
+    elif k == "float":
+        if type(v) is float or type(v) is int:
+            return float(v)
+        if type(v) is str and v in _NONFINITE_OUT:
+            return _NONFINITE_OUT[v]
+        raise FieldProblem(path, f"field '{path}' must be a number, got {_type_name(v)}")
+    elif k == "any":
+        return _decode_any(v)
+    elif k == "optional":
+        return None if v is None else _convert(spec.items[0], v, path)
+    elif k == "array":
+        if type(v) is list or type(v) is tuple:
+            item = spec.items[0]
+            if item.kind == "int" and all(type(x) is int for x in v):  # shapes, node lists: common
+                return tuple(v)
+            return tuple(_convert(item, x, f"{path}[{i}]") for i, x in enumerate(v))
+    elif k == "tuple":
+        if type(v) is list or type(v) is tuple:
+            if len(v) != len(spec.items):
+                raise FieldProblem(
+                    path, f"field '{path}' must be {spec.describe()} ({len(spec.items)} items), "
+                    f"got {len(v)} items",
+                )  # fmt: skip
+            return tuple(_convert(s, x, f"{path}[{i}]") for i, (s, x) in enumerate(zip(spec.items, v)))
+    elif k == "stats":
+        if type(v) is dict:
+            vals = []
+            for name, sub in _STATS_FIELDS:
+                if name not in v:
+                    raise FieldProblem(f"{path}.{name}", f"field '{path}.{name}' is missing")
+                vals.append(_convert(sub, v[name], f"{path}.{name}"))
+            return ev.Stats(*vals)
+    raise FieldProblem(path, f"field '{path}' must be {spec.describe()}, got {_type_name(v)}")
+
+
+_STATS_FIELDS = [(name, spec) for name, spec, _ in field_specs(ev.Stats)]  # type: ignore[arg-type]
+
+
+_DEFAULTS = {t: {f.name: f.default for f in dataclasses.fields(t) if f.default is not MISSING}
+             for t in ev.EVENT_TYPES}  # fmt: skip
+
+
+def _describe_problem(cls: type[ev.Event], d: dict[str, Any]) -> FieldProblem:
+    for name, spec, required in _SPECS[cls]:
+        if name not in d:
+            if required:
+                return FieldProblem(name, f"field '{name}' is missing")
+            continue
+        try:
+            _convert(spec, d[name], name)
+        except FieldProblem as p:
+            return p
+    return FieldProblem(None, "does not match its definition")  # pragma: no cover - fast path agrees
+
+
+# --- generated per-kind encoders and decoders ------------------------------------------------
+
+
+def _fast_check(spec: Spec, var: str) -> str | None:
+    """A Python expression that is True iff ``var`` is valid and needs no conversion; None when
+    the value needs converting (lists to tuples, stats, ...)."""
+    k = spec.kind
+    if k in ("int", "str", "bool"):
+        return f"type({var}) is {k}"
+    if k == "any":
+        return None
+    if k == "optional":
+        inner = _fast_check(spec.items[0], var)
+        return None if inner is None else f"({var} is None or {inner})"
+    return None
+
+
+def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[dict], Any]]:
+    specs = _SPECS[cls]
+    ns: dict[str, Any] = {"_cls": cls, "_stats": _encode_stats, "_any": _encode_any, "_conv": _convert,
+                          "_problem": _describe_problem}  # fmt: skip
+    # encoder: a dict literal; tuples are fine as they are (both backends write them as arrays)
+    items = ['"seq": e.seq', f'"kind": "{cls.kind}"', '"ts": e.ts', '"tid": e.tid']
+    for name, spec, _ in specs[3:]:
+        base = spec.items[0] if spec.kind == "optional" else spec
+        if base.kind == "stats":
+            items.append(f'"{name}": _stats(e.{name})')
+        elif base.kind in ("any", "float"):
+            items.append(f'"{name}": _any(e.{name})')
+        else:
+            items.append(f'"{name}": e.{name}')
+    src = "def encode(e):\n    return {" + ", ".join(items) + "}\n"
+    # decoder: read every field, check the cheap ones inline, convert the rest; any failure goes
+    # to the slow path which names the field.
+    lines = ["def decode(d):", "    try:"]
+    args = []
+    for i, (name, _spec, required) in enumerate(specs):
+        var = f"v{i}"
+        args.append(var)
+        if required:
+            lines.append(f"        {var} = d['{name}']")
+        else:
+            lines.append(f"        {var} = d.get('{name}', _default_{i})")
+            ns[f"_default_{i}"] = _DEFAULTS[cls][name]
+    lines.append("    except KeyError:\n        raise _problem(_cls, d) from None")
+    checks = []
+    for i, (name, spec, _required) in enumerate(specs):
+        var = f"v{i}"
+        fast = _fast_check(spec, var)
+        if fast is not None:
+            checks.append(fast)
+        else:
+            ns[f"_spec_{i}"] = spec
+            lines.append(f"    {var} = _conv(_spec_{i}, {var}, '{name}')")
+    if checks:
+        lines.append("    if not (" + " and ".join(checks) + "):\n        raise _problem(_cls, d)")
+    lines.append("    return _cls(" + ", ".join(args) + ")")
+    src += "\n".join(lines) + "\n"
+    exec(compile(src, f"<gradviz codec {cls.kind}>", "exec"), ns)
+    return ns["encode"], ns["decode"]
+
+
+_SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) for t in ev.EVENT_TYPES}
+_ENCODERS: dict[type[ev.Event], Callable[[Any], dict]] = {}
+_DECODERS: dict[str, Callable[[dict], Any]] = {}
+for _t in ev.EVENT_TYPES:
+    _ENCODERS[_t], _DECODERS[_t.kind] = _make_codec(_t)
+
+
+def encode(e: ev.Event) -> dict[str, Any]:
+    """The event as a JSON-ready dict (field order: seq, kind, ts, tid, then the kind's fields)."""
+    return _ENCODERS[type(e)](e)
+
+
+def decode(d: Any) -> ev.Event:
+    """A dict read from a file back into its event; FieldProblem says what does not fit."""
+    if type(d) is not dict:
+        raise FieldProblem(None, f"must be a JSON object, got {_type_name(d)}")
+    kind = d.get("kind")
+    dec = _DECODERS.get(kind) if type(kind) is str else None
+    if dec is None:
+        if "kind" not in d:
+            raise FieldProblem("kind", "field 'kind' is missing")
+        if type(kind) is not str:
+            raise FieldProblem("kind", f"field 'kind' must be str, got {_type_name(kind)}")
+        raise FieldProblem("kind", f"field 'kind' is {kind!r}, not a known event kind")
+    return dec(d)
+
+
+def encode_line(e: ev.Event) -> bytes:
+    return dumps(_ENCODERS[type(e)](e))

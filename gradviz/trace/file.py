@@ -1,0 +1,274 @@
+"""The trace file: written as a stream while recording, read back with validation.
+
+Layout (see docs/trace-format.md)::
+
+    {"format":"gradviz-trace","format_version":1,"events":[
+    {"seq":0,"kind":"trace_begin",...},
+    {"seq":1,"kind":"thread_start",...},
+    ...
+    {"seq":N,"kind":"trace_end",...}
+    ]}
+
+One event per line, every event line but the last ends with a comma, so a finished file is one
+valid JSON document, and a file cut anywhere (crash, SIGKILL) is still readable line by line: the
+reader keeps every complete line and drops the partial last one. The writer flushes every few
+thousand events and whenever the recorder asks (it does so on a timer), so a killed process loses
+only its last moments.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from gradviz.trace import codec
+from gradviz.trace import events as ev
+from gradviz.trace.errors import TraceError, TraceWarning
+from gradviz.trace.model import Trace
+
+HEADER = (
+    b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":'
+    + str(ev.FORMAT_VERSION).encode() + b',"events":[\n'
+)  # fmt: skip
+FOOTER = b"]}\n"
+
+
+class TraceWriter:
+    """Streams events to a file. Not thread-safe: the recorder calls it under its own lock, which
+    is also what keeps file order equal to seq order."""
+
+    def __init__(self, path: str | os.PathLike[str], *, batch: int = 4096):
+        self.path = os.fspath(path)
+        self.batch = batch
+        self.written = 0  # events handed to the OS
+        self._pending: list[ev.Event] = []
+        self._f: IO[bytes] | None = open(self.path, "wb")  # noqa: SIM115 - closed by close()
+        self._f.write(HEADER)
+        self._f.flush()  # a file that exists at all is a readable (empty) trace
+
+    def write(self, e: ev.Event) -> None:
+        pending = self._pending
+        pending.append(e)
+        if len(pending) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand buffered events to the OS (no fsync: surviving the process is what matters)."""
+        pending = self._pending
+        f = self._f
+        if not pending or f is None:
+            return
+        encoders = codec._ENCODERS
+        dumps = codec.dumps
+        f.write(b"".join([dumps(encoders[type(e)](e)) + b",\n" for e in pending]))
+        f.flush()
+        self.written += len(pending)
+        pending.clear()
+
+    def close(self, last: ev.TraceEnd) -> None:
+        """Write the final event (no trailing comma) and the footer: the file becomes valid JSON."""
+        f = self._f
+        if f is None:
+            return
+        self.flush()
+        f.write(codec.encode_line(last) + b"\n" + FOOTER)
+        f.close()
+        self.written += 1
+        self._f = None
+
+    def abandon(self) -> None:
+        """Flush and close without finishing (what a crash leaves, minus the lost buffer)."""
+        if self._f is not None:
+            self.flush()
+            self._f.close()
+            self._f = None
+
+    @property
+    def closed(self) -> bool:
+        return self._f is None
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _one_line(msg: str) -> str:
+    return " ".join(str(msg).split())
+
+
+def _event_error(name: str, i: int, d: Any, message: str) -> TraceError:
+    kind = d.get("kind") if type(d) is dict else None
+    what = f"event {i} ({kind})" if type(kind) is str and len(kind) < 40 else f"event {i}"
+    return TraceError(_one_line(f"{name}: {what}: {message}"))
+
+
+class _Reader:
+    """Checks events as they come: seq numbering, header first, trace_end last."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.events: list[ev.Event] = []
+        self.ended = False
+
+    def add(self, d: Any) -> None:
+        i = len(self.events)
+        try:
+            e = codec.decode(d)
+        except codec.FieldProblem as p:
+            raise _event_error(self.name, i, d, p.message) from None
+        if self.ended:
+            raise _event_error(self.name, i, d, "comes after trace_end, which must be the last event")
+        if e.seq != i:
+            raise _event_error(
+                self.name, i, d,
+                f"field 'seq' must be {i} (events are numbered from 0 in file order), got {e.seq}",
+            )  # fmt: skip
+        t = type(e)
+        if i == 0:
+            if t is not ev.TraceBegin:
+                raise _event_error(self.name, i, d, "field 'kind' must be 'trace_begin' for the first event")
+            if e.format_version > ev.FORMAT_VERSION:  # type: ignore[attr-defined]
+                raise _event_error(
+                    self.name, i, d,
+                    f"field 'format_version' is {e.format_version}: written by a newer gradviz "  # type: ignore[attr-defined]
+                    f"(this one reads up to {ev.FORMAT_VERSION})",
+                )  # fmt: skip
+        elif t is ev.TraceBegin:
+            raise _event_error(self.name, i, d, "trace_begin may only be the first event")
+        elif t is ev.TraceEnd:
+            if e.events != i:  # type: ignore[attr-defined]
+                raise _event_error(
+                    self.name, i, d,
+                    f"field 'events' is {e.events} but {i} events precede it (events are missing)",  # type: ignore[attr-defined]
+                )  # fmt: skip
+            self.ended = True
+        self.events.append(e)
+
+
+def _check_header(name: str, h: Any) -> None:
+    if type(h) is not dict or h.get("format") != ev.FORMAT_NAME:
+        raise TraceError(f"{name}: not a gradviz trace (no \"format\": \"{ev.FORMAT_NAME}\" header)")
+    v = h.get("format_version")
+    if type(v) is not int:
+        raise TraceError(f"{name}: header field 'format_version' must be int, got {codec._type_name(v)}")
+    if v > ev.FORMAT_VERSION:
+        raise TraceError(
+            f"{name}: trace format {v} was written by a newer gradviz (this one reads up to "
+            f"{ev.FORMAT_VERSION})"
+        )
+    if "events" in h and type(h["events"]) is not list:
+        raise TraceError(f"{name}: header field 'events' must be a list, got {codec._type_name(h['events'])}")
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return codec.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, deep nesting
+        raise _BadJSON(_one_line(str(exc)) or type(exc).__name__) from None
+
+
+class _BadJSON(Exception):
+    pass
+
+
+def _read_lines(name: str, first: bytes, rest: Iterable[bytes]) -> tuple[list[ev.Event], bool]:
+    """The streamed layout: returns (events, file_complete)."""
+    try:
+        header = _parse(first.rstrip() + b"]}")  # the header line, with its array closed
+    except _BadJSON as exc:
+        raise TraceError(f"{name}: line 1: not a gradviz trace header ({exc})") from None
+    _check_header(name, header)
+    reader = _Reader(name)
+    bad: TraceError | None = None  # a line that did not parse: fatal unless it is the last
+    complete = False
+    lineno = 1
+    for raw in rest:
+        lineno += 1
+        line = raw.strip()
+        if not line:
+            continue
+        if bad is not None:
+            raise bad
+        if complete:
+            raise TraceError(f"{name}: line {lineno}: data after the end of the trace")
+        if line == b"]}":
+            complete = True
+            continue
+        body = line[:-1] if line.endswith(b",") else line
+        try:
+            d = _parse(body)
+        except _BadJSON as exc:
+            i = len(reader.events)
+            bad = TraceError(f"{name}: event {i} (line {lineno}): not valid JSON ({exc})")
+            continue
+        reader.add(d)
+    if bad is not None and complete:
+        raise bad
+    # a partial last line (bad, not complete) is what a kill mid-write leaves: dropped
+    return reader.events, complete
+
+
+def _read_document(name: str, data: bytes) -> list[ev.Event]:
+    """Any other layout of a complete JSON document (e.g. a pretty-printed trace)."""
+    if not data.strip():
+        raise TraceError(f"{name}: empty file, not a gradviz trace")
+    try:
+        doc = _parse(data)
+    except _BadJSON as exc:
+        raise TraceError(f"{name}: not valid JSON ({exc})") from None
+    _check_header(name, doc)
+    if "events" not in doc:
+        raise TraceError(f"{name}: header field 'events' is missing")
+    reader = _Reader(name)
+    for d in doc["events"]:
+        reader.add(d)
+    return reader.events
+
+
+def _is_stream_header(first: bytes) -> bool:
+    s = first.strip()
+    return s.startswith(b"{") and s.endswith(b'"events":[')
+
+
+def read_events(path: str | os.PathLike[str]) -> tuple[list[ev.Event], bool]:
+    """(events, complete) from a trace file; TraceError (one line) if it cannot be read."""
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        first = f.readline()
+        if _is_stream_header(first):
+            return _read_lines(name, first, f)
+        events = _read_document(name, first + f.read())
+        return events, True
+
+
+def load(path: str | os.PathLike[str]) -> Trace:
+    """Read a trace file. A file cut short (crash, kill) loads with the events it holds and a
+    ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field."""
+    events, complete = read_events(path)
+    ended = bool(events) and type(events[-1]) is ev.TraceEnd
+    truncated = not (complete and ended)
+    if truncated:
+        what = "the file was cut short" if not complete else "it has no trace_end event"
+        warnings.warn(
+            f"{os.fspath(path)}: trace is incomplete ({what}; the recording did not finish): "
+            f"recovered {len(events)} events",
+            TraceWarning,
+            stacklevel=2,
+        )
+    return Trace(events, truncated=truncated, path=os.fspath(path))
+
+
+def iter_lines(events: Iterable[ev.Event]) -> Iterator[bytes]:
+    """The file's bytes for a finished list of events (for tests and tools that write traces)."""
+    yield HEADER
+    evs = list(events)
+    for k, e in enumerate(evs):
+        yield codec.encode_line(e) + (b",\n" if k < len(evs) - 1 else b"\n")
+    yield FOOTER
+
+
+def save(events: Iterable[ev.Event], path: str | os.PathLike[str]) -> None:
+    """Write a list of events as a trace file (same layout as a recording)."""
+    with open(path, "wb") as f:
+        f.writelines(iter_lines(events))

@@ -1,0 +1,132 @@
+"""The JSON Schema of a trace file, generated from the event definitions.
+
+docs/trace-schema.json is this function's output, committed; a test keeps it up to date.
+Regenerate with ``python -m gradviz.trace.schema > docs/trace-schema.json``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from typing import Any
+
+from gradviz.trace import codec
+from gradviz.trace import events as ev
+
+_NONFINITE = {"enum": ["NaN", "Infinity", "-Infinity"]}
+
+
+def _schema(spec: codec.Spec) -> dict[str, Any]:
+    k = spec.kind
+    if k == "int":
+        return {"type": "integer"}
+    if k == "str":
+        return {"type": "string"}
+    if k == "bool":
+        return {"type": "boolean"}
+    if k == "float":
+        return {"anyOf": [{"type": "number"}, _NONFINITE]}
+    if k == "any":
+        return {}
+    if k == "stats":
+        return {"$ref": "#/$defs/stats"}
+    if k == "optional":
+        inner = _schema(spec.items[0])
+        if set(inner) == {"type"}:
+            return {"type": [inner["type"], "null"]}
+        return {"anyOf": [inner, {"type": "null"}]}
+    if k == "array":
+        return {"type": "array", "items": _schema(spec.items[0])}
+    if k == "tuple":
+        n = len(spec.items)
+        items = [_schema(s) for s in spec.items]
+        return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
+    raise TypeError(f"no schema for {k}")  # pragma: no cover
+
+
+_FIELD_COMMENT = re.compile(r"^\s+(\w+): [^#\n]+#\s*(.+)$", re.M)
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The trailing comments of the field lines in events.py: the fields' documentation."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass.__module__ == ev.__name__:
+            docs.update(_FIELD_COMMENT.findall(inspect.getsource(klass)))
+    return docs
+
+
+def _described(schema: dict[str, Any], doc: str | None) -> dict[str, Any]:
+    return {"description": doc, **schema} if doc else schema
+
+
+def _event_schema(cls: type[ev.Event]) -> dict[str, Any]:
+    docs = _field_docs(cls)
+    props: dict[str, Any] = {}
+    required = []
+    specs = codec.field_specs(cls)
+    seq_name, seq_spec, _ = specs[0]  # seq, then kind, as the writer orders them
+    props[seq_name] = _described(_schema(seq_spec), docs.get(seq_name))
+    required.append(seq_name)
+    props["kind"] = {"const": cls.kind}
+    required.append("kind")
+    for name, spec, req in specs[1:]:
+        props[name] = _described(_schema(spec), docs.get(name))
+        if req:
+            required.append(name)
+    doc = (cls.__doc__ or "").strip()
+    out: dict[str, Any] = {"type": "object"}
+    if doc and not doc.startswith(cls.__name__ + "("):  # dataclasses invent a docstring
+        out["description"] = " ".join(doc.split())
+    out.update({"properties": props, "required": required})
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a complete trace file of format ``FORMAT_VERSION``."""
+    defs: dict[str, Any] = {
+        "stats": {
+            "type": "object",
+            "description": "A summary of a tensor's values; non-finite floats are strings.",
+            "properties": {
+                name: _described(_schema(spec), _field_docs(ev.Stats).get(name))
+                for name, spec, _ in codec.field_specs(ev.Stats)  # type: ignore[arg-type]
+            },
+            "required": [name for name, _, _ in codec.field_specs(ev.Stats)],  # type: ignore[arg-type]
+        }
+    }
+    for t in ev.EVENT_TYPES:
+        defs[t.kind] = _event_schema(t)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://gradviz.invalid/trace-schema-v{ev.FORMAT_VERSION}.json",
+        "title": f"gradviz trace, format {ev.FORMAT_VERSION}",
+        "description": (
+            "A recording of gradviz's autograd engine: one object whose 'events' array holds the "
+            "events in seq order (seq = position, from 0). Generated from gradviz.trace.events; "
+            "see docs/trace-format.md."
+        ),
+        "type": "object",
+        "properties": {
+            "format": {"const": ev.FORMAT_NAME},
+            "format_version": {"const": ev.FORMAT_VERSION},
+            "events": {
+                "type": "array",
+                "items": {
+                    "oneOf": [{"$ref": f"#/$defs/{t.kind}"} for t in ev.EVENT_TYPES],
+                },
+            },
+        },
+        "required": ["format", "format_version", "events"],
+        "$defs": defs,
+    }
+
+
+def schema_text() -> str:
+    """The schema as committed in docs/trace-schema.json."""
+    return json.dumps(json_schema(), indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    print(schema_text(), end="")
