@@ -1,11 +1,132 @@
-"""`gradviz replay`: placeholder until its issue lands."""
+"""`gradviz replay`: the run as a timeline, the state at one step, or the interactive stepper."""
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+from typing import Any
+
 import click
+from rich.console import Console
+
+STEPPER = -1  # what a bare --step means: open the interactive stepper
+
+
+def load_trace(path: str) -> Any:
+    """Load a trace file; bad files become one-line click errors, truncation a one-line warning."""
+    from gradviz.trace.errors import TraceError
+    from gradviz.trace.file import load
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            trace = load(path)
+        except TraceError as e:
+            raise click.ClickException(str(e)) from None
+        except OSError as e:
+            raise click.ClickException(f"{path}: {e.strerror or e}") from None
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+    return trace
+
+
+def make_console(width: int | None, *, interactive: bool = False) -> Console:
+    """A console for stdout: the terminal's when it is one; else fixed width and no colour."""
+    if sys.stdout.isatty() and not os.environ.get("GRADVIZ_PLAIN"):
+        return Console(width=width) if width else Console()
+    return Console(
+        file=sys.stdout, width=width or 100, color_system=None, force_terminal=False, no_color=True,
+        highlight=False, emoji=False, soft_wrap=False,
+    )  # fmt: skip
+
+
+def resolve_node(trace: Any, spec: str) -> int:
+    """A node id, or a node name (``MulBackward0``, or ``MulBackward0#2`` for the second one)."""
+    if spec.isdigit():
+        node = int(spec)
+        if node not in trace.nodes:
+            raise click.BadParameter(f"no node with id {node} in the trace", param_hint="--at")
+        return node
+    name, _, nth = spec.partition("#")
+    matches = [n for n, info in trace.nodes.items() if info.name == name]
+    if not matches:
+        close = sorted({i.name for i in trace.nodes.values() if name.lower() in i.name.lower()})[:5]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.BadParameter(f"no node named {name!r} in the trace{hint}", param_hint="--at")
+    k = int(nth) if nth.isdigit() else 1
+    if not 1 <= k <= len(matches):
+        raise click.BadParameter(f"there are {len(matches)} node(s) named {name!r}", param_hint="--at")
+    return matches[k - 1]
+
+
+def step_of_node_start(trace: Any, node: int, task: int | None) -> int:
+    """The step at which ``node`` has just started running (its first node_begin applied)."""
+    from gradviz.trace import events as ev
+
+    for i, e in enumerate(trace.events, 1):
+        if type(e) is ev.NodeBegin and e.node == node and (task is None or e.task == task):
+            return i
+    raise click.ClickException(f"node {node} never starts running in this trace")
 
 
 @click.command()
-def replay() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'gradviz replay' is not implemented yet")
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.option(
+    "--step", "step", type=int, is_flag=False, flag_value=STEPPER, default=None, metavar="[N]",
+    help="Print the engine state after the first N events and exit; --step alone (after TRACE) "
+    "opens the interactive stepper.",
+)  # fmt: skip
+@click.option("--at", "at", metavar="NODE",
+              help="Jump to where NODE (an id, a name, or name#k for the k-th) starts running.")
+@click.option("--task", "task", type=int, metavar="ID", help="Show only graph task ID.")
+@click.option("--width", type=click.IntRange(40, 1000), metavar="COLS",
+              help="Output width in columns (default: the terminal's, or 100 when not a terminal).")
+def replay(trace_path: str, step: int | None, at: str | None, task: int | None, width: int | None) -> None:
+    """Replay a recorded TRACE: which thread ran which node, what sat in each ready queue,
+    which InputBuffer slots were filled.
+
+    \b
+    Steps count events: step N is the state after the first N events (0 = nothing yet).
+      gradviz replay trace.json               # the timeline of the whole run
+      gradviz replay trace.json --step 40     # the state after event 40
+      gradviz replay trace.json --at MulBackward0
+      gradviz replay trace.json --step        # step through it interactively
+    """
+    from gradviz.replay import views
+    from gradviz.replay.state import Replayer
+
+    trace = load_trace(trace_path)
+    if task is not None and task not in trace.tasks:
+        known = ", ".join(str(t) for t in trace.tasks) or "none"
+        raise click.BadParameter(f"no task {task} in the trace (tasks: {known})", param_hint="--task")
+    total = len(trace.events)
+    start: int | None = None
+    if at is not None:
+        start = step_of_node_start(trace, resolve_node(trace, at), task)
+    if step is not None and step != STEPPER:
+        if not 0 <= step <= total:
+            raise click.BadParameter(f"step {step} is out of range 0..{total}", param_hint="--step")
+        start = step
+
+    if step == STEPPER:
+        if sys.stdout.isatty() and sys.stdin.isatty():
+            from gradviz.replay.stepper import run_stepper
+
+            run_stepper(trace, start=start or 0, task=task)
+            return
+        start = total if start is None else start  # not a terminal: print the state instead
+
+    console = make_console(width)
+    if start is None:
+        from gradviz.replay.timeline import timeline_view
+
+        view = timeline_view(trace, task=task, width=console.width)
+        if console.is_terminal:
+            with console.pager(styles=True):
+                console.print(view)
+        else:
+            console.print(view)
+        return
+    state = Replayer(trace).state_at(start)
+    console.print(views.state_view(trace, state, task))

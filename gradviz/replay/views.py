@@ -1,0 +1,449 @@
+"""Views of the replay state: pure functions of (trace, state) to text and rich renderables.
+
+Nothing here reads files or the terminal; the CLI and the stepper print what these return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from gradviz.replay.state import EngineState, NodeState, QueueEntry, TaskState
+from gradviz.trace import events as ev
+
+INT64_MAX = 2**63 - 1
+
+STATE_STYLE = {
+    "unreached": "dim",
+    "pruned": "dim strike",
+    "parked": "yellow",
+    "queued": "cyan",
+    "running": "bold green",
+    "done": "green",
+    "released": "dim green",
+    "error": "bold red",
+}
+
+
+# --- labels ------------------------------------------------------------------------------------
+
+
+def seqnr(n: int) -> str:
+    return "max" if n >= INT64_MAX else str(n)
+
+
+def node_label(state: EngineState, node: int | None) -> str:
+    """``MulBackward0 (node 3)``."""
+    if node is None:
+        return "-"
+    return f"{state.node_name(node)} (node {node})"
+
+
+def node_seq_label(state: EngineState, node: int | None) -> str:
+    """``MulBackward0 (seq 3)``: how a ready queue sees a node."""
+    ns = state.nodes.get(node) if node is not None else None
+    if ns is None:
+        return node_label(state, node)
+    return f"{ns.name} (seq {seqnr(ns.sequence_nr)})"
+
+
+def priority_label(priority: Iterable[int], what: str = "node") -> str:
+    """(reentrant depth, sequence_nr) for node tasks; wake-up and shutdown tasks pop first."""
+    cls, depth, seq = tuple(priority)
+    if what != "node" or cls != ev.PRIORITY_NODE:
+        return what
+    return f"({depth}, {seqnr(seq)})"
+
+
+def queue_label(state: EngineState, queue: int) -> str:
+    q = state.queues.get(queue)
+    if q is None:
+        return f"queue {queue}"
+    return f"{q.device} queue" if q.device != "cpu" else "cpu queue"
+
+
+def thread_label(state: EngineState, tid: int | None) -> str:
+    if tid is None:
+        return "-"
+    th = state.threads.get(tid)
+    return th.name if th is not None else f"thread {tid}"
+
+
+def _stats(s: ev.Stats | None) -> str:
+    if s is None:
+        return "undefined"
+    extra = "".join(f", {k} {getattr(s, k)}" for k in ("nan", "inf") if getattr(s, k))
+    return f"norm {s.norm:.4g}{extra}"
+
+
+# --- the event just applied, in words ------------------------------------------------------------
+
+
+def describe(event: ev.Event, state: EngineState) -> str:
+    """One sentence saying what ``event`` did; ``state`` is any state that knows the names."""
+    s = state
+    e: Any = event
+    k = event.kind
+    if k == "trace_begin":
+        return f"trace begins (format {e.format_version}, devices {', '.join(e.devices)})"
+    if k == "trace_end":
+        return f"trace ends: {e.status}" + (f" ({e.error})" if e.error else "")
+    if k == "thread_start":
+        dev = f" for {e.device}" if e.device else ""
+        return f"thread {e.tid} '{e.name}' starts ({e.role}{dev})"
+    if k == "thread_end":
+        return f"thread {thread_label(s, e.tid)} ends"
+    if k == "queue_created":
+        return f"ready queue {e.queue} '{e.name}' created (device {e.device})"
+    if k == "tensor_created":
+        name = f" '{e.name}'" if e.name else ""
+        return f"leaf tensor {e.tensor}{name} created, shape {tuple(e.shape)}, {e.dtype} on {e.device}"
+    if k == "node_created":
+        return (f"{e.name} (node {e.node}, seq {seqnr(e.sequence_nr)}) created: "
+                f"{e.num_inputs} input(s), {e.num_outputs} next edge(s)")
+    if k == "edge_created":
+        dst = "None" if e.dst is None else f"{node_label(s, e.dst)} input {e.input_nr}"
+        return f"edge {node_label(s, e.src)} slot {e.slot} -> {dst}"
+    if k == "task_begin":
+        roots = ", ".join(node_label(s, n) for n, _ in e.roots)
+        call = "backward" if e.accumulate_grad else "grad"
+        return (f"task {e.task} begins on {thread_label(s, e.tid)}: {call} from {roots}, "
+                f"reentrant depth {e.reentrant_depth}")
+    if k == "task_end":
+        return f"task {e.task} ends: {e.status}" + (f" ({e.error})" if e.error else "")
+    if k == "dependencies":
+        return f"task {e.task} dependencies counted for {len(e.counts)} node(s)"
+    if k == "exec_info":
+        return f"task {e.task} exec_info: {len(e.needed)} node(s) needed, {len(e.captured)} captured"
+    if k == "dependency_decrement":
+        return (f"{node_label(s, e.node)} of task {e.task}: {e.remaining} dependenc"
+                f"{'y' if e.remaining == 1 else 'ies'} left ({node_label(s, e.by)} ran)")
+    if k in ("queue_push", "queue_pop"):
+        if e.what == "node":
+            what = node_seq_label(s, e.node)
+        else:
+            what = f"{e.what} task"
+        task = f" of task {e.task}" if e.task is not None else ""
+        if k == "queue_push":
+            return (f"{what} pushed to {queue_label(s, e.queue)}{task}, "
+                    f"priority {priority_label(e.priority, e.what)}")
+        return f"{thread_label(s, e.tid)} popped {what} from {queue_label(s, e.queue)}{task}"
+    if k == "buffer_add":
+        src = "the root gradient" if e.producer is None else f"gradient from {node_label(s, e.producer)}"
+        if e.mode == "accumulate":
+            t = s.tasks.get(e.task)
+            b = t.buffers.get(e.node) if t is not None else None
+            n = b.slots[e.slot].contributions if b is not None and e.slot < len(b.slots) else 2
+            how = f"accumulated into slot {e.slot} ({n} contributions)"
+        elif e.mode == "undefined":
+            how = f"undefined (None) for slot {e.slot}"
+        else:
+            how = f"set in slot {e.slot}"
+        return f"{src} {how} of {node_label(s, e.node)}'s InputBuffer (task {e.task})"
+    if k == "not_ready_park":
+        ns = s.nodes.get(e.node)
+        filled = f": {ns.filled}/{ns.num_inputs} slot(s) filled" if ns is not None else ""
+        return (f"{node_label(s, e.node)} parked in not_ready of task {e.task}{filled}, "
+                f"{e.remaining} dependenc{'y' if e.remaining == 1 else 'ies'} missing")
+    if k == "not_ready_take":
+        return f"{node_label(s, e.node)} leaves not_ready of task {e.task}: all gradients arrived, ready"
+    if k == "node_begin":
+        return (f"{thread_label(s, e.tid)} runs {node_label(s, e.node)} for task {e.task} "
+                f"at depth {e.depth}")
+    if k == "node_end":
+        how = "finished" if e.status == "ok" else "FAILED"
+        return f"{node_label(s, e.node)} {how} on {thread_label(s, e.tid)} (task {e.task})"
+    if k == "hook":
+        return f"{e.hook} hook {e.name} of {node_label(s, e.node)}"
+    if k == "accumulate_grad":
+        return f"{node_label(s, e.node)} {e.mode} .grad of tensor {e.tensor} ({_stats(e.after)})"
+    if k == "captured_grad":
+        at = f"{node_label(s, e.node)} input {e.input_nr}"
+        return f"grad() output {e.index} captured at {at} ({_stats(e.stats)})"
+    if k == "saved_release":
+        return f"{node_label(s, e.node)} released {e.count} saved tensor(s)"
+    if k == "callback":
+        return f"task {e.task} final callback {e.name}"
+    if k == "pool_push":
+        return f"task {e.task} handed to the reentrant thread pool (depth {e.depth})"
+    if k == "pool_take":
+        return f"{thread_label(s, e.tid)} takes task {e.task} from the reentrant pool"
+    if k == "error":
+        where = f" in {node_label(s, e.node)}" if e.node is not None else ""
+        task = f" (task {e.task})" if e.task is not None else ""
+        return f"ERROR{where}{task}: {e.type}: {e.message}"
+    if k == "anomaly":
+        return f"ANOMALY in {node_label(s, e.node)} (task {e.task}): {e.message}"
+    return k.replace("_", " ")
+
+
+# --- why is a node not running ------------------------------------------------------------------
+
+
+def producers(trace: Any, node: int) -> list[tuple[int, int]]:
+    """(producer node, slot) for every edge into ``node`` in the recorded graph."""
+    out = []
+    for n, info in trace.nodes.items():
+        for dst, input_nr in info.next_edges:
+            if dst == node:
+                out.append((n, input_nr))
+    return out
+
+
+def _where(state: EngineState, ns: NodeState) -> str:
+    if ns.state == "queued":
+        return f"queued in {queue_label(state, ns.queue)}" if ns.queue is not None else "ready"
+    if ns.state == "running":
+        return f"running on {thread_label(state, ns.tid)}"
+    if ns.state == "parked":
+        return f"parked ({ns.filled}/{ns.num_inputs} slots)"
+    return ns.state
+
+
+def why(trace: Any, state: EngineState, node: int) -> list[str]:
+    """Why ``node`` is (or is not) running at this step: lines a person can read."""
+    ns = state.nodes.get(node)
+    if ns is None:
+        return [f"node {node} does not exist yet at step {state.step}"]
+    me = node_label(state, node)
+    task = state.tasks.get(ns.task) if ns.task is not None else None
+    if ns.state == "running":
+        return [f"{me} is running on {thread_label(state, ns.tid)} (task {ns.task}, depth {ns.depth})"]
+    if ns.state in ("done", "released"):
+        return [f"{me} already ran (task {ns.task})"]
+    if ns.state == "error":
+        errs = [e for e in state.errors if e.node == node]
+        msg = f": {errs[-1].type}: {errs[-1].message}" if errs else ""
+        return [f"{me} raised{msg}"]
+    if ns.state == "pruned":
+        return [f"{me} will not run: task {ns.task}'s exec_info does not need it (grad() or inputs=)"]
+    if ns.state == "queued":
+        if ns.queue is None:
+            return [f"{me} has all its gradients and is being pushed to a ready queue"]
+        q = state.queues[ns.queue]
+        ahead = []
+        for e in q.entries:
+            if e.node == node and e.task == ns.task:
+                break
+            ahead.append(e)
+        lines = [f"{me} is ready, waiting in {queue_label(state, ns.queue)} '{q.name}' "
+                 f"behind {len(ahead)} task(s)"]
+        lines += [f"  pops first: {_entry_label(state, e)}" for e in ahead[:10]]
+        busy = [th for th in state.threads.values() if q.owner == th.tid and th.frames]
+        for th in busy:
+            running = node_label(state, th.frames[-1].node)
+            lines.append(f"  the queue's thread {th.name} is busy running {running}")
+        return lines
+    # unreached or parked: which gradients are missing, and where their producers are.
+    if task is None:
+        return [f"{me} is not part of any running task at step {state.step}"]
+    if task.status != "running":
+        return [f"{me} did not run: task {task.id} ended ({task.status}) before reaching it"]
+    left = task.deps.get(node, 0)
+    lines = []
+    if ns.state == "parked":
+        buf = task.buffers.get(node)
+        lines.append(f"{me} is parked in not_ready of task {task.id}: {left} dependenc"
+                     f"{'y' if left == 1 else 'ies'} still to arrive")
+        if buf is not None:
+            for i, slot in enumerate(buf.slots):
+                lines.append(f"  slot {i}: {_slot_label(state, slot)}")
+    else:
+        lines.append(f"{me} has no gradient yet in task {task.id}: {left} dependenc"
+                     f"{'y' if left == 1 else 'ies'} to arrive")
+    buf = task.buffers.get(node)
+    arrived: dict[int | None, int] = {}
+    if buf is not None:
+        for slot in buf.slots:
+            for p in slot.producers:
+                arrived[p] = arrived.get(p, 0) + 1
+    for p, slot_nr in producers(trace, node):
+        if p not in task.deps and not any(r == p for r, _ in task.roots):
+            continue  # not in this task's graph
+        if arrived.get(p, 0) > 0:
+            arrived[p] -= 1
+            continue
+        pns = state.nodes.get(p)
+        where = _where(state, pns) if pns is not None else "unknown"
+        lines.append(f"  waiting for {node_label(state, p)} -> slot {slot_nr}: {where}")
+    return lines
+
+
+def _slot_label(state: EngineState, slot: Any) -> str:
+    who = ", ".join("root" if p is None else node_label(state, p) for p in slot.producers)
+    if slot.state == "missing":
+        return "missing"
+    if slot.state == "accumulated":
+        return f"accumulated({slot.contributions}) from {who}"
+    return f"{slot.state} from {who}"
+
+
+def _entry_label(state: EngineState, e: QueueEntry) -> str:
+    if e.what != "node":
+        return f"{e.what} task" + (f" (task {e.task})" if e.task is not None else "")
+    return f"{node_seq_label(state, e.node)} task {e.task}, priority {priority_label(e.priority)}"
+
+
+# --- the state at a step ------------------------------------------------------------------------
+
+
+def _table(title: str, *cols: str) -> Table:
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, expand=False,
+              title_style="bold")
+    for i, c in enumerate(cols):
+        # Only the last column wraps: ids and names stay on one line, details fold.
+        last = i == len(cols) - 1
+        t.add_column(c, overflow="fold", no_wrap=not last, ratio=1 if last else None)
+    return t
+
+
+def header(trace: Any, state: EngineState) -> Text:
+    total = len(trace.events)
+    t = Text(f"step {state.step} of {total}", style="bold")
+    if state.last is not None:
+        e = state.last
+        t.append(f"  event seq {e.seq} {e.kind} on {thread_label(state, e.tid)}\n")
+        style = "bold red" if e.kind in ("error", "anomaly") else ""
+        t.append(describe(e, state), style=style)
+    else:
+        t.append("  (nothing applied yet)")
+    return t
+
+
+def threads_view(state: EngineState, task: int | None = None) -> Table:
+    t = _table("Threads", "tid", "name", "role", "depth", "tasks", "doing")
+    for th in state.threads.values():
+        if task is not None and task not in th.tasks and not any(f.task == task for f in th.frames):
+            continue
+        if not th.alive:
+            doing = Text("ended", style="dim")
+        elif th.frames:
+            f = th.frames[-1]
+            doing = Text(f"running {node_label(state, f.node)}, task {f.task}", style="green")
+            if len(th.frames) > 1:
+                doing.append(" inside " + ", ".join(node_label(state, x.node) for x in th.frames[-2::-1]))
+        elif th.tasks:
+            doing = Text("waiting for work", style="yellow")
+        else:
+            doing = Text("idle", style="dim")
+        role = {"device_worker": "device", "reentrant_pool": "pool"}.get(th.role, th.role)
+        role += f" {th.device}" if th.device else ""
+        t.add_row(str(th.tid), th.name, role, str(th.depth), ", ".join(str(x) for x in th.tasks) or "-",
+                  doing)
+    return t
+
+
+def queues_view(state: EngineState, task: int | None = None, limit: int = 12) -> Table:
+    t = _table("Ready queues (in pop order)", "queue", "name", "owner", "size", "next to pop")
+    for q in state.queues.values():
+        entries = [e for e in q.entries if task is None or e.task == task]
+        if entries:
+            lines = Text()
+            for i, e in enumerate(entries[:limit], 1):
+                if i > 1:
+                    lines.append("\n")
+                lines.append(f"{i}. {_entry_label(state, e)}")
+            if len(entries) > limit:
+                lines.append(f"\n... {len(entries) - limit} more")
+        else:
+            lines = Text("empty", style="dim")
+        t.add_row(str(q.id), q.name, thread_label(state, q.owner), str(len(entries)), lines)
+    return t
+
+
+def _task_summary(state: EngineState, t: TaskState) -> str:
+    call = "backward" if t.accumulate_grad else "grad"
+    status = t.status + (f" ({t.error})" if t.error else "")
+    extra = ", pooled" if t.pooled else ""
+    return (f"task {t.id}: {status}, {call}, depth {t.reentrant_depth}, owner "
+            f"{thread_label(state, t.owner)}{extra}, outstanding {t.outstanding}, "
+            f"{t.executed} node(s) ran")
+
+
+def tasks_view(state: EngineState, task: int | None = None, limit: int = 20) -> RenderableType:
+    parts: list[RenderableType] = []
+    ids = [i for i in state.tasks if task is None or i == task]
+    finished = [i for i in ids if state.tasks[i].status != "running"]
+    running = [i for i in ids if state.tasks[i].status == "running"]
+    title = Text("Graph tasks", style="bold")
+    parts.append(title)
+    if not ids:
+        parts.append(Text("  none yet", style="dim"))
+    shown_finished = finished[-5:] if task is None else finished
+    if len(finished) > len(shown_finished):
+        parts.append(Text(f"  ... {len(finished) - len(shown_finished)} earlier task(s) finished"))
+    for i in shown_finished:
+        t = state.tasks[i]
+        parts.append(Text("  " + _task_summary(state, t), style="red" if t.status == "error" else ""))
+    for i in running:
+        t = state.tasks[i]
+        parts.append(Text("  " + _task_summary(state, t), style="bold"))
+        waiting = t.waiting
+        if waiting:
+            items = list(waiting.items())
+            txt = ", ".join(f"{node_label(state, n)} {c}" for n, c in items[:limit])
+            more = f", ... {len(items) - limit} more" if len(items) > limit else ""
+            parts.append(Text(f"    dependencies left: {txt}{more}"))
+        nr = t.not_ready
+        if nr:
+            parts.append(Text("    not_ready:"))
+            for n, b in list(nr.items())[:limit]:
+                slots = "; ".join(f"slot {i}: {_slot_label(state, s)}" for i, s in enumerate(b.slots))
+                parts.append(Text(f"      {node_label(state, n)} [{b.filled}/{len(b.slots)}] {slots}",
+                                  style="yellow"))
+        if t.captured:
+            for idx, c in sorted(t.captured.items()):
+                parts.append(Text(f"    captured grad {idx}: {node_label(state, c.node)} input "
+                                  f"{c.input_nr} ({_stats(c.stats)})"))
+    for i in ids:
+        for err in state.tasks[i].errors:
+            parts.append(Text(f"  {err.kind.upper()} at step {err.step} in {node_label(state, err.node)} "
+                              f"(task {err.task}): {err.type}: {err.message}", style="bold red"))
+    return Group(*parts)
+
+
+def nodes_view(state: EngineState, task: int | None = None, limit: int = 30) -> RenderableType:
+    """Node states: counts for all nodes, then a table of the nodes of the current task(s)."""
+    counts: dict[str, int] = {}
+    for ns in state.nodes.values():
+        counts[ns.state] = counts.get(ns.state, 0) + 1
+    summary = ", ".join(f"{counts[k]} {k}" for k in STATE_STYLE if counts.get(k))
+    if task is not None:
+        focus = {task}
+    else:
+        focus = {i for i in state.tasks if state.tasks[i].status == "running"}
+        if not focus and len(state.tasks):
+            focus = {max(state.tasks)}
+    t = _table(f"Nodes ({summary or 'none'})", "node", "name", "state", "task", "detail")
+    rows = [ns for ns in state.nodes.values() if ns.task in focus or (not focus and ns.task is None)]
+    for ns in rows[:limit]:
+        detail = ""
+        if ns.state == "parked":
+            detail = f"{ns.filled}/{ns.num_inputs} slots"
+        elif ns.state == "queued":
+            detail = queue_label(state, ns.queue) if ns.queue is not None else "ready"
+        elif ns.state == "running":
+            detail = f"{thread_label(state, ns.tid)}, depth {ns.depth}"
+        t.add_row(str(ns.id), ns.name, Text(ns.state, style=STATE_STYLE.get(ns.state, "")),
+                  "-" if ns.task is None else str(ns.task), detail)
+    if len(rows) > limit:
+        t.add_row("...", f"{len(rows) - limit} more", "", "", "")
+    return t
+
+
+def state_view(trace: Any, state: EngineState, task: int | None = None) -> Group:
+    """Everything at one step: the event, threads, queues, tasks, nodes."""
+    return Group(
+        header(trace, state),
+        Text(""),
+        threads_view(state, task),
+        queues_view(state, task),
+        tasks_view(state, task),
+        Text(""),
+        nodes_view(state, task),
+    )
