@@ -1,0 +1,37 @@
+"""Recording the engine, and reading recordings back.
+
+- ``gradviz.trace(path, values=False)``: a recorder streaming to ``path``; use it in a ``with``.
+- ``gradviz.record(values=False)``: a recorder keeping the events in memory (``rec.trace``).
+- ``gradviz.load(path) -> Trace``; ``TraceError`` (a ValueError) for a malformed file,
+  ``TraceWarning`` for one cut short.
+
+This package is itself callable: ``gradviz.trace("run.trace.json")`` is
+``gradviz.trace.recorder.trace(...)``, so ``gradviz.trace`` works both as the function and as the
+package (``gradviz.trace.TraceError``, ``gradviz.trace.load``, ``from gradviz.trace import trace``).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from gradviz.trace.errors import TraceError, TraceWarning
+from gradviz.trace.file import load
+from gradviz.trace.model import Trace
+from gradviz.trace.recorder import Recorder, record
+
+__all__ = ["trace", "record", "load", "Trace", "TraceError", "TraceWarning", "Recorder"]
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, path: Any, *, values: bool = False) -> Recorder:
+        """Record to a file: ``with gradviz.trace("run.trace.json"): ...``."""
+        from gradviz.trace import recorder
+
+        return recorder.trace(path, values=values)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+# `from gradviz.trace import trace` and `gradviz.trace` are the same callable package.
+trace = sys.modules[__name__]

@@ -148,7 +148,7 @@ class _Reader:
 
 def _check_header(name: str, h: Any) -> None:
     if type(h) is not dict or h.get("format") != ev.FORMAT_NAME:
-        raise TraceError(f"{name}: not a gradviz trace (no \"format\": \"{ev.FORMAT_NAME}\" header)")
+        raise TraceError(f'{name}: not a gradviz trace (no "format": "{ev.FORMAT_NAME}" header)')
     v = h.get("format_version")
     if type(v) is not int:
         raise TraceError(f"{name}: header field 'format_version' must be int, got {codec._type_name(v)}")
