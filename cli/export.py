@@ -1,11 +1,42 @@
-"""`gradviz export`: placeholder until its issue lands."""
+"""`gradviz export`: a trace as a Chrome trace event file for Perfetto or chrome://tracing."""
 
 from __future__ import annotations
 
+import os
+
 import click
+
+from gradviz.cli.replay import load_trace
+
+
+def _default_output(trace_path: str) -> str:
+    base = os.path.basename(trace_path)
+    for suffix in (".trace.json", ".json"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    return base + ".perfetto.json"
 
 
 @click.command()
-def export() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'gradviz export' is not implemented yet")
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Where to write (default: TRACE's name with .perfetto.json, in the current folder).")
+@click.option("--format", "fmt", type=click.Choice(["chrome"]), default="chrome", show_default=True,
+              help="Output format: the Chrome trace event JSON that Perfetto and chrome://tracing open.")
+def export(trace_path: str, output: str | None, fmt: str) -> None:
+    """Export TRACE for Perfetto (ui.perfetto.dev) or chrome://tracing: one track per thread with
+    node spans, ready-queue depth and outstanding-task counters, and gradient flow arrows.
+
+    \b
+      gradviz export run.trace.json -o run.perfetto.json
+    """
+    from gradviz.replay.export import write_chrome_trace
+
+    trace = load_trace(trace_path)
+    target = output or _default_output(trace_path)
+    try:
+        n = write_chrome_trace(trace, target)
+    except OSError as e:
+        raise click.ClickException(f"{target}: {e.strerror or e}") from None
+    click.echo(f"wrote {target} ({n} trace events, {fmt} format): open it at https://ui.perfetto.dev")

@@ -1,0 +1,213 @@
+"""Export a trace to the Chrome trace event format, which Perfetto and chrome://tracing open.
+
+What goes in (all timestamps in microseconds, as the format wants; the trace has nanoseconds):
+
+- one track per engine thread (``thread_name`` metadata), with a complete event (``ph: X``)
+  per node execution, nested when a node runs a reentrant backward;
+- a counter (``ph: C``) per ready queue (its depth) and per graph task (outstanding tasks);
+- a flow arrow (``ph: s`` / ``ph: f``, same id) from the node that produced a gradient to the
+  node whose InputBuffer received it, drawn when the receiver runs;
+- graph tasks as async spans (``ph: b`` / ``ph: e``) and errors and anomalies as instant events.
+
+The output is always one well-formed JSON document: strings are made valid UTF-8, non-finite
+floats become strings, and the file is written to a temporary name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from typing import Any
+
+from gradviz.trace import events as ev
+
+PID = 1
+
+
+def _us(ns: int) -> float:
+    return ns / 1000.0
+
+
+def _clean(v: Any) -> Any:
+    """JSON-safe: valid UTF-8 strings, no NaN/inf, tuples as lists."""
+    if isinstance(v, str):
+        return v.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, dict):
+        return {_clean(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    if isinstance(v, ev.Stats):
+        return {k: _clean(getattr(v, k)) for k in ("norm", "min", "max", "nan", "inf")}
+    return v
+
+
+class _Span:
+    __slots__ = ("tid", "task", "node", "begin", "end", "depth", "status")
+
+    def __init__(self, tid: int, task: int, node: int, begin: int, depth: int) -> None:
+        self.tid, self.task, self.node, self.begin, self.depth = tid, task, node, begin, depth
+        self.end: int | None = None
+        self.status = "unfinished"
+
+    def mid(self) -> float:
+        """A point strictly inside the span, where a flow end binds to it."""
+        end = self.end if self.end is not None else self.begin
+        return _us(self.begin + (end - self.begin) / 2)
+
+
+def node_spans(events: list[ev.Event]) -> list[_Span]:
+    """Every node execution: begin/end pairs, matched per thread innermost-first."""
+    spans: list[_Span] = []
+    open_: dict[int, list[_Span]] = {}
+    last_ts = events[-1].ts if events else 0
+    for e in events:
+        if type(e) is ev.NodeBegin:
+            sp = _Span(e.tid, e.task, e.node, e.ts, e.depth)
+            spans.append(sp)
+            open_.setdefault(e.tid, []).append(sp)
+        elif type(e) is ev.NodeEnd:
+            stack = open_.get(e.tid, [])
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i].node == e.node and stack[i].task == e.task:
+                    sp = stack.pop(i)
+                    sp.end, sp.status = e.ts, e.status
+                    break
+    for stack in open_.values():
+        for sp in stack:
+            sp.end = last_ts  # cut short (crash, kill): the span runs to the end of the trace
+    return spans
+
+
+def chrome_trace(trace: Any) -> dict[str, Any]:
+    """The Chrome trace event document (a dict ready for json.dump) of a Trace."""
+    events: list[ev.Event] = list(trace.events)
+    names = {n: info.name for n, info in trace.nodes.items()}
+    out: list[dict[str, Any]] = []
+    header = trace.header
+    title = "gradviz " + " ".join(header.argv) if header is not None else "gradviz trace"
+    out.append({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
+    for i, th in enumerate(trace.threads.values()):
+        label = th.name + (f" ({th.device})" if th.device else "")
+        out.append({"ph": "M", "name": "thread_name", "pid": PID, "tid": th.tid, "args": {"name": label}})
+        out.append({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": th.tid,
+                    "args": {"sort_index": i}})
+
+    spans = node_spans(events)
+    for sp in spans:
+        end = sp.end if sp.end is not None else sp.begin
+        out.append({
+            "ph": "X", "name": names.get(sp.node, f"node {sp.node}"), "cat": "node", "pid": PID,
+            "tid": sp.tid, "ts": _us(sp.begin), "dur": _us(end - sp.begin),
+            "args": {"node": sp.node, "task": sp.task, "depth": sp.depth, "status": sp.status},
+        })  # fmt: skip
+
+    # Flows: the producer's latest finished span before the gradient arrived -> the receiver's
+    # next span in the same task after it.
+    by_begin: dict[tuple[int, int], list[_Span]] = {}
+    for sp in spans:
+        by_begin.setdefault((sp.task, sp.node), []).append(sp)
+    last_done: dict[tuple[int, int], _Span] = {}
+    pending: list[tuple[int, ev.BufferAdd, _Span]] = []  # (event index, add, producer span)
+    span_iter = {k: iter(v) for k, v in by_begin.items()}
+    span_of_begin: dict[int, _Span] = {}
+    for i, e in enumerate(events):
+        if type(e) is ev.NodeBegin:
+            sp = next(span_iter[(e.task, e.node)])
+            span_of_begin[i] = sp
+        elif type(e) is ev.NodeEnd:
+            for sp in by_begin.get((e.task, e.node), ()):
+                if sp.end == e.ts and sp.tid == e.tid:
+                    last_done[(e.task, e.node)] = sp
+        elif type(e) is ev.BufferAdd and e.producer is not None:
+            src = last_done.get((e.task, e.producer))
+            if src is not None:
+                pending.append((i, e, src))
+    flow_id = 0
+    for i, add, src in pending:
+        dst = next((sp for sp in by_begin.get((add.task, add.node), ())
+                    if sp.begin >= events[i].ts and sp is not src), None)
+        if dst is None:
+            continue  # the receiver never ran (error, pruned, cut short): no arrow
+        flow_id += 1
+        name = f"grad -> slot {add.slot}"
+        args = {"slot": add.slot, "mode": add.mode, "stats": _clean(add.stats)}
+        out.append({"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
+                    "ts": src.mid(), "args": args})
+        out.append({"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,
+                    "tid": dst.tid, "ts": dst.mid(), "args": args})
+
+    # Counters, graph tasks, errors.
+    queue_names = {q: qc.name for q, qc in trace.queues.items()}
+    outstanding: dict[int, int] = {}
+    needed: dict[int, frozenset[int]] = {}
+    for e in events:
+        t = type(e)
+        if t is ev.QueueCreated:
+            out.append(_counter(f"queue {e.name} depth", e.ts, {"depth": 0}, e.queue))
+        elif t is ev.QueuePush or t is ev.QueuePop:
+            qname = queue_names.get(e.queue, f"{e.device} #{e.queue}")
+            out.append(_counter(f"queue {qname} depth", e.ts, {"depth": e.size}, e.queue))
+            if e.what == "node" and e.task is not None:
+                if t is ev.QueuePush:
+                    outstanding[e.task] = outstanding.get(e.task, 0) + 1
+                elif e.task in needed and e.node not in needed[e.task]:
+                    outstanding[e.task] = outstanding.get(e.task, 0) - 1  # captured, never runs
+                else:
+                    continue
+                out.append(_counter(f"task {e.task} outstanding", e.ts,
+                                    {"outstanding": outstanding[e.task]}, e.task))
+        elif t is ev.NodeEnd:
+            outstanding[e.task] = outstanding.get(e.task, 0) - 1
+            out.append(_counter(f"task {e.task} outstanding", e.ts, {"outstanding": outstanding[e.task]},
+                                e.task))
+        elif t is ev.ExecInfo:
+            needed[e.task] = frozenset(e.needed)
+        elif t is ev.TaskBegin:
+            call = "backward" if e.accumulate_grad else "grad"
+            out.append({"ph": "b", "cat": "task", "id": e.task, "name": f"task {e.task} ({call})",
+                        "pid": PID, "tid": e.tid, "ts": _us(e.ts),
+                        "args": {"reentrant_depth": e.reentrant_depth, "owner": e.owner}})
+            outstanding[e.task] = 0
+            out.append(_counter(f"task {e.task} outstanding", e.ts, {"outstanding": 0}, e.task))
+        elif t is ev.TaskEnd:
+            out.append({"ph": "e", "cat": "task", "id": e.task, "name": f"task {e.task}", "pid": PID,
+                        "tid": e.tid, "ts": _us(e.ts), "args": {"status": e.status, "error": e.error}})
+        elif t is ev.Error or t is ev.Anomaly:
+            label = e.type if t is ev.Error else "Anomaly"
+            out.append({"ph": "i", "s": "t", "name": label, "cat": e.kind, "pid": PID, "tid": e.tid,
+                        "ts": _us(e.ts), "args": {"node": e.node, "task": e.task, "message": e.message}})
+    doc = {
+        "traceEvents": out,
+        "displayTimeUnit": "ns",
+        "otherData": {"source": "gradviz", "trace": trace.path or "", "events": len(events),
+                      "truncated": bool(trace.truncated)},
+    }  # fmt: skip
+    return _clean(doc)
+
+
+def _counter(name: str, ts_ns: int, args: dict[str, int], key: int) -> dict[str, Any]:
+    # No "id": viewers would append it to the counter's name, which already says which one.
+    del key
+    return {"ph": "C", "name": name, "pid": PID, "tid": 0, "ts": _us(ts_ns), "args": args}
+
+
+def write_chrome_trace(trace: Any, path: str | os.PathLike[str]) -> int:
+    """Write the export to ``path`` atomically; returns the number of trace events written."""
+    doc = chrome_trace(trace)
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".gradviz-export-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+            f.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return len(doc["traceEvents"])
