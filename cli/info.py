@@ -1,11 +1,98 @@
-"""`gradviz info`: placeholder until its issue lands."""
+"""`gradviz info`: a summary of a trace (the data comes from gradviz.trace.summary)."""
 
 from __future__ import annotations
 
+import json
+
 import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from gradviz.cli._common import load_trace
+
+
+def _ms(ns: int | None) -> str:
+    if ns is None:
+        return "-"
+    if ns < 1_000_000:
+        return f"{ns / 1000:.1f} µs"
+    return f"{ns / 1e6:,.2f} ms"
 
 
 @click.command()
-def info() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'gradviz info' is not implemented yet")
+@click.argument("trace_path", metavar="TRACE")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
+def info(trace_path: str, as_json: bool) -> None:
+    """Summarise a trace: tasks, graph, threads, events by kind, errors.
+
+    \b
+      gradviz info run.trace.json
+      gradviz info run.trace.json --json | jq .tasks
+    """
+    from gradviz.trace.summary import summarize
+
+    s = summarize(load_trace(trace_path))
+    if as_json:
+        click.echo(json.dumps(s.to_dict(), indent=2))
+        return
+    import sys
+
+    # piped output keeps whole rows rather than the 80-column default
+    con = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=120)
+    con.print(
+        f"[bold]{trace_path}[/]  gradviz trace format {s.format_version}, "
+        f"written by gradviz {s.gradviz_version}"
+    )
+    status_style = {"ok": "green", "error": "red", "interrupted": "yellow"}.get(s.status, "yellow")
+    con.print(
+        f"program: {' '.join(s.argv) or '-'}\n"
+        f"status: [{status_style}]{s.status}[/]" + (f" ({s.error})" if s.error else "")
+        + f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}"
+    )  # fmt: skip
+    if s.truncated:
+        con.print("[yellow]warning: the trace is incomplete (the recording was cut short)[/]")
+
+    tasks = Table(title="Graph tasks", box=box.SIMPLE, title_justify="left")
+    numeric = ("task", "depth", "nodes run", "duration")
+    for col in ("task", "status", "thread", "depth", "roots", "nodes run", "duration", "error"):
+        tasks.add_column(col, justify="right" if col in numeric else "left")
+    for t in s.tasks:
+        st = {"ok": "green", "error": "red"}.get(t.status, "yellow")
+        tasks.add_row(
+            str(t.id), f"[{st}]{t.status}[/]", t.thread, str(t.reentrant_depth), ", ".join(t.roots),
+            str(t.nodes_run), _ms(t.duration_ns), t.error or "",
+        )  # fmt: skip
+    if s.tasks:
+        con.print(tasks)
+    else:
+        con.print("no graph tasks (no backward ran while recording)")
+
+    top = ", ".join(f"{name} x{n}" for name, n in list(s.nodes_by_name.items())[:6])
+    more = " ..." if len(s.nodes_by_name) > 6 else ""
+    con.print(
+        f"graph: {s.nodes:,} nodes ({top}{more}), {s.edges:,} edges, {s.tensors:,} leaf tensors, "
+        f"{s.queues} ready queues"
+    )
+
+    threads = Table(title="Threads", box=box.SIMPLE, title_justify="left")
+    for col in ("tid", "name", "role", "device", "events"):
+        threads.add_column(col, justify="right" if col in ("tid", "events") else "left")
+    for th in s.threads:
+        threads.add_row(str(th.tid), th.name, th.role, th.device or "", f"{th.events:,}")
+    con.print(threads)
+
+    kinds = Table(title="Events by kind", box=box.SIMPLE, title_justify="left")
+    kinds.add_column("kind")
+    kinds.add_column("count", justify="right")
+    for kind, n in s.events_by_kind.items():
+        kinds.add_row(kind, f"{n:,}")
+    con.print(kinds)
+
+    for title, items in (("Errors", s.errors), ("Anomalies", s.anomalies)):
+        if items:
+            con.print(f"[bold red]{title}[/]")
+            for e in items:
+                where = f"task {e.task}" if e.task is not None else "program"
+                node = f", {e.node}" if e.node else ""
+                con.print(f"  event {e.seq} ({where}{node}): {e.type}: {e.message}", markup=False)

@@ -137,3 +137,31 @@ class Trace:
 
     def of_kind(self, kind: type[ev.Event]) -> list[ev.Event]:
         return [e for e in self.events if isinstance(e, kind)]
+
+    @cached_property
+    def end(self) -> ev.TraceEnd | None:
+        """The trace_end event; None when the recording did not finish (``truncated``)."""
+        last = self.events[-1] if self.events else None
+        return last if isinstance(last, ev.TraceEnd) else None
+
+    @property
+    def status(self) -> str:
+        """How the recorded program ended: ok, error, interrupted, or unfinished (no trace_end)."""
+        return self.end.status if self.end is not None else "unfinished"
+
+    @property
+    def duration_ns(self) -> int:
+        """Time from the first to the last event."""
+        return self.events[-1].ts - self.events[0].ts if self.events else 0
+
+    @cached_property
+    def errors(self) -> list[ev.Error]:
+        return [e for e in self.events if isinstance(e, ev.Error)]
+
+    @cached_property
+    def kinds(self) -> dict[str, int]:
+        """Number of events of each kind, in order of first appearance."""
+        counts: dict[str, int] = {}
+        for e in self.events:
+            counts[e.kind] = counts.get(e.kind, 0) + 1
+        return counts
