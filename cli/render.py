@@ -1,11 +1,116 @@
-"""`gradviz render`: placeholder until its issue lands."""
+"""`gradviz render`: draw a trace's backward graph to svg/png/pdf/dot (thin adapter over
+``gradviz.render``)."""
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
+from gradviz.render import DEFAULT_MAX_NODES, FORMATS, RenderError
+from gradviz.render import render as render_trace
+from gradviz.render.styles import help_text
 
-@click.command()
-def render() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'gradviz render' is not implemented yet")
+
+def _load(path: str):  # noqa: ANN202 - a Trace; imported lazily to keep `gradviz --help` fast
+    from gradviz.trace.errors import TraceError
+    from gradviz.trace.file import load
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            trace = load(path)
+        except TraceError as e:
+            raise click.ClickException(str(e)) from None
+        except OSError as e:
+            raise click.ClickException(f"{path}: {e.strerror or e}") from None
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+    return trace
+
+
+@click.command(
+    epilog=help_text(),
+    context_settings={"max_content_width": 110},
+)
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output file; its extension picks the format. Default: next to TRACE "
+    "(x.trace.json -> x.svg); with several graph tasks, one file per task (x.task2.svg).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS, case_sensitive=False),
+    default=None,
+    help="svg, png, pdf, or dot (DOT source; needs no Graphviz). Default: from -o, else svg.",
+)
+@click.option(
+    "--task",
+    type=int,
+    default=None,
+    metavar="ID",
+    help="Draw only this graph task (ids as in 'gradviz info'). Default: one picture per task.",
+)
+@click.option(
+    "--step",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Colour each node by its state after the first N events (as 'gradviz replay --step N').",
+)
+@click.option(
+    "--grads",
+    is_flag=True,
+    help="Label edges with the shape and norm of the gradient that flowed along them.",
+)
+@click.option(
+    "--max-nodes",
+    type=int,
+    default=DEFAULT_MAX_NODES,
+    show_default=True,
+    metavar="N",
+    help="Draw at most N boxes: past it, linear chains, runs of identical blocks, then "
+    "segments are collapsed into one box each (the picture says what).",
+)
+@click.option("--expand", is_flag=True, help="Draw every node, however many (slower past a few thousand).")
+@click.option(
+    "--group-by",
+    type=click.Choice(["line", "function"]),
+    default=None,
+    help="One box per source line, or per Python function, that created nodes.",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(["auto", "dot", "dot-fast", "sfdp"]),
+    default="auto",
+    show_default=True,
+    help="Graphviz layout: dot (layered), dot-fast (fewer iterations), sfdp (force-directed, "
+    "for very large pictures); auto picks by the number of boxes.",
+)
+def render(
+    trace_path: str, output: str | None, fmt: str | None, task: int | None, step: int | None,
+    grads: bool, max_nodes: int, expand: bool, group_by: str | None, layout: str,
+) -> None:  # fmt: skip
+    """Draw the backward graph the engine ran, from a trace file.
+
+    Each node shows its torch name, sequence_nr, when and on which thread it ran, its
+    dependency count, saved tensors' shapes, and (tooltip) the source line that created it.
+    AccumulateGrad nodes show their leaf and its grad norm; edges show input_nr.
+    """
+    trace = _load(trace_path)
+    try:
+        pictures = render_trace(
+            trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes,
+            expand=expand, group_by=group_by, layout=None if layout == "auto" else layout,
+        )  # fmt: skip
+    except RenderError as e:
+        raise click.ClickException(str(e)) from None
+    for p in pictures:
+        what = f"task {p.task}" if p.task is not None else "forward graph"
+        boxes = f"{p.nodes} nodes" if p.boxes == p.nodes else f"{p.nodes} nodes in {p.boxes} boxes"
+        click.echo(f"wrote {p.path} ({what}, {boxes}, {p.layout})")

@@ -1,0 +1,195 @@
+"""Draw the backward graph a trace recorded: what ran, in which order, on which thread, what
+was saved, where each node came from, and (``step``) what the engine was doing after event N.
+
+``render(trace, "graph.svg")`` writes one picture per graph task (or the one ``task`` asks
+for); ``dot_source(trace, task)`` gives the DOT text. The picture is built in three stages:
+``gradviz.render.model`` (trace -> graph model, collapsing big graphs), ``gradviz.render.dot``
+(model -> DOT, escaping every untrusted string) and graphviz's ``dot`` or ``sfdp`` (DOT ->
+svg/png/pdf), chosen by the number of boxes left to draw.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradviz.render import model as gm
+from gradviz.render.dot import to_dot
+from gradviz.trace.model import Trace
+
+FORMATS = ("svg", "png", "pdf", "dot")
+DEFAULT_MAX_NODES = 400  # boxes; past this, collapse (dot lays out ~400 boxes in about a second)
+DOT_FAST_ABOVE = 600  # boxes past which dot runs with fewer layout iterations
+SFDP_ABOVE = 2500  # boxes past which even tuned dot is too slow: use the force-directed sfdp
+
+INSTALL_HINT = (
+    "install Graphviz: 'apt-get install graphviz' (Debian/Ubuntu), 'brew install graphviz' (macOS), "
+    "'conda install graphviz', or see https://graphviz.org/download/; '--format dot' works without it"
+)
+
+
+class RenderError(Exception):
+    """A render request that cannot be met; the message is one line meant for the user."""
+
+
+class GraphvizNotFound(RenderError):
+    """The Graphviz programs (dot, sfdp) are not installed."""
+
+
+@dataclass
+class Picture:
+    """One rendered picture: the graph task it shows and where it was written."""
+
+    task: int | None
+    path: Path | None
+    dot: str
+    boxes: int  # boxes drawn
+    nodes: int  # graph nodes behind them
+    layout: str
+
+
+def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
+    if isinstance(trace, Trace):
+        return trace
+    from gradviz.trace.file import load
+
+    return load(trace)
+
+
+def choose_layout(boxes: int) -> str:
+    """dot for readable layered pictures; its tuned variant, then sfdp, as pictures grow."""
+    if boxes > SFDP_ABOVE:
+        return "sfdp"
+    if boxes > DOT_FAST_ABOVE:
+        return "dot-fast"
+    return "dot"
+
+
+def build_model(
+    trace: Trace, task: int | None = None, *, step: int | None = None, grads: bool = False,
+    max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False, group_by: str | None = None,
+) -> gm.GraphModel:  # fmt: skip
+    """The graph model of one task (or the forward graph if the trace has no task)."""
+    if task is not None and task not in trace.tasks:
+        known = ", ".join(str(t) for t in trace.tasks) or "none"
+        raise RenderError(f"no graph task {task} in the trace (tasks: {known})")
+    if step is not None and not 0 <= step <= len(trace.events):
+        raise RenderError(f"step {step} is out of range: the trace has {len(trace.events)} events (0..N)")
+    if max_nodes < 1:
+        raise RenderError("--max-nodes must be at least 1")
+    model = gm.build(trace, task, grads=grads)
+    if step is not None:
+        gm.apply_state(trace, model, step)
+    try:
+        gm.collapse(model, max_nodes, group_by=group_by, expand=expand)
+    except ValueError as e:
+        raise RenderError(str(e)) from None
+    return model
+
+
+def dot_source(
+    trace: Trace | str | os.PathLike[str], task: int | None = None, *, step: int | None = None,
+    grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
+    group_by: str | None = None,
+) -> str:  # fmt: skip
+    """The DOT text of one task's picture (the first task if ``task`` is None)."""
+    t = _as_trace(trace)
+    if task is None and t.tasks:
+        task = next(iter(t.tasks))
+    m = build_model(t, task, step=step, grads=grads, max_nodes=max_nodes, expand=expand, group_by=group_by)
+    return to_dot(m, layout=choose_layout(m.drawn()))
+
+
+def output_format(path: str | os.PathLike[str] | None, format: str | None) -> str:
+    """The format asked for: ``format`` if given, else the file's extension, else svg."""
+    ext = Path(path).suffix.lower().lstrip(".") if path is not None else ""
+    ext = "dot" if ext == "gv" else ext
+    if format is not None:
+        format = format.lower()
+        if format not in FORMATS:
+            raise RenderError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+        if ext in FORMATS and ext != format:
+            raise RenderError(f"--format {format} contradicts the output file's extension .{ext}")
+        return format
+    if ext in FORMATS:
+        return ext
+    if path is not None and ext:
+        raise RenderError(f"cannot tell the format from '.{ext}': use .svg, .png, .pdf or .dot, or --format")
+    return "svg"
+
+
+def default_output(trace: Trace, fmt: str) -> Path:
+    """Next to the trace file: diamond.trace.json -> diamond.svg."""
+    if trace.path:
+        p = Path(trace.path)
+        stem = p.name
+        for suffix in (".json", ".trace"):
+            stem = stem.removesuffix(suffix)
+        return p.with_name(f"{stem or 'trace'}.{fmt}")
+    return Path(f"gradviz-graph.{fmt}")
+
+
+def _for_task(path: Path, task: int) -> Path:
+    return path.with_name(f"{path.stem}.task{task}{path.suffix}")
+
+
+def run_graphviz(dot: str, fmt: str, out: Path, layout: str = "dot") -> None:
+    """Lay out and draw ``dot`` into ``out`` with graphviz's ``dot`` (or ``sfdp``)."""
+    program = "sfdp" if layout == "sfdp" else "dot"
+    exe = shutil.which(program)
+    if exe is None:
+        raise GraphvizNotFound(f"the Graphviz program '{program}' is not installed: {INSTALL_HINT}")
+    proc = subprocess.run(
+        [exe, f"-T{fmt}", "-o", str(out)], input=dot.encode("utf-8"), capture_output=True, check=False
+    )
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RenderError(f"{program} failed ({proc.returncode}): {msg[-1] if msg else 'no message'}")
+
+
+def render(
+    trace: Trace | str | os.PathLike[str], path: str | os.PathLike[str] | None = None,
+    format: str | None = None, *, task: int | None = None, step: int | None = None,
+    grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
+    group_by: str | None = None, layout: str | None = None,
+) -> list[Picture]:  # fmt: skip
+    """Render a trace's backward graph(s) to files; returns one Picture per file written.
+
+    path: the output file (default: next to the trace, ``<name>.svg``); with several graph
+    tasks and no ``task``, one file per task, ``<stem>.task<N>.<ext>``. format: svg, png, pdf
+    or dot (default: from the extension). step: colour nodes by their state after the first
+    ``step`` events. max_nodes: collapse chains, repeated blocks, then segments until at most
+    this many boxes remain; expand: draw every node. group_by: "line" or "function" boxes all
+    nodes created by one source line / function. layout: "dot", "dot-fast" or "sfdp" (default:
+    chosen from the number of boxes).
+    """
+    t = _as_trace(trace)
+    fmt = output_format(path, format)
+    out = Path(path) if path is not None else default_output(t, fmt)
+    if layout is not None and layout not in ("dot", "dot-fast", "sfdp"):
+        raise RenderError(f"unknown layout {layout!r} (dot, dot-fast, sfdp)")
+    tasks: list[int | None] = [task] if task is not None else (list(t.tasks) or [None])
+    if fmt != "dot" and shutil.which("dot") is None:  # fail before any work
+        raise GraphvizNotFound(f"the Graphviz program 'dot' is not installed: {INSTALL_HINT}")
+    pictures = []
+    for tid in tasks:
+        m = build_model(t, tid, step=step, grads=grads, max_nodes=max_nodes, expand=expand, group_by=group_by)
+        lay = layout or choose_layout(m.drawn())
+        dot = to_dot(m, layout=lay)
+        target = _for_task(out, tid) if len(tasks) > 1 and tid is not None else out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "dot":
+            target.write_text(dot, encoding="utf-8")
+        else:
+            run_graphviz(dot, fmt, target, lay)
+        pictures.append(Picture(tid, target, dot, m.drawn(), len(m.nodes), lay))
+    return pictures
+
+
+__all__ = [
+    "FORMATS", "GraphvizNotFound", "Picture", "RenderError", "build_model", "choose_layout",
+    "dot_source", "render", "run_graphviz",
+]  # fmt: skip

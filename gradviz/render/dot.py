@@ -1,0 +1,295 @@
+"""A GraphModel as DOT source.
+
+Everything that comes from a trace (node names, leaf names, source lines, error messages, the
+program's argv) is untrusted: it only ever reaches DOT through ``html()`` (inside HTML-like
+labels) or ``attr()`` (inside quoted attributes such as tooltips). DOT identifiers are ours
+(``n12``, ``g3``, ``cluster_0``), never user text. Both escapers leave no backslash, quote,
+angle bracket or raw control character in the output, so nothing can end a string or a label
+early, start a DOT escape (``\\N``, ``\\G``), or break the SVG that graphviz writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from gradviz.render import styles
+from gradviz.render.model import GEdge, GNode, GraphModel, Group, source_span, summarize
+from gradviz.render.styles import Style
+
+# C0/C1 control characters (tab and newline handled separately): invalid in XML even as entities.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+MAX_TEXT = 200  # longest piece of untrusted text drawn in a label; the tooltip has the rest
+
+
+def clean(text: object, limit: int | None = None) -> str:
+    """Untrusted text as a plain, printable string: valid UTF-8, no control characters."""
+    s = str(text).encode("utf-8", "replace").decode("utf-8")  # lone surrogates become "?"
+    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
+    s = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", s)
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s
+
+
+def _entities(s: str, backslash: str) -> str:
+    return (
+        s.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#39;")
+        .replace("\\", backslash)
+        .replace("[", "&#91;")
+        .replace("]", "&#93;")
+        .replace("{", "&#123;")
+        .replace("}", "&#125;")
+        .replace("|", "&#124;")
+    )
+
+
+def html(text: object, limit: int | None = MAX_TEXT) -> str:
+    """Text for inside an HTML-like label; a newline in the text becomes a line break."""
+    # Graphviz applies its escString rules (\N = node name, \G = graph name) to HTML-label text
+    # after decoding entities; an escaped backslash pair is its rule for one literal backslash.
+    return "<BR/>".join(_entities(line, "&#92;&#92;") for line in clean(text, limit).split("\n"))
+
+
+def attr(text: object, limit: int | None = 2000) -> str:
+    """A quoted DOT attribute value (tooltips); newlines survive as XML character references."""
+    # Tooltips go through escString twice in some graphviz versions, so no encoding of a
+    # backslash survives the same everywhere: draw a look-alike (U+29F5) instead.
+    return '"' + _entities(clean(text, limit), "\N{REVERSE SOLIDUS OPERATOR}").replace("\n", "&#10;") + '"'
+
+
+def _style_attrs(s: Style, kind: Style | None = None) -> str:
+    """Attributes for a box filled per ``s``; ``kind`` (if given) decides shape and outline."""
+    k = kind or s
+    return (
+        f'shape={k.shape} style="{s.style}" fillcolor="{s.fill}" color="{s.border}" '
+        f'fontcolor="{s.font}" penwidth={max(s.penwidth, k.penwidth)} peripheries={k.peripheries}'
+    )
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "?"
+    if x != x:
+        return "nan"
+    return f"{x:.4g}"
+
+
+def _shape(shape: tuple[int, ...] | None) -> str:
+    if shape is None:
+        return "None"
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _rows(rows: list[str]) -> str:
+    body = "".join(f"<TR><TD>{r}</TD></TR>" for r in rows if r)
+    return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{body}</TABLE>'
+
+
+def _small(text: str, colour: str | None = None) -> str:
+    c = f' COLOR="{colour}"' if colour else ""
+    return f'<FONT POINT-SIZE="9"{c}>{text}</FONT>'
+
+
+def _node_style(n: GNode, step: int | None) -> Style:
+    if step is not None and n.state is not None:
+        return styles.STATES.get(n.state, styles.STATES["unreached"])
+    if n.error is not None:
+        return styles.MARKS["error"]
+    if n.pruned:
+        return styles.MARKS["pruned"]
+    return styles.KINDS[n.kind]
+
+
+def _seen(model: GraphModel, seq: int | None) -> bool:
+    """Whether an event had happened by the model's step (always, without a step)."""
+    return seq is not None and (model.step is None or seq < model.step)
+
+
+def node_stmt(model: GraphModel, n: GNode) -> str:
+    kind = styles.KINDS[n.kind]
+    style = _node_style(n, model.step)
+    rows = [f"<B>{html(n.name, 80)}</B>"]
+    facts = [f"seq_nr {n.sequence_nr}" if n.kind != "leaf" else ""]
+    if n.order is not None and _seen(model, n.begin_seq):
+        facts.append(f"ran #{n.order} on {html(n.thread, 40)}")
+    elif n.order is not None:
+        facts.append(f"will run #{n.order}")
+    elif model.task is not None:
+        facts.append("pruned" if n.pruned else "did not run")
+    if n.deps is not None:
+        facts.append(f"deps {n.deps}")
+    rows.append(_small(" · ".join(f for f in facts if f)))
+    if n.leaf is not None:
+        lf = n.leaf
+        who = html(lf.name, 60) if lf.name else f"tensor {lf.tensor}"
+        rows.append(_small(f"{who} {html(_shape(lf.shape))} {html(lf.dtype, 20)}"))
+        if lf.grad_norm is not None and _seen(model, lf.grad_seq):
+            colour = styles.MARKS["error"].border if lf.grad_bad else None
+            rows.append(_small(f"grad norm {_fmt(lf.grad_norm)}", colour))
+    if n.saved:
+        shown = ", ".join(_shape(s) for s in n.saved[:4]) + (" …" if len(n.saved) > 4 else "")
+        released = " (released)" if n.released and _seen(model, n.release_seq) else ""
+        rows.append(_small(f"saved {html(shown)}{released}"))
+    if n.state is not None and model.step is not None:
+        detail = f": {html(n.state_detail, 60)}" if n.state_detail else ""
+        rows.append(_small(f"<B>{html(n.state)}</B>{detail}"))
+    if n.error is not None:
+        rows.append(_small(html(n.error, 80), styles.MARKS["error"].font))
+    tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})"]
+    if n.error:
+        tip.append(n.error)
+    # The fill may say the state; the shape and outline always say the kind.
+    return (
+        f'n{n.id} [id="node-{n.id}" {_style_attrs(style, kind)} '
+        f"tooltip={attr(chr(10).join(tip))} label=<{_rows(rows)}>]"
+    )
+
+
+def _group_state(model: GraphModel, g: Group) -> tuple[Style, Counter[str]]:
+    members = [model.nodes[m] for m in g.members]
+    if model.step is not None:
+        counts = Counter(n.state or "unreached" for n in members)
+        top = next((s for s in styles.STATE_PRECEDENCE if counts.get(s)), "unreached")
+        return styles.STATES[top], counts
+    if any(n.error for n in members):
+        return styles.MARKS["error"], Counter()
+    if all(n.pruned for n in members):
+        return styles.MARKS["pruned"], Counter()
+    return styles.KINDS["group"], Counter()
+
+
+def group_stmt(model: GraphModel, g: Group) -> str:
+    style, counts = _group_state(model, g)
+    size = len(g.members)
+    if g.kind == "chain":
+        head = f"×{size} nodes: a linear chain"
+    elif g.kind == "repeat":
+        head = f"×{g.blocks} more blocks like the one above ({size} nodes)"
+    elif g.kind in ("line", "function"):
+        head = f"×{size} nodes from {html(g.key, 80)}"
+    else:
+        head = f"×{size} nodes: a segment of the graph"
+    rows = [f"<B>{head}</B>", _small(html(summarize(model, g.members)))]
+    span = source_span(model, g.members)
+    if span:
+        rows.append(_small(html(span)))
+    ran = [model.nodes[m].order for m in g.members if model.nodes[m].order is not None]
+    if ran:
+        rows.append(_small(f"ran #{min(ran)}–#{max(ran)}" if len(ran) > 1 else f"ran #{ran[0]}"))
+    if counts:
+        order = [s for s in styles.STATE_PRECEDENCE if counts.get(s)]
+        rows.append(_small(" · ".join(f"{s} {counts[s]}" for s in order)))
+    errors = [model.nodes[m].error for m in g.members if model.nodes[m].error]
+    if errors:
+        rows.append(_small(html(f"{len(errors)} errored: {errors[0]}", 80), styles.MARKS["error"].font))
+    tip = [span or "source unknown", summarize(model, g.members, top=12), f"{g.kind} box of {size} nodes"]
+    return (
+        f'g{g.id} [id="group-{g.id}" {_style_attrs(style, styles.KINDS["group"])} '
+        f"tooltip={attr(chr(10).join(tip))} label=<{_rows(rows)}>]"
+    )
+
+
+def _edge_label(model: GraphModel, e: GEdge) -> str:
+    parts = [f"in {e.input_nr}"]
+    if model.grads and e.grad is not None and _seen(model, e.grad.seq):
+        g = e.grad
+        times = f" (×{g.count})" if g.count > 1 else ""
+        parts.append(f"{html(_shape(g.shape))} ‖g‖ {_fmt(g.norm)}{times}")
+    return "<BR/>".join(parts)
+
+
+def edge_stmts(model: GraphModel) -> list[str]:
+    """Edges between boxes; edges inside a collapsed box are not drawn, parallel ones merge."""
+    merged: dict[tuple[str, str], list[GEdge]] = {}
+    for e in model.edges:
+        a, b = model.unit(e.src), model.unit(e.dst)
+        if a == b:
+            continue
+        merged.setdefault((f"{a[0]}{a[1]}", f"{b[0]}{b[1]}"), []).append(e)
+    out = []
+    for (a, b), es in merged.items():
+        e = es[0]
+        dst_pruned = all(model.nodes[x.dst].pruned for x in es)
+        bad = any(x.grad is not None and x.grad.bad for x in es)
+        st = styles.EDGE_GRAD_NAN if bad else styles.EDGE_PRUNED if dst_pruned else styles.EDGE
+        label = _edge_label(model, e) if len(es) == 1 else f"×{len(es)} edges"
+        out.append(
+            f'{a} -> {b} [color="{st.border}" style="{"dashed" if st is styles.EDGE_PRUNED else "solid"}" '
+            f"penwidth={st.penwidth} label=<{_small(label)}>]"
+        )
+    return out
+
+
+def legend(model: GraphModel) -> str:
+    """Rows explaining every style this picture uses (generated from ``styles``)."""
+    used: list[Style] = []
+    kinds = {n.kind for n in model.nodes.values()}
+    used += [s for k, s in styles.KINDS.items() if k in kinds or (k == "group" and model.groups)]
+    if model.step is not None:
+        states = {n.state for n in model.nodes.values()}
+        used += [s for k, s in styles.STATES.items() if k in states]
+    else:
+        if any(n.error for n in model.nodes.values()):
+            used.append(styles.MARKS["error"])
+        if any(n.pruned for n in model.nodes.values()):
+            used.append(styles.MARKS["pruned"])
+    rows = []
+    for s in used:
+        rows.append(
+            f'<TR><TD BGCOLOR="{s.fill}" BORDER="1" COLOR="{s.border}" WIDTH="18"> </TD>'
+            f'<TD ALIGN="LEFT">{_small(f"<B>{s.key}</B> {html(s.meaning)}")}</TD></TR>'
+        )
+    rows.append(f'<TR><TD>→</TD><TD ALIGN="LEFT">{_small(html(styles.EDGE.meaning))}</TD></TR>')
+    return f'<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
+
+
+def to_dot(model: GraphModel, *, layout: str = "dot") -> str:
+    """DOT source for the model (``layout`` tunes attributes for dot or sfdp)."""
+    title = [f"<B>{html(model.title, 160)}</B>"]
+    if model.step is not None:
+        title.append(_small(f"state after event {model.step}"))
+    for note in model.notes:
+        title.append(_small(html(note)))
+    label = (
+        '<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="2">'
+        + "".join(f'<TR><TD ALIGN="LEFT">{t}</TD></TR>' for t in title)
+        + f'<TR><TD ALIGN="LEFT">{legend(model)}</TD></TR></TABLE>'
+    )
+    lines = [
+        "digraph gradviz {",
+        f'  graph [label=<{label}> labelloc=t labeljust=l fontname="Helvetica" rankdir=TB]',
+        '  node [fontname="Helvetica" fontsize=11 margin="0.08,0.04"]',
+        '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7]',
+    ]
+    if layout == "sfdp":
+        lines.append("  graph [overlap=prism splines=false outputorder=edgesfirst]")
+    elif layout == "dot-fast":
+        # Fewer crossing-minimisation and network-simplex iterations: dot's cost on big graphs.
+        lines.append("  graph [splines=line nslimit=2 nslimit1=2 mclimit=0.2 searchsize=10 remincross=false]")
+    stmts: list[tuple[str, str]] = []  # (device, statement)
+    for nid, n in model.nodes.items():
+        if nid not in model.group_of:
+            stmts.append((n.device, node_stmt(model, n)))
+    for g in model.groups.values():
+        dev = Counter(model.nodes[m].device for m in g.members).most_common(1)[0][0]
+        stmts.append((dev, group_stmt(model, g)))
+    if len(model.devices) > 1:
+        for i, dev in enumerate(model.devices):
+            colour = styles.DEVICE_COLOURS[i % len(styles.DEVICE_COLOURS)]
+            lines.append(f"  subgraph cluster_{i} {{")
+            lines.append(
+                f'    graph [id="device-{i}" label=<<B>{html(dev, 60)}</B>> color="{colour}" '
+                f'fontcolor="{colour}" style=rounded tooltip={attr(styles.DEVICE_MEANING)}]'
+            )
+            lines += [f"    {s}" for d, s in stmts if d == dev]
+            lines.append("  }")
+    else:
+        lines += [f"  {s}" for _, s in stmts]
+    lines += [f"  {s}" for s in edge_stmts(model)]
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,691 @@
+"""The graph a picture shows, built from a trace alone: nodes, edges, roots, devices, what each
+graph task did to each node, the state at a step, and which nodes are collapsed into boxes.
+
+``build(trace, task)`` walks the events once for the task and fills a ``GraphModel``;
+``collapse(model, max_nodes)`` decides which nodes share a box when there are too many to draw;
+``gradviz.render.dot`` turns the model into DOT. Nothing here knows DOT or escaping.
+
+Edges point the way gradients flow: from a node to the nodes in its ``next_edges``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from gradviz.trace import events as ev
+from gradviz.trace.model import Trace
+
+# Collapse passes, in the order they run: each runs only while the picture has too many boxes.
+PASSES = ("chain", "repeat", "segment")
+MIN_CHAIN = 3  # a run of fewer single-in single-out nodes is left as it is
+MAX_PERIOD = 64  # longest repeated block (in nodes along the main path) looked for
+
+
+@dataclass
+class LeafInfo:
+    """The leaf tensor an AccumulateGrad node writes into."""
+
+    tensor: int
+    name: str | None
+    shape: tuple[int, ...]
+    dtype: str
+    grad_norm: float | None = None  # the leaf's .grad norm after the task (None: not updated)
+    grad_bad: bool = False  # the grad had NaN/Inf
+    grad_seq: int | None = None  # seq of the update, so a picture at a step can hide the future
+
+
+@dataclass
+class GradInfo:
+    """The gradient that flowed along an edge in the task (several adds are summed in count)."""
+
+    shape: tuple[int, ...] | None
+    norm: float | None
+    bad: bool  # NaN or Inf in it
+    count: int = 1
+    seq: int = 0  # seq of the first add
+
+
+@dataclass
+class GNode:
+    id: int
+    name: str
+    kind: str  # a key of styles.KINDS: "op", "leaf", "root", "graph_root"
+    sequence_nr: int
+    num_inputs: int
+    device: str
+    saved: tuple[tuple[int, ...], ...]
+    source: str | None
+    leaf: LeafInfo | None = None
+    order: int | None = None  # 1-based position in the task's execution order
+    tid: int | None = None  # thread that ran it
+    thread: str | None = None  # that thread's name
+    deps: int | None = None  # dependency count at task start
+    pruned: bool = False  # exec_info says it is not needed
+    error: str | None = None  # why it is drawn red: the error message, or "NaN/Inf in output"
+    released: bool = False  # its saved tensors were freed during the task
+    # seq of the node_begin / saved_release events, so a picture at a step can hide the future
+    begin_seq: int | None = None
+    release_seq: int | None = None
+    state: str | None = None  # with a step: a key of styles.STATES
+    state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
+
+
+@dataclass
+class GEdge:
+    src: int
+    dst: int
+    slot: int  # index in src.next_edges
+    input_nr: int  # InputBuffer slot of dst
+    grad: GradInfo | None = None
+
+
+@dataclass
+class Group:
+    """Nodes drawn as one box."""
+
+    id: int
+    kind: str  # "chain", "repeat", "segment", "line", "function": the pass that made it
+    members: list[int]
+    blocks: int | None = None  # repeat: how many identical blocks the box stands for
+    key: str | None = None  # line/function: the source line or function grouped by
+
+
+@dataclass
+class GraphModel:
+    title: str
+    task: int | None
+    step: int | None
+    nodes: dict[int, GNode]
+    edges: list[GEdge]
+    roots: list[int]
+    devices: list[str]
+    status: str | None = None  # the task's status
+    groups: dict[int, Group] = field(default_factory=dict)
+    group_of: dict[int, int] = field(default_factory=dict)  # node -> group id
+    notes: list[str] = field(default_factory=list)  # what was collapsed, and why
+    grads: bool = False  # draw the gradients on edges
+
+    def unit(self, node: int) -> tuple[str, int]:
+        """The box a node is drawn in: ("g", group id) or ("n", node id)."""
+        g = self.group_of.get(node)
+        return ("g", g) if g is not None else ("n", node)
+
+    def drawn(self) -> int:
+        """Number of boxes the picture has."""
+        return len(self.groups) + sum(1 for n in self.nodes if n not in self.group_of)
+
+
+# --- building the model ----------------------------------------------------------------------
+
+
+def task_ids(trace: Trace) -> list[int]:
+    """The trace's graph tasks, in the order they began."""
+    return list(trace.tasks)
+
+
+def build(trace: Trace, task: int | None = None, *, grads: bool = False) -> GraphModel:
+    """The graph of one task (the nodes reachable from its roots), or the whole forward graph."""
+    info = trace.nodes
+    if task is not None:
+        t = trace.tasks[task].begin
+        starts = [r for r, _ in t.roots]
+        if t.graph_root is not None and t.graph_root in info:
+            starts = [t.graph_root]
+        ids = _reachable(trace, [s for s in starts if s in info])
+        roots = [r for r, _ in t.roots if r in info]
+    else:
+        ids = set(info)
+        fed = {d for n in info.values() for d, _ in n.next_edges if d is not None}
+        roots = [n for n in info if n not in fed]
+    tensors = trace.tensors
+    nodes: dict[int, GNode] = {}
+    for nid in sorted(ids, key=lambda n: info[n].seq):
+        n = info[nid]
+        kind = "op"
+        if n.name == "AccumulateGrad":
+            kind = "leaf"
+        if n.name == "GraphRoot":
+            kind = "graph_root"
+        elif nid in roots:
+            kind = "root"
+        leaf = None
+        if n.tensor is not None:
+            te = tensors.get(n.tensor)
+            if te is not None:
+                leaf = LeafInfo(n.tensor, te.name, te.shape, te.dtype)
+            else:
+                leaf = LeafInfo(n.tensor, None, (), "?")
+        nodes[nid] = GNode(nid, n.name, kind, n.sequence_nr, n.num_inputs, n.device, n.saved, n.source, leaf)
+    edges = [
+        GEdge(nid, dst, slot, input_nr)
+        for nid in nodes
+        for slot, (dst, input_nr) in enumerate(info[nid].next_edges)
+        if dst is not None and dst in nodes
+    ]
+    devices = list(dict.fromkeys(n.device for n in nodes.values()))
+    title = _title(trace, task)
+    model = GraphModel(title, task, None, nodes, edges, roots, devices, grads=grads)
+    if task is not None:
+        _apply_task(trace, model, task)
+    return model
+
+
+def _title(trace: Trace, task: int | None) -> str:
+    prog = trace.header.argv[0] if trace.header and trace.header.argv else (trace.path or "trace")
+    if task is None:
+        return f"{prog}: forward graph (no backward ran)"
+    t = trace.tasks[task]
+    how = "backward" if t.begin.accumulate_grad else "grad"
+    depth = f", reentrant depth {t.begin.reentrant_depth}" if t.begin.reentrant_depth else ""
+    return f"{prog}: graph task {task} ({how}{depth}, {t.status})"
+
+
+def _reachable(trace: Trace, starts: list[int]) -> set[int]:
+    info = trace.nodes
+    seen = set(starts)
+    stack = list(starts)
+    while stack:
+        for dst, _ in info[stack.pop()].next_edges:
+            if dst is not None and dst not in seen and dst in info:
+                seen.add(dst)
+                stack.append(dst)
+    return seen
+
+
+def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
+    """Fill in what the task did: order, threads, dependencies, pruning, errors, grads."""
+    nodes = model.nodes
+    threads = trace.threads
+    t = trace.tasks[task]
+    model.status = t.status
+    lo = t.begin.seq
+    hi = t.end.seq if t.end is not None else math.inf
+    order = 0
+    grads: dict[tuple[int, int, int], GradInfo] = {}
+    needed: set[int] | None = None
+    for e in trace.events:
+        if e.seq < lo:
+            continue
+        if e.seq > hi:
+            break
+        if isinstance(e, ev.SavedRelease):  # carries no task: the task's span decides
+            if e.node in nodes:
+                nodes[e.node].released = True
+                nodes[e.node].release_seq = e.seq
+            continue
+        if getattr(e, "task", None) != task:
+            continue
+        node = nodes.get(getattr(e, "node", None))  # type: ignore[arg-type]
+        if isinstance(e, ev.Dependencies):
+            for nid, count in e.counts:
+                if nid in nodes:
+                    nodes[nid].deps = count
+        elif isinstance(e, ev.ExecInfo):
+            needed = set(e.needed)
+        elif node is None:
+            continue
+        elif isinstance(e, ev.NodeBegin):
+            if node.order is None:
+                order += 1
+                node.order = order
+                node.begin_seq = e.seq
+                node.tid = e.tid
+                th = threads.get(e.tid)
+                node.thread = th.name if th else f"thread {e.tid}"
+        elif isinstance(e, ev.NodeEnd):
+            if e.status != "ok" and node.error is None:
+                node.error = "raised an error"
+        elif isinstance(e, ev.Error):
+            node.error = f"{e.type}: {e.message}"
+        elif isinstance(e, ev.Anomaly):
+            node.error = node.error or e.message
+        elif isinstance(e, ev.BufferAdd):
+            if e.producer is None:
+                continue
+            bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
+            if bad and e.producer in nodes and nodes[e.producer].error is None:
+                nodes[e.producer].error = "NaN/Inf in its output"
+            key = (e.producer, e.node, e.slot)
+            g = grads.get(key)
+            norm = e.stats.norm if e.stats is not None else None
+            if g is None:
+                grads[key] = GradInfo(e.shape, norm, bad, seq=e.seq)
+            else:
+                g.count += 1
+                g.bad = g.bad or bad
+        elif isinstance(e, ev.AccumulateGradUpdate):
+            if node.leaf is not None:
+                node.leaf.grad_norm = e.after.norm
+                node.leaf.grad_seq = e.seq
+                node.leaf.grad_bad = e.after.nan > 0 or e.after.inf > 0
+    if needed is not None:
+        for nid, n in nodes.items():
+            n.pruned = nid not in needed
+    for edge in model.edges:
+        edge.grad = grads.get((edge.src, edge.dst, edge.input_nr))
+
+
+def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
+    """Colour each node by its state after the first ``step`` events (gradviz.replay's fold)."""
+    from gradviz.replay.state import state_at  # the one fold; render must not keep a second
+
+    st = state_at(trace, step)
+    model.step = step
+    threads = trace.threads
+    for nid, n in model.nodes.items():
+        ns = st.nodes.get(nid)
+        if ns is None:  # created after the step
+            n.state, n.state_detail = "unreached", "not created yet"
+            continue
+        n.state = ns.state
+        if ns.state == "parked":
+            n.state_detail = f"{ns.filled}/{ns.num_inputs} slots filled"
+            ts = st.task(ns.task) if ns.task is not None else None
+            buf = ts.not_ready.get(nid) if ts is not None else None
+            if buf is not None and buf.remaining:
+                n.state_detail += f", waiting for {buf.remaining} more"
+        elif ns.state == "queued" and ns.num_inputs > 1:
+            n.state_detail = f"{ns.filled}/{ns.num_inputs} slots filled"
+        elif ns.state == "running" and ns.tid is not None:
+            th = threads.get(ns.tid)
+            n.state_detail = f"on {th.name if th else f'thread {ns.tid}'}"
+        if model.task is not None and ns.task not in (None, model.task) and ns.state != "unreached":
+            n.state_detail = ((n.state_detail or "") + f" (task {ns.task})").strip()
+
+
+# --- collapsing -------------------------------------------------------------------------------
+
+
+def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, expand: bool = False) -> None:
+    """Put nodes into boxes until at most ``max_nodes`` boxes remain (nothing if ``expand``).
+
+    Passes, each only while there are too many boxes: long linear chains, then runs of
+    identical blocks along the graph's main paths, then segments of the main paths. Grouping
+    by source line or function (``group_by``) runs first, when asked for. Every box records the
+    pass that made it, and ``model.notes`` says what was collapsed.
+    """
+    total = len(model.nodes)
+    uf = _UnionFind()
+    kinds: dict[int, set[str]] = defaultdict(set)  # root of a set -> passes that merged it
+    keys: dict[int, str] = {}
+    blocks: dict[int, int] = {}
+
+    def union_all(members: list[int], kind: str) -> int:
+        r = uf.find(members[0])
+        for m in members[1:]:
+            rm = uf.find(m)
+            if rm != r:
+                uf.parent[rm] = r
+                # Keep what earlier passes recorded about the set being absorbed.
+                kinds[r] |= kinds.pop(rm, set())
+                if rm in keys:
+                    keys.setdefault(r, keys.pop(rm))
+                if rm in blocks:
+                    blocks[r] = blocks.get(r, 0) + blocks.pop(rm)
+        kinds[r].add(kind)
+        return r
+
+    def count() -> int:
+        return len({uf.find(n) for n in model.nodes})
+
+    if group_by in ("line", "function"):
+        by: dict[str, list[int]] = defaultdict(list)
+        for nid, n in model.nodes.items():
+            k = _group_key(n.source, group_by)
+            if k is not None:
+                by[k].append(nid)
+        made = 0
+        for k, members in by.items():
+            if len(members) > 1:
+                keys[union_all(members, group_by)] = k
+                made += 1
+        if made:
+            model.notes.append(f"grouped by source {group_by}: {made} boxes (--group-by)")
+    elif group_by not in (None, "none"):
+        raise ValueError(f"unknown grouping {group_by!r} (line, function)")
+
+    if not expand and count() > max_nodes:
+        g = _Graph(model)
+        for kind in PASSES:
+            before = count()
+            if before <= max_nodes:
+                break
+            if kind == "chain":
+                runs = g.chains()
+                for run in runs:
+                    union_all(run, "chain")
+                if runs:
+                    n = sum(len(r) for r in runs)
+                    model.notes.append(f"{len(runs)} linear chains ({n} nodes) drawn as one box each")
+            elif kind == "repeat":
+                reps = g.repeats()
+                for members, k in reps:
+                    blocks[union_all(members, "repeat")] = k
+                if reps:
+                    n = sum(len(m) for m, _ in reps)
+                    model.notes.append(
+                        f"{len(reps)} runs of identical blocks ({n} nodes) drawn as one box each"
+                    )
+            elif kind == "segment":
+                segs = g.segments(uf, max_nodes)
+                for seg in segs:
+                    union_all(seg, "segment")
+                model.notes.append(
+                    f"main paths cut into {len(segs)} segments, one box each, to stay under {max_nodes} boxes"
+                )
+        if count() < before or model.notes:
+            model.notes.append(
+                f"{total} nodes drawn as {count()} boxes (--max-nodes {max_nodes}); --expand draws every node"
+            )
+    # Sets of one node are drawn as the node itself.
+    sets: dict[int, list[int]] = defaultdict(list)
+    for nid in model.nodes:
+        sets[uf.find(nid)].append(nid)
+    gid = 0
+    for r, members in sets.items():
+        if len(members) < 2:
+            continue
+        gid += 1
+        ks = kinds.get(r, set())
+        # Several passes can merge into one set: name it after the coarsest.
+        kind = next((k for k in ("segment", "repeat", "function", "line", "chain") if k in ks), "segment")
+        reps = blocks.get(r) if kind == "repeat" else None
+        model.groups[gid] = Group(gid, kind, members, reps, keys.get(r))
+        for m in members:
+            model.group_of[m] = gid
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        p = self.parent
+        root = x
+        while p.get(root, root) != root:
+            root = p[root]
+        while p.get(x, x) != root:  # path compression keeps later finds O(1)
+            p[x], x = root, p[x]
+        return root
+
+    def union(self, a: int, b: int) -> int:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+        return ra
+
+
+VROOT = -1  # a virtual root above every real root, so one dominator tree covers the graph
+
+
+class _Graph:
+    """The model's graph with a dominator tree: the structure the collapse passes work on.
+
+    A node's dominator subtree (its "region") is everything that only receives gradient through
+    it, so cutting the graph along dominator-tree paths never hides an edge entering a box
+    anywhere but at its top.
+    """
+
+    def __init__(self, model: GraphModel) -> None:
+        self.model = model
+        nodes = model.nodes
+        succ: dict[int, list[tuple[int, int, int]]] = {n: [] for n in nodes}  # (slot, dst, input_nr)
+        pred: dict[int, list[int]] = {n: [] for n in nodes}
+        for e in model.edges:
+            succ[e.src].append((e.slot, e.dst, e.input_nr))
+            pred[e.dst].append(e.src)
+        heads = [n for n in nodes if not pred[n]]
+        succ[VROOT] = [(i, h, 0) for i, h in enumerate(heads)]
+        for h in heads:
+            pred[h].append(VROOT)
+        self.succ, self.pred = succ, pred
+        self.name = {n: v.name for n, v in nodes.items()}
+        self.name[VROOT] = ""
+        # Kahn's order from the virtual root: every edge goes forward in it.
+        indeg = {n: len(p) for n, p in pred.items()}
+        order = [VROOT]
+        i = 0
+        while i < len(order):
+            for _, d, _ in succ[order[i]]:
+                indeg[d] -= 1
+                if indeg[d] == 0:
+                    order.append(d)
+            i += 1
+        self.order = order  # a cycle (not possible in a backward graph) leaves nodes out
+        pos = {n: k for k, n in enumerate(order)}
+        idom: dict[int, int] = {VROOT: VROOT}
+        for n in order[1:]:  # on a DAG, one pass in topological order gives exact dominators
+            ps = [p for p in pred[n] if p in idom]
+            d = ps[0]
+            for p in ps[1:]:
+                a, b = d, p
+                while a != b:
+                    while pos[a] > pos[b]:
+                        a = idom[a]
+                    while pos[b] > pos[a]:
+                        b = idom[b]
+                d = a
+            idom[n] = d
+        self.idom = idom
+        kids: dict[int, list[int]] = defaultdict(list)
+        for n in order[1:]:
+            kids[idom[n]].append(n)
+        self.kids = kids
+        size = dict.fromkeys(order, 1)
+        for n in reversed(order[1:]):
+            size[idom[n]] += size[n]
+        self.size = size
+        self.heavy = {n: max(ks, key=lambda k: size[k]) for n, ks in kids.items()}
+        # Structural hash of each region: names, edge slots and the regions below, so two
+        # regions with equal hashes are (up to hash collisions) the same subgraph.
+        h: dict[int, int] = {}
+        light: dict[int, int] = {}  # the same with the heavy child left out: one block of a path
+        for n in reversed(order):
+            direct = set()
+            toks: list[object] = []
+            ltoks: list[object] = []
+            for slot, d, nr in succ[n]:
+                direct.add(d)
+                if idom.get(d) == n:
+                    toks.append((slot, nr, h[d]))
+                    ltoks.append((slot, nr, "next" if d == self.heavy.get(n) else h[d]))
+                else:
+                    toks.append((slot, nr, "x", self.name[d]))
+                    ltoks.append(toks[-1])
+            rest = sorted(h[k] for k in kids.get(n, ()) if k not in direct)
+            lrest = sorted(h[k] for k in kids.get(n, ()) if k not in direct and k != self.heavy.get(n))
+            h[n] = hash((self.name[n], tuple(toks), tuple(rest)))
+            light[n] = hash((self.name[n], tuple(ltoks), tuple(lrest)))
+        self.hash, self.light = h, light
+
+    def region(self, n: int, *, skip: int | None = None) -> list[int]:
+        """n and every node it dominates (leaving out ``skip``'s region)."""
+        out = []
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            out.append(x)
+            stack.extend(k for k in self.kids.get(x, ()) if k != skip)
+        return out
+
+    def paths(self) -> list[list[int]]:
+        """The heavy paths of the dominator tree, heaviest first (the virtual root left out)."""
+        out = []
+        heads = [VROOT]
+        while heads:
+            head = heads.pop()
+            path = []
+            n: int | None = head
+            while n is not None:
+                path.append(n)
+                heads.extend(k for k in self.kids.get(n, ()) if k != self.heavy.get(n))
+                n = self.heavy.get(n)
+            out.append([p for p in path if p != VROOT])
+        return [p for p in out if p]
+
+    def chains(self) -> list[list[int]]:
+        """Maximal runs of at least MIN_CHAIN nodes linked one to one (one out, one in)."""
+        succ, pred = self.succ, self.pred
+        one_out = {n for n in self.model.nodes if len(succ[n]) == 1}
+        runs = []
+        for n in self.order[1:]:
+            p = pred[n]
+            if len(p) == 1 and p[0] in one_out:
+                continue  # not the start of a run
+            run = [n]
+            while run[-1] in one_out:
+                d = succ[run[-1]][0][1]
+                if len(pred[d]) != 1:
+                    break
+                run.append(d)
+            if len(run) >= MIN_CHAIN:
+                runs.append(run)
+        return runs
+
+    def repeats(self) -> list[tuple[list[int], int]]:
+        """Runs of identical consecutive blocks along heavy paths: (members, number of blocks).
+
+        The first block of a run stays drawn, so the reader sees what a block is; the rest of
+        the run becomes one box. A block is a stretch of a heavy path with everything hanging
+        off it (the light regions), compared by structural hash.
+        """
+        out = []
+        for path in self.paths():
+            lab = [self.light[n] for n in path]
+            i = 0
+            k = len(lab)
+            while i < k:
+                best = (0, 0, 0)  # (covered nodes, -period, reps)
+                for p in range(1, min(MAX_PERIOD, (k - i) // 3) + 1):
+                    if lab[i] != lab[i + p]:  # cheap filter: most positions start no repeat
+                        continue
+                    reps = 1
+                    block = lab[i : i + p]
+                    while i + (reps + 1) * p <= k and lab[i + reps * p : i + (reps + 1) * p] == block:
+                        reps += 1
+                    if reps >= 3 and (reps * p, -p) > best[:2]:
+                        best = (reps * p, -p, reps)
+                if best[2]:
+                    p, reps = -best[1], best[2]
+                    members: list[int] = []
+                    for n in path[i + p : i + reps * p]:
+                        members.extend(self.region(n, skip=self.heavy.get(n)))
+                    if len(members) >= 2:
+                        out.append((members, reps - 1))
+                    i += reps * p
+                else:
+                    i += 1
+        return out
+
+    def segments(self, uf: _UnionFind, max_nodes: int) -> list[list[int]]:
+        """Cut the heavy paths into segments (a stretch and what hangs off it) so that, merged
+        with the boxes already made, at most ``max_nodes`` boxes remain. Segment size grows until
+        it fits; at worst everything is one box."""
+        total = len(self.model.nodes)
+        seg_size = max(2, total // max(1, max_nodes))
+        while True:
+            segs = self._segments(seg_size)
+            merged = _UnionFind()
+            merged.parent = dict(uf.parent)
+            for s in segs:
+                for m in s[1:]:
+                    merged.union(s[0], m)
+            if len({merged.find(n) for n in self.model.nodes}) <= max_nodes or seg_size >= total:
+                return segs
+            seg_size = min(total, int(seg_size * 1.6) + 1)
+
+    def _segments(self, size: int) -> list[list[int]]:
+        out = []
+        heads = [VROOT]
+        while heads:
+            n: int | None = heads.pop()
+            cur: list[int] = []
+            while n is not None:
+                cur.append(n)
+                for k in self.kids.get(n, ()):
+                    if k == self.heavy.get(n):
+                        continue
+                    if self.size[k] < size:
+                        cur.extend(self.region(k))
+                    else:
+                        heads.append(k)
+                if len(cur) >= size:
+                    out.append(cur)
+                    cur = []
+                n = self.heavy.get(n)
+            if cur:
+                out.append(cur)
+        return [s for s in ([m for m in seg if m != VROOT] for seg in out) if len(s) > 1]
+
+
+def _group_key(source: str | None, by: str) -> str | None:
+    if not source:
+        return None
+    if by == "line":
+        return source
+    file, _, line = source.rpartition(":")
+    fn = _function_at(file, int(line)) if line.isdigit() else None
+    return f"{file}: {fn}" if fn else file
+
+
+@lru_cache(maxsize=64)
+def _functions(file: str) -> tuple[tuple[int, int, str], ...]:
+    """(first line, last line, qualified name) of every function in a readable source file."""
+    try:
+        tree = ast.parse(Path(file).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    out = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out.append((child.lineno, child.end_lineno or child.lineno, name + "()"))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return tuple(out)
+
+
+def _function_at(file: str, line: int) -> str | None:
+    """The innermost function of ``file`` containing ``line``; "<module>" outside any."""
+    inner = [f for f in _functions(file) if f[0] <= line <= f[1]]
+    if not inner:
+        return "<module>" if Path(file).is_file() else None
+    return max(inner, key=lambda f: f[0])[2]
+
+
+def summarize(model: GraphModel, members: list[int], top: int = 4) -> str:
+    """ "MulBackward0 ×40 · SinBackward0 ×30 · …" for the names in a box, most frequent first."""
+    names = Counter(model.nodes[m].name for m in members)
+    parts = [f"{n} ×{c}" if c > 1 else n for n, c in names.most_common(top)]
+    more = len(names) - top
+    return " · ".join(parts) + (f" · +{more} more kinds" if more > 0 else "")
+
+
+def source_span(model: GraphModel, members: list[int]) -> str | None:
+    """ "file.py:8–14" (or several files) for the nodes in a box."""
+    by_file: dict[str, list[int]] = defaultdict(list)
+    for m in members:
+        src = model.nodes[m].source
+        if src and ":" in src:
+            f, _, line = src.rpartition(":")
+            if line.isdigit():
+                by_file[f].append(int(line))
+    if not by_file:
+        return None
+    parts = []
+    for f, lines in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:2]:
+        lo, hi = min(lines), max(lines)
+        parts.append(f"{f}:{lo}" if lo == hi else f"{f}:{lo}–{hi}")
+    more = len(by_file) - 2
+    return ", ".join(parts) + (f" +{more} files" if more > 0 else "")
