@@ -1,0 +1,179 @@
+"""gradviz.autograd: backward(), grad(), Function, anomaly mode, and the engine behind them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gradviz.autograd import graph
+from gradviz.autograd.engine import Engine, get_default_engine
+from gradviz.autograd.function import BackwardCFunction, Function, FunctionCtx
+from gradviz.autograd.grad_mode import (
+    detect_anomaly,
+    enable_grad,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
+from gradviz.autograd.graph import Edge, Identity, Node, gradient_edge
+
+
+def _as_tuple(x: Any) -> tuple:
+    from gradviz.tensor import Tensor
+
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs: tuple, grads: tuple) -> list:
+    from gradviz.tensor import Tensor, ones_like
+
+    new_grads = []
+    for i, (out, grad) in enumerate(zip(outputs, grads, strict=True)):
+        if isinstance(grad, Tensor):
+            if grad.shape != out.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape!r} and output[{i}] "
+                    f"has a shape of {out.shape!r}."
+                )
+            new_grads.append(grad)
+        elif grad is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype!r}"
+                    )
+                new_grads.append(ones_like(out))
+            else:
+                new_grads.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    return new_grads
+
+
+def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: bool, inputs: tuple,
+                  allow_unreachable: bool, accumulate_grad: bool) -> list:  # fmt: skip
+    """torch's run_backward: root edges from outputs, output edges from inputs, then execute."""
+    roots, root_grads = [], []
+    for i, (out, g) in enumerate(zip(outputs, grads, strict=True)):
+        edge = gradient_edge(out)
+        if edge.function is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge)
+        root_grads.append(g)
+    output_edges = []
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        fn = t.grad_fn
+        if fn is None:
+            ref = t._grad_accumulator
+            fn = ref() if ref is not None else None
+        if accumulate_grad:
+            t.retain_grad()
+        if fn is None:
+            # A leaf no op has used: nothing can reach it (torch's unreachable input).
+            output_edges.append(Edge(Identity(), 0))
+        else:
+            output_edges.append(Edge(fn, t._output_nr))
+    result = get_default_engine().execute(
+        roots, root_grads, keep_graph, create_graph, accumulate_grad, output_edges
+    )
+    if not accumulate_grad and not allow_unreachable:
+        for r in result:
+            if r is None:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+    return result
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    grad_variables: Any = None,
+    inputs: Any = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    tensors = _as_tuple(tensors)
+    inputs = _as_tuple(inputs)
+    grad_tensors = grad_tensors if grad_tensors is not None else grad_variables
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    new_grads = _make_grads(tensors, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _run_backward(tensors, new_grads, retain_graph, create_graph, inputs, True, True)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated."""
+    from gradviz.ops.functions import zeros_for
+
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    new_grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = _run_backward(outputs, new_grads, retain_graph, create_graph, inputs_t, allow_unused, False)
+    if materialize_grads:
+        result = [zeros_for(t.shape, t.dtype, t.device) if r is None else r for r, t in
+                  zip(result, inputs_t, strict=True)]
+    return tuple(result)
+
+
+class _ExecutionEngine:
+    """torch's Variable._execution_engine: queue_callback and run_backward."""
+
+    def queue_callback(self, callback: Any) -> None:
+        get_default_engine().queue_callback(callback)
+
+    def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(),
+                     allow_unreachable=True, accumulate_grad=True):  # fmt: skip
+        return tuple(_run_backward(tuple(tensors), list(grad_tensors), keep_graph, create_graph,
+                                   tuple(inputs), allow_unreachable, accumulate_grad))
+
+
+class Variable:
+    """Where torch keeps ``Variable._execution_engine``."""
+
+    _execution_engine = _ExecutionEngine()
+
+
+__all__ = [
+    "BackwardCFunction", "Edge", "Engine", "Function", "FunctionCtx", "Node", "Variable", "backward",
+    "detect_anomaly", "enable_grad", "get_default_engine", "grad", "graph", "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+]  # fmt: skip

@@ -1,0 +1,793 @@
+"""The engine: runs a backward graph the way torch's C++ engine does.
+
+- ``Engine.execute`` makes a GraphTask, counts each node's dependencies, optionally marks which
+  nodes must run (exec_info, for ``grad()`` and ``inputs=``), and pushes the root.
+- CPU work runs on the calling thread, popping from its own ready queue (``thread_main``).
+  Each non-CPU device (``virtual:N``, ``cuda:N``) has one long-lived worker thread and one ready
+  queue; ``InputBuffer.device()`` picks where a ready node goes.
+- A node's gradients gather in an InputBuffer; until all dependencies have arrived the buffer
+  waits in the task's ``not_ready`` map.
+- Backward called from inside a backward (reentrant) runs nested on the same thread up to
+  ``max_recursion_depth``, then moves to a pool thread that shares the owner's ready queue.
+
+The probe (``Engine.probe``) hears every step; ``None`` when nothing records.
+"""
+
+from __future__ import annotations
+
+import atexit
+import heapq
+import itertools
+import threading
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gradviz.autograd import _state, graph
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.grad_mode import anomaly
+from gradviz.autograd.graph import Edge, GraphRoot, Node
+from gradviz.autograd.probe import Probe
+
+CPU_DEVICE = "cpu"
+# torch: max_recursion_depth_ = MAX_DEPTH (60) before a reentrant task moves to the pool.
+MAX_DEPTH = 60
+
+_task_ids = itertools.count(1)
+_queue_ids = itertools.count(1)
+
+
+# -- InputBuffer -----------------------------------------------------------------------------
+
+
+class InputBuffer:
+    """The gradients arriving for one node, one slot per node input, summed as they come."""
+
+    __slots__ = ("buffer",)
+
+    def __init__(self, size: int):
+        self.buffer: list[Any] = [None] * size
+
+    def add(self, pos: int, var: Any) -> str:
+        """Put ``var`` in slot ``pos``; returns "set", "accumulate" or "undefined"."""
+        if var is None:
+            return "undefined"
+        old = self.buffer[pos]
+        if old is None:
+            self.buffer[pos] = var
+            return "set"
+        # Out of place: the first gradient may be a tensor the user also holds (hooks, captures).
+        self.buffer[pos] = old + var
+        return "accumulate"
+
+    def device(self) -> str:
+        """The first non-CPU device among the gradients; cpu if there is none."""
+        for var in self.buffer:
+            if var is not None and var.device.type != "cpu":
+                return var.device._str
+        return CPU_DEVICE
+
+    def __len__(self) -> int:
+        return len(self.buffer)
+
+
+# -- tasks and queues ------------------------------------------------------------------------
+
+
+class NodeTask:
+    """One node to run for one graph task, with its gathered gradients."""
+
+    __slots__ = ("graph_task", "fn", "inputs", "is_shutdown", "reentrant_depth")
+
+    def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: InputBuffer,
+                 is_shutdown: bool = False):  # fmt: skip
+        self.graph_task = graph_task
+        self.fn = fn
+        self.inputs = inputs
+        self.is_shutdown = is_shutdown
+        self.reentrant_depth = graph_task.reentrant_depth if graph_task is not None else 0
+
+    def key(self) -> tuple[int, int, int]:
+        """Priority (cls, depth, sequence_nr): see gradviz.trace.events for the order."""
+        if self.is_shutdown:
+            return (0, 0, 0)
+        if self.fn is None:
+            return (1, self.reentrant_depth, 0)
+        return (2, self.reentrant_depth, self.fn.sequence_nr)
+
+
+class ReadyQueue:
+    """A priority queue of NodeTasks: shutdown first, then wake-ups, then deeper reentrant
+    tasks, then higher sequence_nr (torch's CompareNodeTaskTime); ties in push order."""
+
+    def __init__(self, device: str, name: str, owner: int | None = None):
+        self.id = next(_queue_ids)
+        self.device = device
+        self.name = name
+        self.owner = owner  # ident of the thread that pops from it
+        # _lock (through _not_empty) protects: _heap, _count.
+        self._lock = threading.Lock()
+        self._not_empty = threading.Condition(self._lock)
+        self._heap: list[tuple] = []
+        self._count = itertools.count()
+        probe = _ENGINE.probe
+        if probe is not None:
+            probe.queue_created(self)
+
+    def push(self, item: NodeTask, increment_outstanding: bool = True) -> None:
+        gt = item.graph_task
+        if item.is_shutdown:
+            sort_key: tuple = (0, 0, 0)
+        elif item.fn is None:
+            sort_key = (1, -item.reentrant_depth, 0)
+        else:
+            sort_key = (2, -item.reentrant_depth, -item.fn.sequence_nr)
+        if increment_outstanding and gt is not None:
+            # Counted before the task is visible to pop(); never nest task.mutex in _lock.
+            with gt.mutex:
+                gt.outstanding_tasks += 1
+        with self._lock:
+            heapq.heappush(self._heap, (sort_key, next(self._count), item))
+            size = len(self._heap)
+            probe = _ENGINE.probe
+            if probe is not None:
+                probe.queue_push(self, item, size)
+            self._not_empty.notify()
+
+    def push_shutdown(self) -> None:
+        self.push(NodeTask(None, None, InputBuffer(0), is_shutdown=True), increment_outstanding=False)
+
+    def pop(self) -> NodeTask:
+        with self._lock:
+            while not self._heap:
+                self._not_empty.wait()
+            item = heapq.heappop(self._heap)[2]
+            probe = _ENGINE.probe
+            if probe is not None:
+                probe.queue_pop(self, item, len(self._heap))
+            return item
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._heap)
+
+    def __repr__(self) -> str:
+        return f"<ReadyQueue {self.name} ({len(self)} tasks)>"
+
+
+class ExecInfo:
+    """Whether a node must run in a task with outputs, and which of its inputs are captured."""
+
+    __slots__ = ("needed", "captures")
+
+    def __init__(self) -> None:
+        self.needed = False
+        self.captures: list[tuple[int, int]] | None = None  # (input_nr, output index)
+
+    def should_execute(self) -> bool:
+        return self.needed or self.captures is not None
+
+
+class _Future:
+    """Completes once, with captured gradients or an exception."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self.value: list[Any] | None = None
+        self.error: BaseException | None = None
+
+    def completed(self) -> bool:
+        return self._done.is_set()
+
+    def mark_completed(self, value: list[Any]) -> None:
+        if not self._done.is_set():
+            self.value = value
+            self._done.set()
+
+    def set_error(self, exc: BaseException) -> None:
+        if not self._done.is_set():
+            self.error = exc
+            self._done.set()
+
+    def wait(self) -> list[Any]:
+        self._done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value or []
+
+
+class GraphTask:
+    """The state of one backward call (Engine.execute) while it runs."""
+
+    def __init__(self, keep_graph: bool, create_graph: bool, accumulate_grad: bool,
+                 reentrant_depth: int, cpu_ready_queue: ReadyQueue, exit_on_error: bool = False):  # fmt: skip
+        self.id = next(_task_ids)
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.accumulate_grad = accumulate_grad
+        self.reentrant_depth = reentrant_depth
+        self.exit_on_error = exit_on_error
+        self.cpu_ready_queue = cpu_ready_queue
+        # The device the task's owner thread works for ("cpu" or a device), and that thread.
+        self.owner_device: str | None = None
+        self.owner: int = threading.get_ident()
+        self.outputs: list[Edge] = []
+        # mutex protects: outstanding_tasks, not_ready, dependencies, captured_vars,
+        # has_error, future_completed, final_callbacks (torch guards the atomics separately).
+        self.mutex = threading.RLock()
+        self.outstanding_tasks = 0
+        self.not_ready: dict[Node, InputBuffer] = {}
+        self.dependencies: dict[Node, int] = {}
+        self.nodes_in_graph: set[Node] = set()
+        self.captured_vars: list[Any] = []
+        self.has_error = False
+        self.future_completed = False
+        self.final_callbacks: list[Callable[[], None]] = []
+        # Filled before the task starts, read-only afterwards: no lock needed.
+        self.exec_info: dict[Node, ExecInfo] = {}
+        self.future = _Future()
+
+    def completed(self) -> bool:
+        return self.outstanding_tasks == 0 or (self.exit_on_error and self.has_error)
+
+    def init_to_execute(self, graph_root: Node, outputs: list[Edge], accumulate_grad: bool,
+                        min_topo_nr: int) -> None:  # fmt: skip
+        """Mark the nodes on a path from graph_root to an output as needed (iterative DFS)."""
+        exec_info = self.exec_info
+        output_idx = 0
+        for edge in outputs:
+            info = exec_info.setdefault(edge.function, ExecInfo())
+            if accumulate_grad:
+                info.needed = True
+            else:
+                if info.captures is None:
+                    info.captures = []
+                info.captures.append((edge.input_nr, output_idx))
+                output_idx += 1
+        self.captured_vars = [None] * output_idx
+
+        def should_execute(fn: Node) -> bool:
+            info = exec_info.get(fn)
+            return info is not None and info.should_execute()
+
+        # Frames of (node, index of its next child to visit).
+        stack: list[list] = [[graph_root, 0]]
+        exec_info.setdefault(graph_root, ExecInfo())
+        seen: set[Node] = set()
+        while stack:
+            frame = stack[-1]
+            fn = frame[0]
+            child = None
+            edges = fn.next_edges
+            while frame[1] < len(edges):
+                candidate = edges[frame[1]].function
+                frame[1] += 1
+                if candidate is None:
+                    continue
+                if candidate in seen:
+                    if should_execute(candidate):
+                        exec_info.setdefault(fn, ExecInfo()).needed = True
+                    continue
+                seen.add(candidate)
+                child = candidate
+                break
+            if child is not None:
+                if child.topological_nr < min_topo_nr:
+                    continue  # made before the first output: no path to any output
+                stack.append([child, 0])
+            else:
+                stack.pop()
+                if should_execute(fn) and stack:
+                    exec_info.setdefault(stack[-1][0], ExecInfo()).needed = True
+
+    def set_exception(self, exc: BaseException, fn: Node | None) -> None:
+        with self.mutex:
+            first = not self.has_error
+            self.has_error = True
+        if first:
+            if anomaly.enabled and fn is not None and fn._metadata and "traceback_" in fn._metadata:
+                warnings.warn(
+                    f"Error detected in {fn.name()}. Traceback of forward call that caused the error:\n"
+                    f"{fn._metadata['traceback_']}",
+                    stacklevel=2,
+                )
+            self.future.set_error(exc)
+
+    def mark_as_completed_and_run_post_processing(self) -> None:
+        with self.mutex:
+            if self.future_completed:
+                return
+            self.future_completed = True
+        try:
+            self.exec_post_processing()
+            with self.mutex:
+                captured = list(self.captured_vars)
+            self.future.mark_completed(captured)
+        except BaseException as exc:  # a final callback failed: the caller sees it
+            self.future.set_error(exc)
+
+    def exec_post_processing(self) -> None:
+        # Callbacks may queue more callbacks while they run, so take them one at a time.
+        i = 0
+        while True:
+            with self.mutex:
+                if i >= len(self.final_callbacks):
+                    break
+                cb = self.final_callbacks[i]
+            probe = _ENGINE.probe
+            if probe is not None:
+                probe.callback(self, cb)
+            cb()
+            i += 1
+
+
+# -- the reentrant thread pool ---------------------------------------------------------------
+
+
+class ThreadPoolShared:
+    """Graph tasks handed over past max_recursion_depth, and the pool threads waiting for them."""
+
+    def __init__(self) -> None:
+        # mutex (through work) protects: num_workers, graphtasks_queue.
+        self.mutex = threading.Lock()
+        self.work = threading.Condition(self.mutex)
+        self.num_workers = 0
+        self.graphtasks_queue: deque[weakref.ref[GraphTask]] = deque()
+
+
+# -- the engine ------------------------------------------------------------------------------
+
+
+class Engine:
+    """Runs backward graphs. One default instance per process: ``get_default_engine()``."""
+
+    def __init__(self, max_recursion_depth: int = MAX_DEPTH) -> None:
+        self.probe: Probe | None = None
+        self.max_recursion_depth = max_recursion_depth
+        # _device_lock protects: device_ready_queues, device_threads.
+        self._device_lock = threading.Lock()
+        self.device_ready_queues: dict[str, ReadyQueue] = {}
+        self.device_threads: dict[str, threading.Thread] = {}
+        self.thread_pool_shared = ThreadPoolShared()
+        self.pool_threads: list[threading.Thread] = []
+
+    # -- queues and threads
+    def ready_queue(self, cpu_ready_queue: ReadyQueue, device: str) -> ReadyQueue:
+        """CPU work goes to the task's own CPU queue; other devices to their worker's queue."""
+        if device == CPU_DEVICE:
+            return cpu_ready_queue
+        return self._device_queue(device)
+
+    def _device_queue(self, device: str) -> ReadyQueue:
+        q = self.device_ready_queues.get(device)
+        if q is not None:
+            return q
+        with self._device_lock:
+            q = self.device_ready_queues.get(device)
+            if q is None:
+                q = ReadyQueue(device, device)
+                t = threading.Thread(
+                    target=self._thread_init, args=(device, q), name=f"gradviz-{device}", daemon=True
+                )
+                t.gv_role = "device_worker"  # type: ignore[attr-defined]
+                t.gv_device = device  # type: ignore[attr-defined]
+                self.device_ready_queues[device] = q
+                self.device_threads[device] = t
+                t.start()
+                q.owner = t.ident
+        return q
+
+    def _thread_init(self, device: str, queue: ReadyQueue) -> None:
+        tls = _state.tls
+        tls.worker_device = device
+        tls.local_ready_queue = queue
+        probe = self.probe
+        if probe is not None:
+            probe.thread_start("device_worker", device)
+        try:
+            self.thread_main(None)
+        finally:
+            probe = self.probe
+            if probe is not None:
+                probe.thread_end()
+
+    def _init_local_ready_queue(self) -> ReadyQueue:
+        tls = _state.tls
+        if tls.local_ready_queue is None:
+            name = threading.current_thread().name
+            tls.local_ready_queue = ReadyQueue(CPU_DEVICE, f"cpu@{name}", threading.get_ident())
+        return tls.local_ready_queue
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop the device workers (they start again lazily if needed)."""
+        with self._device_lock:
+            queues = dict(self.device_ready_queues)
+            threads = dict(self.device_threads)
+            self.device_ready_queues.clear()
+            self.device_threads.clear()
+        for q in queues.values():
+            q.push_shutdown()
+        for t in threads.values():
+            if t is not threading.current_thread():
+                t.join(timeout)
+
+    # -- the main entry point
+    def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
+                accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:  # fmt: skip
+        outputs = outputs or []
+        validate_outputs(roots, inputs, lambda msg: msg)
+        tls = _state.tls
+        local_queue = self._init_local_ready_queue()
+        not_reentrant = tls.worker_device is _state.NO_DEVICE
+        task = GraphTask(
+            keep_graph, create_graph, accumulate_grad,
+            0 if not_reentrant else tls.total_depth + 1, local_queue,
+        )  # fmt: skip
+        task.outputs = outputs
+        skip_dummy = len(roots) == 1
+        graph_root = roots[0].function if skip_dummy else GraphRoot(roots, inputs)
+        probe = self.probe
+        if probe is not None:
+            if graph_root is not None and not skip_dummy:
+                probe.node_created(graph_root)
+            probe.task_begin(task, roots, None if skip_dummy else graph_root, outputs)
+        min_topo_nr = compute_min_topological_nr(outputs)
+        compute_dependencies(graph_root, task, min_topo_nr)
+        if probe is not None:
+            probe.dependencies(task)
+        if outputs:
+            task.init_to_execute(graph_root, outputs, accumulate_grad, min_topo_nr)
+            if probe is not None:
+                probe.exec_info(task)
+        if skip_dummy:
+            buf = InputBuffer(graph_root.num_inputs)
+            mode = buf.add(roots[0].input_nr, inputs[0])
+            if probe is not None:
+                probe.buffer_add(task, graph_root, roots[0].input_nr, inputs[0], mode, None)
+        else:
+            buf = InputBuffer(0)
+        try:
+            return self.execute_with_graph_task(task, graph_root, buf).wait()
+        finally:
+            probe = self.probe
+            if probe is not None:
+                probe.task_end(task, task.future.error)
+
+    def execute_with_graph_task(self, task: GraphTask, graph_root: Node, buf: InputBuffer) -> _Future:
+        tls = _state.tls
+        queue = self.ready_queue(task.cpu_ready_queue, buf.device())
+        if tls.worker_device is _state.NO_DEVICE:
+            # A call from user code: this thread drives CPU work until the task completes.
+            tls.worker_device = CPU_DEVICE
+            task.owner_device = CPU_DEVICE
+            queue.push(NodeTask(task, graph_root, buf))
+            try:
+                self.thread_main(task)
+            finally:
+                tls.worker_device = _state.NO_DEVICE
+        else:
+            # Reentrant: nested inside a node running on this thread.
+            task.owner_device = tls.worker_device
+            queue.push(NodeTask(task, graph_root, buf))
+            tls.current_depth += 1
+            try:
+                if tls.current_depth >= self.max_recursion_depth:
+                    self.add_thread_pool_task(task)
+                else:
+                    tls.total_depth += 1
+                    try:
+                        self.thread_main(task)
+                    finally:
+                        tls.total_depth -= 1
+            finally:
+                tls.current_depth -= 1
+        return task.future
+
+    def add_thread_pool_task(self, task: GraphTask) -> None:
+        shared = self.thread_pool_shared
+        probe = self.probe
+        if probe is not None:
+            probe.pool_push(task, _state.tls.total_depth)
+        with shared.mutex:
+            # Workers already waiting may be too few for the tasks queued before this one.
+            create = shared.num_workers <= len(shared.graphtasks_queue)
+            shared.graphtasks_queue.append(weakref.ref(task))
+        if create:
+            t = threading.Thread(target=self._reentrant_thread_init, name="gradviz-reentrant", daemon=True)
+            t.gv_role = "reentrant_pool"  # type: ignore[attr-defined]
+            t.gv_device = None  # type: ignore[attr-defined]
+            self.pool_threads.append(t)
+            t.start()
+        with shared.mutex:
+            shared.work.notify()
+
+    def _reentrant_thread_init(self) -> None:
+        shared = self.thread_pool_shared
+        tls = _state.tls
+        probe = self.probe
+        if probe is not None:
+            probe.thread_start("reentrant_pool", None)
+        while True:
+            with shared.mutex:
+                shared.num_workers += 1
+                while not shared.graphtasks_queue:
+                    shared.work.wait()
+                shared.num_workers -= 1
+                ref = shared.graphtasks_queue.popleft()
+            task = ref()
+            if task is None:
+                continue  # the task's owner gave up on it
+            probe = self.probe
+            if probe is not None:
+                probe.pool_take(task)
+            tls.worker_device = task.owner_device
+            # Work from the owner's queue: its CPU queue, or its device's queue.
+            tls.local_ready_queue = self.ready_queue(task.cpu_ready_queue, task.owner_device or CPU_DEVICE)
+            tls.total_depth = task.reentrant_depth
+            self.thread_main(task)
+
+    # -- the worker loop
+    def thread_main(self, graph_task: GraphTask | None) -> None:
+        """Pop and run tasks until graph_task completes (forever, for device workers)."""
+        tls = _state.tls
+        queue = tls.local_ready_queue
+        while graph_task is None or not graph_task.future.completed():
+            task = queue.pop()
+            if task.is_shutdown:
+                break
+            local_task = task.graph_task
+            if local_task is None:
+                continue
+            if task.fn is not None and not local_task.has_error:
+                prev_task, prev_grad = tls.current_graph_task, _grad_state.enabled
+                tls.current_graph_task = local_task
+                # Inside the engine, grad mode is what the task asked for (create_graph).
+                _grad_state.enabled = local_task.create_graph
+                try:
+                    self.evaluate_function(local_task, task.fn, task.inputs, local_task.cpu_ready_queue)
+                except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                    self.thread_on_exception(local_task, task.fn, exc)
+                finally:
+                    tls.current_graph_task, _grad_state.enabled = prev_task, prev_grad
+            with local_task.mutex:
+                local_task.outstanding_tasks -= 1
+                done = local_task.completed()
+            if done:
+                local_task.mark_as_completed_and_run_post_processing()
+                # The owner may be asleep in pop(): wake it so it sees the task completed.
+                if tls.worker_device != local_task.owner_device:
+                    owner_queue = self.ready_queue(local_task.cpu_ready_queue, local_task.owner_device)
+                    owner_queue.push(NodeTask(local_task, None, InputBuffer(0)))
+
+    def thread_on_exception(self, task: GraphTask, fn: Node, exc: BaseException) -> None:
+        probe = self.probe
+        if probe is not None:
+            forward = fn._metadata.get("traceback_") if fn._metadata else None
+            probe.error(task, fn, exc, forward)
+        task.set_exception(exc, fn)
+
+    def evaluate_function(self, task: GraphTask, fn: Node, inputs: InputBuffer,
+                          cpu_ready_queue: ReadyQueue) -> None:  # fmt: skip
+        probe = self.probe
+        exec_info = task.exec_info
+        if exec_info:
+            info = exec_info[fn]
+            grads = inputs.buffer
+            if not info.needed:
+                # Tensor pre-hooks still run exactly once, before the capture.
+                grads = call_tensor_pre_hooks(task, fn, grads, probe)
+            if info.captures is not None:
+                with task.mutex:
+                    for input_nr, output_idx in info.captures:
+                        task.captured_vars[output_idx] = grads[input_nr]
+                        if probe is not None:
+                            probe.captured_grad(task, fn, input_nr, output_idx, grads[input_nr])
+            if not info.needed:
+                return
+        outputs = self.call_function(task, fn, inputs, probe)
+        if not task.keep_graph:
+            released = fn.release_variables()
+            if probe is not None and released:
+                probe.saved_release(fn, released)
+        num_outputs = len(outputs)
+        if num_outputs == 0:
+            return
+        if anomaly.enabled and anomaly.check_nan:
+            for i, out in enumerate(outputs):
+                if out is not None and bool(np.isnan(out._data).any()):
+                    message = f"Function '{fn.name()}' returned nan values in its {i}th output."
+                    if probe is not None:
+                        probe.anomaly(task, fn, message, fn._metadata.get("traceback_") if fn._metadata else None)
+                    raise RuntimeError(message)
+        with task.mutex:
+            dependencies = task.dependencies
+            not_ready = task.not_ready
+            for i in range(num_outputs):
+                next_fn, input_nr = fn.next_edges[i]
+                if next_fn is None:
+                    continue
+                remaining = dependencies.get(next_fn)
+                if remaining is None:
+                    raise RuntimeError(f"dependency not found for {next_fn.name()}")
+                remaining -= 1
+                is_ready = remaining == 0
+                if is_ready:
+                    del dependencies[next_fn]
+                else:
+                    dependencies[next_fn] = remaining
+                if probe is not None:
+                    probe.dependency_decrement(task, next_fn, fn, remaining)
+                output = outputs[i]
+                buf = not_ready.get(next_fn)
+                if buf is None:
+                    if exec_info:
+                        info = exec_info.get(next_fn)
+                        if info is None or not info.should_execute():
+                            continue  # pruned: not on a path to the requested outputs
+                    buf = InputBuffer(next_fn.num_inputs)
+                    mode = buf.add(input_nr, output)
+                    if probe is not None:
+                        probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
+                    if is_ready:
+                        self.ready_queue(cpu_ready_queue, buf.device()).push(NodeTask(task, next_fn, buf))
+                    else:
+                        not_ready[next_fn] = buf
+                        if probe is not None:
+                            probe.not_ready_park(task, next_fn, remaining)
+                else:
+                    mode = buf.add(input_nr, output)
+                    if probe is not None:
+                        probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
+                    if is_ready:
+                        del not_ready[next_fn]
+                        if probe is not None:
+                            probe.not_ready_take(task, next_fn)
+                        self.ready_queue(cpu_ready_queue, buf.device()).push(NodeTask(task, next_fn, buf))
+
+    def call_function(self, task: GraphTask, fn: Node, inputs: InputBuffer, probe: Probe | None) -> list:
+        """Hooks and the node, in torch's order: tensor pre-hooks, retains_grad hooks, pre-hooks,
+        the function, output validation, post-hooks."""
+        if probe is not None:
+            probe.node_begin(task, fn, _state.tls.current_depth)
+        ok = False
+        try:
+            grads = call_tensor_pre_hooks(task, fn, inputs.buffer, probe)
+            if fn._pre_hooks:
+                for hook in list(fn._pre_hooks.values()):
+                    if probe is not None:
+                        probe.hook(task, fn, "pre", hook)
+                    res = hook(tuple(grads))
+                    if res is not None:
+                        grads = list(res)
+            outputs = fn.apply(list(grads))
+            outputs = validate_outputs(
+                fn.next_edges, outputs, lambda msg, fn=fn: f"Function {fn.name()} returned an {msg}"
+            )
+            if fn._post_hooks:
+                for hook in list(fn._post_hooks.values()):
+                    if probe is not None:
+                        probe.hook(task, fn, "post", hook)
+                    res = hook(tuple(outputs), tuple(grads))
+                    if res is not None:
+                        outputs = list(res)
+            ok = True
+            return outputs
+        finally:
+            if probe is not None:
+                probe.node_end(task, fn, ok)
+
+    def queue_callback(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the current graph task finishes (only inside a backward)."""
+        task = _state.tls.current_graph_task
+        if task is None:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        with task.mutex:
+            task.final_callbacks.append(callback)
+
+
+def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe | None) -> list:
+    if fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None:
+        return grads
+    grads = list(grads)
+    if fn._tensor_pre_hooks:
+        for slot, hooks in fn._tensor_pre_hooks.items():
+            for hook in list(hooks.values()):
+                if probe is not None:
+                    probe.hook(task, fn, "tensor_pre", hook)
+                res = hook(grads[slot])
+                if res is not None:
+                    grads[slot] = res
+    if fn._retains_grad_hooks:
+        for slot, hook in fn._retains_grad_hooks.items():
+            if probe is not None:
+                probe.hook(task, fn, "retains_grad", hook)
+            res = hook(grads[slot])
+            if res is not None:
+                grads[slot] = res
+    return grads
+
+
+def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
+    """Count, for every node reachable from root, how many edges point at it (iterative)."""
+    dependencies = task.dependencies
+    seen = task.nodes_in_graph
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        if fn.topological_nr < min_topo_nr:
+            continue
+        for next_fn, _ in fn.next_edges:
+            if next_fn is not None:
+                dependencies[next_fn] = dependencies.get(next_fn, 0) + 1
+                if next_fn not in seen:
+                    seen.add(next_fn)
+                    stack.append(next_fn)
+
+
+def compute_min_topological_nr(outputs: list[Edge]) -> int:
+    if not outputs:
+        return 0
+    return min(e.function.topological_nr for e in outputs if e.function is not None)
+
+
+def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str]) -> list[Any]:
+    """Check each gradient against the metadata of the input it flows into; reduce broadcasts
+    and cast dtypes as torch does."""
+    if len(grads) != len(edges):
+        raise RuntimeError(
+            format_error(f"invalid number of gradients - expected {len(edges)}, but got {len(grads)}")
+        )
+    grads = list(grads)
+    for i, (fn, input_nr) in enumerate(edges):
+        grad = grads[i]
+        if fn is None or grad is None:
+            continue
+        meta = fn.input_metadata[input_nr]
+        if grad.shape != meta.shape:
+            if _expandable_to(meta.shape, grad.shape):
+                from gradviz.ops.functions import sum_to
+
+                grad = sum_to(grad, meta.shape)
+            else:
+                raise RuntimeError(format_error(
+                    f"invalid gradient at index {i} - got {list(grad.shape)} but expected shape "
+                    f"compatible with {list(meta.shape)}"
+                ))
+        if grad.dtype is not meta.dtype:
+            grad = grad.to(meta.dtype)
+        if grad.device != meta.device:
+            # A 0-dim CPU gradient may meet any device (torch allows CPU scalars).
+            if not (grad.device.type == "cpu" and grad.ndim == 0):
+                raise RuntimeError(format_error(
+                    f"invalid gradient at index {i} - expected device {meta.device} but got {grad.device}"
+                ))
+        grads[i] = grad
+    return grads
+
+
+def _expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired), strict=False):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+_ENGINE = Engine()
+graph._ENGINE = _ENGINE
+
+
+def get_default_engine() -> Engine:
+    return _ENGINE
+
+
+def _shutdown_at_exit() -> None:
+    _ENGINE.shutdown(timeout=1.0)
+
+
+atexit.register(_shutdown_at_exit)

@@ -1,0 +1,159 @@
+"""Custom autograd Functions: ``class F(Function)`` with static forward and backward."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import (
+    InputMetadata,
+    Node,
+    SavedVariable,
+    collect_next_edges,
+    next_sequence_nr,
+    node_created,
+)
+
+
+class BackwardCFunction(Node):
+    """The node of a custom Function; also its ``ctx``. Named ``<Class>Backward``."""
+
+    __slots__ = (
+        "_forward_cls", "_saved", "to_save", "needs_input_grad", "_is_tensor_input", "dirty_tensors",
+        "non_differentiable", "materialize_grads", "__dict__",
+    )  # fmt: skip
+
+    def __init__(self, forward_cls: type) -> None:
+        # Torch numbers the node before forward runs; edges are set once inputs are known.
+        super().__init__([], sequence_nr=next_sequence_nr())
+        self._forward_cls = forward_cls
+        self._saved: list[SavedVariable | None] | None = None
+        self.to_save: tuple = ()
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._is_tensor_input: tuple[bool, ...] = ()
+        self.dirty_tensors: tuple = ()
+        self.non_differentiable: tuple = ()
+        self.materialize_grads = True
+
+    def name(self) -> str:
+        return f"{self._forward_cls.__name__}Backward"
+
+    # -- ctx API
+    def save_for_backward(self, *tensors: Any) -> None:
+        self.to_save = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._saved is None:
+            return ()
+        return tuple(None if s is None else s.unpack(self) for s in self._saved)
+
+    def release_variables(self) -> int:
+        if not self._saved:
+            return 0
+        n = 0
+        for s in self._saved:
+            if s is not None and not s.released:
+                s.release()
+                n += 1
+        return n
+
+    def saved_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(s.shape) for s in (self._saved or []) if s is not None]
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        from gradviz.ops.functions import zeros_for
+
+        if self.materialize_grads:
+            grads = [
+                zeros_for(m.shape, m.dtype, m.device) if g is None else g
+                for g, m in zip(grads, self.input_metadata, strict=True)
+            ]
+        result = self._forward_cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_args = len(self._is_tensor_input)
+        if len(result) != n_args:
+            if len(result) > n_args and all(r is None for r in result[n_args:]):
+                result = result[:n_args]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n_args}, got {len(result)})"
+                )
+        return [g for g, is_t in zip(result, self._is_tensor_input, strict=True) if is_t]
+
+
+class FunctionMeta(type):
+    pass
+
+
+class Function(metaclass=FunctionMeta):
+    """Subclass with ``forward(ctx, *args)`` and ``backward(ctx, *grads)`` static methods, then
+    call ``YourFunction.apply(*args)``."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("You must implement the backward function for custom autograd.Function.")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        from gradviz.tensor import Tensor
+
+        is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        tensor_args = tuple(a for a in args if isinstance(a, Tensor))
+        requires = _grad_state.enabled and any(t.requires_grad for t in tensor_args)
+        ctx = BackwardCFunction(cls)
+        ctx._is_tensor_input = is_tensor
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        prev = _grad_state.enabled
+        _grad_state.enabled = False
+        try:
+            out = cls.forward(ctx, *args)
+        finally:
+            _grad_state.enabled = prev
+        outs = out if isinstance(out, tuple) else (out,)
+        if not requires:
+            return out
+        ctx.set_next_edges(collect_next_edges(tensor_args))
+        non_diff = {id(t) for t in ctx.non_differentiable}
+        dirty = {id(t) for t in ctx.dirty_tensors}
+        meta = []
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                continue
+            if id(o) in dirty:
+                o._version[0] += 1
+            if id(o) in non_diff:
+                meta.append(InputMetadata(o.shape, o.dtype, o.device))
+                continue
+            if any(o is t for t in tensor_args) and id(o) not in dirty:
+                # Returning an input as-is: torch gives the output its own identity (a view).
+                o = o.detach()
+                outs = outs[:i] + (o,) + outs[i + 1 :]
+            o.grad_fn = ctx
+            o._output_nr = i
+            meta.append(InputMetadata(o.shape, o.dtype, o.device))
+        ctx.input_metadata = meta
+        ctx._saved = [
+            None if t is None else SavedVariable(t, is_output=any(t is o for o in outs)) for t in ctx.to_save
+        ]
+        node_created(ctx)
+        return outs if isinstance(out, tuple) else outs[0]
+
+
+class FunctionCtx:
+    """Type of ``ctx`` for annotations."""

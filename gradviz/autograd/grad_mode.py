@@ -1,0 +1,134 @@
+"""Grad mode and anomaly mode.
+
+Grad mode is thread-local, as in torch: each thread starts with grad enabled, and the engine sets
+it to ``create_graph`` on whichever thread runs a task's nodes. The context managers save the
+previous value on entry and restore it on exit. Anomaly mode is process-wide, as in torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class _GradState(threading.local):
+    enabled = True
+
+
+_state = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    return _state.enabled
+
+
+def _set_enabled(mode: bool) -> None:
+    _state.enabled = mode
+
+
+class _DecoratorContext:
+    """A save/restore context manager that also works as a function decorator."""
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _args(self) -> tuple:
+        return ()
+
+
+class no_grad(_DecoratorContext):  # noqa: N801
+    """Disable graph building on this thread inside the block (thread-local)."""
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self.prev
+
+
+class enable_grad(_DecoratorContext):  # noqa: N801
+    """Enable graph building on this thread inside the block (thread-local)."""
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContext):  # noqa: N801
+    """Set grad mode on this thread; takes effect at once, and as a context manager restores it."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self.prev = _state.enabled
+        _state.enabled = self.mode
+
+    def _args(self) -> tuple:
+        return (self.mode,)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self.prev
+
+
+class _AnomalyState:
+    enabled = False
+    check_nan = True
+
+
+anomaly = _AnomalyState()
+
+
+def is_anomaly_enabled() -> bool:
+    return anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return anomaly.check_nan
+
+
+class detect_anomaly(_DecoratorContext):  # noqa: N801
+    """Record forward tracebacks in new nodes and check backward outputs for NaN (process-wide)."""
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+
+    def _args(self) -> tuple:
+        return (self.check_nan,)
+
+    def __enter__(self) -> None:
+        self.prev = (anomaly.enabled, anomaly.check_nan)
+        anomaly.enabled, anomaly.check_nan = True, self.check_nan
+
+    def __exit__(self, *exc: object) -> None:
+        anomaly.enabled, anomaly.check_nan = self.prev
+
+
+class set_detect_anomaly(_DecoratorContext):  # noqa: N801
+    """Turn anomaly mode on or off at once; as a context manager, restore it on exit."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev = (anomaly.enabled, anomaly.check_nan)
+        self.mode, self.check_nan = bool(mode), check_nan
+        anomaly.enabled, anomaly.check_nan = self.mode, check_nan
+
+    def _args(self) -> tuple:
+        return (self.mode, self.check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        anomaly.enabled, anomaly.check_nan = self.prev

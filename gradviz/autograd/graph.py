@@ -1,0 +1,371 @@
+"""The backward graph: Node, Edge, AccumulateGrad, GraphRoot, SavedVariable.
+
+A Node is one backward function. Its ``next_edges`` hold one Edge per forward input: the node
+that will receive the gradient of that input and which of its inputs (InputBuffer slots) it
+feeds. An Edge whose function is None stands for an input that needs no gradient, so
+``next_functions`` shows ``(None, 0)`` there, as torch does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gradviz.autograd import _state
+from gradviz.autograd.grad_mode import anomaly, is_grad_enabled
+
+if TYPE_CHECKING:
+    from gradviz.tensor import Tensor
+
+# AccumulateGrad nodes get the largest sequence number so that, among ready nodes, they run as
+# soon as possible and free their gradients early (torch uses UINT64_MAX the same way).
+MAX_SEQUENCE_NR = 2**64 - 1
+
+_node_ids = itertools.count(1)
+
+# Set by gradviz.autograd.engine on import: graph construction reports to the engine's probe.
+_ENGINE: Any = None
+
+
+class _SequenceCounter(threading.local):
+    """Per-thread creation counter, as torch's at::sequence_number."""
+
+    value = 0
+
+
+_sequence = _SequenceCounter()
+
+
+def next_sequence_nr() -> int:
+    s = _sequence
+    nr = s.value
+    s.value = nr + 1
+    return nr
+
+
+def peek_sequence_nr() -> int:
+    return _sequence.value
+
+
+class Edge(NamedTuple):
+    """Where a gradient goes: ``function``'s input number ``input_nr``."""
+
+    function: Node | None
+    input_nr: int
+
+    def is_valid(self) -> bool:
+        return self.function is not None
+
+
+NO_EDGE = Edge(None, 0)
+
+
+class InputMetadata(NamedTuple):
+    """What a node expects of the gradient arriving in one InputBuffer slot."""
+
+    shape: tuple[int, ...]
+    dtype: Any  # gradviz dtype
+    device: Any  # gradviz device
+
+
+class RemovableHandle:
+    """Returned by hook registration; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, container: dict):
+        self.id = next(RemovableHandle._ids)
+        self._container = container
+
+    def remove(self) -> None:
+        self._container.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class Node:
+    """A backward function: takes gradients of its forward outputs, returns those of its inputs."""
+
+    __slots__ = (
+        "_id", "sequence_nr", "topological_nr", "next_edges", "input_metadata",
+        "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks",
+        "_metadata", "source", "__weakref__",
+    )  # fmt: skip
+
+    def __init__(self, next_edges: list[Edge] | None = None, sequence_nr: int | None = None):
+        self._id = next(_node_ids)
+        self.sequence_nr = next_sequence_nr() if sequence_nr is None else sequence_nr
+        self.input_metadata: list[InputMetadata] = []
+        self._pre_hooks: dict[int, Callable] | None = None
+        self._post_hooks: dict[int, Callable] | None = None
+        # Tensor hooks registered on this node's inputs: slot -> {handle id: fn}.
+        self._tensor_pre_hooks: dict[int, dict[int, Callable]] | None = None
+        # retain_grad() of a non-leaf: slot -> fn. Runs after all tensor pre-hooks.
+        self._retains_grad_hooks: dict[int, Callable] | None = None
+        self._metadata: dict | None = None
+        self.source: str | None = None
+        self.topological_nr = 0
+        self.set_next_edges(next_edges or [])
+
+    def set_next_edges(self, edges: list[Edge]) -> None:
+        self.next_edges = edges
+        topo = 0
+        for fn, _ in edges:
+            if fn is not None and fn.topological_nr >= topo:
+                topo = fn.topological_nr + 1
+        self.topological_nr = topo
+
+    # -- torch's Python-facing API
+    def name(self) -> str:
+        return type(self).__name__
+
+    def _sequence_nr(self) -> int:
+        return self.sequence_nr
+
+    def _topological_nr(self) -> int:
+        return self.topological_nr
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((e.function, e.input_nr) for e in self.next_edges)
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.input_metadata)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.next_edges)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def device(self) -> str:
+        """Device of the first input's metadata (cpu for nodes without inputs)."""
+        return str(self.input_metadata[0].device) if self.input_metadata else "cpu"
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """Post-hook ``fn(grad_inputs, grad_outputs)``; may return replacement grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """Pre-hook ``fn(grad_outputs)``; may return replacement grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def _register_tensor_pre_hook(self, slot: int, fn: Callable) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        hooks = self._tensor_pre_hooks.setdefault(slot, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    # -- what subclasses provide
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        raise NotImplementedError(f"{self.name()} has no backward")
+
+    def release_variables(self) -> int:
+        """Free saved tensors; returns how many were released."""
+        return 0
+
+    def saved_shapes(self) -> list[tuple[int, ...]]:
+        return []
+
+    def __call__(self, *grads: Tensor | None) -> Any:
+        out = self.apply(list(grads))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} seq={self.sequence_nr} topo={self.topological_nr}>"
+
+
+class GraphRoot(Node):
+    """Starts a backward with several roots: it 'returns' the given root gradients."""
+
+    __slots__ = ("outputs",)
+
+    def __init__(self, roots: list[Edge], grads: list[Tensor | None]):
+        super().__init__(list(roots))
+        self.outputs = list(grads)
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return list(self.outputs)
+
+
+class Identity(Node):
+    """Stands in for an input unreachable from the graph (torch's NOTE: Autograd Unreachable Input)."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return list(grads)
+
+
+class AccumulateGrad(Node):
+    """Adds the incoming gradient into a leaf's ``.grad``. One per leaf, shared by every use."""
+
+    __slots__ = ("variable", "lock")
+
+    def __init__(self, variable: Tensor):
+        super().__init__([], sequence_nr=MAX_SEQUENCE_NR)
+        self.variable = variable
+        # Held while .grad is read and written: several graph tasks (threads) may share a leaf.
+        self.lock = threading.Lock()
+        self.input_metadata = [InputMetadata(variable.shape, variable.dtype, variable.device)]
+
+    @property
+    def device(self) -> str:
+        return str(self.variable.device)
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        if len(grads) != 1:
+            raise RuntimeError(f"AccumulateGrad: expected 1 input, got {len(grads)}")
+        new_grad = grads[0]
+        var = self.variable
+        if new_grad is None or not var.requires_grad:
+            return []
+        probe = _ENGINE.probe
+        with self.lock:
+            old = var.grad
+            if old is None:
+                # Never alias the engine's buffer: the user owns .grad and may change it in place.
+                result, mode = (new_grad.clone() if is_grad_enabled() else new_grad.detach().clone()), "set"
+            elif not is_grad_enabled():
+                old._data += new_grad._data.astype(old._data.dtype, copy=False)
+                old._version[0] += 1
+                result, mode = old, "accumulate"
+            else:
+                result, mode = old + new_grad, "replace"
+            before = old.detach().clone() if (probe is not None and old is not None) else None
+            var.grad = result
+            if probe is not None:
+                probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
+        return []
+
+
+class SavedVariable:
+    """A tensor a node kept for backward, with the version it had when saved."""
+
+    __slots__ = ("tensor", "version", "released", "is_output", "shape")
+
+    def __init__(self, tensor: Tensor, is_output: bool = False):
+        self.tensor: Tensor | None = tensor
+        self.version = tensor._version[0]
+        self.released = False
+        self.is_output = is_output
+        self.shape = tensor.shape
+
+    def unpack(self, saved_for: Node | None = None) -> Tensor:
+        t = self.tensor
+        if self.released or t is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if t._version[0] != self.version:
+            raise RuntimeError(_modified_message(t, self.version))
+        return t
+
+    def release(self) -> None:
+        self.tensor = None
+        self.released = True
+
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+def _modified_message(t: Tensor, expected: int) -> str:
+    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[t.dtype.name]
+    dims = ", ".join(str(d) for d in t.shape)
+    where = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn is not None else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [gradviz.{kind}Tensor [{dims}]]{where} is at version {t._version[0]}; "
+        f"expected version {expected} instead. Hint: enable anomaly detection to find the "
+        "operation that failed to compute its gradient, with "
+        "gradviz.autograd.set_detect_anomaly(True)."
+    )
+
+
+# -- building the graph -----------------------------------------------------------------
+
+_PKG_DIR = __file__.rsplit("/autograd/", 1)[0]
+
+
+def user_source() -> str | None:
+    """file:line of the innermost frame outside the gradviz package (the user's op call)."""
+    f = sys._getframe(2)
+    while f is not None:
+        fname = f.f_code.co_filename
+        if not fname.startswith(_PKG_DIR):
+            return f"{fname}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
+def forward_traceback() -> str:
+    """The forward stack, for anomaly mode, without gradviz's own frames."""
+    frames = [fs for fs in traceback.extract_stack()[:-1] if not fs.filename.startswith(_PKG_DIR)]
+    return "".join(traceback.format_list(frames))
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, made on first use and held weakly by the tensor (as torch)."""
+    ref = t._grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        import weakref
+
+        acc = AccumulateGrad(t)
+        t._grad_accumulator = weakref.ref(acc)
+        probe = _ENGINE.probe
+        if probe is not None:
+            acc.source = user_source()
+            probe.node_created(acc)
+    return acc
+
+
+def gradient_edge(t: Tensor) -> Edge:
+    """Where t's gradient goes: its grad_fn's slot, or its AccumulateGrad if it is a leaf."""
+    fn = t.grad_fn
+    if fn is not None:
+        return Edge(fn, t._output_nr)
+    if t._requires_grad:
+        return Edge(grad_accumulator(t), 0)
+    return NO_EDGE
+
+
+def collect_next_edges(tensors: tuple) -> list[Edge]:
+    return [NO_EDGE if t is None or not t.requires_grad else gradient_edge(t) for t in tensors]
+
+
+def node_created(node: Node) -> None:
+    """Report a finished node: the probe (when recording) and anomaly mode's forward trace."""
+    if anomaly.enabled:
+        node.metadata["traceback_"] = forward_traceback()
+    probe = _ENGINE.probe
+    if probe is not None:
+        node.source = user_source()
+        probe.node_created(node)

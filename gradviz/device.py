@@ -1,0 +1,115 @@
+"""Devices, and the one place that chooses the array module for each.
+
+- ``cpu``: numpy; CPU work runs on the calling thread.
+- ``virtual:N``: numpy storage that the engine treats as an accelerator: its own worker thread
+  and ready queue, so multi-device scheduling can be watched (and tested) without a GPU.
+- ``cuda:N``: cupy arrays, where cupy and an NVIDIA GPU exist.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from types import ModuleType
+
+import numpy as np
+
+_TYPES = ("cpu", "virtual", "cuda")
+
+
+class device:  # noqa: N801 - mirrors torch.device
+    __slots__ = ("type", "index", "_str")
+
+    def __init__(self, spec: str | device, index: int | None = None):
+        if isinstance(spec, device):
+            self.type, self.index, self._str = spec.type, spec.index, spec._str
+            return
+        if not isinstance(spec, str):
+            raise TypeError(f"device() expects a string such as 'cpu' or 'virtual:0', got {type(spec).__name__}")
+        typ, _, idx = spec.partition(":")
+        if typ not in _TYPES:
+            raise RuntimeError(
+                f"Expected one of cpu, cuda, virtual device type at start of device string: {spec}"
+            )
+        if idx:
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{spec}'")
+            index = int(idx)
+        if typ != "cpu" and index is None:
+            index = 0
+        self.type = typ
+        self.index = None if typ == "cpu" else index
+        self._str = typ if typ == "cpu" else f"{typ}:{index}"
+
+    def __str__(self) -> str:
+        return self._str
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and other._str == self._str
+
+    def __hash__(self) -> int:
+        return hash(self._str)
+
+    @property
+    def is_accelerator(self) -> bool:
+        """True for devices the engine gives a worker thread (everything but cpu)."""
+        return self.type != "cpu"
+
+
+CPU = device("cpu")
+
+
+@cache
+def _cached(spec: str) -> device:
+    return device(spec)
+
+
+def as_device(spec: str | device | None) -> device:
+    if spec is None:
+        return CPU
+    if isinstance(spec, device):
+        return spec
+    return _cached(spec)
+
+
+def cupy_or_error() -> ModuleType:
+    """cupy, or a RuntimeError saying exactly what is missing for cuda devices."""
+    try:
+        import cupy  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise RuntimeError(
+            "cuda devices need cupy and an NVIDIA GPU: cupy is not installed "
+            "(pip install cupy-cuda12x on a machine with a GPU), use 'virtual:N' to watch "
+            "multi-device scheduling without one"
+        ) from exc
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # cupy raises its own CUDARuntimeError types
+        raise RuntimeError(f"cuda devices need an NVIDIA GPU: cupy found none ({exc})") from exc
+    if count == 0:
+        raise RuntimeError("cuda devices need an NVIDIA GPU: cupy found none")
+    return cupy
+
+
+def array_module(dev: device) -> ModuleType:
+    """numpy for cpu and virtual devices, cupy for cuda: the only place this is decided."""
+    if dev.type == "cuda":
+        return cupy_or_error()
+    return np
+
+
+def to_device_array(data, dev: device):
+    """Move an array to the storage of ``dev`` (a no-op between numpy devices)."""
+    if dev.type == "cuda":
+        cp = cupy_or_error()
+        with cp.cuda.Device(dev.index):
+            return cp.asarray(data)
+    if type(data) is not np.ndarray and hasattr(data, "get"):  # a cupy array coming home
+        return data.get()
+    return data

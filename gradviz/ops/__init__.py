@@ -1,0 +1,193 @@
+"""Tensor ops and the methods and operators they give Tensor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradviz import _dtype
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.ops.functions import *  # noqa: F403 - the op namespace
+from gradviz.ops.functions import (
+    NODES,
+    _as_tensor,
+    _binary_data,
+    _check_devices,
+    add,
+    div,
+    getitem,
+    mul,
+    neg,
+    pow,
+    rdiv,
+    record,
+    rsub,
+    save,
+    setitem,
+    sub,
+    to_copy,
+)
+from gradviz.tensor import Tensor
+
+# -- in-place ops ----------------------------------------------------------------------------
+
+
+def _check_inplace(a: Tensor) -> None:
+    if _grad_state.enabled and a.grad_fn is None and a._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if _grad_state.enabled and a._base is not None and a._base.requires_grad:
+        raise NotImplementedError(
+            "gradviz does not support in-place operations on views of tensors that require grad "
+            "(torch rebases such views with CopySlices); apply the op to the base tensor instead"
+        )
+
+
+def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
+    _check_inplace(a)
+    grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
+    saved = saved_fn(a, b) if (grad and saved_fn) else {}
+    data, bt = _binary_data(a, b, op)
+    if data.shape != a._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(data.shape)}"
+        )
+    if grad:
+        # The node's first edge is a's gradient edge as it was before this op rewrote a.
+        old = a.detach()
+        old.grad_fn, old._output_nr, old._requires_grad = a.grad_fn, a._output_nr, a._requires_grad
+        old._grad_accumulator = a._grad_accumulator
+    a._data[...] = data.astype(a._data.dtype, copy=False)
+    a._version[0] += 1
+    if grad:
+        if key in ("add", "sub"):
+            saved["alpha"] = alpha
+        record(NODES[key], (old, bt), [a], saved)
+    return a
+
+
+def add_(a: Tensor, b: Any, alpha: Any = 1) -> Tensor:
+    return _inplace("add", a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add, alpha=alpha)
+
+
+def sub_(a: Tensor, b: Any, alpha: Any = 1) -> Tensor:
+    return _inplace("sub", a, b, (lambda x, y: x - y * alpha) if alpha != 1 else np.subtract, alpha=alpha)
+
+
+def mul_(a: Tensor, b: Any) -> Tensor:
+    def saved(x: Tensor, y: Any) -> dict:
+        # The old value of a is overwritten, so a gradient for b needs a copy of it.
+        s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
+        if isinstance(y, Tensor) and y.requires_grad:
+            s["self"] = save(x.detach().clone())
+        return s
+
+    return _inplace("mul", a, b, np.multiply, saved)
+
+
+def div_(a: Tensor, b: Any) -> Tensor:
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            "result type Float can't be cast to the desired output type Long"
+        )
+
+    def saved(x: Tensor, y: Any) -> dict:
+        s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
+        if isinstance(y, Tensor) and y.requires_grad:
+            s["self"] = save(x.detach().clone())
+        return s
+
+    return _inplace("div", a, b, np.true_divide, saved)
+
+
+def zero_(a: Tensor) -> Tensor:
+    return fill_(a, 0)
+
+
+def fill_(a: Tensor, value: Any) -> Tensor:
+    _check_inplace(a)
+    if _grad_state.enabled and a.grad_fn is not None:
+        # The old value no longer matters: a becomes a constant, cut from the graph (as torch's
+        # FillBackward gives zero gradient to the old value).
+        a.grad_fn = None
+    a._data[...] = value._data if isinstance(value, Tensor) else value
+    a._version[0] += 1
+    return a
+
+
+# -- binding methods and operators -----------------------------------------------------------
+
+
+def _r(fn):
+    return lambda self, other: fn(_as_tensor(other, self), self) if isinstance(other, Tensor) else fn(
+        _as_tensor(other, self), self
+    )
+
+
+def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """to(dtype), to(device), to(device, dtype), to(other)."""
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg.device
+        else:
+            device = arg
+    return to_copy(self, dtype, device)
+
+
+def _max_method(self: Tensor, dim: Any = None, keepdim: bool = False):
+    from gradviz.ops import functions
+
+    return functions.max(self, dim, keepdim)
+
+
+def _min_method(self: Tensor, dim: Any = None, keepdim: bool = False):
+    from gradviz.ops import functions
+
+    return functions.min(self, dim, keepdim)
+
+
+def _bind() -> None:
+    from gradviz.ops import functions as F
+
+    methods = {
+        "__add__": add, "__radd__": lambda s, o: add(s, o), "__iadd__": add_,
+        "__sub__": sub, "__rsub__": lambda s, o: rsub(s, o) if not isinstance(o, Tensor) else sub(o, s),
+        "__isub__": sub_,
+        "__mul__": mul, "__rmul__": lambda s, o: mul(s, o), "__imul__": mul_,
+        "__truediv__": div, "__rtruediv__": lambda s, o: rdiv(s, o) if not isinstance(o, Tensor) else div(o, s),
+        "__itruediv__": div_,
+        "__pow__": pow, "__rpow__": lambda s, o: F._pow_base(o, s),
+        "__matmul__": F.matmul, "__rmatmul__": lambda s, o: F.matmul(o, s),
+        "__neg__": neg, "__abs__": F.abs, "__getitem__": getitem, "__setitem__": setitem,
+        "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt, "__ge__": F.ge,
+        "__invert__": F.logical_not, "__and__": F.logical_and, "__or__": F.logical_or,
+        "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": F.matmul,
+        "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "zero_": zero_, "fill_": fill_,
+        "abs": F.abs, "sqrt": F.sqrt, "exp": F.exp, "log": F.log, "log1p": F.log1p, "sin": F.sin,
+        "cos": F.cos, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "clamp": F.clamp,
+        "clip": F.clamp, "square": F.square, "reciprocal": F.reciprocal, "sign": F.sign,
+        "maximum": F.maximum, "minimum": F.minimum, "mm": F.mm, "mv": F.mv, "dot": F.dot, "bmm": F.bmm,
+        "sum": F.sum, "mean": F.mean, "max": _max_method, "min": _min_method, "var": F.var, "std": F.std,
+        "amax": F.amax, "argmax": F.argmax, "argmin": F.argmin,
+        "softmax": F.softmax, "log_softmax": F.log_softmax, "reshape": F.reshape, "view": F.view,
+        "flatten": F.flatten, "t": F.t, "transpose": F.transpose, "permute": F.permute,
+        "unsqueeze": F.unsqueeze, "squeeze": F.squeeze, "expand": F.expand, "expand_as": F.expand_as,
+        "split": F.split, "chunk": F.chunk, "unbind": F.unbind, "clone": F.clone,
+        "contiguous": F.contiguous, "to": _to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
+        "gt": F.gt, "ge": F.ge, "isnan": F.isnan, "isinf": F.isinf, "logical_not": F.logical_not,
+        "cpu": lambda s: to_copy(s, None, "cpu"), "cuda": lambda s, i=0: to_copy(s, None, f"cuda:{i}"),
+        "double": lambda s: to_copy(s, _dtype.float64), "float": lambda s: to_copy(s, _dtype.float32),
+        "long": lambda s: to_copy(s, _dtype.int64), "bool": lambda s: to_copy(s, _dtype.bool_),
+        "to_dtype": lambda s, dt: to_copy(s, dt), "type_as": lambda s, o: to_copy(s, o.dtype),
+        "allclose": F.allclose, "equal": F.equal,
+    }  # fmt: skip
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
+
+
+_bind()
+del _r

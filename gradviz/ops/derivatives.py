@@ -1,0 +1,198 @@
+"""The derivative table: one row per op, one gradient formula per forward input.
+
+Each formula takes the node (``n["name"]`` unpacks a saved value, checking its version) and the
+gradient of the op's output ``g`` (for multi-output rows, the list of output gradients, None
+where an output got no gradient), and returns the gradient of one input. ``None`` in place of a
+formula means the input is not differentiable. Formulas use differentiable ops, so a backward
+run with ``create_graph=True`` records its own graph. Names are checked against torch 2.13.
+"""
+
+from __future__ import annotations
+
+from gradviz.ops import functions as F
+from gradviz.ops.core import Derivative as D
+
+
+def _max_all(n, g):
+    # Ties share the gradient evenly, as torch's evenly_distribute_backward.
+    mask = F.eq(n["self"], n["result"])
+    return F.mul(F.div(g, F.sum(mask.to_dtype(g.dtype))), mask.to_dtype(g.dtype))
+
+
+def _select_dim(n, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    dim, keepdim = n["dim"], n["keepdim"]
+    idx = n["indices"]
+    if not keepdim:
+        g = F.unsqueeze(g, dim)
+        idx = F.unsqueeze(idx, dim)
+    positions = F.arange_like_dim(n["shape"], dim, idx.device)
+    return F.mul(g, F.eq(positions, idx).to_dtype(g.dtype))
+
+
+def _var(n, g, correction_scale=2.0):
+    x = n["self"]
+    dims, keepdim = n["dim"], n["keepdim"]
+    if dims is not None and not keepdim:
+        g = F.unsqueeze_dims(g, dims, x.ndim)
+    centered = F.sub(x, F.mean(x, dims, True))
+    return F.mul(F.mul(g, correction_scale / n["denom"]), centered)
+
+
+def _std(n, g):
+    dims, keepdim = n["dim"], n["keepdim"]
+    r = n["result"]
+    if dims is not None and not keepdim:
+        g = F.unsqueeze_dims(g, dims, n["self"].ndim)
+        r = F.unsqueeze_dims(r, dims, n["self"].ndim)
+    return _var(n, F.div(g, F.mul(r, 2.0)))
+
+
+def _zeros_filled(grads, like_shapes, dtype, device):
+    return [g if g is not None else F.zeros_for(s, dtype, device) for g, s in zip(grads, like_shapes, strict=True)]
+
+
+def _split(n, grads):
+    parts = _zeros_filled(grads, n["sizes"], n["dtype"], n["device"])
+    return F.cat(parts, n["dim"])
+
+
+def _unbind(n, grads):
+    parts = _zeros_filled(grads, n["sizes"], n["dtype"], n["device"])
+    return F.stack(parts, n["dim"])
+
+
+def _sum_dim(n, g):
+    if not n["keepdim"]:
+        g = F.unsqueeze_dims(g, n["dim"], len(n["shape"]))
+    return F.expand(g, n["shape"])
+
+
+def _mean_dim(n, g):
+    return F.div(_sum_dim(n, g), n["count"])
+
+
+def _pow_tensor_self(n, g):
+    x, e = n["self"], n["exponent"]
+    return F.mul(F.mul(g, e), F.pow(x, F.sub(e, 1.0)))
+
+
+def _pow_tensor_exponent(n, g):
+    # d/de x**e = x**e * log(x); torch masks the 0**e (e >= 0) points to 0 instead of NaN.
+    x, r = n["self"], n["result"]
+    safe = F.where(F.eq(x, 0.0), F.ones_for(x), x)
+    return F.where(F.eq(x, 0.0), F.zeros_for(x.shape, g.dtype, g.device), F.mul(F.mul(g, r), F.log(safe)))
+
+
+def _maxmin(pick_self):
+    def grad(n, g):
+        a, b = n["self"], n["other"]
+        half = F.div(g, 2.0)
+        tie = F.eq(a, b)
+        lose = F.lt(a, b) if pick_self else F.gt(a, b)
+        full = F.where(tie, half, g)
+        return F.where(lose, F.zeros_for(full.shape, g.dtype, g.device), full)
+
+    return grad
+
+
+def _maxmin_other(pick_self):
+    def grad(n, g):
+        a, b = n["self"], n["other"]
+        tie = F.eq(a, b)
+        lose = F.gt(a, b) if pick_self else F.lt(a, b)
+        full = F.where(tie, F.div(g, 2.0), g)
+        return F.where(lose, F.zeros_for(full.shape, g.dtype, g.device), full)
+
+    return grad
+
+
+DERIVATIVES: dict[str, D] = {
+    # arithmetic (gradients summed back over broadcast dims)
+    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: F.mul(g, n["alpha"])), reduce_broadcast=True),
+    "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: F.mul(F.neg(g), n["alpha"])), reduce_broadcast=True),
+    "rsub": D("RsubBackward1", (lambda n, g: F.mul(F.neg(g), n["alpha"]),), reduce_broadcast=True),
+    "mul": D("MulBackward0", (lambda n, g: F.mul(g, n["other"]), lambda n, g: F.mul(g, n["self"])),
+             reduce_broadcast=True),
+    "div": D("DivBackward0", (
+        lambda n, g: F.div(g, n["other"]),
+        lambda n, g: F.div(F.mul(F.neg(g), n["self"]), F.mul(n["other"], n["other"])),
+    ), reduce_broadcast=True),
+    "pow_scalar": D("PowBackward0", (
+        lambda n, g: F.zeros_for(g.shape, g.dtype, g.device) if n["exponent"] == 0
+        else F.mul(g, F.mul(F.pow(n["self"], n["exponent"] - 1), n["exponent"])),
+    )),
+    "pow_tensor": D("PowBackward1", (_pow_tensor_self, _pow_tensor_exponent), reduce_broadcast=True),
+    "pow_base": D("PowBackward2", (lambda n, g: F.mul(F.mul(g, n["result"]), n["log_base"]),)),
+    "maximum": D("MaximumBackward0", (_maxmin(True), _maxmin_other(True)), reduce_broadcast=True),
+    "minimum": D("MinimumBackward0", (_maxmin(False), _maxmin_other(False)), reduce_broadcast=True),
+    "where": D("WhereBackward0", (
+        lambda n, g: F.where(n["condition"], g, F.zeros_for(g.shape, g.dtype, g.device)),
+        lambda n, g: F.where(n["condition"], F.zeros_for(g.shape, g.dtype, g.device), g),
+    ), reduce_broadcast=True),
+    # pointwise
+    "neg": D("NegBackward0", (lambda n, g: F.neg(g),)),
+    "abs": D("AbsBackward0", (lambda n, g: F.mul(g, F.sign(n["self"])),)),
+    "sqrt": D("SqrtBackward0", (lambda n, g: F.div(g, F.mul(n["result"], 2.0)),)),
+    "exp": D("ExpBackward0", (lambda n, g: F.mul(g, n["result"]),)),
+    "log": D("LogBackward0", (lambda n, g: F.div(g, n["self"]),)),
+    "log1p": D("Log1PBackward0", (lambda n, g: F.div(g, F.add(n["self"], 1.0)),)),
+    "sin": D("SinBackward0", (lambda n, g: F.mul(g, F.cos(n["self"])),)),
+    "cos": D("CosBackward0", (lambda n, g: F.mul(g, F.neg(F.sin(n["self"]))),)),
+    "tanh": D("TanhBackward0", (lambda n, g: F.mul(g, F.rsub(F.mul(n["result"], n["result"]), 1.0)),)),
+    "sigmoid": D("SigmoidBackward0", (lambda n, g: F.mul(g, F.mul(n["result"], F.rsub(n["result"], 1.0))),)),
+    "relu": D("ReluBackward0", (lambda n, g: F.mul(g, F.gt(n["result"], 0.0).to_dtype(g.dtype)),)),
+    "reciprocal": D("ReciprocalBackward0", (lambda n, g: F.mul(F.neg(g), F.mul(n["result"], n["result"])),)),
+    "clamp": D("ClampBackward1", (lambda n, g: F.mul(g, n["mask"].to_dtype(g.dtype)),)),
+    # linear algebra
+    "mm": D("MmBackward0", (lambda n, g: F.mm(g, F.t(n["mat2"])), lambda n, g: F.mm(F.t(n["self"]), g))),
+    "mv": D("MvBackward0", (
+        lambda n, g: F.mul(F.unsqueeze(g, 1), F.unsqueeze(n["vec"], 0)),
+        lambda n, g: F.mv(F.t(n["self"]), g),
+    )),
+    "dot": D("DotBackward0", (lambda n, g: F.mul(g, n["tensor"]), lambda n, g: F.mul(g, n["self"]))),
+    "bmm": D("BmmBackward0", (
+        lambda n, g: F.bmm(g, F.transpose(n["mat2"], 1, 2)),
+        lambda n, g: F.bmm(F.transpose(n["self"], 1, 2), g),
+    )),
+    # reductions
+    "sum": D("SumBackward0", (lambda n, g: F.expand(g, n["shape"]),)),
+    "sum_dim": D("SumBackward1", (_sum_dim,)),
+    "mean": D("MeanBackward0", (lambda n, g: F.div(F.expand(g, n["shape"]), n["count"]),)),
+    "mean_dim": D("MeanBackward1", (_mean_dim,)),
+    "max": D("MaxBackward1", (_max_all,)),
+    "max_dim": D("MaxBackward0", (_select_dim,), multi_output=True),
+    "min": D("MinBackward1", (_max_all,)),
+    "min_dim": D("MinBackward0", (_select_dim,), multi_output=True),
+    "var": D("VarBackward0", (_var,)),
+    "std": D("StdBackward0", (_std,)),
+    "softmax": D("SoftmaxBackward0", (
+        lambda n, g: F.mul(n["result"], F.sub(g, F.sum(F.mul(g, n["result"]), n["dim"], True))),
+    )),
+    "log_softmax": D("LogSoftmaxBackward0", (
+        lambda n, g: F.sub(g, F.mul(F.exp(n["result"]), F.sum(g, n["dim"], True))),
+    )),
+    # shapes and views
+    "view": D("ViewBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "unsafe_view": D("UnsafeViewBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "t": D("TBackward0", (lambda n, g: F.t(g),)),
+    "transpose": D("TransposeBackward0", (lambda n, g: F.transpose(g, n["dim0"], n["dim1"]),)),
+    "permute": D("PermuteBackward0", (lambda n, g: F.permute(g, n["inverse"]),)),
+    "unsqueeze": D("UnsqueezeBackward0", (lambda n, g: F.squeeze(g, n["dim"]),)),
+    "squeeze": D("SqueezeBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "squeeze_dim": D("SqueezeBackward1", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "expand": D("ExpandBackward0", (lambda n, g: F.sum_to(g, n["shape"]),)),
+    "select": D("SelectBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "select"),)),
+    "slice": D("SliceBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "slice"),)),
+    "index": D("IndexBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "index"),)),
+    "index_backward": D("IndexPutBackward0", (lambda n, g: F.getitem_raw(g, n["key"]),)),
+    "cat": D("CatBackward0", (), all_inputs=lambda n, g: F.split_sizes(g, n["sizes"], n["dim"])),
+    "stack": D("StackBackward0", (), all_inputs=lambda n, g: list(F.unbind(g, n["dim"]))),
+    "split": D("SplitBackward0", (_split,), multi_output=True),
+    "unbind": D("UnbindBackward0", (_unbind,), multi_output=True),
+    # copies
+    "clone": D("CloneBackward0", (lambda n, g: g,)),
+    "to_copy": D("ToCopyBackward0", (lambda n, g: F.to_copy(g, n["dtype"], n["device"]),)),
+}  # fmt: skip

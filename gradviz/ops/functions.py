@@ -1,0 +1,981 @@
+"""Tensor ops: compute with the array module, then join the graph through the derivative table."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradviz import _dtype
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.device import CPU, array_module, as_device, to_device_array
+from gradviz.ops.core import node_class, record, save
+from gradviz.ops.derivatives import DERIVATIVES
+from gradviz.tensor import Tensor
+
+NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
+
+Scalar = int | float | bool
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _new(data: Any, dev) -> Tensor:
+    return Tensor(data, dev)
+
+
+def _check_devices(a: Tensor, b: Tensor) -> None:
+    if a.device is not b.device and a.device != b.device:
+        # A 0-dim CPU tensor may meet any device, as torch allows for scalars.
+        if (b.device.type == "cpu" and b.ndim == 0) or (a.device.type == "cpu" and a.ndim == 0):
+            return
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{a.device} and {b.device}!"
+        )
+
+
+def _result_dtype_scalar(t: Tensor, s: Scalar) -> _dtype.dtype:
+    if isinstance(s, float) and not t.dtype.is_floating_point:
+        return _dtype.float32
+    if isinstance(s, int) and not isinstance(s, bool) and t.dtype is _dtype.bool_:
+        return _dtype.int64
+    return t.dtype
+
+
+def _cast(arr: Any, dt: _dtype.dtype) -> Any:
+    return arr if arr.dtype == dt.np else arr.astype(dt.np)
+
+
+def _binary_data(a: Tensor, b: Tensor | Scalar, op) -> tuple[Any, Tensor | None]:
+    if isinstance(b, Tensor):
+        _check_devices(a, b)
+        out = op(a._data, b._data)
+        return _cast(out, _dtype.promote(a.dtype, b.dtype)) if out.dtype != a._data.dtype else out, b
+    if isinstance(b, np.ndarray):
+        raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
+    out = op(a._data, b)
+    return _cast(np.asarray(out) if not hasattr(out, "dtype") else out, _result_dtype_scalar(a, b)), None
+
+
+def _as_tensor(x: Any, like: Tensor) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(to_device_array(np.asarray(x, dtype=like.dtype.np), like.device), like.device)
+
+
+def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        dim = (dim,)
+    return tuple(sorted(d % builtins.max(ndim, 1) for d in dim))
+
+
+# -- arithmetic ------------------------------------------------------------------------------
+
+
+def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
+    if not isinstance(a, Tensor):
+        return add(_as_tensor(a, b), b, alpha)
+    out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
+    out = _new(out_data, a.device)
+    inputs = (a, bt)
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        record(NODES["add"], inputs, [out], {"alpha": alpha})
+    return out
+
+
+def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
+    if a.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    out_data, bt = _binary_data(a, b, (lambda x, y: x - y * alpha) if alpha != 1 else np.subtract)
+    out = _new(out_data, a.device)
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        record(NODES["sub"], (a, bt), [out], {"alpha": alpha})
+    return out
+
+
+def rsub(a: Tensor, b: Scalar, alpha: Scalar = 1) -> Tensor:
+    """b - alpha * a for a Python number b (torch's RsubBackward1)."""
+    out = _new(_cast(np.asarray(b - a._data * alpha), _result_dtype_scalar(a, b)), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["rsub"], (a,), [out], {"alpha": alpha})
+    return out
+
+
+def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
+    out_data, bt = _binary_data(a, b, np.multiply)
+    out = _new(out_data, a.device)
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        # Save only what a gradient will need, as torch does (it shows in saved tensors).
+        saved: dict[str, Any] = {}
+        saved["other"] = save(bt) if (bt is not None and a.requires_grad) else b
+        if bt is not None and bt.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["mul"], (a, bt), [out], saved)
+    return out
+
+
+def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
+    out_data, bt = _binary_data(a, b, np.true_divide)
+    if not np.issubdtype(out_data.dtype, np.floating):
+        out_data = out_data.astype(np.float32)
+    out = _new(out_data, a.device)
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        saved: dict[str, Any] = {"other": save(bt) if bt is not None else b}
+        if bt is not None and bt.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["div"], (a, bt), [out], saved)
+    return out
+
+
+def neg(a: Tensor) -> Tensor:
+    return _unary("neg", a, np.negative)
+
+
+def reciprocal(a: Tensor) -> Tensor:
+    return _unary("reciprocal", a, lambda x: 1.0 / x, save_result=True, floating=True)
+
+
+def rdiv(a: Tensor, b: Scalar) -> Tensor:
+    """b / a for a Python number b: torch computes reciprocal(a) * b."""
+    return mul(reciprocal(a), b)
+
+
+def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
+    if not isinstance(a, Tensor):
+        return _pow_base(a, exponent)
+    if isinstance(exponent, Tensor):
+        _check_devices(a, exponent)
+        data = _cast(np.power(a._data, exponent._data), _dtype.promote(a.dtype, exponent.dtype))
+        out = _new(data, a.device)
+        if _grad_state.enabled and (a.requires_grad or exponent.requires_grad):
+            record(NODES["pow_tensor"], (a, exponent), [out],
+                   {"self": save(a), "exponent": save(exponent), "result": save(out, True)})
+        return out
+    data = _cast(np.power(a._data, exponent), _result_dtype_scalar(a, exponent))
+    out = _new(data, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["pow_scalar"], (a,), [out], {"self": save(a), "exponent": exponent})
+    return out
+
+
+def _pow_base(base: Scalar, e: Tensor) -> Tensor:
+    data = np.power(base, e._data)
+    out = _new(_cast(data, e.dtype if e.dtype.is_floating_point else _dtype.float32), e.device)
+    if _grad_state.enabled and e.requires_grad:
+        record(NODES["pow_base"], (e,), [out], {"result": save(out, True), "log_base": math.log(base)})
+    return out
+
+
+def square(a: Tensor) -> Tensor:
+    return pow(a, 2)
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    return _minmax("maximum", a, b, np.maximum)
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    return _minmax("minimum", a, b, np.minimum)
+
+
+def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
+    _check_devices(a, b)
+    out = _new(_cast(fn(a._data, b._data), _dtype.promote(a.dtype, b.dtype)), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        record(NODES[key], (a, b), [out], {"self": save(a), "other": save(b)})
+    return out
+
+
+def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
+    like = a if isinstance(a, Tensor) else b
+    at, bt = _as_tensor(a, like), _as_tensor(b, like)
+    _check_devices(at, bt)
+    data = np.where(condition._data, at._data, bt._data)
+    out = _new(_cast(data, _dtype.promote(at.dtype, bt.dtype)), at.device)
+    if _grad_state.enabled and (at.requires_grad or bt.requires_grad):
+        record(NODES["where"], (at, bt), [out], {"condition": condition.detach()})
+    return out
+
+
+# -- pointwise -------------------------------------------------------------------------------
+
+
+def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool = False,
+           floating: bool = False) -> Tensor:  # fmt: skip
+    data = fn(a._data)
+    if floating and not np.issubdtype(data.dtype, np.floating):
+        data = data.astype(np.float32)
+    out = _new(data, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        saved = {}
+        if save_self:
+            saved["self"] = save(a)
+        if save_result:
+            saved["result"] = save(out, True)
+        record(NODES[key], (a,), [out], saved)
+    return out
+
+
+def _float_arg(a: Tensor) -> Any:
+    return a._data if a.dtype.is_floating_point else a._data.astype(np.float32)
+
+
+def abs(a: Tensor) -> Tensor:  # noqa: A001
+    return _unary("abs", a, np.abs, save_self=True)
+
+
+def sqrt(a: Tensor) -> Tensor:
+    return _unary("sqrt", a, lambda x: np.sqrt(_float_arg(a)), save_result=True)
+
+
+def exp(a: Tensor) -> Tensor:
+    return _unary("exp", a, lambda x: np.exp(_float_arg(a)), save_result=True)
+
+
+def log(a: Tensor) -> Tensor:
+    return _unary("log", a, lambda x: np.log(_float_arg(a)), save_self=True)
+
+
+def log1p(a: Tensor) -> Tensor:
+    return _unary("log1p", a, lambda x: np.log1p(_float_arg(a)), save_self=True)
+
+
+def sin(a: Tensor) -> Tensor:
+    return _unary("sin", a, lambda x: np.sin(_float_arg(a)), save_self=True)
+
+
+def cos(a: Tensor) -> Tensor:
+    return _unary("cos", a, lambda x: np.cos(_float_arg(a)), save_self=True)
+
+
+def tanh(a: Tensor) -> Tensor:
+    return _unary("tanh", a, lambda x: np.tanh(_float_arg(a)), save_result=True)
+
+
+def sigmoid(a: Tensor) -> Tensor:
+    def fn(x):
+        x = _float_arg(a)
+        # Split by sign so that exp never overflows.
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+    return _unary("sigmoid", a, fn, save_result=True)
+
+
+def relu(a: Tensor) -> Tensor:
+    return _unary("relu", a, lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), save_result=True)
+
+
+def sign(a: Tensor) -> Tensor:
+    return _new(np.sign(a._data), a.device)
+
+
+def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    x = a._data
+    data = np.clip(x, min, max).astype(x.dtype, copy=False)
+    out = _new(data, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        mask = np.ones(x.shape, dtype=bool) if False else (
+            ((x >= min) if min is not None else True) & ((x <= max) if max is not None else True)
+        )
+        record(NODES["clamp"], (a,), [out], {"mask": _new(np.asarray(mask), a.device)})
+    return out
+
+
+clip = clamp
+
+
+# -- comparisons (no gradient) --------------------------------------------------------------
+
+
+def _compare(fn):
+    def op(a: Tensor, b: Tensor | Scalar) -> Tensor:
+        if isinstance(b, Tensor):
+            _check_devices(a, b)
+            return _new(np.asarray(fn(a._data, b._data)), a.device)
+        return _new(np.asarray(fn(a._data, b)), a.device)
+
+    return op
+
+
+eq = _compare(np.equal)
+ne = _compare(np.not_equal)
+lt = _compare(np.less)
+le = _compare(np.less_equal)
+gt = _compare(np.greater)
+ge = _compare(np.greater_equal)
+
+
+def logical_not(a: Tensor) -> Tensor:
+    return _new(np.logical_not(a._data), a.device)
+
+
+def logical_and(a: Tensor, b: Tensor) -> Tensor:
+    return _new(np.logical_and(a._data, b._data), a.device)
+
+
+def logical_or(a: Tensor, b: Tensor) -> Tensor:
+    return _new(np.logical_or(a._data, b._data), a.device)
+
+
+def isnan(a: Tensor) -> Tensor:
+    return _new(np.isnan(a._data), a.device)
+
+
+def isinf(a: Tensor) -> Tensor:
+    return _new(np.isinf(a._data), a.device)
+
+
+def isfinite(a: Tensor) -> Tensor:
+    return _new(np.isfinite(a._data), a.device)
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+    return bool(np.allclose(to_device_array(a._data, CPU), to_device_array(b._data, CPU), rtol, atol))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and bool(np.all(a._data == b._data))
+
+
+# -- linear algebra --------------------------------------------------------------------------
+
+
+def _check_float_mm(a: Tensor, b: Tensor) -> None:
+    _check_devices(a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"
+        )
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    _check_float_mm(a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError("self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+            f"{b.shape[0]}x{b.shape[1]})"
+        )
+    out = _new(a._data @ b._data, a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["mat2"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["mm"], (a, b), [out], saved)
+    return out
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    _check_float_mm(a, v)
+    out = _new(a._data @ v._data, a.device)
+    if _grad_state.enabled and (a.requires_grad or v.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["vec"] = save(v)
+        if v.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["mv"], (a, v), [out], saved)
+    return out
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    _check_float_mm(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    out = _new(np.asarray(np.dot(a._data, b._data)), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["tensor"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["dot"], (a, b), [out], saved)
+    return out
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    _check_float_mm(a, b)
+    out = _new(np.matmul(a._data, b._data), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["mat2"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["bmm"], (a, b), [out], saved)
+    return out
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """torch.matmul's dispatch: dot, mv, mm, or folded/batched forms ending in an unsafe view."""
+    da, db = a.ndim, b.ndim
+    if da == 1 and db == 1:
+        return dot(a, b)
+    if da == 2 and db == 1:
+        return mv(a, b)
+    if da == 1 and db == 2:
+        return squeeze(mm(unsqueeze(a, 0), b), 0)
+    if da == 2 and db == 2:
+        return mm(a, b)
+    if da >= 3 and db in (1, 2):
+        # Fold the batch into rows, as torch does: one mm (or mv) and a view back.
+        lead = a.shape[:-1]
+        folded = reshape(a, (-1, a.shape[-1]))
+        r = mm(folded, b) if db == 2 else mv(folded, b)
+        return _unsafe_view(r, lead + ((b.shape[-1],) if db == 2 else ()))
+    if da in (1, 2) and db >= 3:
+        a2 = unsqueeze(a, 0) if da == 1 else a
+        r = matmul(transpose(b, -1, -2), transpose(a2, -1, -2))
+        r = transpose(r, -1, -2)
+        return squeeze(r, -2) if da == 1 else r
+    # Both batched: broadcast batch dims, then one bmm.
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a3 = reshape(expand(a, batch + a.shape[-2:]), (-1,) + a.shape[-2:])
+    b3 = reshape(expand(b, batch + b.shape[-2:]), (-1,) + b.shape[-2:])
+    return _unsafe_view(bmm(a3, b3), batch + (a.shape[-2], b.shape[-1]))
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+
+def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,  # noqa: A001
+        dtype: _dtype.dtype | None = None) -> Tensor:  # fmt: skip
+    x = a._data
+    if dim is None:
+        data = np.asarray(x.sum(dtype=np.int64 if x.dtype == np.bool_ else None))
+        out = _new(data if dtype is None else data.astype(dtype.np), a.device)
+        if _grad_state.enabled and a.requires_grad:
+            record(NODES["sum"], (a,), [out], {"shape": a.shape})
+        return out
+    dims = _dims(dim, a.ndim)
+    data = np.asarray(x.sum(axis=dims, keepdims=keepdim, dtype=np.int64 if x.dtype == np.bool_ else None))
+    out = _new(data if dtype is None else data.astype(dtype.np), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["sum_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim})
+    return out
+
+
+def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {a.dtype.name.capitalize()}"
+        )
+    if dim is None:
+        out = _new(np.asarray(a._data.mean()), a.device)
+        if _grad_state.enabled and a.requires_grad:
+            record(NODES["mean"], (a,), [out], {"shape": a.shape, "count": a.numel()})
+        return out
+    dims = _dims(dim, a.ndim)
+    out = _new(np.asarray(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        count = int(np.prod([a.shape[d] for d in dims])) if dims else 1
+        record(NODES["mean_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim,
+                                                "count": count})
+    return out
+
+
+class _ValuesIndices(tuple):
+    """(values, indices) of max/min over a dim, as torch's namedtuple."""
+
+    @property
+    def values(self) -> Tensor:
+        return self[0]
+
+    @property
+    def indices(self) -> Tensor:
+        return self[1]
+
+
+def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool, fn, argfn):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+        return maximum(a, dim) if key == "max" else minimum(a, dim)
+    if dim is None:
+        if a.numel() == 0:
+            raise RuntimeError(
+                f"{key}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        out = _new(np.asarray(fn(a._data)), a.device)
+        if _grad_state.enabled and a.requires_grad:
+            record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True)})
+        return out
+    d = dim % a.ndim
+    idx = np.asarray(argfn(a._data, axis=d))
+    vals = np.take_along_axis(a._data, np.expand_dims(idx, d), axis=d)
+    if not keepdim:
+        vals = np.squeeze(vals, d)
+    else:
+        idx = np.expand_dims(idx, d)
+    values, indices = _new(vals, a.device), _new(idx.astype(np.int64), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        # Only the values output is differentiable; its node has 2 inputs (values, indices).
+        record(NODES[key + "_dim"], (a,), [values], {
+            "dim": d, "keepdim": keepdim, "indices": indices, "shape": a.shape,
+        })
+        values.grad_fn.input_metadata.append(values.grad_fn.input_metadata[0]._replace(
+            shape=indices.shape, dtype=_dtype.int64))
+    return _ValuesIndices((values, indices))
+
+
+def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False):  # noqa: A001
+    return _reduce_select("max", a, dim, keepdim, np.max, np.argmax)
+
+
+def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False):  # noqa: A001
+    return _reduce_select("min", a, dim, keepdim, np.min, np.argmin)
+
+
+def amax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return max(a, dim, keepdim)[0] if dim is not None else max(a)
+
+
+def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    if dim is None:
+        return _new(np.asarray(np.argmax(a._data)), a.device)
+    return max(a, dim, keepdim)[1]
+
+
+def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    if dim is None:
+        return _new(np.asarray(np.argmin(a._data)), a.device)
+    return min(a, dim, keepdim)[1]
+
+
+def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, correction) -> Tensor:
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    dims = _dims(dim, a.ndim)
+    n = a.numel() if dims is None else int(np.prod([a.shape[d] for d in dims]))
+    denom = builtins.max(n - correction, 0)
+    data = np.asarray(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
+    if key == "std":
+        data = np.sqrt(data)
+    out = _new(data.astype(a._data.dtype, copy=False), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        saved = {"self": save(a), "dim": dims, "keepdim": keepdim, "denom": denom}
+        if key == "std":
+            saved["result"] = save(out, True)
+        record(NODES[key], (a,), [out], saved)
+    return out
+
+
+def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    return _var_std("var", a, dim, unbiased, keepdim, correction)
+
+
+def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    return _var_std("std", a, dim, unbiased, keepdim, correction)
+
+
+def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+    x = a._data if dtype is None else a._data.astype(dtype.np)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    out = _new(e / e.sum(axis=dim, keepdims=True), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["softmax"], (a,), [out], {"result": save(out, True), "dim": dim % a.ndim})
+    return out
+
+
+def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+    x = a._data if dtype is None else a._data.astype(dtype.np)
+    shifted = x - x.max(axis=dim, keepdims=True)
+    out = _new(shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True)), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["log_softmax"], (a,), [out], {"result": save(out, True), "dim": dim % a.ndim})
+    return out
+
+
+# -- shapes and views ------------------------------------------------------------------------
+
+
+def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1]))
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    if int(np.prod(shape)) != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _view_of(a: Tensor, data: Any, key: str, saved: dict) -> Tensor:
+    """A view: shares a's version counter; a node if a requires grad."""
+    out = _new(data, a.device)
+    out._version = a._version
+    out._base = a if a._base is None else a._base
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES[key], (a,), [out], saved)
+    return out
+
+
+def _try_view(x: Any, shape: tuple[int, ...]) -> Any | None:
+    try:
+        return x.reshape(shape, copy=False)
+    except (ValueError, TypeError):
+        return None
+
+
+def view(a: Tensor, *shape: Any) -> Tensor:
+    shape = _infer_shape(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape,
+                         a.numel())
+    data = _try_view(a._data, shape)
+    if data is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return _view_of(a, data, "view", {"shape": a.shape})
+
+
+def reshape(a: Tensor, *shape: Any) -> Tensor:
+    shape = _infer_shape(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape,
+                         a.numel())
+    data = _try_view(a._data, shape)
+    if data is not None:
+        return _view_of(a, data, "view", {"shape": a.shape})
+    # Not expressible as a view: torch copies (CloneBackward0) and views the copy unsafely.
+    return _unsafe_view(clone(a), shape)
+
+
+def _unsafe_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
+    out = _new(np.ascontiguousarray(a._data).reshape(shape), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["unsafe_view"], (a,), [out], {"shape": a.shape})
+    return out
+
+
+def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if a.ndim == 0:
+        return reshape(a, (1,))
+    s, e = start_dim % a.ndim, end_dim % a.ndim
+    if s == e:
+        return a
+    shape = a.shape[:s] + (int(np.prod(a.shape[s:e + 1])),) + a.shape[e + 1:]
+    return reshape(a, shape)
+
+
+def t(a: Tensor) -> Tensor:
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return _view_of(a, a._data.T, "t", {})
+
+
+def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
+    d0, d1 = dim0 % a.ndim, dim1 % a.ndim
+    return _view_of(a, np.swapaxes(a._data, d0, d1), "transpose", {"dim0": d0, "dim1": d1})
+
+
+def permute(a: Tensor, *dims: Any) -> Tensor:
+    dims = tuple(d % a.ndim for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
+    inverse = tuple(int(i) for i in np.argsort(dims))
+    return _view_of(a, np.transpose(a._data, dims), "permute", {"inverse": inverse})
+
+
+def unsqueeze(a: Tensor, dim: int) -> Tensor:
+    d = dim % (a.ndim + 1)
+    return _view_of(a, np.expand_dims(a._data, d), "unsqueeze", {"dim": d})
+
+
+def unsqueeze_dims(g: Tensor, dims: Sequence[int], ndim: int) -> Tensor:
+    """Re-insert reduced dims (sorted, non-negative) into g: a chain of unsqueezes."""
+    for d in sorted(dims):
+        g = unsqueeze(g, d)
+    return g
+
+
+def squeeze(a: Tensor, dim: int | None = None) -> Tensor:
+    if dim is None:
+        return _view_of(a, np.squeeze(a._data), "squeeze", {"shape": a.shape})
+    if a.ndim == 0:
+        return _view_of(a, a._data, "squeeze_dim", {"shape": a.shape})
+    d = dim % a.ndim
+    data = np.squeeze(a._data, d) if a.shape[d] == 1 else a._data
+    return _view_of(a, data, "squeeze_dim", {"shape": a.shape})
+
+
+def expand(a: Tensor, *shape: Any) -> Tensor:
+    shape = tuple(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+    lead = len(shape) - a.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand(gradviz.FloatTensor{{{list(a.shape)}}}, size={list(shape)}): the number of sizes "
+            "provided must be greater or equal to the number of dimensions in the tensor"
+        )
+    full = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    try:
+        data = np.broadcast_to(a._data, full)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor ({full[-1]}) must match the existing size "
+            f"({a.shape[-1]}) at non-singleton dimension {len(full) - 1}.  Target sizes: "
+            f"{list(shape)}.  Tensor sizes: {list(a.shape)}"
+        ) from None
+    return _view_of(a, data, "expand", {"shape": a.shape})
+
+
+def expand_as(a: Tensor, other: Tensor) -> Tensor:
+    return expand(a, other.shape)
+
+
+def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum g over the dims that broadcasting added or stretched, back to ``shape``."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    if dims:
+        g = sum(g, dims, keepdim=True)
+    if lead:
+        g = view(g, shape) if g.numel() == int(np.prod(shape)) else reshape(g, shape)
+    return g
+
+
+# -- indexing --------------------------------------------------------------------------------
+
+
+def _normalize_key(key: Any) -> tuple:
+    if not isinstance(key, tuple):
+        key = (key,)
+    return key
+
+
+def getitem(a: Tensor, key: Any) -> Tensor:
+    """Indexing as torch decomposes it: select per int, slice per non-trivial slice, unsqueeze per
+    None, then one IndexBackward0 for all tensor/list indices together."""
+    key = _normalize_key(key)
+    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis
+                          and not (isinstance(k, Tensor) and k.dtype is _dtype.bool_))
+    n_real += builtins.sum(k.ndim for k in key if isinstance(k, Tensor) and k.dtype is _dtype.bool_)
+    out = a
+    dim = 0
+    advanced: list[tuple[int, Any]] = []
+    for k in key:
+        if k is Ellipsis:
+            dim += a.ndim - n_real
+        elif k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, bool):
+            raise IndexError("gradviz does not support bool scalars as indices")
+        elif isinstance(k, int) or (isinstance(k, Tensor) and k.ndim == 0 and k.dtype is _dtype.int64):
+            k = int(k)
+            size = out.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(
+                    f"index {k} is out of bounds for dimension {dim} with size {size}"
+                )
+            idx = (slice(None),) * dim + (k % size,)
+            out = _view_of(out, out._data[idx], "select", {"shape": out.shape, "key": idx})
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(out.shape[dim])
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if (start, stop, step) != (0, out.shape[dim], 1):
+                idx = (slice(None),) * dim + (slice(start, stop, step),)
+                out = _view_of(out, out._data[idx], "slice", {"shape": out.shape, "key": idx})
+            dim += 1
+        else:
+            arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+            advanced.append((dim, arr))
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+    if advanced:
+        idx_list: list[Any] = [slice(None)] * out.ndim
+        for d, arr in advanced:
+            if arr.dtype == np.bool_:
+                for j, part in enumerate(np.nonzero(arr)):
+                    idx_list[d + j] = part
+            else:
+                idx_list[d] = arr
+        idx = tuple(idx_list)
+        data = out._data[idx]
+        res = _new(np.array(data), out.device)
+        if _grad_state.enabled and out.requires_grad:
+            record(NODES["index"], (out,), [res], {"shape": out.shape, "key": idx})
+        out = res
+    return out
+
+
+def getitem_raw(g: Tensor, key: tuple) -> Tensor:
+    """g[key] with a pre-normalized numpy key (double backward of the index nodes)."""
+    res = _new(np.array(g._data[key]), g.device)
+    if _grad_state.enabled and g.requires_grad:
+        record(NODES["index"], (g,), [res], {"shape": g.shape, "key": key})
+    return res
+
+
+def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> Tensor:
+    """Zeros of ``shape`` with g added at ``key`` (repeated indices accumulate)."""
+    xp = array_module(g.device)
+    data = xp.zeros(shape, dtype=g._data.dtype)
+    if kind == "index":
+        np.add.at(data, key, g._data)
+    else:
+        data[key] = g._data
+    out = _new(data, g.device)
+    if _grad_state.enabled and g.requires_grad:
+        record(NODES["index_backward"], (g,), [out], {"key": key})
+    return out
+
+
+def setitem(a: Tensor, key: Any, value: Tensor | Scalar) -> None:
+    if _grad_state.enabled and a.requires_grad:
+        raise NotImplementedError(
+            "gradviz does not support item assignment into a tensor that requires grad yet"
+        )
+    v = value._data if isinstance(value, Tensor) else value
+    a._data[key] = v
+    a._version[0] += 1
+
+
+# -- joining and splitting -------------------------------------------------------------------
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    d = dim % tensors[0].ndim
+    for t_ in tensors[1:]:
+        _check_devices(tensors[0], t_)
+    out = _new(np.concatenate([t_._data for t_ in tensors], axis=d), tensors[0].device)
+    if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
+        record(NODES["cat"], tuple(tensors), [out], {"sizes": [t_.shape[d] for t_ in tensors], "dim": d})
+    return out
+
+
+concat = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    d = dim % (tensors[0].ndim + 1)
+    for t_ in tensors[1:]:
+        _check_devices(tensors[0], t_)
+        if t_.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                f"entry 0 and {list(t_.shape)} at entry {tensors.index(t_)}"
+            )
+    out = _new(np.stack([t_._data for t_ in tensors], axis=d), tensors[0].device)
+    if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
+        record(NODES["stack"], tuple(tensors), [out], {"dim": d})
+    return out
+
+
+def _split_outputs(key: str, a: Tensor, pieces: list[Any], d: int, saved: dict) -> tuple[Tensor, ...]:
+    outs = [_new(p, a.device) for p in pieces]
+    for o in outs:
+        o._version = a._version
+        o._base = a
+    if _grad_state.enabled and a.requires_grad:
+        saved.update({"sizes": [o.shape for o in outs], "dim": d, "dtype": a.dtype, "device": a.device})
+        record(NODES[key], (a,), outs, saved)
+    return tuple(outs)
+
+
+def split(a: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    d = dim % a.ndim
+    size = a.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        bounds = list(range(step, size, step))
+    else:
+        if builtins.sum(split_size_or_sections) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={list(split_size_or_sections)}"
+            )
+        bounds = list(np.cumsum(split_size_or_sections)[:-1])
+    return _split_outputs("split", a, np.split(a._data, bounds, axis=d), d, {})
+
+
+def split_sizes(g: Tensor, sizes: Sequence[int], dim: int) -> list[Tensor]:
+    """Pieces of g along dim with the given sizes (used by cat's backward)."""
+    out, start = [], 0
+    for s in sizes:
+        idx = (slice(None),) * dim + (slice(start, start + s),)
+        out.append(_view_of(g, g._data[idx], "slice", {"shape": g.shape, "key": idx}))
+        start += s
+    return out
+
+
+def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    size = a.shape[dim % a.ndim]
+    step = -(-size // chunks)
+    return split(a, step, dim)
+
+
+def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    d = dim % a.ndim
+    pieces = [np.take(a._data, i, axis=d) for i in range(a.shape[d])]
+    return _split_outputs("unbind", a, pieces, d, {})
+
+
+# -- copies ----------------------------------------------------------------------------------
+
+
+def clone(a: Tensor) -> Tensor:
+    out = _new(a._data.copy(), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["clone"], (a,), [out], {})
+    return out
+
+
+def contiguous(a: Tensor) -> Tensor:
+    if a._data.flags["C_CONTIGUOUS"] if hasattr(a._data, "flags") else True:
+        return a
+    return clone(a)
+
+
+def to_copy(a: Tensor, dtype: _dtype.dtype | None = None, device: Any = None) -> Tensor:
+    """A copy in another dtype and/or on another device (ToCopyBackward0)."""
+    dev = as_device(device) if device is not None else a.device
+    dt = dtype or a.dtype
+    if dev == a.device and dt is a.dtype:
+        return a
+    data = to_device_array(a._data, CPU) if a.device.type == "cuda" else a._data
+    data = data.astype(dt.np) if data.dtype != dt.np else data.copy()
+    out = _new(to_device_array(data, dev), dev)
+    if _grad_state.enabled and a.requires_grad:
+        if not dt.is_floating_point:
+            return out
+        record(NODES["to_copy"], (a,), [out], {"dtype": a.dtype, "device": a.device})
+    return out
+
+
+def zeros_for(shape: tuple[int, ...], dtype: _dtype.dtype, device: Any) -> Tensor:
+    return _new(array_module(device).zeros(shape, dtype=dtype.np), device)
+
+
+def ones_for(t: Tensor) -> Tensor:
+    return _new(array_module(t.device).ones(t.shape, dtype=t.dtype.np), t.device)
+
+
+def arange_like_dim(shape: tuple[int, ...], dim: int, device: Any) -> Tensor:
+    """Positions along ``dim``, shaped to broadcast against a tensor of ``shape``."""
+    view_shape = [1] * len(shape)
+    view_shape[dim] = shape[dim]
+    arr = array_module(device).arange(shape[dim], dtype=np.int64).reshape(view_shape)
+    return _new(arr, device)

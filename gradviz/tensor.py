@@ -1,0 +1,413 @@
+"""Tensor: an array (numpy, or cupy on cuda devices) plus what autograd needs to know about it."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradviz import _dtype
+from gradviz._dtype import dtype as DType
+from gradviz.autograd import grad_mode
+from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
+from gradviz.device import CPU, array_module, as_device, to_device_array
+from gradviz.device import device as Device
+
+_tensor_ids = itertools.count(1)
+
+
+class Size(tuple):
+    """A tensor's shape; prints like torch.Size."""
+
+    def __repr__(self) -> str:
+        return f"gradviz.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "grad", "_version", "_grad_accumulator",
+        "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "__weakref__",
+    )  # fmt: skip
+
+    __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
+
+    def __init__(self, data: Any, device: Device = CPU, requires_grad: bool = False):
+        self._data = data
+        self.dtype: DType = _dtype.from_numpy_dtype(data.dtype)
+        self.device: Device = device
+        self._requires_grad = requires_grad
+        self.grad_fn: Node | None = None
+        self._output_nr = 0
+        self.grad: Tensor | None = None
+        # Shared with views of this tensor: an in-place change to either bumps both.
+        self._version: list[int] = [0]
+        self._grad_accumulator = None
+        self._retains_grad = False
+        self._id = next(_tensor_ids)
+        self.name: str | None = None
+        self._base: Tensor | None = None
+        self._hooks: dict | None = None
+
+    # -- basic properties
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        return self.shape if dim is None else self._data.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad or self.grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        if requires_grad:
+            from gradviz.autograd.engine import get_default_engine
+
+            probe = get_default_engine().probe
+            if probe is not None:
+                probe.tensor_created(self)
+        return self
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def _version_nr(self) -> int:
+        return self._version[0]
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802
+        from gradviz import ops
+
+        return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    # -- conversion
+    def numpy(self) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        if self.device.type == "cuda":
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
+        return self._data
+
+    def item(self) -> float | int | bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return to_device_array(self._data, CPU).tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype is not _dtype.int64 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        arr = to_device_array(self._data, CPU)
+        return arr if dtype is None else arr.astype(dtype)
+
+    # -- autograd API
+    def detach(self) -> Tensor:
+        """A tensor sharing storage and version counter, cut from the graph."""
+        t = Tensor(self._data, self.device)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.is_leaf or self._retains_grad:
+            return
+        self._retains_grad = True
+        import weakref
+
+        ref = weakref.ref(self)
+
+        def retain_grad_hook(grad: Tensor | None) -> Tensor | None:
+            t = ref()
+            if t is None or grad is None:
+                return grad
+            if t.grad is None:
+                t.grad = grad.clone() if grad_mode.is_grad_enabled() else grad.detach().clone()
+            else:
+                t.grad = t.grad + grad
+            return grad
+
+        fn = self.grad_fn
+        if fn._retains_grad_hooks is None:
+            fn._retains_grad_hooks = {}
+        fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
+        return grad_accumulator(self)._register_tensor_pre_hook(0, hook)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+    ) -> None:
+        from gradviz.autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- printing
+    def __repr__(self) -> str:
+        from gradviz._format import format_tensor
+
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+
+def _infer(data: Any) -> Any:
+    """numpy array for nested Python data, with torch's default dtypes."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [_infer(x) for x in data]
+    arr = np.asarray(data)
+    if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.float32)  # Python floats default to float32, as torch
+    elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
+        arr = arr.astype(np.int64)
+    return arr
+
+
+def make_tensor(arr: Any, dev: Device, requires_grad: bool = False) -> Tensor:
+    t = Tensor(arr, dev)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(
+    data: Any,
+    dtype: DType | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A new leaf tensor holding a copy of ``data``."""
+    dev = as_device(device)
+    arr = np.array(_infer(data), copy=True)
+    if dtype is not None:
+        arr = arr.astype(dtype.np)
+    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    return Tensor(arr, CPU)
+
+
+def _shape(size: tuple) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _filled(size: tuple, value: Any, dtype: DType | None, device: Any, requires_grad: bool) -> Tensor:
+    dev = as_device(device)
+    if dtype is None:
+        dtype = _dtype.float32 if isinstance(value, float) else (
+            _dtype.bool_ if isinstance(value, bool) else (_dtype.int64 if isinstance(value, int) else _dtype.float32)
+        )
+    xp = array_module(dev)
+    return make_tensor(xp.full(_shape(size), value, dtype=dtype.np), dev, requires_grad)
+
+
+def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _filled(size, 0.0, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _filled(size, 1.0, dtype, device, requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: DType | None = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return _filled((size,), fill_value, dtype, device, requires_grad)
+
+
+def zeros_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _filled((t.shape,), 0.0, dtype or t.dtype, device or t.device, requires_grad)
+
+
+def ones_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _filled((t.shape,), 1.0, dtype or t.dtype, device or t.device, requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, dtype: DType | None = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return _filled((t.shape,), fill_value, dtype or t.dtype, device or t.device, requires_grad)
+
+
+def empty(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start: float, end: float | None = None, step: float = 1, dtype: DType | None = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    if end is None:
+        start, end = 0, start
+    dev = as_device(device)
+    is_int = all(isinstance(v, int) for v in (start, end, step))
+    dt = dtype or (_dtype.int64 if is_int else _dtype.float32)
+    arr = np.arange(start, end, step, dtype=np.float64 if dt.is_floating_point else np.int64).astype(dt.np)
+    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, dtype: DType | None = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    dev = as_device(device)
+    arr = np.linspace(start, end, steps).astype((dtype or _dtype.float32).np)
+    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype: DType | None = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:  # fmt: skip
+    dev = as_device(device)
+    arr = np.eye(n, m, dtype=(dtype or _dtype.float32).np)
+    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+class _Generator:
+    """The default random generator; ``manual_seed`` makes runs repeatable."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def manual_seed(self, seed: int) -> _Generator:
+        self.rng = np.random.default_rng(seed)
+        return self
+
+
+default_generator = _Generator()
+
+
+def manual_seed(seed: int) -> _Generator:
+    return default_generator.manual_seed(seed)
+
+
+def randn(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    dev = as_device(device)
+    arr = default_generator.rng.standard_normal(_shape(size)).astype((dtype or _dtype.float32).np)
+    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+def rand(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    dev = as_device(device)
+    arr = default_generator.rng.random(_shape(size)).astype((dtype or _dtype.float32).np)
+    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: tuple = (), dtype: DType | None = None,
+            device: Any = None) -> Tensor:  # fmt: skip
+    if high is None:
+        low, high = 0, low
+    dev = as_device(device)
+    arr = default_generator.rng.integers(low, high, size=size).astype((dtype or _dtype.int64).np)
+    return make_tensor(to_device_array(arr, dev), dev)
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
