@@ -292,13 +292,13 @@ def _entry_label(state: EngineState, e: QueueEntry) -> str:
 # --- the state at a step ------------------------------------------------------------------------
 
 
-def _table(title: str, *cols: str) -> Table:
+def _table(title: str | None, *cols: str) -> Table:
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, expand=False,
               title_style="bold")
     for i, c in enumerate(cols):
         # Only the last column wraps: ids and names stay on one line, details fold.
         last = i == len(cols) - 1
-        t.add_column(c, overflow="fold", no_wrap=not last, ratio=1 if last else None)
+        t.add_column(c, overflow="fold", no_wrap=not last)
     return t
 
 
@@ -315,8 +315,8 @@ def header(trace: Any, state: EngineState) -> Text:
     return t
 
 
-def threads_view(state: EngineState, task: int | None = None) -> Table:
-    t = _table("Threads", "tid", "name", "role", "depth", "tasks", "doing")
+def threads_view(state: EngineState, task: int | None = None, title: str | None = "Threads") -> Table:
+    t = _table(title, "tid", "name", "role", "depth", "tasks", "doing")
     for th in state.threads.values():
         if task is not None and task not in th.tasks and not any(f.task == task for f in th.frames):
             continue
@@ -338,8 +338,9 @@ def threads_view(state: EngineState, task: int | None = None) -> Table:
     return t
 
 
-def queues_view(state: EngineState, task: int | None = None, limit: int = 12) -> Table:
-    t = _table("Ready queues (in pop order)", "queue", "name", "owner", "size", "next to pop")
+def queues_view(state: EngineState, task: int | None = None, limit: int = 12,
+                title: str | None = "Ready queues (in pop order)") -> Table:
+    t = _table(title, "queue", "name", "size", "next to pop")
     for q in state.queues.values():
         entries = [e for e in q.entries if task is None or e.task == task]
         if entries:
@@ -352,7 +353,7 @@ def queues_view(state: EngineState, task: int | None = None, limit: int = 12) ->
                 lines.append(f"\n... {len(entries) - limit} more")
         else:
             lines = Text("empty", style="dim")
-        t.add_row(str(q.id), q.name, thread_label(state, q.owner), str(len(entries)), lines)
+        t.add_row(str(q.id), q.name, str(len(entries)), lines)
     return t
 
 

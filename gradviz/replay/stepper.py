@@ -1,0 +1,409 @@
+"""The interactive stepper: a full-screen view of the engine state, moved one event at a time.
+
+``Stepper`` is the controller: it holds the position and the selection and turns key names
+into moves; it never touches the terminal, so tests drive it directly. ``layout(stepper)``
+renders it into a rich ``Layout`` with named regions (event, threads, queues, not_ready,
+dependencies, graph, footer). ``run_stepper`` is the only part that owns the terminal: cbreak
+mode for single keys, restored on every exit path, and a rich ``Live`` on the alternate screen.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.layout import Layout
+from rich.panel import Panel
+from rich.text import Text
+
+from gradviz.replay import views
+from gradviz.replay.state import EngineState, Replayer
+from gradviz.trace import events as ev
+
+HELP = [
+    ("→ n space", "next event"),
+    ("← p", "previous event"),
+    ("↓ f  ↑ b", "10 events forward / back"),
+    ("> <", "next / previous node execution"),
+    ("Home End", "first / last step"),
+    ("g", "go to step (type a number, Enter)"),
+    ("e E", "next / previous error or NaN"),
+    ("/", "find a node by name or id (Enter; again to cycle)"),
+    ("a", "go to where the selected node starts"),
+    ("w", "why is the selected node not running?"),
+    ("c", "clear selection (follow the current event)"),
+    ("?", "help"),
+    ("q", "quit"),
+]
+
+KEYS_LINE = "n/p ±1  f/b ±10  >/< node  g step  e error  / find  w why  ? help  q quit"
+
+
+def _is_problem(e: ev.Event) -> bool:
+    if type(e) is ev.Error or type(e) is ev.Anomaly:
+        return True
+    if type(e) is ev.BufferAdd or type(e) is ev.CapturedGrad:
+        return e.stats is not None and e.stats.nan > 0
+    if type(e) is ev.AccumulateGradUpdate:
+        return e.after.nan > 0
+    return False
+
+
+class Stepper:
+    """Position, selection and modes of the stepper; ``key(name)`` applies one key press."""
+
+    def __init__(self, trace: Any, start: int = 0, task: int | None = None,
+                 replayer: Replayer | None = None) -> None:
+        self.trace = trace
+        self.task = task
+        self.replayer = replayer or Replayer(trace)
+        self.total = len(trace.events)
+        self.step = max(0, min(start, self.total))
+        self.selected: int | None = None  # None: follow the node of the current event
+        self.prompt: str | None = None  # "g" or "/" while typing
+        self.typed = ""
+        self.message = ""
+        self.panel: str | None = None  # "help" or "why" in the graph region
+        self.running = True
+        self._find_last: tuple[str, int] | None = None
+        self._state: EngineState | None = None
+
+    # -- what is shown
+    @property
+    def state(self) -> EngineState:
+        if self._state is None or self._state.step != self.step:
+            self._state = self.replayer.state_at(self.step)
+        return self._state
+
+    def focus(self) -> int | None:
+        """The selected node, or the node the current event is about."""
+        if self.selected is not None:
+            return self.selected
+        last = self.state.last
+        node = getattr(last, "node", None)
+        return node if isinstance(node, int) else None
+
+    # -- moves
+    def go(self, step: int) -> None:
+        self.step = max(0, min(step, self.total))
+        if self.panel == "why":
+            self.panel = None
+
+    def _seek(self, forward: bool, pred: Any, what: str) -> None:
+        events = self.trace.events
+        rng = range(self.step, self.total) if forward else range(self.step - 2, -1, -1)
+        for i in rng:
+            if pred(events[i]):
+                self.go(i + 1)
+                return
+        self.message = f"no {'next' if forward else 'previous'} {what}"
+
+    def _node_run(self, e: ev.Event) -> bool:
+        return type(e) is ev.NodeBegin and (self.task is None or e.task == self.task)
+
+    def find(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        nodes = self.trace.nodes
+        if text.isdigit():
+            matches = [int(text)] if int(text) in nodes else []
+        else:
+            low = text.lower()
+            # Exact name, then a case-sensitive part ("Mul" is not AccumulateGrad), then any case.
+            matches = (
+                [n for n, i in nodes.items() if i.name == text]
+                or [n for n, i in nodes.items() if text in i.name]
+                or [n for n, i in nodes.items() if low in i.name.lower()]
+            )
+        if not matches:
+            self.message = f"no node matches {text!r}"
+            return
+        k = 0
+        if self._find_last is not None and self._find_last[0] == text:
+            k = (self._find_last[1] + 1) % len(matches)
+        self._find_last = (text, k)
+        self.selected = matches[k]
+        ns = self.state.nodes.get(self.selected)
+        where = ns.state if ns is not None else "not created yet"
+        self.message = (f"selected {nodes[self.selected].name} (node {self.selected}), {where}"
+                        f"  [{k + 1}/{len(matches)}]  w: why, a: go to its start")
+
+    def key(self, k: str) -> None:
+        """Apply one key (a character, or a name like 'right', 'enter', 'backspace', 'esc')."""
+        self.message = ""
+        if self.prompt is not None:
+            self._prompt_key(k)
+            return
+        if k in ("q", "Q", "ctrl-c"):
+            self.running = False
+        elif k in ("right", "n", " ", "l"):
+            self.go(self.step + 1)
+        elif k in ("left", "p", "h"):
+            self.go(self.step - 1)
+        elif k in ("down", "f", "pgdn"):
+            self.go(self.step + 10)
+        elif k in ("up", "b", "pgup"):
+            self.go(self.step - 10)
+        elif k == ">":
+            self._seek(True, self._node_run, "node execution")
+        elif k == "<":
+            self._seek(False, self._node_run, "node execution")
+        elif k in ("home",):
+            self.go(0)
+        elif k in ("end",):
+            self.go(self.total)
+        elif k == "e":
+            self._seek(True, _is_problem, "error or NaN")
+        elif k == "E":
+            self._seek(False, _is_problem, "error or NaN")
+        elif k in ("g", "/"):
+            self.prompt, self.typed = k, ""
+        elif k == "a":
+            node = self.focus()
+            if node is None:
+                self.message = "no node selected (/ to find one)"
+            else:
+                self._seek(True, lambda e: type(e) is ev.NodeBegin and e.node == node, "start of that node")
+                if self.message:
+                    self._seek(False, lambda e: type(e) is ev.NodeBegin and e.node == node,
+                               "start of that node")
+        elif k == "w":
+            if self.focus() is None:
+                self.message = "no node selected (/ to find one)"
+            else:
+                self.panel = None if self.panel == "why" else "why"
+        elif k == "?":
+            self.panel = None if self.panel == "help" else "help"
+        elif k in ("c", "esc"):
+            self.selected, self.panel = None, None
+        else:
+            self.message = f"unknown key {k!r}: ? for help"
+
+    def _prompt_key(self, k: str) -> None:
+        if k == "esc" or k == "ctrl-c":
+            self.prompt = None
+        elif k == "backspace":
+            self.typed = self.typed[:-1]
+        elif k == "enter":
+            kind, text = self.prompt, self.typed
+            self.prompt = None
+            if kind == "g":
+                try:
+                    self.go(int(text))
+                except ValueError:
+                    self.message = f"not a step number: {text!r}"
+            else:
+                self.find(text)
+        elif len(k) == 1 and k.isprintable():
+            self.typed += k
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def _event_panel(s: Stepper) -> RenderableType:
+    st = s.state
+    head = Text(f"step {st.step}/{s.total}", style="bold")
+    if st.last is not None:
+        e = st.last
+        head.append(f"  seq {e.seq}  {e.kind}  {views.thread_label(st, e.tid)}\n", style="dim")
+        head.append(views.describe(e, st), style="bold red" if _is_problem(e) else "bold")
+    else:
+        head.append("  nothing applied yet: press → to apply the first event")
+    return Panel(head, title="event", title_align="left")
+
+
+def _not_ready_panel(s: Stepper) -> RenderableType:
+    st = s.state
+    lines: list[RenderableType] = []
+    for tid in st.tasks:
+        t = st.tasks[tid]
+        if s.task is not None and t.id != s.task:
+            continue
+        for n, b in t.not_ready.items():
+            lines.append(Text(f"task {t.id}  {views.node_label(st, n)} [{b.filled}/{len(b.slots)}]",
+                              style="yellow"))
+            for i, slot in enumerate(b.slots):
+                lines.append(Text(f"   slot {i}: {views._slot_label(st, slot)}"))
+    return Panel(Group(*lines) if lines else Text("empty", style="dim"), title="not_ready buffers",
+                 title_align="left")
+
+
+def _deps_panel(s: Stepper) -> RenderableType:
+    st = s.state
+    lines: list[RenderableType] = []
+    for tid in st.tasks:
+        t = st.tasks[tid]
+        if t.status != "running" or (s.task is not None and t.id != s.task):
+            continue
+        lines.append(Text(f"task {t.id} (depth {t.reentrant_depth}): outstanding {t.outstanding}",
+                          style="bold"))
+        waiting = t.waiting
+        for n, c in list(waiting.items())[:30]:
+            lines.append(Text(f"   {views.node_label(st, n)}: {c}"))
+        if not waiting:
+            lines.append(Text("   all dependencies met", style="dim"))
+    return Panel(Group(*lines) if lines else Text("no running task", style="dim"),
+                 title="dependency counts", title_align="left")
+
+
+def _graph_panel(s: Stepper) -> RenderableType:
+    st = s.state
+    if s.panel == "help":
+        txt = Text()
+        for keys, what in HELP:
+            txt.append(f"{keys:>12}  ", style="bold")
+            txt.append(f"{what}\n")
+        return Panel(txt, title="help", title_align="left")
+    node = s.focus()
+    if s.panel == "why" and node is not None:
+        lines = views.why(s.trace, st, node)
+        return Panel(Text("\n".join(lines)), title=f"why: {views.node_label(st, node)}", title_align="left")
+    if node is None or node not in s.trace.nodes:
+        return Panel(Text("no node in focus (/ to find one)", style="dim"), title="graph", title_align="left")
+    txt = Text()
+    for p, slot in views.producers(s.trace, node):
+        ps = st.nodes.get(p)
+        txt.append(f"  {views.node_label(st, p)} ", style="")
+        txt.append(ps.state if ps else "not created", style=views.STATE_STYLE.get(ps.state if ps else "", ""))
+        txt.append(f"  -> slot {slot}\n")
+    ns = st.nodes.get(node)
+    state = ns.state if ns is not None else "not created"
+    txt.append(f"* {views.node_label(st, node)} ", style="bold")
+    txt.append(state, style=views.STATE_STYLE.get(state, ""))
+    if ns is not None and ns.state == "parked":
+        txt.append(f" {ns.filled}/{ns.num_inputs} slots")
+    txt.append("\n")
+    for dst, input_nr in s.trace.nodes[node].next_edges:
+        if dst is None:
+            txt.append("    -> None\n", style="dim")
+            continue
+        ds = st.nodes.get(dst)
+        txt.append(f"    -> {views.node_label(st, dst)} slot {input_nr} ")
+        txt.append(ds.state if ds else "not created", style=views.STATE_STYLE.get(ds.state if ds else "", ""))
+        txt.append("\n")
+    sel = " (selected)" if s.selected is not None else ""
+    return Panel(txt, title=f"graph around node {node}{sel}", title_align="left")
+
+
+def _footer(s: Stepper) -> RenderableType:
+    if s.prompt is not None:
+        label = "go to step: " if s.prompt == "g" else "find node: "
+        return Text(label + s.typed + "█", style="bold")
+    if s.message:
+        return Text(s.message, style="yellow")
+    return Text(KEYS_LINE, style="dim")
+
+
+def layout(s: Stepper) -> Layout:
+    """The full screen, as a Layout with named regions."""
+    root = Layout(name="root")
+    root.split_column(
+        Layout(_event_panel(s), name="event", size=4),
+        Layout(name="body"),
+        Layout(_footer(s), name="footer", size=1),
+    )
+    root["body"].split_row(Layout(name="left", ratio=3), Layout(name="right", ratio=2))
+    st = s.state
+    # Threads get the rows they need (a table row each, plus header and borders); queues the rest.
+    root["left"].split_column(
+        Layout(Panel(views.threads_view(st, s.task, title=None), title="threads", title_align="left"),
+               name="threads", size=len(st.threads) * 2 + 5),
+        Layout(Panel(views.queues_view(st, s.task, title=None), title="ready queues (next to pop first)",
+                     title_align="left"), name="queues"),
+    )
+    root["right"].split_column(
+        Layout(_not_ready_panel(s), name="not_ready"),
+        Layout(_deps_panel(s), name="dependencies"),
+        Layout(_graph_panel(s), name="graph"),
+    )
+    return root
+
+
+# --- the terminal ------------------------------------------------------------------------------
+
+_ESCAPES = {
+    "\x1b[A": "up", "\x1b[B": "down", "\x1b[C": "right", "\x1b[D": "left",
+    "\x1bOA": "up", "\x1bOB": "down", "\x1bOC": "right", "\x1bOD": "left",
+    "\x1b[H": "home", "\x1b[F": "end", "\x1bOH": "home", "\x1bOF": "end",
+    "\x1b[1~": "home", "\x1b[4~": "end", "\x1b[7~": "home", "\x1b[8~": "end",
+    "\x1b[5~": "pgup", "\x1b[6~": "pgdn",
+}  # fmt: skip
+
+
+def parse_keys(data: str) -> list[str]:
+    """Split raw terminal input into key names."""
+    keys: list[str] = []
+    i = 0
+    while i < len(data):
+        c = data[i]
+        if c == "\x1b":
+            for seq, name in _ESCAPES.items():
+                if data.startswith(seq, i):
+                    keys.append(name)
+                    i += len(seq)
+                    break
+            else:
+                # An unknown sequence: skip it whole so its bytes do not read as keys.
+                j = i + 1
+                if j < len(data) and data[j] in "[O":
+                    j += 1
+                    while j < len(data) and not (data[j].isalpha() or data[j] == "~"):
+                        j += 1
+                    keys.append("unknown")
+                    i = j + 1
+                else:
+                    keys.append("esc")
+                    i += 1
+            continue
+        if c in "\r\n":
+            keys.append("enter")
+        elif c in "\x7f\x08":
+            keys.append("backspace")
+        elif c == "\x03":
+            keys.append("ctrl-c")
+        else:
+            keys.append(c)
+        i += 1
+    return keys
+
+
+def run_stepper(trace: Any, start: int = 0, task: int | None = None) -> None:
+    """Run the stepper on the terminal until q. The terminal is restored however it ends."""
+    import termios
+    import tty
+
+    from rich.live import Live
+
+    stepper = Stepper(trace, start, task)
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    console = Console()
+    try:
+        tty.setcbreak(fd)
+        with Live(layout(stepper), console=console, screen=True, auto_refresh=False,
+                  redirect_stdout=False, redirect_stderr=False) as live:
+            size = console.size
+            while stepper.running:
+                ready, _, _ = select.select([fd], [], [], 0.5)
+                if not ready:
+                    if console.size != size:  # the terminal was resized: draw again
+                        size = console.size
+                        live.update(layout(stepper), refresh=True)
+                    continue
+                data = os.read(fd, 1024).decode("utf-8", "replace")
+                if not data:
+                    break  # stdin closed
+                for k in parse_keys(data):
+                    stepper.key(k)
+                    if not stepper.running:
+                        break
+                live.update(layout(stepper), refresh=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
