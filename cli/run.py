@@ -1,11 +1,153 @@
-"""`gradviz run`: placeholder until its issue lands."""
+"""`gradviz run`: run a Python script as __main__ while recording the engine, like `python SCRIPT`."""
 
 from __future__ import annotations
+
+import os
+import runpy
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+from types import TracebackType
+from typing import Any
 
 import click
 
 
-@click.command()
-def run() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'gradviz run' is not implemented yet")
+class _Terminated(BaseException):
+    """SIGTERM, turned into an exception so the trace is finished before the process goes."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _exit_code(e: SystemExit) -> int:
+    """What the interpreter would exit with for sys.exit(code), printing a non-int code as it does."""
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _script_tb(tb: TracebackType | None, script: str) -> TracebackType | None:
+    """The traceback from the script's first frame on: gradviz's and runpy's frames hidden."""
+    target = os.path.abspath(script)
+    t = tb
+    while t is not None:
+        if os.path.abspath(t.tb_frame.f_code.co_filename) == target:
+            return t
+        t = t.tb_next
+    return None
+
+
+def _print_exception(e: BaseException, script: str) -> None:
+    traceback.print_exception(type(e), e, _script_tb(e.__traceback__, script), file=sys.stderr)
+
+
+class _Progress:
+    """"recording: N events" on stderr while the script runs, only when stderr is a terminal."""
+
+    def __init__(self, recorder: Any, output: str):
+        self._live: Any = None
+        if not sys.stderr.isatty():
+            return
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        self._live = Live(
+            get_renderable=lambda: Text(f"gradviz: recording {recorder.count:,} events -> {output}"),
+            console=Console(stderr=True),
+            refresh_per_second=4,
+            transient=True,
+        )
+
+    def __enter__(self) -> _Progress:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "-o", "--output", metavar="FILE",
+    help="Where to write the trace. Default: <script name>.trace.json in the current directory.",
+)  # fmt: skip
+@click.option(
+    "--values", is_flag=True,
+    help="Also store the values of small tensors (up to 64 elements), not only their statistics.",
+)  # fmt: skip
+@click.argument("script", metavar="SCRIPT")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
+@click.pass_context
+def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool) -> None:
+    """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
+
+    The trace is written even if the script fails, and gradviz exits with the script's exit
+    code (1 if it raised, 130 on Ctrl-C, 143 on SIGTERM). Options go before SCRIPT: whatever
+    follows SCRIPT belongs to the script.
+
+    \b
+      gradviz run train.py --epochs 2
+      gradviz run -o mlp.trace.json samples/mlp.py
+    """
+    from gradviz.trace.recorder import Recorder
+
+    path = Path(script)
+    if not path.is_file():
+        problem = "no such file" if not path.exists() else "not a file"
+        raise click.ClickException(f"{script}: {problem}")
+    out = output or f"{path.stem}.trace.json"
+    recorder = Recorder(out, values=values)
+
+    saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
+    sys.argv = [script, *args]  # before start(): trace_begin records the script's argv
+    script_dir = str(path.resolve().parent)
+    if sys.path:
+        sys.path[0] = script_dir
+    else:
+        sys.path.insert(0, script_dir)
+    try:
+        recorder.start()
+    except (RuntimeError, OSError) as e:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+        msg = str(e) if isinstance(e, RuntimeError) else f"{out}: {e.strerror or e}"
+        raise click.ClickException(msg) from None
+    main_thread = threading.current_thread() is threading.main_thread()
+    saved_term = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    status, error, code = "ok", None, 0
+    try:
+        with _Progress(recorder, out):
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = _exit_code(e)
+        if code != 0:
+            status, error = "error", e
+    except KeyboardInterrupt as e:
+        status, code = "interrupted", 130
+        _print_exception(e, script)
+    except _Terminated:
+        status, code = "interrupted", 128 + signal.SIGTERM
+    except BaseException as e:  # noqa: BLE001 - whatever the script raises is its exit status
+        status, error, code = "error", e, 1
+        _print_exception(e, script)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, saved_term)
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+        recorder.stop(status, error)
+    click.echo(f"gradviz: {recorder.count:,} events recorded to {out} ({status})", err=True)
+    ctx.exit(code)

@@ -72,8 +72,8 @@ def stats_of(data: Any) -> ev.Stats:
         return ev.Stats(0.0, _NAN, _NAN, 0, 0)
     f = a.astype(np.float64, copy=False).ravel()
     if a.dtype.kind != "f" or np.isfinite(f).all():
-        # dot does not warn on overflow (the norm of huge values is inf, as it should be)
-        return ev.Stats(float(np.sqrt(np.dot(f, f))), float(f.min()), float(f.max()), 0, 0)
+        lo, hi = float(f.min()), float(f.max())
+        return ev.Stats(_norm(f, max(-lo, hi)), lo, hi, 0, 0)
     isnan = np.isnan(f)
     nans = int(np.count_nonzero(isnan))
     infs = int(np.count_nonzero(np.isinf(f)))
@@ -81,6 +81,13 @@ def stats_of(data: Any) -> ev.Stats:
         return ev.Stats(_NAN, _NAN, _NAN, nans, infs)
     norm = _NAN if nans else math.inf
     return ev.Stats(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
+
+
+def _norm(f: np.ndarray, amax: float) -> float:
+    if amax < 1e150:  # squares cannot overflow: the plain dot product
+        return float(np.sqrt(np.dot(f, f)))
+    g = f / amax  # scaled, so the norm of huge values stays finite when it is
+    return float(amax * np.sqrt(np.dot(g, g)))
 
 
 def _array(x: Any) -> Any:
@@ -141,6 +148,10 @@ def _name_in(frame: Any, tensor: Any) -> str | None:
 # --- the recorder ---------------------------------------------------------------------------
 
 
+class _ThreadTid(threading.local):
+    tid: int | None = None
+
+
 class Recorder(Probe):
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
@@ -159,7 +170,10 @@ class Recorder(Probe):
         self._events: list[ev.Event] | None = None
         self._writer: Any = None
         self._write: Callable[[ev.Event], None] = lambda e: None
-        self._tids: dict[int, int] = {}  # thread ident -> tid
+        # ident -> (tid, Thread): idents are reused once a thread ends, so the Thread object
+        # decides whether an ident still means the same thread. _local caches the caller's tid.
+        self._tids: dict[int, tuple[int, Any]] = {}
+        self._local = _ThreadTid()
         self._next_tid = 1
         self._nodes: set[int] = set()
         self._tensors: set[int] = set()
@@ -197,7 +211,7 @@ class Recorder(Probe):
             self._engine = _default_engine()
             self._t0 = time.perf_counter_ns()
             with self._lock:
-                tid = self._assign_tid(threading.get_ident())
+                tid = self._assign_tid(threading.current_thread())
                 self._put(
                     ev.TraceBegin, tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     platform.python_version(), f"{sys.platform}-{platform.machine()}",
@@ -289,10 +303,12 @@ class Recorder(Probe):
         self._seq = seq + 1
         self._write(cls(seq, time.perf_counter_ns() - self._t0, tid, *fields))
 
-    def _assign_tid(self, ident: int) -> int:
+    def _assign_tid(self, thread: Any) -> int:
         tid = self._next_tid
         self._next_tid = tid + 1
-        self._tids[ident] = tid
+        self._tids[thread.ident] = (tid, thread)
+        if thread is threading.current_thread():
+            self._local.tid = tid
         return tid
 
     def _announce(self, thread: Any, tid: int, role: str | None, device: str | None) -> None:
@@ -302,24 +318,29 @@ class Recorder(Probe):
         self._put(ev.ThreadStart, tid, thread.name if thread is not None else f"thread-{tid}", device, role)
 
     def _current_tid(self) -> int:
-        ident = threading.get_ident()
-        tid = self._tids.get(ident)
+        tid = self._local.tid
         if tid is None:
-            tid = self._assign_tid(ident)
-            self._announce(threading.current_thread(), tid, None, None)
+            thread = threading.current_thread()
+            known = self._tids.get(thread.ident)  # announced by another thread (a queue's owner)?
+            if known is not None and known[1] is thread:
+                tid = self._local.tid = known[0]
+            else:
+                tid = self._assign_tid(thread)
+                self._announce(thread, tid, None, None)
         return tid
 
     def _tid_of(self, ident: int | None) -> int | None:
         """The tid of another thread, announcing it if it has not been seen yet."""
         if ident is None:
             return None
-        tid = self._tids.get(ident)
-        if tid is None:
-            thread = threading._active.get(ident)  # type: ignore[attr-defined]
-            if thread is None:
-                return None
-            tid = self._assign_tid(ident)
-            self._announce(thread, tid, None, None)
+        thread = threading._active.get(ident)  # type: ignore[attr-defined]
+        if thread is None:
+            return None
+        known = self._tids.get(ident)
+        if known is not None and known[1] is thread:
+            return known[0]
+        tid = self._assign_tid(thread)
+        self._announce(thread, tid, None, None)
         return tid
 
     def _queue(self, q: Any, tid: int) -> int:
@@ -388,17 +409,20 @@ class Recorder(Probe):
 
     # -- the probe ------------------------------------------------------------------------------
     def thread_start(self, role: str, device: str | None) -> None:
-        ident = threading.get_ident()
+        thread = threading.current_thread()
         with self._lock:
-            if ident not in self._tids:
-                self._announce(threading.current_thread(), self._assign_tid(ident), role, device)
+            known = self._tids.get(thread.ident)
+            if known is not None and known[1] is thread:
+                self._local.tid = known[0]
+            else:
+                self._announce(thread, self._assign_tid(thread), role, device)
 
     def thread_end(self) -> None:
-        ident = threading.get_ident()
         with self._lock:
-            tid = self._tids.pop(ident, None)
-            if tid is not None:
-                self._put(ev.ThreadEnd, tid)
+            tid = self._current_tid()
+            self._put(ev.ThreadEnd, tid)
+            self._tids.pop(threading.get_ident(), None)
+            self._local.tid = None
 
     def queue_created(self, queue: Any) -> None:
         with self._lock:
@@ -452,8 +476,8 @@ class Recorder(Probe):
                 nid = self._node(n, tid)
                 if getattr(info, "needed", False):
                     needed.append(nid)
-                for c in getattr(info, "captures", None) or ():
-                    captured.append((nid, _capture_input(c), _capture_output(c)))
+                for input_nr, index in info.captures or ():  # (input_nr, output index) pairs
+                    captured.append((nid, input_nr, index))
             self._put(ev.ExecInfo, tid, task.id, tuple(sorted(needed)), tuple(sorted(captured)))
 
     def task_end(self, task: Any, error: BaseException | None) -> None:
@@ -580,22 +604,6 @@ class Recorder(Probe):
 
 def _task_id(task: Any) -> Any:
     return None if task is None else task.id
-
-
-def _capture_input(c: Any) -> int:
-    for name in ("input_nr", "input_idx"):
-        v = getattr(c, name, None)
-        if v is not None:
-            return int(v)
-    return int(c[0])
-
-
-def _capture_output(c: Any) -> int:
-    for name in ("output_idx", "index", "output_nr"):
-        v = getattr(c, name, None)
-        if v is not None:
-            return int(v)
-    return int(c[1])
 
 
 def _default_engine() -> Any:
