@@ -307,13 +307,13 @@ def layout(s: Stepper) -> Layout:
         Layout(name="body"),
         Layout(_footer(s), name="footer", size=1),
     )
-    root["body"].split_row(Layout(name="left", ratio=3), Layout(name="right", ratio=2))
+    root["body"].split_row(Layout(name="left", ratio=1), Layout(name="right", ratio=1))
     st = s.state
     # Threads get the rows they need (a table row each, plus header and borders); queues the rest.
     root["left"].split_column(
         Layout(Panel(views.threads_view(st, s.task, title=None), title="threads", title_align="left"),
                name="threads", size=len(st.threads) * 2 + 5),
-        Layout(Panel(views.queues_view(st, s.task, title=None), title="ready queues (next to pop first)",
+        Layout(Panel(views.queues_view(st, s.task, title=None, compact=True), title="ready queues (next to pop first)",
                      title_align="left"), name="queues"),
     )
     root["right"].split_column(

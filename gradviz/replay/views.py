@@ -248,14 +248,14 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
     lines = []
     if ns.state == "parked":
         buf = task.buffers.get(node)
-        lines.append(f"{me} is parked in not_ready of task {task.id}: {left} dependenc"
-                     f"{'y' if left == 1 else 'ies'} still to arrive")
+        lines.append(f"{me} is parked in not_ready of task {task.id}")
+        lines.append(f"  {left} dependenc{'y' if left == 1 else 'ies'} still to arrive")
         if buf is not None:
             for i, slot in enumerate(buf.slots):
                 lines.append(f"  slot {i}: {_slot_label(state, slot)}")
     else:
-        lines.append(f"{me} has no gradient yet in task {task.id}: {left} dependenc"
-                     f"{'y' if left == 1 else 'ies'} to arrive")
+        lines.append(f"{me} has no gradient yet in task {task.id}")
+        lines.append(f"  {left} dependenc{'y' if left == 1 else 'ies'} still to arrive")
     buf = task.buffers.get(node)
     arrived: dict[int | None, int] = {}
     if buf is not None:
@@ -339,8 +339,11 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
 
 
 def queues_view(state: EngineState, task: int | None = None, limit: int = 12,
-                title: str | None = "Ready queues (in pop order)") -> Table:
-    t = _table(title, "queue", "name", "size", "next to pop")
+                title: str | None = "Ready queues (in pop order)", compact: bool = False) -> Table:
+    if compact:  # id, name and size in one column, for narrow panels
+        t = _table(title, "queue (size)", "next to pop")
+    else:
+        t = _table(title, "queue", "name", "size", "next to pop")
     for q in state.queues.values():
         entries = [e for e in q.entries if task is None or e.task == task]
         if entries:
@@ -353,7 +356,10 @@ def queues_view(state: EngineState, task: int | None = None, limit: int = 12,
                 lines.append(f"\n... {len(entries) - limit} more")
         else:
             lines = Text("empty", style="dim")
-        t.add_row(str(q.id), q.name, str(len(entries)), lines)
+        if compact:
+            t.add_row(f"{q.id} {q.name} ({len(entries)})", lines)
+        else:
+            t.add_row(str(q.id), q.name, str(len(entries)), lines)
     return t
 
 

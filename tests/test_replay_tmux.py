@@ -1,0 +1,146 @@
+"""The interactive stepper driven in tmux as a person would: keys in, screen text out."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from trace_builders import diamond, failing
+
+from gradviz.trace.file import save
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: cannot drive a terminal"),
+]
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Pane:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+    def send(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.name, "-l", text)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait_for(self, what: str | Callable[[str], bool], timeout: float = 10.0) -> str:
+        pred = (lambda s: what in s) if isinstance(what, str) else what
+        end = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < end:
+            text = self.screen()
+            if pred(text):
+                return text
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what!r}; screen was:\n{text}")
+
+
+@pytest.fixture
+def pane(tmp_path: Path) -> Iterator[Pane]:
+    name = f"gradviz-test-{uuid.uuid4().hex[:8]}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "bash --norc --noprofile"],
+        check=True, cwd=REPO,
+    )  # fmt: skip
+    p = Pane(name)
+    p.send("export PS1='$ ' TERM=xterm-256color", "Enter")
+    try:
+        yield p
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+
+
+def start(pane: Pane, trace_path: Path) -> None:
+    cmd = f"cd {shlex.quote(str(REPO))} && {shlex.quote(sys.executable)} -m gradviz replay " \
+          f"{shlex.quote(str(trace_path))} --step"
+    pane.send(cmd, "Enter")
+    pane.wait_for("q quit")
+
+
+def test_forward_backward_why_and_quit(pane: Pane, tmp_path: Path) -> None:
+    path = tmp_path / "diamond.json"
+    save(diamond().events, path)
+    start(pane, path)
+    pane.wait_for("step 0/56")
+    pane.send("Right")
+    pane.wait_for("step 1/56")
+    pane.send("Right", "Right")
+    pane.wait_for("step 3/56")
+    pane.send("Left")
+    pane.wait_for("step 2/56")
+    pane.send("f")
+    pane.wait_for("step 12/56")
+    pane.send("b")
+    pane.wait_for("step 2/56")
+    # Go to the step where AccumulateGrad parks with one of its two gradients.
+    pane.send("g")
+    pane.type("42")
+    pane.send("Enter")
+    screen = pane.wait_for("step 42/56")
+    assert "AccumulateGrad (node 1) parked in not_ready of task 1" in screen
+    assert "1. MulBackward0 (seq 0) task 1, priority (0, 0)" in screen  # the ready queue
+    assert "slot 0: set from MulBackward0 (node 3)" in screen  # the not_ready buffer
+    # Find it by name and ask why it is not running.
+    pane.send("/")
+    pane.type("AccumulateGrad")
+    pane.send("Enter")
+    pane.wait_for("selected AccumulateGrad (node 1), parked")
+    pane.send("w")
+    screen = pane.wait_for("why: AccumulateGrad (node 1)")
+    assert "1 dependency still to arrive" in screen
+    assert "waiting for MulBackward0 (node 2) -> slot 0: queued" in screen
+    # Next node execution, then back.
+    pane.send(">")
+    screen = pane.wait_for("step 44/56")
+    assert "MainThread runs MulBackward0 (node 2)" in screen
+    pane.send("<")
+    pane.wait_for("step 37/56")
+    pane.send("?")
+    pane.wait_for("next / previous node execution")
+    pane.send("q")
+    # Back at the shell, with the terminal in its normal (canonical, echoing) mode.
+    pane.wait_for(lambda s: "q quit" not in s and s.rstrip().endswith("$"))
+    # The marker is computed by the shell, so the typed command line does not match it.
+    pane.send("stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '; echo MARK-$((40+2))",
+              "Enter")
+    screen = pane.wait_for("MARK-42")
+    assert "icanon echo" in screen and "-icanon" not in screen and "-echo " not in screen
+
+
+def test_jump_to_error(pane: Pane, tmp_path: Path) -> None:
+    path = tmp_path / "error.json"
+    save(failing().events, path)
+    start(pane, path)
+    pane.send("e")
+    screen = pane.wait_for("step 23/25")
+    assert "ERROR in LogBackward0 (node 2) (task 1): RuntimeError: LogBackward0 failed" in screen
+    pane.send("Right")
+    screen = pane.wait_for("step 24/25")
+    assert "task 1 ends: error" in screen
+    pane.send("C-c")  # interrupting also leaves cleanly
+    pane.wait_for(lambda s: "q quit" not in s and s.rstrip().endswith("$"))
+
+
+def test_not_a_terminal_falls_back_to_text(tmp_path: Path) -> None:
+    path = tmp_path / "diamond.json"
+    save(diamond().events, path)
+    out = subprocess.run([sys.executable, "-m", "gradviz", "replay", str(path), "--step"], cwd=REPO,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("step 56 of 56")
