@@ -49,28 +49,45 @@ class FieldProblem(ValueError):
 
 # --- JSON backends ---------------------------------------------------------------------------
 
+_escaping = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def _dumps_escaped(obj: Any) -> bytes:
+    """Strings UTF-8 cannot hold (lone surrogates, e.g. from undecodable file names) as \\u escapes."""
+    return _escaping.encode(obj).encode("ascii")
+
+
 if _orjson is not None:
     _orjson_dumps = _orjson.dumps
     _orjson_loads = _orjson.loads
+    _OrjsonDecodeError = _orjson.JSONDecodeError
 
     def dumps(obj: Any) -> bytes:
         """Compact JSON bytes."""
-        return _orjson_dumps(obj)
+        try:
+            return _orjson_dumps(obj)
+        except TypeError:
+            return _dumps_escaped(obj)
 
     def loads(data: bytes | str) -> Any:
-        return _orjson_loads(data)
+        try:
+            return _orjson_loads(data)
+        except _OrjsonDecodeError:
+            # orjson refuses escaped lone surrogates, which _dumps_escaped writes: the stdlib
+            # reads them; anything else it also rejects, with its own message
+            return _json.loads(data)
 
-    JSONDecodeError: type[ValueError] = _orjson.JSONDecodeError
 else:  # pragma: no cover
     _encoder = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
     def dumps(obj: Any) -> bytes:
-        return _encoder.encode(obj).encode("utf-8")
+        try:
+            return _encoder.encode(obj).encode("utf-8")
+        except UnicodeEncodeError:
+            return _dumps_escaped(obj)
 
     def loads(data: bytes | str) -> Any:
         return _json.loads(data)
-
-    JSONDecodeError = _json.JSONDecodeError
 
 
 # --- non-finite floats -----------------------------------------------------------------------
@@ -209,7 +226,14 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
     elif k == "any":
         return _decode_any(v)
     elif k == "optional":
-        return None if v is None else _convert(spec.items[0], v, path)
+        if v is None:
+            return None
+        if spec.items[0].kind not in ("int", "str", "bool", "float"):
+            return _convert(spec.items[0], v, path)  # its message is the more precise one
+        try:
+            return _convert(spec.items[0], v, path)
+        except FieldProblem:
+            pass
     elif k == "array":
         if type(v) is list or type(v) is tuple:
             item = spec.items[0]

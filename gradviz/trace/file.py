@@ -216,7 +216,7 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
     try:
         doc = _parse(data)
     except _BadJSON as exc:
-        raise TraceError(f"{name}: not valid JSON ({exc})") from None
+        raise TraceError(f"{name}: not a gradviz trace (not valid JSON: {exc})") from None
     _check_header(name, doc)
     if "events" not in doc:
         raise TraceError(f"{name}: header field 'events' is missing")

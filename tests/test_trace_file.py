@@ -1,0 +1,262 @@
+"""The file format: codec round trips, the streamed layout, loading errors, the committed schema."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trace_builders import diamond, failing, hostile, reentrant, two_devices
+
+from gradviz.trace import TraceError, TraceWarning, codec, load
+from gradviz.trace import events as ev
+from gradviz.trace.file import FOOTER, HEADER, TraceWriter, save
+from gradviz.trace.schema import json_schema, schema_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- codec -----------------------------------------------------------------------------------
+
+
+def _strategy(spec: codec.Spec) -> st.SearchStrategy:
+    k = spec.kind
+    ints = st.integers(-(2**63), 2**64 - 1)
+    if k == "int":
+        return ints
+    if k == "str":
+        return st.text(max_size=12)
+    if k == "bool":
+        return st.booleans()
+    if k == "float":
+        return st.floats(allow_nan=False) | st.sampled_from([math.inf, -math.inf])
+    if k == "any":
+        return st.none() | st.lists(st.floats(allow_nan=False), max_size=4)
+    if k == "stats":
+        f = _strategy(codec.Spec("float"))
+        return st.builds(ev.Stats, f, f, f, ints, ints)
+    if k == "optional":
+        return st.none() | _strategy(spec.items[0])
+    if k == "array":
+        return st.lists(_strategy(spec.items[0]), max_size=4).map(tuple)
+    if k == "tuple":
+        return st.tuples(*(_strategy(s) for s in spec.items))
+    raise AssertionError(k)
+
+
+def _event_strategy(cls: type[ev.Event]) -> st.SearchStrategy:
+    return st.builds(cls, *(_strategy(spec) for _, spec, _ in codec.field_specs(cls)))
+
+
+ANY_EVENT = st.one_of(*(_event_strategy(t) for t in ev.EVENT_TYPES))
+
+
+@settings(max_examples=400, deadline=None)
+@given(ANY_EVENT)
+def test_every_event_survives_encode_dumps_loads_decode(e):
+    line = codec.encode_line(e)
+    assert b"\n" not in line
+    assert codec.decode(codec.loads(line)) == e
+    assert codec.decode(json.loads(line)) == e  # the stdlib reads what we write
+    d = codec.encode(e)
+    assert list(d)[:4] == ["seq", "kind", "ts", "tid"]
+
+
+def test_nonfinite_floats_are_strings_and_come_back():
+    s = ev.Stats(math.nan, -math.inf, math.inf, 1, 2)
+    e = ev.CapturedGrad(0, 0, 1, task=1, node=2, input_nr=0, index=0, stats=s, values=[math.nan, 1.5])
+    d = json.loads(codec.encode_line(e))  # strict JSON: no NaN literals
+    assert d["stats"] == {"norm": "NaN", "min": "-Infinity", "max": "Infinity", "nan": 1, "inf": 2}
+    back = codec.decode(d)
+    assert math.isnan(back.stats.norm) and back.stats.min == -math.inf and math.isnan(back.values[0])
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"size": "3"}, "field 'size' must be int, got str"),
+        ({"size": True}, "field 'size' must be int, got bool"),
+        ({"size": 3.0}, "field 'size' must be int, got float"),
+        ({"priority": [2, 0]}, "field 'priority' must be [int, int, int] (3 items), got 2 items"),
+        ({"priority": [2, "0", 1]}, "field 'priority[1]' must be int, got str"),
+        ({"task": []}, "field 'task' must be int or null, got list"),
+        ({"kind": "queue_shove"}, "field 'kind' is 'queue_shove', not a known event kind"),
+        ({"kind": 7}, "field 'kind' must be str, got int"),
+    ],
+)
+def test_decode_names_the_field(change, message):
+    d = codec.encode(ev.QueuePush(0, 0, 1, 1, "cpu", 1, 2, "node", (2, 0, 5), 1))
+    d.update(change)
+    with pytest.raises(codec.FieldProblem) as info:
+        codec.decode(d)
+    assert str(info.value) == message
+
+
+def test_decode_missing_field_and_nested_stats():
+    d = codec.encode(ev.QueuePush(0, 0, 1, 1, "cpu", 1, 2, "node", (2, 0, 5), 1))
+    del d["what"]
+    with pytest.raises(codec.FieldProblem, match="field 'what' is missing"):
+        codec.decode(d)
+    b = codec.encode(ev.BufferAdd(0, 0, 1, 1, 2, 0, "set", None, (2,), "float32", "cpu", ev.Stats(1, 1, 1, 0, 0)))
+    b["stats"]["nan"] = "0"
+    with pytest.raises(codec.FieldProblem, match=r"field 'stats.nan' must be int, got str"):
+        codec.decode(b)
+    b = codec.encode(ev.TaskEnd(0, 0, 1, 1, "ok"))
+    del b["error"]  # a field with a default may be left out
+    assert codec.decode(b) == ev.TaskEnd(0, 0, 1, 1, "ok", None)
+
+
+def test_stdlib_fallback_writes_and_reads_the_same_file(tmp_path):
+    """Without orjson (blocked in a subprocess) the same trace is written byte for byte."""
+    events = diamond().events
+    save(events, tmp_path / "orjson.json")
+    script = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from gradviz.trace import codec, load\n"
+        "from gradviz.trace.file import save\n"
+        "from trace_builders import diamond\n"
+        "assert codec.JSON_BACKEND == 'json'\n"
+        "save(diamond().events, sys.argv[1])\n"
+        "assert load(sys.argv[1]).events == diamond().events\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "json.json"), str(ROOT / "tests")], check=True, cwd=ROOT
+    )
+    assert (tmp_path / "json.json").read_bytes() == (tmp_path / "orjson.json").read_bytes()
+
+
+# --- the file ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
+def test_saved_file_is_valid_json_one_event_per_line_and_loads_equal(tmp_path, make):
+    events = make().events
+    path = tmp_path / "t.json"
+    save(events, path)
+    data = path.read_bytes()
+    doc = json.loads(data)
+    assert doc["format"] == "gradviz-trace" and doc["format_version"] == ev.FORMAT_VERSION
+    assert len(doc["events"]) == len(events)
+    lines = data.split(b"\n")
+    assert lines[0] + b"\n" == HEADER and lines[-2] + b"\n" == FOOTER
+    assert len(lines) == len(events) + 3  # header, events, footer, "" after the last newline
+    t = load(path)
+    assert t.events == events and not t.truncated
+
+
+def test_writer_streams_and_a_cut_file_recovers_every_flushed_event(tmp_path):
+    events = diamond().events
+    path = tmp_path / "t.json"
+    w = TraceWriter(path, batch=4)
+    for e in events[:-1]:
+        w.write(e)
+    w.flush()
+    with pytest.warns(TraceWarning, match=rf"recovered {len(events) - 1} events"):
+        cut = load(path)  # what a SIGKILL leaves: everything flushed, no trace_end
+    assert cut.truncated and cut.events == events[:-1]
+    w.close(events[-1])
+    assert load(path).events == events
+
+
+def test_load_of_a_pretty_printed_trace(tmp_path):
+    events = diamond().events
+    save(events, tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_bytes())
+    (tmp_path / "pretty.json").write_text(json.dumps(doc, indent=2))
+    assert load(tmp_path / "pretty.json").events == events
+
+
+def _bad_file(tmp_path, edit) -> str:
+    events = diamond().events
+    path = tmp_path / "trace.json"
+    save(events, path)
+    lines = path.read_bytes().split(b"\n")
+    edit(lines)
+    path.write_bytes(b"\n".join(lines))
+    return str(path)
+
+
+def _set(index: int, field: str, value):
+    def edit(lines):
+        d = json.loads(lines[index + 1].rstrip(b","))
+        d[field] = value
+        lines[index + 1] = json.dumps(d).encode() + b","
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, index, message",
+    [
+        (_set(17, "task", "1"), 17, "event 17 ({kind}): field 'task' must be int, got str"),
+        (_set(5, "seq", 6), 5, "event 5 ({kind}): field 'seq' must be 5 (events are numbered from 0 in file "
+                               "order), got 6"),
+        (lambda lines: lines.pop(8), 8, "event 7 ({kind}): field 'seq' must be 7"),
+        (lambda lines: lines.__setitem__(9, b'{"seq": 8, oops'), 0, "event 8 (line 10): not valid JSON"),
+        (lambda lines: lines.__setitem__(0, b"{}"), 0, "not a gradviz trace"),
+        (_set(0, "format_version", 99), 0, "event 0 (trace_begin): field 'format_version' is 99: written by a "
+                                           "newer gradviz"),
+    ],
+)  # fmt: skip
+def test_malformed_files_raise_one_line_trace_errors(tmp_path, edit, index, message):
+    events = diamond().events
+    path = _bad_file(tmp_path, edit)
+    expected = message.format(kind=events[index].kind)
+    with pytest.raises(TraceError) as info:
+        load(path)
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.startswith(f"{path}: ")
+    assert expected in text
+    assert isinstance(info.value, ValueError)
+
+
+def test_the_issue_example_message(tmp_path):
+    b = diamond().events
+    k = next(i for i, e in enumerate(b) if isinstance(e, ev.QueuePush))
+    path = _bad_file(tmp_path, _set(k, "size", "1"))
+    with pytest.raises(TraceError, match=rf"^{path}: event {k} \(queue_push\): field 'size' must be int, got str$"):
+        load(path)
+
+
+def test_empty_and_non_json_files(tmp_path):
+    (tmp_path / "empty.json").write_bytes(b"")
+    with pytest.raises(TraceError, match="empty file"):
+        load(tmp_path / "empty.json")
+    (tmp_path / "junk.json").write_bytes(b"\x00\xff garbage")
+    with pytest.raises(TraceError, match="not valid JSON"):
+        load(tmp_path / "junk.json")
+
+
+# --- the schema -----------------------------------------------------------------------------------
+
+
+def test_committed_schema_is_up_to_date():
+    committed = (ROOT / "docs" / "trace-schema.json").read_text()
+    assert committed == schema_text(), "regenerate: python -m gradviz.trace.schema > docs/trace-schema.json"
+
+
+def test_schema_accepts_written_traces_and_rejects_a_bad_field(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for make in (diamond, reentrant, failing, two_devices, hostile):
+        save(make().events, tmp_path / "t.json")
+        jsonschema.validate(json.loads((tmp_path / "t.json").read_bytes()), schema)
+    doc = json.loads((tmp_path / "t.json").read_bytes())
+    doc["events"][3]["tid"] = "1"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
+
+
+def test_every_event_kind_is_in_the_schema():
+    defs = json_schema()["$defs"]
+    for t in ev.EVENT_TYPES:
+        props = defs[t.kind]["properties"]
+        assert list(props) == ["seq", "kind", "ts", "tid", *ev.field_names(t)[3:]]
