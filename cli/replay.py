@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import warnings
@@ -94,7 +95,7 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
       gradviz replay trace.json --step        # step through it interactively
     """
     from gradviz.replay import views
-    from gradviz.replay.state import Replayer
+    from gradviz.replay.state import fold
 
     trace = load_trace(trace_path)
     if task is not None and task not in trace.tasks:
@@ -128,5 +129,6 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
         else:
             console.print(view)
         return
-    state = Replayer(trace).state_at(start)
+    # One state: a plain fold to it is cheaper than building checkpoints for the whole trace.
+    state = fold(itertools.islice(trace.events, start))
     console.print(views.state_view(trace, state, task))

@@ -226,3 +226,24 @@ def test_step_is_clamped() -> None:
     tr = diamond()
     assert state_at(tr, -5).step == 0
     assert state_at(tr, 10**9).step == len(tr)
+
+
+def test_checkpoints_on_a_long_trace_equal_the_fold() -> None:
+    from gradviz.trace.synth import synthetic_trace
+
+    tr = synthetic_trace(30_000)
+    r = Replayer(tr, every=997)
+    rng = random.Random(7)
+    steps = sorted(rng.randrange(len(tr) + 1) for _ in range(12))
+    s = EngineState()
+    done = 0
+    for n in steps:  # one forward fold, compared with random access at each sampled step
+        for e in tr.events[done:n]:
+            apply(s, e)
+        done = n
+        assert canon(r.state_at(n)) == canon(s), n
+    for n in reversed(steps):  # and again backward, after the replayer has moved forward
+        assert r.state_at(n).step == n
+    end = r.state_at(len(tr))
+    assert all(end.tasks[t].status == "ok" and end.tasks[t].outstanding == 0 for t in end.tasks)
+    assert all(not q.entries for q in end.queues.values())

@@ -386,3 +386,32 @@ def backward_graph(kind: str, nodes: int, *, run: bool = True) -> TraceBuilder:
     if run:
         b.backward(root)
     return b
+
+
+# --- long traces for replay benchmarks --------------------------------------------------------
+
+
+def synthetic_trace(n_events: int = 1_000_000, *, width: int = 8, depth: int = 6) -> Trace:
+    """A trace of at least ``n_events`` events: training steps, one backward each.
+
+    Every step builds ``depth`` layers of ``width`` ops over ``width`` persistent parameters;
+    each op reads two ops of the layer below, so InputBuffers of one slot take two gradients
+    and nodes park in not_ready, as in a real network with shared activations.
+    """
+    b = TraceBuilder(argv=("synthetic-steps", str(n_events)))
+    params = [b.leaf(f"w{i}", (4,), source="synthetic_steps.py:3") for i in range(width)]
+    while len(b.events) < n_events:
+        layer = [
+            b.op("MulBackward0", [params[i], params[(i + 1) % width]], saved=((4,), (4,)),
+                 source="synthetic_steps.py:6", shape=(4,))
+            for i in range(width)
+        ]  # fmt: skip
+        for _ in range(depth - 1):
+            layer = [
+                b.op("AddBackward0", [layer[i], layer[(i + 1) % width]], source="synthetic_steps.py:8",
+                     shape=(4,))
+                for i in range(width)
+            ]  # fmt: skip
+        root = b.op("SumBackward0", layer, source="synthetic_steps.py:10", shape=())
+        b.backward(root)
+    return b.trace()
