@@ -1,0 +1,439 @@
+"""The benchmark harness: every implementation of a workload timed in one process, alternating.
+
+A bench script builds ``Workload``s (one ``Impl`` per engine) and ``Claim``s (the ratios issue 7
+asks for), then calls ``main(...)``, which parses the shared command line, measures, prints a
+table, and writes JSON (``benchmarks/results/<bench>.json``) that ``run_all.py`` turns into the
+README table.
+
+Why it measures the way it does:
+- Implementations alternate within each round, and the order rotates from round to round, so
+  a slow phase of a shared 2-core machine (another process, thermal, frequency) hits every
+  engine alike instead of whichever happened to run then.
+- Only ``run`` is timed; ``setup`` (building the input, or the forward graph a backward needs)
+  is not, and what ``run`` returns is dropped after the clock stops, so freeing a big graph is
+  not charged to a forward.
+- The garbage collector is off while the clock runs (as ``timeit`` does), after a full collection:
+  a cyclic collection falling into one run rather than another is noise, not engine speed.
+  ``--gc`` keeps it on for those who want to see it.
+- Medians, with min and max: the ratio gradviz/peer is of medians (``ratio``) and of minima
+  (``ratio_min``, the less noise-sensitive of the two on a busy machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results"
+SCHEMA = 1
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+DEFAULT_THREADS = 1
+
+# Packages whose versions go into every result file: what the numbers were measured against.
+VERSIONED = ("numpy", "torch", "autograd", "mygrad", "micrograd", "orjson")
+
+
+@dataclass
+class Impl:
+    """One implementation of a workload. ``run(setup())`` is what is timed."""
+
+    name: str
+    run: Callable[[Any], Any]
+    setup: Callable[[], Any] = lambda: None
+    # Checked once before timing (untimed): the implementation computes the right thing.
+    check: Callable[[], None] | None = None
+
+
+@dataclass
+class Workload:
+    key: str  # stable id in JSON and on the command line: "w1_backward"
+    title: str  # what the README table shows
+    impls: list[Impl]
+    subject: str = "gradviz"  # ratios are subject/peer
+    nodes: int | None = None  # graph nodes per run, for the per-node figure
+    note: str = ""
+    # Millisecond workloads take more rounds than the 100 ms ones for the same confidence.
+    repeats_factor: int = 1
+
+
+@dataclass
+class Claim:
+    """One of issue 7's must-show items: ratio(workload, subject/peer) <= limit."""
+
+    text: str
+    workload: str
+    peer: str
+    limit: float
+
+
+@dataclass
+class Skip:
+    """An implementation that could not run here, and why (printed and kept in the JSON)."""
+
+    name: str
+    reason: str
+
+
+@dataclass
+class Config:
+    repeats: int
+    warmup: int
+    quick: bool
+    keep_gc: bool = False
+    only_workloads: Sequence[str] = ()
+    only_impls: Sequence[str] = ()
+    json_path: Path | None = None
+    threads: int = DEFAULT_THREADS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- threads ---------------------------------------------------------------------------------
+
+def pin_threads(argv: Sequence[str] | None = None) -> int:
+    """Fix the BLAS/OpenMP pool sizes from ``--threads N`` (default 1; 0 leaves the libraries'
+    defaults) before numpy or torch is imported, which is when they read them.
+
+    Why one thread by default: on the 2-core reference machine, numpy's OpenBLAS pool and torch's
+    OpenMP pool, woken alternately every millisecond, spin against each other and turn a 1 ms MLP
+    step into 10-200 ms at random. With one thread each, every engine runs the same kernels and
+    the ratios measure the engines.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    n = DEFAULT_THREADS
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            n = int(argv[i + 1])
+        elif a.startswith("--threads="):
+            n = int(a.split("=", 1)[1])
+    if n > 0:
+        for var in THREAD_VARS:
+            os.environ[var] = str(n)
+    return n
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+
+def _time_once(impl: Impl, keep_gc: bool) -> float:
+    arg = impl.setup()
+    gc.collect()
+    if not keep_gc:
+        gc.disable()
+    try:
+        t0 = time.perf_counter_ns()
+        out = impl.run(arg)
+        t1 = time.perf_counter_ns()
+    finally:
+        gc.enable()
+    del out, arg
+    return (t1 - t0) / 1e6
+
+
+def measure(workload: Workload, repeats: int, warmup: int, keep_gc: bool = False) -> dict[str, list[float]]:
+    """Times (ms) per implementation: ``warmup`` untimed rounds, then ``repeats`` timed ones."""
+    impls = workload.impls
+    times: dict[str, list[float]] = {impl.name: [] for impl in impls}
+    for r in range(warmup + repeats):
+        k = r % len(impls)
+        for impl in impls[k:] + impls[:k]:
+            t = _time_once(impl, keep_gc)
+            if r >= warmup:
+                times[impl.name].append(t)
+    return times
+
+
+def summarize(times: list[float]) -> dict[str, Any]:
+    return {
+        "median_ms": statistics.median(times),
+        "min_ms": min(times),
+        "max_ms": max(times),
+        "runs": len(times),
+    }
+
+
+def ratios(workload: Workload, stats: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    subject = stats.get(workload.subject)
+    if subject is None:
+        return {}
+    out = {}
+    for name, s in stats.items():
+        if name == workload.subject:
+            continue
+        out[name] = {
+            "ratio": subject["median_ms"] / s["median_ms"],
+            "ratio_min": subject["min_ms"] / s["min_ms"],
+        }
+    return out
+
+
+def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
+    impls = [i for i in workload.impls if not cfg.only_impls or i.name in cfg.only_impls or i.name == workload.subject]
+    workload = dataclasses.replace(workload, impls=impls)
+    for impl in impls:
+        if impl.check is not None:
+            impl.check()
+    f = workload.repeats_factor
+    times = measure(workload, cfg.repeats * f, cfg.warmup * f, cfg.keep_gc)
+    stats = {name: summarize(t) for name, t in times.items()}
+    if workload.nodes:
+        for s in stats.values():
+            s["us_per_node"] = s["median_ms"] * 1e3 / workload.nodes
+    return {
+        "key": workload.key,
+        "title": workload.title,
+        "subject": workload.subject,
+        "nodes": workload.nodes,
+        "note": workload.note,
+        "results": stats,
+        "ratios": ratios(workload, stats),
+        "times_ms": times,
+    }
+
+
+def evaluate(claims: Sequence[Claim], workloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_key = {w["key"]: w for w in workloads}
+    out = []
+    for c in claims:
+        w = by_key.get(c.workload)
+        r = w["ratios"].get(c.peer) if w else None
+        entry: dict[str, Any] = {"text": c.text, "workload": c.workload, "peer": c.peer, "limit": c.limit}
+        if r is None:
+            entry.update(ratio=None, holds=None, why="not measured in this run")
+        else:
+            entry.update(ratio=r["ratio"], ratio_min=r["ratio_min"], holds=r["ratio"] <= c.limit)
+        out.append(entry)
+    return out
+
+
+# -- environment -----------------------------------------------------------------------------
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "cpus": os.cpu_count(),
+        "versions": versions(),
+    }
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def fmt_ms(ms: float) -> str:
+    if ms >= 100:
+        return f"{ms:.0f}"
+    if ms >= 10:
+        return f"{ms:.1f}"
+    return f"{ms:.2f}"
+
+
+def fmt_ratio(r: float | None) -> str:
+    return "—" if r is None else f"{r:.2f}×"
+
+
+def impl_order(workloads: list[dict[str, Any]]) -> list[str]:
+    """Column order: each workload's subject first, then peers in first-seen order."""
+    names: list[str] = []
+    for w in workloads:
+        for name in [w["subject"], *w["results"]]:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """Two tables (times; ratios subject/peer) and the claims, for README and terminal alike."""
+    workloads = result["workloads"]
+    if not workloads:
+        return "_no workloads measured_\n"
+    names = impl_order(workloads)
+    lines = [
+        "Median ms (min–max) over " + _runs_text(workloads) + ":",
+        "",
+        "| workload | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for w in workloads:
+        cells = []
+        for name in names:
+            s = w["results"].get(name)
+            if s is None:
+                cells.append("—")
+                continue
+            cell = f"{fmt_ms(s['median_ms'])} ({fmt_ms(s['min_ms'])}–{fmt_ms(s['max_ms'])})"
+            if "us_per_node" in s:
+                cell += f"<br>{s['us_per_node']:.1f} µs/node"
+            cells.append(cell)
+        lines.append(f"| {w['title']} | " + " | ".join(cells) + " |")
+    peers = [n for n in names if any(n in w["ratios"] for w in workloads)]
+    if peers:
+        lines += [
+            "",
+            "Ratio subject/peer, of medians (of minima in brackets); below 1 the subject is faster:",
+            "",
+            "| workload | subject | " + " | ".join(f"vs {p}" for p in peers) + " |",
+            "|---|---|" + "---:|" * len(peers),
+        ]
+        for w in workloads:
+            cells = []
+            for p in peers:
+                r = w["ratios"].get(p)
+                cells.append("—" if r is None else f"{fmt_ratio(r['ratio'])} ({fmt_ratio(r['ratio_min'])})")
+            lines.append(f"| {w['title']} | {w['subject']} | " + " | ".join(cells) + " |")
+    claims = result.get("claims") or []
+    if claims:
+        lines += ["", "Issue 7 must-show items measured in this run:", ""]
+        for c in claims:
+            mark = {True: "holds", False: "**does not hold**", None: "not measured"}[c["holds"]]
+            got = "" if c["ratio"] is None else f": {c['ratio']:.2f}× (limit {c['limit']:.2f}×)"
+            lines.append(f"- {c['text']}{got} — {mark}")
+    skipped = result.get("skipped") or {}
+    if skipped:
+        lines += ["", "Not run: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _runs_text(workloads: list[dict[str, Any]]) -> str:
+    runs = sorted({s["runs"] for w in workloads for s in w["results"].values()})
+    return (f"{runs[0]} runs" if len(runs) == 1 else f"{runs[0]}–{runs[-1]} runs") + " each, alternating"
+
+
+def default_json_path(bench: str, quick: bool) -> Path:
+    # Quick runs go to their own file so a CI smoke run never overwrites the figures of record.
+    return RESULTS_DIR / (f"{bench}-quick.json" if quick else f"{bench}.json")
+
+
+def write_json(path: Path, result: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
+    os.replace(tmp, path)
+
+
+# -- command line ----------------------------------------------------------------------------
+
+
+def parser(description: str, repeats: int, warmup: int) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="smaller sizes and few repeats: a CI smoke run")
+    p.add_argument("--repeats", type=int, default=None, help=f"timed rounds (default {repeats}; quick 3)")
+    p.add_argument("--warmup", type=int, default=None, help=f"untimed rounds first (default {warmup}; quick 1)")
+    p.add_argument("--workload", action="append", default=[], help="only these workload keys (repeatable)")
+    p.add_argument("--impl", action="append", default=[], help="only these implementations (repeatable)")
+    p.add_argument("--json", type=Path, default=None, help="where to write the results (default results/)")
+    p.add_argument("--gc", action="store_true", help="leave the garbage collector on while timing")
+    p.add_argument("--check", action="store_true", help="exit 1 if a must-show claim does not hold")
+    p.add_argument("--list", action="store_true", help="list workloads and implementations, then exit")
+    p.add_argument(
+        "--threads", type=int, default=DEFAULT_THREADS,
+        help=f"BLAS/OpenMP threads for every engine (default {DEFAULT_THREADS}; 0: the libraries' own)",
+    )  # fmt: skip
+    p.set_defaults(_repeats=repeats, _warmup=warmup)
+    return p
+
+
+def config(args: argparse.Namespace) -> Config:
+    return Config(
+        repeats=args.repeats if args.repeats is not None else (3 if args.quick else args._repeats),
+        warmup=args.warmup if args.warmup is not None else (1 if args.quick else args._warmup),
+        quick=args.quick,
+        keep_gc=args.gc,
+        only_workloads=args.workload,
+        only_impls=args.impl,
+        json_path=args.json,
+        threads=args.threads,
+    )
+
+
+def run_bench(
+    bench: str,
+    workloads: list[Workload],
+    claims: Sequence[Claim],
+    skipped: Sequence[Skip],
+    cfg: Config,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    selected = [w for w in workloads if not cfg.only_workloads or w.key in cfg.only_workloads]
+    unknown = set(cfg.only_workloads) - {w.key for w in workloads}
+    if unknown:
+        raise SystemExit(f"unknown workload(s): {', '.join(sorted(unknown))}; known: {[w.key for w in workloads]}")
+    for s in skipped:
+        log(f"skip {s.name}: {s.reason}")
+    # Everything alive now (modules, peers' tables, inputs) moves out of the collector's reach, so
+    # the full collection before each timed run costs microseconds, not tens of milliseconds.
+    gc.collect()
+    gc.freeze()
+    measured = []
+    for w in selected:
+        log(f"{w.key}: {', '.join(i.name for i in w.impls)} x {cfg.repeats} (+{cfg.warmup} warmup)")
+        measured.append(run_workload(w, cfg))
+    return {
+        "schema": SCHEMA,
+        "bench": bench,
+        "quick": cfg.quick,
+        "repeats": cfg.repeats,
+        "warmup": cfg.warmup,
+        "gc_during_timing": cfg.keep_gc,
+        "threads": cfg.threads,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "environment": environment(),
+        "skipped": {s.name: s.reason for s in skipped},
+        "workloads": measured,
+        "claims": evaluate(claims, measured),
+        **cfg.extra,
+    }
+
+
+def main(
+    bench: str,
+    description: str,
+    build: Callable[[Config], tuple[list[Workload], list[Claim], list[Skip]]],
+    repeats: int = 15,
+    warmup: int = 2,
+    argv: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The whole command line of a bench script: parse, build workloads for the mode, measure,
+    print the tables, write the JSON; with ``--check``, exit 1 when a claim does not hold."""
+    args = parser(description, repeats, warmup).parse_args(argv)
+    cfg = config(args)
+    workloads, claims, skipped = build(cfg)
+    if args.list:
+        for w in workloads:
+            print(f"{w.key:16} {w.title}: {', '.join(i.name for i in w.impls)}")
+        for s in skipped:
+            print(f"(skipped) {s.name}: {s.reason}")
+        return {}
+    result = run_bench(bench, workloads, claims, skipped, cfg, log=lambda m: print(m, file=sys.stderr))
+    print(markdown(result))
+    path = cfg.json_path or default_json_path(bench, cfg.quick)
+    write_json(path, result)
+    print(f"wrote {path}", file=sys.stderr)
+    if args.check and any(c["holds"] is False for c in result["claims"]):
+        raise SystemExit(1)
+    return result
