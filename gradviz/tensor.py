@@ -31,11 +31,30 @@ class Size(tuple):
         return n
 
 
+class _VersionSnapshot(int):
+    """The int torch's ``Tensor._version`` returns. Code written against the old list-valued
+    ``_version`` (``t._version[0]``, ``t._version[0] += 1``) still reads and bumps the shared
+    counter through indexing; new code uses ``_version_counter``."""
+
+    _counter: list[int]
+
+    def __new__(cls, counter: list[int]) -> _VersionSnapshot:
+        snap = super().__new__(cls, counter[0])
+        snap._counter = counter
+        return snap
+
+    def __getitem__(self, i: int) -> int:
+        return self._counter[i]
+
+    def __setitem__(self, i: int, value: int) -> None:
+        self._counter[i] = value
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "_data", "_requires_grad", "grad_fn", "_output_nr", "grad", "_version", "_grad_accumulator",
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "grad", "_version_counter", "_grad_accumulator",
         "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "__weakref__",
     )  # fmt: skip
 
@@ -50,7 +69,7 @@ class Tensor:
         self._output_nr = 0
         self.grad: Tensor | None = None
         # Shared with views of this tensor: an in-place change to either bumps both.
-        self._version: list[int] = [0]
+        self._version_counter: list[int] = [0]
         self._grad_accumulator = None
         self._retains_grad = False
         self._id = next(_tensor_ids)
@@ -119,7 +138,12 @@ class Tensor:
 
     @property
     def _version_nr(self) -> int:
-        return self._version[0]
+        return self._version_counter[0]
+
+    @property
+    def _version(self) -> _VersionSnapshot:
+        """The version now, an int as torch's ``_version``."""
+        return _VersionSnapshot(self._version_counter)
 
     @property
     def data(self) -> Tensor:
@@ -194,7 +218,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the graph."""
         t = Tensor(self._data, self.device)
-        t._version = self._version
+        t._version_counter = self._version_counter
         return t
 
     def detach_(self) -> Tensor:

@@ -136,7 +136,7 @@ class Function(metaclass=FunctionMeta):
             if not isinstance(o, Tensor):
                 continue
             if id(o) in dirty:
-                o._version[0] += 1
+                o._version_counter[0] += 1
             if id(o) in non_diff:
                 meta.append(InputMetadata(o.shape, o.dtype, o.device))
                 continue

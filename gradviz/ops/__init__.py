@@ -43,6 +43,15 @@ def _check_inplace(a: Tensor) -> None:
         )
 
 
+def _old_edge_holder(a: Tensor) -> Tensor:
+    """A stand-in carrying a's gradient edge as it was before an in-place op rewrites a: the new
+    node's first edge points there."""
+    old = a.detach()
+    old.grad_fn, old._output_nr, old._requires_grad = a.grad_fn, a._output_nr, a._requires_grad
+    old._grad_accumulator = a._grad_accumulator
+    return old
+
+
 def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
     _check_inplace(a)
     grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
@@ -53,12 +62,9 @@ def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> 
             f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(data.shape)}"
         )
     if grad:
-        # The node's first edge is a's gradient edge as it was before this op rewrote a.
-        old = a.detach()
-        old.grad_fn, old._output_nr, old._requires_grad = a.grad_fn, a._output_nr, a._requires_grad
-        old._grad_accumulator = a._grad_accumulator
+        old = _old_edge_holder(a)
     a._data[...] = data.astype(a._data.dtype, copy=False)
-    a._version[0] += 1
+    a._version_counter[0] += 1
     if grad:
         if key in ("add", "sub"):
             saved["alpha"] = alpha
@@ -101,17 +107,30 @@ def div_(a: Tensor, b: Any) -> Tensor:
 
 
 def zero_(a: Tensor) -> Tensor:
-    return fill_(a, 0)
+    return _overwrite("zero", a, None, 0)
 
 
 def fill_(a: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value.ndim} dimensions."
+        )
+    return _overwrite("fill_tensor" if isinstance(value, Tensor) else "fill", a, value, value)
+
+
+def _overwrite(key: str, a: Tensor, value_tensor: Tensor | None, value: Any) -> Tensor:
+    """zero_ and fill_: the old value gets a zero gradient, as torch's ZeroBackward0/FillBackward2
+    (FillBackward3 when the value is a tensor, which gets the sum of the gradient)."""
     _check_inplace(a)
-    if _grad_state.enabled and a.grad_fn is not None:
-        # The old value no longer matters: a becomes a constant, cut from the graph (as torch's
-        # FillBackward gives zero gradient to the old value).
-        a.grad_fn = None
+    vt = value_tensor if isinstance(value_tensor, Tensor) else None
+    grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
+    if grad:
+        old = _old_edge_holder(a)
     a._data[...] = value._data if isinstance(value, Tensor) else value
-    a._version[0] += 1
+    a._version_counter[0] += 1
+    if grad:
+        record(NODES[key], (old, vt) if key == "fill_tensor" else (old,), [a], {})
     return a
 
 

@@ -32,22 +32,26 @@ def _select_dim(n, grads):
     return F.mul(g, F.eq(positions, idx).to_dtype(g.dtype))
 
 
-def _var(n, g, correction_scale=2.0):
+def _reduced_back(n, g):
+    """g with the reduced dims put back (size 1), so that it broadcasts against the input."""
+    dims = n["dim"]
+    if dims is not None and not n["keepdim"]:
+        g = F.unsqueeze_dims(g, dims, n["self"].ndim)
+    return g
+
+
+def _var(n, g):
     x = n["self"]
-    dims, keepdim = n["dim"], n["keepdim"]
-    if dims is not None and not keepdim:
-        g = F.unsqueeze_dims(g, dims, x.ndim)
-    centered = F.sub(x, F.mean(x, dims, True))
-    return F.mul(F.mul(g, correction_scale / n["denom"]), centered)
+    centered = F.sub(x, F.mean(x, n["dim"], True))
+    return F.mul(F.mul(_reduced_back(n, g), 2.0 / n["denom"]), centered)
 
 
 def _std(n, g):
-    dims, keepdim = n["dim"], n["keepdim"]
-    r = n["result"]
-    if dims is not None and not keepdim:
-        g = F.unsqueeze_dims(g, dims, n["self"].ndim)
-        r = F.unsqueeze_dims(r, dims, n["self"].ndim)
-    return _var(n, F.div(g, F.mul(r, 2.0)))
+    # d std = d var / (2 std)
+    x = n["self"]
+    centered = F.sub(x, F.mean(x, n["dim"], True))
+    scale = F.div(_reduced_back(n, g), F.mul(_reduced_back(n, n["result"]), float(n["denom"])))
+    return F.mul(scale, centered)
 
 
 def _zeros_filled(grads, like_shapes, dtype, device):
@@ -183,6 +187,7 @@ DERIVATIVES: dict[str, D] = {
     "unsqueeze": D("UnsqueezeBackward0", (lambda n, g: F.squeeze(g, n["dim"]),)),
     "squeeze": D("SqueezeBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
     "squeeze_dim": D("SqueezeBackward1", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "squeeze_dim_": D("SqueezeBackward4", (lambda n, g: F.reshape(g, n["shape"]),)),
     "expand": D("ExpandBackward0", (lambda n, g: F.sum_to(g, n["shape"]),)),
     "select": D("SelectBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "select"),)),
     "slice": D("SliceBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "slice"),)),
@@ -191,7 +196,12 @@ DERIVATIVES: dict[str, D] = {
     "cat": D("CatBackward0", (), all_inputs=lambda n, g: F.split_sizes(g, n["sizes"], n["dim"])),
     "stack": D("StackBackward0", (), all_inputs=lambda n, g: list(F.unbind(g, n["dim"]))),
     "split": D("SplitBackward0", (_split,), multi_output=True),
+    "split_with_sizes": D("SplitWithSizesBackward0", (_split,), multi_output=True),
     "unbind": D("UnbindBackward0", (_unbind,), multi_output=True),
+    # overwriting in place: the old value gets no gradient
+    "zero": D("ZeroBackward0", (lambda n, g: F.zeros_for(g.shape, g.dtype, g.device),)),
+    "fill": D("FillBackward2", (lambda n, g: F.zeros_for(g.shape, g.dtype, g.device),)),
+    "fill_tensor": D("FillBackward3", (lambda n, g: F.zeros_for(g.shape, g.dtype, g.device), lambda n, g: F.sum(g))),
     # copies
     "clone": D("CloneBackward0", (lambda n, g: g,)),
     "to_copy": D("ToCopyBackward0", (lambda n, g: F.to_copy(g, n["dtype"], n["device"]),)),

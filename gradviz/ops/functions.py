@@ -430,25 +430,61 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        return squeeze(mm(unsqueeze(a, 0), b), 0)
+        # torch squeezes the mm result in place: SqueezeBackward4, and the result is no view.
+        r = mm(unsqueeze(a, 0), b)
+        out = _new(np.squeeze(r._data, 0), r.device)
+        if _grad_state.enabled and r.requires_grad:
+            record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape})
+        return out
     if da == 2 and db == 2:
         return mm(a, b)
-    if da >= 3 and db in (1, 2):
-        # Fold the batch into rows, as torch does: one mm (or mv) and a view back.
-        lead = a.shape[:-1]
-        folded = reshape(a, (-1, a.shape[-1]))
-        r = mm(folded, b) if db == 2 else mv(folded, b)
-        return _unsafe_view(r, lead + ((b.shape[-1],) if db == 2 else ()))
-    if da in (1, 2) and db >= 3:
-        a2 = unsqueeze(a, 0) if da == 1 else a
-        r = matmul(transpose(b, -1, -2), transpose(a2, -1, -2))
-        r = transpose(r, -1, -2)
-        return squeeze(r, -2) if da == 1 else r
-    # Both batched: broadcast batch dims, then one bmm.
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a3 = reshape(expand(a, batch + a.shape[-2:]), (-1,) + a.shape[-2:])
-    b3 = reshape(expand(b, batch + b.shape[-2:]), (-1,) + b.shape[-2:])
-    return _unsafe_view(bmm(a3, b3), batch + (a.shape[-2], b.shape[-1]))
+    if _should_fold(a, b):
+        # Fold the batch of the larger operand into matrix rows: one mm (or mv) and a view back.
+        transpose = db > da
+        t1 = _mT(b) if transpose else a
+        t2 = (t(a) if da == 2 else a) if transpose else b
+        lead = t1.shape[:-1]
+        folded = reshape(t1, (int(np.prod(lead)), t1.shape[-1]))
+        if t2.ndim == 2:
+            r = _unsafe_view(mm(folded, t2), lead + (t2.shape[1],))
+            return contiguous(_mT(r)) if transpose else r
+        return _unsafe_view(mv(folded, t2), lead)
+    # Broadcast the batch dims, then one bmm.
+    n = a.shape[-2] if da > 1 else 1
+    p = b.shape[-1] if db > 1 else 1
+    m2 = b.shape[-2] if db > 1 else b.shape[0]
+    batch = tuple(np.broadcast_shapes(a.shape[:-2] if da > 2 else (), b.shape[:-2] if db > 2 else ()))
+    count = int(np.prod(batch))
+    a3 = reshape(expand(a, batch + (n, a.shape[-1])), (count, n, a.shape[-1]))
+    if db == 1:
+        b3 = unsqueeze(reshape(expand(b, batch + (m2,)), (count, m2)), 2)
+    else:
+        b3 = reshape(expand(b, batch + (m2, p)), (count, m2, p))
+    shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    r = bmm(a3, b3)
+    return _unsafe_view(squeeze(r, -1) if db == 1 else r, shape)
+
+
+def _mT(a: Tensor) -> Tensor:  # noqa: N802 - torch's Tensor.mT
+    return transpose(a, -2, -1)
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """torch's should_fold: use mm/mv on the larger operand folded to a matrix when the smaller
+    one requires grad (a cheaper backward) or the fold needs no copy."""
+    a_larger = a.ndim >= b.ndim
+    big_ndim, small = (a.ndim, b) if a_larger else (b.ndim, a)
+    if not (big_ndim >= 3 and small.ndim <= 2):
+        return False
+    if small.requires_grad and _grad_state.enabled:
+        return True
+    if a.ndim == 2:
+        return False
+    big = a._data if a_larger else np.swapaxes(b._data, -1, -2)
+    if big.size == 0:
+        return True
+    strides, sizes = big.strides, big.shape
+    return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(big.ndim - 1))
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -622,7 +658,7 @@ def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
 def _view_of(a: Tensor, data: Any, key: str, saved: dict) -> Tensor:
     """A view: shares a's version counter; a node if a requires grad."""
     out = _new(data, a.device)
-    out._version = a._version
+    out._version_counter = a._version_counter
     out._base = a if a._base is None else a._base
     if _grad_state.enabled and a.requires_grad:
         record(NODES[key], (a,), [out], saved)
@@ -846,7 +882,7 @@ def setitem(a: Tensor, key: Any, value: Tensor | Scalar) -> None:
         )
     v = value._data if isinstance(value, Tensor) else value
     a._data[key] = v
-    a._version[0] += 1
+    a._version_counter[0] += 1
 
 
 # -- joining and splitting -------------------------------------------------------------------
@@ -887,7 +923,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def _split_outputs(key: str, a: Tensor, pieces: list[Any], d: int, saved: dict) -> tuple[Tensor, ...]:
     outs = [_new(p, a.device) for p in pieces]
     for o in outs:
-        o._version = a._version
+        o._version_counter = a._version_counter
         o._base = a
     if _grad_state.enabled and a.requires_grad:
         saved.update({"sizes": [o.shape for o in outs], "dim": d, "dtype": a.dtype, "device": a.device})
@@ -908,6 +944,7 @@ def split(a: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) 
                 f"at dimension {d}), but got split_sizes={list(split_size_or_sections)}"
             )
         bounds = list(np.cumsum(split_size_or_sections)[:-1])
+        return _split_outputs("split_with_sizes", a, np.split(a._data, bounds, axis=d), d, {})
     return _split_outputs("split", a, np.split(a._data, bounds, axis=d), d, {})
 
 

@@ -1,0 +1,875 @@
+"""The same programs on torch 2.13 and gradviz: graphs, execution order and gradients must agree.
+
+Each ``p_*`` function is one program (see tests/_diff.py). They are collected by name and run
+as one parametrized test, so a new program is one function.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch  # noqa: F401 - a hard requirement: the differential tests fail without it
+from _diff import Case, check, leaf
+
+
+def _bw(root, **kw):
+    return lambda: root.backward(**kw)
+
+
+# -- graph shapes ------------------------------------------------------------------------------
+
+
+def p_chain(T):
+    x = leaf(T, 3)
+    y = x.exp().sin().tanh().sigmoid().neg().sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_diamond(T):
+    x = leaf(T, 3)
+    a = x * 2
+    b = a.sin()
+    c = a.cos()
+    y = (b + c).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_x_times_x(T):
+    x = leaf(T, 4)
+    y = (x * x).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_reuse_leaf_many(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 3, seed=1)
+    y = (x * w + w - x / (w * w + 1)).mean()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_broadcast(T):
+    a = leaf(T, 2, 3)
+    b = leaf(T, 3, seed=1)
+    c = leaf(T, 2, 1, seed=2)
+    d = leaf(T, 1, seed=3)
+    y = ((a + b) * c - d / (b * b + 1) + a ** 2).sum()
+    return Case([y], _bw(y), [a, b, c, d])
+
+
+def p_broadcast_scalar_tensor(T):
+    a = leaf(T, 2, 3)
+    s = T.tensor(1.5, dtype=T.float64, requires_grad=True)
+    y = (a * s + s - a / s).sum()
+    return Case([y], _bw(y), [a, s])
+
+
+def p_several_roots(T):
+    x = leaf(T, 3)
+    a = (x * 2).sum()
+    b = (x.exp()).sum()
+    return Case([a, b], lambda: T.autograd.backward([a, b]), [x])
+
+
+def p_several_roots_with_grads(T):
+    x = leaf(T, 3)
+    a = x * 2
+    b = x.sin()
+    g1 = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+    g2 = T.tensor([0.5, -1.0, 2.0], dtype=T.float64)
+    return Case([a, b], lambda: T.autograd.backward([a, b], [g1, g2]), [x])
+
+
+def p_nonscalar_root_with_gradient(T):
+    x = leaf(T, 2, 3)
+    y = x.exp() * 3
+    g = T.tensor(np.arange(6.0).reshape(2, 3), dtype=T.float64)
+    return Case([y], lambda: y.backward(g), [x])
+
+
+def p_backward_inputs(T):
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    y = (x * w).sin().sum()
+    return Case([y], lambda: y.backward(inputs=[w]), [x, w])
+
+
+def p_backward_inputs_nonleaf(T):
+    x = leaf(T, 3)
+    h = x.exp()
+    y = (h * h).sum()
+    return Case([y], lambda: y.backward(inputs=[h]), [x, h])
+
+
+def p_grad_subset(T):
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    b = leaf(T, 1, seed=2)
+    y = (x * w + b).tanh().sum()
+    return Case([y], lambda: T.autograd.grad(y, [w, b]), [x, w, b])
+
+
+def p_grad_of_intermediate(T):
+    x = leaf(T, 3)
+    h = x.sin()
+    y = (h * x).sum()
+    return Case([y], lambda: T.autograd.grad(y, h), [x])
+
+
+def p_grad_allow_unused(T):
+    x = leaf(T, 3)
+    z = leaf(T, 3, seed=1)
+    y = (x * 2).sum()
+    return Case([y], lambda: T.autograd.grad(y, [x, z], allow_unused=True), [x, z])
+
+
+def p_grad_materialize(T):
+    x = leaf(T, 3)
+    z = leaf(T, 3, seed=1)
+    y = (x * 2).sum()
+    return Case([y], lambda: T.autograd.grad(y, [x, z], materialize_grads=True), [x, z])
+
+
+def p_create_graph_double_backward(T):
+    x = leaf(T, 3)
+    y = (x ** 3).sum()
+
+    def run():
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        z = (g * g).sum()
+        z.backward()
+        return g
+
+    return Case([y], run, [x])
+
+
+def p_create_graph_backward_then_grad_of_grad(T):
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    y = (x.sin() * w).sum()
+
+    def run():
+        y.backward(create_graph=True)
+        gx = x.grad
+        (h,) = T.autograd.grad(gx.sum(), w)
+        return gx, h
+
+    return Case([y], run)
+
+
+def p_create_graph_structure(T):
+    x = leaf(T, 3)
+    y = (x.exp() * x).sum()
+    out = {}
+
+    def run():
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        out["g"] = g
+        return g
+
+    # The backward graph itself: compare its structure after run().
+    return Case([y], run, walk_after=_LazyRoots(out, "g"))
+
+
+class _LazyRoots(list):
+    """A roots list filled after run() (the graph built by a create_graph backward)."""
+
+    def __init__(self, store, key):
+        super().__init__()
+        self.store, self.key = store, key
+
+    def __iter__(self):
+        return iter([self.store[self.key]])
+
+    def __len__(self):
+        return 1
+
+    def __bool__(self):
+        return True
+
+
+def p_triple_backward(T):
+    x = leaf(T, 2)
+
+    def run():
+        y = (x ** 4).sum()
+        (g1,) = T.autograd.grad(y, x, create_graph=True)
+        (g2,) = T.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = T.autograd.grad(g2.sum(), x)
+        return g1, g2, g3
+
+    return Case([], run)
+
+
+def p_retain_graph(T):
+    x = leaf(T, 3)
+    y = (x.exp() * x).sum()
+
+    def run():
+        y.backward(retain_graph=True)
+        first = x.grad.clone()
+        y.backward()
+        return first
+
+    return Case([y], run, [x])
+
+
+def p_accumulate_twice(T):
+    x = leaf(T, 3)
+
+    def run():
+        (x * 2).sum().backward()
+        (x * x).sum().backward()
+
+    return Case([], run, [x])
+
+
+def p_tensor_hooks(T):
+    x = leaf(T, 3)
+    h = x * 2
+    seen = []
+    h.register_hook(lambda g: seen.append(g.clone()))
+    h.register_hook(lambda g: g * 10)
+    x.register_hook(lambda g: g + 1)
+    y = h.sin().sum()
+
+    def run():
+        y.backward()
+        return seen
+
+    return Case([y], run, [x])
+
+
+def p_node_hooks(T):
+    x = leaf(T, 3)
+    h = x.exp()
+    y = (h * 3).sum()
+    calls = []
+    h.grad_fn.register_hook(lambda gi, go: calls.append(("post", [g.clone() for g in gi], [g.clone() for g in go])))
+    h.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+
+    def run():
+        y.backward()
+        return calls
+
+    return Case([y], run, [x])
+
+
+def p_post_hook_replaces(T):
+    x = leaf(T, 3)
+    y = (x.sin() * 2).sum()
+    y.grad_fn.next_functions[0][0].register_hook(lambda gi, go: (gi[0] * 0.5, None))
+
+    def run():
+        y.backward()
+
+    return Case([y], run, [x])
+
+
+def p_retain_grad(T):
+    x = leaf(T, 3)
+    h = x * 2
+    h.retain_grad()
+    k = h.exp()
+    k.retain_grad()
+    y = (k * h).sum()
+    return Case([y], _bw(y), [x, h, k])
+
+
+def p_retain_grad_with_hook(T):
+    x = leaf(T, 3)
+    h = x * 2
+    h.retain_grad()
+    h.register_hook(lambda g: g * 3)
+    y = h.sum()
+    return Case([y], _bw(y), [x, h])
+
+
+def p_no_grad(T):
+    x = leaf(T, 3)
+    with T.no_grad():
+        c = x * 2
+    y = (x * c).sum()
+    return Case([y], _bw(y), [x], values=[c])
+
+
+def p_enable_grad_inside_no_grad(T):
+    x = leaf(T, 3)
+    with T.no_grad():
+        with T.enable_grad():
+            y = (x * 3).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_detach(T):
+    x = leaf(T, 3)
+    d = x.exp().detach()
+    y = (x * d).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_scalar_operands_none_edges(T):
+    x = leaf(T, 3)
+    c = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+    y = (x * c + c - x / c).sum()
+    return Case([y], _bw(y), [x])
+
+
+# -- in-place ----------------------------------------------------------------------------------
+
+
+def p_inplace_chain(T):
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    h = x * 1
+    h.add_(w)
+    h.mul_(w)
+    h.sub_(2)
+    h.div_(w * w + 1)
+    h.add_(x, alpha=0.5)
+    y = h.sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_inplace_scalars(T):
+    x = leaf(T, 3)
+    h = x.sin()
+    h.mul_(3.0)
+    h.add_(1.0)
+    h.div_(2.0)
+    h.sub_(x)
+    y = h.sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_inplace_operators(T):
+    x = leaf(T, 3)
+    h = x * 2
+    h += x
+    h *= x
+    h -= 1
+    h /= 4
+    y = h.sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_inplace_versions(T):
+    x = leaf(T, 3)
+    h = x * 2
+    v = [h._version]
+    h.add_(1)
+    v.append(h._version)
+    h.mul_(2)
+    v.append(h._version)
+    with T.no_grad():
+        h.zero_()
+        v.append(h._version)
+        h.fill_(3.0)
+        v.append(h._version)
+    y = h.sum()
+
+    def run():
+        y.backward()
+        return v
+
+    return Case([y], run, [x])
+
+
+def p_inplace_no_grad_on_leaf(T):
+    x = leaf(T, 3)
+    with T.no_grad():
+        x.mul_(2)
+        x.add_(1)
+    y = (x * x).sum()
+    return Case([y], _bw(y), [x], values=[x])
+
+
+def p_fill_zero_nonleaf(T):
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    h = x * 2
+    h.zero_()
+    k = w * 2
+    k.fill_(1.5)
+    y = (h + k * w).sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_inplace_on_view_of_nonrequiring(T):
+    x = leaf(T, 3)
+    buf = T.zeros(2, 3, dtype=T.float64)
+    row = buf[0]
+    row.add_(1.0)
+    y = (x * buf).sum()
+    return Case([y], _bw(y), [x], values=[buf])
+
+
+# -- custom Functions --------------------------------------------------------------------------
+
+
+def _make_functions(T):
+    class Square(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    class MulConst(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k, y):
+            ctx.k = k
+            ctx.save_for_backward(x, y)
+            return x * y * k
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y * ctx.k, None, g * x * ctx.k
+
+    class TwoOut(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.exp(), x.sin()
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga + gb
+
+    class Reentrant(T.autograd.Function):
+        """Backward runs a backward of its own (a nested graph task on the same thread)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            with T.enable_grad():
+                xx = x.detach().requires_grad_(True)
+                inner = (xx.sin() * 3).sum()
+                (gi,) = T.autograd.grad(inner, xx)
+            return g * gi
+
+    class ReentrantBackward(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            with T.enable_grad():
+                xx = x.detach().requires_grad_(True)
+                (xx.exp() * g).sum().backward()
+            return xx.grad
+
+    return Square, MulConst, TwoOut, Reentrant, ReentrantBackward
+
+
+def p_custom_function(T):
+    Square, MulConst, _, _, _ = _make_functions(T)
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    a = Square.apply(x.sin())
+    b = MulConst.apply(a, 3.0, w)
+    y = (b + x).sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_custom_function_multi_output(T):
+    _, _, TwoOut, _, _ = _make_functions(T)
+    x = leaf(T, 3)
+    a, b = TwoOut.apply(x * 2)
+    y = (a * 2 + b).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_custom_function_one_output_used(T):
+    _, _, TwoOut, _, _ = _make_functions(T)
+    x = leaf(T, 3)
+    a, b = TwoOut.apply(x)
+    y = b.sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_custom_sequence_nr_before_forward(T):
+    # The Function's node is numbered before forward runs, so nodes made inside forward... are
+    # not recorded (grad off); but ops after it are numbered after it: order depends on it.
+    Square, _, _, _, _ = _make_functions(T)
+    x = leaf(T, 3)
+    p = x * 3
+    q = Square.apply(x)
+    y = (p + q).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_reentrant_grad(T):
+    _, _, _, Reentrant, _ = _make_functions(T)
+    x = leaf(T, 3)
+    y = (Reentrant.apply(x.cos()) * x).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_reentrant_backward(T):
+    _, _, _, _, ReentrantBackward = _make_functions(T)
+    x = leaf(T, 3)
+    y = ReentrantBackward.apply(x * 2).sum()
+    return Case([y], _bw(y), [x])
+
+
+# -- ops ---------------------------------------------------------------------------------------
+
+
+def _unary_prog(method, low=None):
+    def prog(T):
+        x = leaf(T, 2, 3, low=low)
+        y = getattr(x, method)()
+        return Case([y], lambda: y.backward(T.ones_like(y) * 1.5), [x])
+
+    prog.__name__ = f"p_unary_{method}"
+    return prog
+
+
+for _m, _low in [("neg", None), ("abs", None), ("sqrt", 0.5), ("exp", None), ("log", 0.5), ("log1p", 0.0),
+                 ("sin", None), ("cos", None), ("tanh", None), ("sigmoid", None), ("relu", None)]:
+    globals()[f"p_unary_{_m}"] = _unary_prog(_m, _low)
+
+
+def p_functional_unary(T):
+    x = leaf(T, 4, low=0.5)
+    y = (T.exp(x) + T.log(x) + T.sqrt(x) + T.abs(x) + T.sin(x) + T.cos(x) + T.tanh(x) + T.sigmoid(x)
+         + T.relu(x) + T.neg(x) + T.log1p(x)).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_reflected(T):
+    x = leaf(T, 3, low=0.5)
+    y = (2 + x) * (3 - x) / (1.5 * x) + 4 / x - 2 ** x + x ** 2
+    return Case([y], lambda: y.sum().backward(), [x])
+
+
+def p_sub_rsub_tensor(T):
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    y = (x - w) * (1 - x) - T.sub(w, x, alpha=2) + T.add(x, w, alpha=3)
+    return Case([y], lambda: y.sum().backward(), [x, w])
+
+
+def p_clamp(T):
+    x = leaf(T, 2, 4)
+    y = x.clamp(-0.5, 0.5) + T.clamp(x, min=0.0) + x.clamp(max=0.2)
+    return Case([y], lambda: y.sum().backward(), [x])
+
+
+def p_where(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 3, seed=1)
+    y = T.where(x > 0, x * 2, w) + T.where(w < 0, 0.5, x)
+    return Case([y], lambda: y.sum().backward(), [x, w])
+
+
+def p_maximum_minimum(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 3, seed=1)
+    y = T.maximum(x, w) * 2 + T.minimum(x, w) + x.maximum(w * 0.5)
+    return Case([y], lambda: y.sum().backward(), [x, w])
+
+
+def p_maximum_ties(T):
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    w = T.tensor([1.0, 0.0, 3.0], dtype=T.float64, requires_grad=True)
+    y = T.maximum(x, w).sum() + T.minimum(x, w).sum() * 3
+    return Case([y], _bw(y), [x, w])
+
+
+def p_pow_scalar(T):
+    x = leaf(T, 3, low=0.5)
+    y = x ** 2 + x ** 0.5 + x.pow(3) + T.pow(x, -1.0) + x ** 0
+    return Case([y], lambda: y.sum().backward(), [x])
+
+
+def p_pow_tensor(T):
+    x = leaf(T, 2, 3, low=0.5)
+    e = leaf(T, 3, seed=1)
+    y = x ** e + T.pow(x, e * 2)
+    return Case([y], lambda: y.sum().backward(), [x, e])
+
+
+def p_pow_tensor_exponent_only(T):
+    x = T.tensor([0.0, 1.0, 2.0], dtype=T.float64)
+    e = leaf(T, 3, low=0.5)
+    y = x ** e
+    return Case([y], lambda: y.sum().backward(), [e])
+
+
+def p_pow_base(T):
+    e = leaf(T, 3)
+    y = 2 ** e + T.pow(3.0, e) + 1.5 ** (e * 2)
+    return Case([y], lambda: y.sum().backward(), [e])
+
+
+def p_matmul_dot(T):
+    a = leaf(T, 3)
+    b = leaf(T, 3, seed=1)
+    y = a @ b
+    return Case([y], _bw(y), [a, b])
+
+
+def p_matmul_mv(T):
+    m = leaf(T, 2, 3)
+    v = leaf(T, 3, seed=1)
+    y = m @ v
+    return Case([y], lambda: y.sum().backward(), [m, v])
+
+
+def p_matmul_vm(T):
+    v = leaf(T, 2)
+    m = leaf(T, 2, 3, seed=1)
+    y = v @ m
+    return Case([y], lambda: y.sum().backward(), [m, v])
+
+
+def p_matmul_mm(T):
+    a = leaf(T, 2, 3)
+    b = leaf(T, 3, 4, seed=1)
+    y = (a @ b).sum() + T.mm(a, b).sum() + a.mm(b).sum() + T.matmul(a, b).sum()
+    return Case([y], _bw(y), [a, b])
+
+
+def p_matmul_batched(T):
+    a = leaf(T, 2, 2, 3)
+    b = leaf(T, 2, 3, 4, seed=1)
+    y = a @ b
+    return Case([y], lambda: y.sum().backward(), [a, b])
+
+
+def p_matmul_batched_broadcast(T):
+    a = leaf(T, 2, 2, 3)
+    b = leaf(T, 3, 4, seed=1)
+    c = leaf(T, 3, seed=2)
+    y = (a @ b).sum() + (a @ c).sum()
+    return Case([y], _bw(y), [a, b, c])
+
+
+def p_matmul_left_2d_right_batched(T):
+    a = leaf(T, 2, 3)
+    b = leaf(T, 2, 3, 4, seed=1)
+    y = a @ b
+    return Case([y], lambda: y.sum().backward(), [a, b])
+
+
+def p_dot_fn(T):
+    a = leaf(T, 3)
+    b = leaf(T, 3, seed=1)
+    y = T.dot(a, b) + a.dot(b * 2)
+    return Case([y], _bw(y), [a, b])
+
+
+def p_sum_mean(T):
+    x = leaf(T, 2, 3, 4)
+    y = (x.sum() + x.sum(1).sum() + x.sum((0, 2), keepdim=True).sum() + x.mean() + x.mean(-1).sum()
+         + x.mean(dim=(0, 1), keepdim=True).sum() + T.sum(x) + T.mean(x, 1).sum())
+    return Case([y], _bw(y), [x])
+
+
+def p_max_min_all(T):
+    x = leaf(T, 2, 3)
+    y = x.max() + x.min() * 2 + T.max(x) + T.min(x)
+    return Case([y], _bw(y), [x])
+
+
+def p_max_all_ties(T):
+    x = T.tensor([1.0, 3.0, 3.0, 0.5], dtype=T.float64, requires_grad=True)
+    y = x.max() + x.min()
+    return Case([y], _bw(y), [x])
+
+
+def p_max_dim(T):
+    x = leaf(T, 3, 4)
+    v, i = x.max(1)
+    r = T.max(x, dim=0, keepdim=True)
+    m = x.min(dim=1)
+    y = v.sum() + r.values.sum() * 2 + m.values.sum() + m[0].sum()
+
+    def run():
+        y.backward()
+        return i, r.indices, m.indices
+
+    return Case([y], run, [x])
+
+
+def p_var_std(T):
+    x = leaf(T, 3, 4)
+    y = (x.var() + x.std() + x.var(1).sum() + x.std(0, keepdim=True).sum() + x.var(1, unbiased=False).sum()
+         + T.std(x, dim=1).sum() + T.var(x, correction=0))
+    return Case([y], _bw(y), [x])
+
+
+def p_softmax(T):
+    x = leaf(T, 2, 4)
+    w = leaf(T, 2, 4, seed=1)
+    y = (x.softmax(-1) * w).sum() + (T.softmax(x, 0) * w).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_log_softmax(T):
+    x = leaf(T, 2, 4)
+    w = leaf(T, 2, 4, seed=1)
+    y = (x.log_softmax(-1) * w).sum() + (T.log_softmax(x, 0) * w).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_views(T):
+    x = leaf(T, 2, 3, 4)
+    y = (x.reshape(6, 4) * 2).sum() + x.view(-1).sum() + x.flatten().sum() + x.flatten(1).sum()
+    y = y + x.view(2, 12).t().sum() + x.transpose(0, 2).sum() + x.permute(2, 0, 1).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_view_weights(T):
+    # Different weights per position so a wrong permutation shows in the gradient.
+    x = leaf(T, 2, 3, 4)
+    w = leaf(T, 4, 3, 2, seed=1)
+    y = (x.permute(2, 1, 0) * w).sum() + (x.transpose(0, 2) * w).sum() + (x.reshape(4, 3, 2) * w).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_reshape_noncontiguous(T):
+    x = leaf(T, 3, 4)
+    w = leaf(T, 12, seed=1)
+    y = (x.t().reshape(12) * w).sum() + (x.t().flatten() * w).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_squeeze_unsqueeze(T):
+    x = leaf(T, 1, 3, 1)
+    w = leaf(T, 3, seed=1)
+    y = (x.squeeze() * w).sum() + (x.squeeze(0) * 2).sum() + (x.squeeze(1) * 3).sum()
+    y = y + (x.squeeze(-1).unsqueeze(0) * 4).sum() + (w.unsqueeze(1) * w.unsqueeze(0)).sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_expand(T):
+    x = leaf(T, 3, 1)
+    w = leaf(T, 2, 3, 4, seed=1)
+    y = (x.expand(3, 4) * w[0]).sum() + (x.expand(2, -1, 4) * w).sum() + (x.expand_as(w) * w).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_index_int_slice(T):
+    x = leaf(T, 4, 5)
+    y = x[1].sum() + x[1:3].sum() * 2 + x[:, 2].sum() * 3 + x[::2, 1:4].sum() + x[-1, -2] + x[1, 1:] .sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_index_tensor(T):
+    x = leaf(T, 4, 3)
+    idx = T.tensor([0, 2, 2, 3])
+    mask = x.detach() > 0
+    y = x[idx].sum() + (x[idx, 1] * 2).sum() + x[mask].sum() + x[[1, 3]].sum() + x[idx, T.tensor([0, 1, 2, 0])].sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_index_ellipsis_none(T):
+    x = leaf(T, 2, 3, 4)
+    y = x[..., 1].sum() + x[None, 0].sum() + x[1, ..., 2:].sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_cat_stack(T):
+    a = leaf(T, 2, 3)
+    b = leaf(T, 1, 3, seed=1)
+    c = T.tensor(np.ones((2, 3)), dtype=T.float64)
+    w = leaf(T, 5, 3, seed=2)
+    y = (T.cat([a, b, c]) * w).sum() + (T.stack([a, c], 1) * 2).sum() + T.cat((a, a), dim=1).sum()
+    return Case([y], _bw(y), [a, b])
+
+
+def p_split_chunk(T):
+    x = leaf(T, 5, 2)
+    p, q, r = x.split(2)
+    s = T.split(x, [1, 4], dim=0)
+    c = x.chunk(2, dim=1)
+    y = p.sum() + (r * 3).sum() + (s[1] * 2).sum() + c[1].sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_unbind(T):
+    x = leaf(T, 3, 2)
+    a, b, c = x.unbind()
+    u = T.unbind(x, 1)
+    y = (a * b).sum() + c.sum() + u[0].sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_unbind_unused_output_only(T):
+    x = leaf(T, 3, 2)
+    parts = x.unbind(0)
+    y = parts[2].sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_iterate(T):
+    x = leaf(T, 3, 2)
+    y = sum(row.sum() * (i + 1) for i, row in enumerate(x))
+    return Case([y], _bw(y), [x])
+
+
+def p_clone_to(T):
+    x = leaf(T, 3)
+    y = (x.clone() * 2).sum() + x.to(T.float32).to(T.float64).sum() + x.double().sum() + x.float().double().sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_comparisons(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 3, seed=1)
+    masks = [x > 0, x < w, x >= 0.1, x <= w, x == x, x != w, x.gt(0), x.eq(w)]
+
+    def run():
+        return masks
+
+    return Case([], run)
+
+
+def p_float32(T):
+    x = T.tensor([0.5, 1.5, -2.0], requires_grad=True)
+    y = (x.exp() * x).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_mlp(T):
+    x = leaf(T, 4, 3)
+    w1 = leaf(T, 3, 5, seed=1)
+    b1 = leaf(T, 5, seed=2)
+    w2 = leaf(T, 5, 2, seed=3)
+    target = T.tensor([0, 1, 1, 0])
+    h = (x @ w1 + b1).relu()
+    logits = h @ w2
+    logp = logits.log_softmax(dim=1)
+    loss = -logp[T.arange(4), target].mean()
+    return Case([loss], _bw(loss), [w1, b1, w2])
+
+
+PROGRAMS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("p_") and callable(fn)}
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_program(name):
+    check(PROGRAMS[name])
+
+
+def test_programs_cover_the_issue_list():
+    # A guard against silently dropping a category of programs.
+    assert len(PROGRAMS) >= 80
+    assert sys.getrecursionlimit() <= 10_000
