@@ -113,3 +113,14 @@ def to_device_array(data, dev: device):
     if type(data) is not np.ndarray and hasattr(data, "get"):  # a cupy array coming home
         return data.get()
     return data
+
+
+def set_thread_device(spec: str | device | None) -> None:
+    """Make ``spec`` the current device of the calling thread, as torch's engine does with
+    ``set_device(worker_device)`` before it runs nodes: cupy's current GPU for cuda:N (so that
+    arrays a node makes land on its device), nothing for cpu and virtual devices."""
+    if spec is None:
+        return
+    dev = as_device(spec)
+    if dev.type == "cuda":
+        cupy_or_error().cuda.Device(dev.index).use()

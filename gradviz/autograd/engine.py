@@ -18,7 +18,9 @@ from __future__ import annotations
 import atexit
 import heapq
 import itertools
+import sys
 import threading
+import time
 import warnings
 import weakref
 from collections import deque
@@ -32,6 +34,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
 from gradviz.autograd.probe import Probe
+from gradviz.device import set_thread_device
 
 CPU_DEVICE = "cpu"
 # torch: max_recursion_depth_ = MAX_DEPTH (60) before a reentrant task moves to the pool.
@@ -79,17 +82,26 @@ class InputBuffer:
 
 
 class NodeTask:
-    """One node to run for one graph task, with its gathered gradients."""
+    """One node to run for one graph task, with its gathered gradients.
 
-    __slots__ = ("graph_task", "fn", "inputs", "is_shutdown", "reentrant_depth")
+    The task is held weakly, as torch's ``NodeTask::base_``: a NodeTask left in a queue after its
+    caller gave up (an error elsewhere, a late wake-up) must not keep the GraphTask, its buffers
+    and captured gradients alive. ``graph_task`` is None once the GraphTask is gone.
+    """
+
+    __slots__ = ("_base", "fn", "inputs", "is_shutdown", "reentrant_depth")
 
     def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: InputBuffer,
                  is_shutdown: bool = False):  # fmt: skip
-        self.graph_task = graph_task
+        self._base = weakref.ref(graph_task) if graph_task is not None else None
         self.fn = fn
         self.inputs = inputs
         self.is_shutdown = is_shutdown
         self.reentrant_depth = graph_task.reentrant_depth if graph_task is not None else 0
+
+    @property
+    def graph_task(self) -> GraphTask | None:
+        return self._base() if self._base is not None else None
 
     def key(self) -> tuple[int, int, int]:
         """Priority (cls, depth, sequence_nr): see gradviz.trace.events for the order."""
@@ -193,6 +205,9 @@ class _Future:
             self.error = exc
             self._done.set()
 
+    def wait_done(self) -> None:
+        self._done.wait()
+
     def wait(self) -> list[Any]:
         self._done.wait()
         if self.error is not None:
@@ -226,6 +241,8 @@ class GraphTask:
         self.captured_vars: list[Any] = []
         self.has_error = False
         self.future_completed = False
+        # Thread that runs post-processing (set once, with future_completed, under mutex).
+        self._post_processing_thread: int | None = None
         self.final_callbacks: list[Callable[[], None]] = []
         # Filled before the task starts, read-only afterwards: no lock needed.
         self.exec_info: dict[Node, ExecInfo] = {}
@@ -285,23 +302,41 @@ class GraphTask:
                     exec_info.setdefault(stack[-1][0], ExecInfo()).needed = True
 
     def set_exception(self, exc: BaseException, fn: Node | None) -> None:
+        """Record the first error and complete the future with it (torch's set_exception).
+
+        The remaining NodeTasks of this task are skipped as they are popped (has_error), so no
+        new work is made; whoever drops outstanding_tasks to zero sends the owner its wake-up.
+        Final callbacks do not run: future_completed is taken here, as torch does.
+        """
         with self.mutex:
             first = not self.has_error
             self.has_error = True
-        if first:
-            if anomaly.enabled and fn is not None and fn._metadata and "traceback_" in fn._metadata:
-                warnings.warn(
-                    f"Error detected in {fn.name()}. Traceback of forward call that caused the error:\n"
-                    f"{fn._metadata['traceback_']}",
-                    stacklevel=2,
-                )
+            signal = not self.future_completed
+            self.future_completed = True
+        if first and anomaly.enabled and fn is not None and fn._metadata and "traceback_" in fn._metadata:
+            warnings.warn(
+                f"Error detected in {fn.name()}. Traceback of forward call that caused the error:\n"
+                f"{fn._metadata['traceback_']}",
+                stacklevel=2,
+            )
+        if signal:
             self.future.set_error(exc)
 
     def mark_as_completed_and_run_post_processing(self) -> None:
         with self.mutex:
             if self.future_completed:
-                return
-            self.future_completed = True
+                later = True
+            else:
+                later = False
+                self.future_completed = True
+                self._post_processing_thread = threading.get_ident()
+        if later:
+            # Another thread is completing it (or did): as torch, return only once the future is
+            # done, so a caller seeing this task completed never finds its future still pending.
+            # A callback of this very thread that ends up here must not wait for itself.
+            if self._post_processing_thread != threading.get_ident():
+                self.future.wait_done()
+            return
         try:
             self.exec_post_processing()
             with self.mutex:
@@ -311,32 +346,75 @@ class GraphTask:
             self.future.set_error(exc)
 
     def exec_post_processing(self) -> None:
-        # Callbacks may queue more callbacks while they run, so take them one at a time.
-        i = 0
-        while True:
-            with self.mutex:
-                if i >= len(self.final_callbacks):
-                    break
-                cb = self.final_callbacks[i]
-            probe = _ENGINE.probe
-            if probe is not None:
-                probe.callback(self, cb)
-            cb()
-            i += 1
+        # Callbacks run with this task as the current one, so they may queue more callbacks
+        # (torch's GraphTaskGuard); take them one at a time, since the list may grow meanwhile.
+        tls = _state.tls
+        prev = tls.current_graph_task
+        tls.current_graph_task = self
+        try:
+            i = 0
+            while True:
+                with self.mutex:
+                    if i >= len(self.final_callbacks):
+                        break
+                    cb = self.final_callbacks[i]
+                probe = _ENGINE.probe
+                if probe is not None:
+                    probe.callback(self, cb)
+                cb()
+                i += 1
+        finally:
+            tls.current_graph_task = prev
 
 
 # -- the reentrant thread pool ---------------------------------------------------------------
 
 
 class ThreadPoolShared:
-    """Graph tasks handed over past max_recursion_depth, and the pool threads waiting for them."""
+    """Graph tasks handed over past max_recursion_depth, and the pool threads waiting for them.
+
+    Pool threads are made on demand and then kept, as torch keeps them; ``Engine.shutdown``
+    bumps ``generation``, and a pool thread of an older generation leaves once it finds no task
+    to take (it serves what is queued first, so a task handed over during a shutdown still runs).
+    """
 
     def __init__(self) -> None:
-        # mutex (through work) protects: num_workers, graphtasks_queue.
+        # mutex (through work) protects: num_workers, graphtasks_queue, generation, threads.
         self.mutex = threading.Lock()
         self.work = threading.Condition(self.mutex)
+        # Pool threads waiting for work right now (not those running a task).
         self.num_workers = 0
+        # Weak, as torch: a task whose owner gave up (its caller raised) is skipped.
         self.graphtasks_queue: deque[weakref.ref[GraphTask]] = deque()
+        self.generation = 0
+        self.threads: list[threading.Thread] = []
+
+
+_pool_thread_ids = itertools.count(1)
+
+# Stack size of the threads the engine starts (device workers and pool threads). Each of them
+# nests up to max_recursion_depth reentrant backward calls, a dozen or so Python frames each plus
+# the C frames of the calls between them. Python's recursion limit is per thread, and the pool
+# exists to bound the depth per thread, so a fixed stack suffices; 16 MiB covers the default
+# recursion limit with room to spare where the platform default is small (512 KiB for secondary
+# threads on macOS). threading.stack_size is process-wide: set and restored under a lock.
+THREAD_STACK_SIZE = 16 * 1024 * 1024
+# _stack_size_lock protects: the process-wide threading.stack_size while an engine thread starts.
+_stack_size_lock = threading.Lock()
+
+
+def _start_thread(t: threading.Thread, stack_size: int) -> None:
+    with _stack_size_lock:
+        prev = threading.stack_size()
+        try:
+            threading.stack_size(stack_size)
+        except (ValueError, RuntimeError):  # platform without settable stacks: keep the default
+            t.start()
+            return
+        try:
+            t.start()
+        finally:
+            threading.stack_size(prev)
 
 
 # -- the engine ------------------------------------------------------------------------------
@@ -347,13 +425,37 @@ class Engine:
 
     def __init__(self, max_recursion_depth: int = MAX_DEPTH) -> None:
         self.probe: Probe | None = None
+        self._max_recursion_depth = MAX_DEPTH
         self.max_recursion_depth = max_recursion_depth
         # _device_lock protects: device_ready_queues, device_threads.
         self._device_lock = threading.Lock()
         self.device_ready_queues: dict[str, ReadyQueue] = {}
         self.device_threads: dict[str, threading.Thread] = {}
         self.thread_pool_shared = ThreadPoolShared()
-        self.pool_threads: list[threading.Thread] = []
+
+    @property
+    def max_recursion_depth(self) -> int:
+        """Reentrant backward calls nested on one thread before the next goes to a pool thread."""
+        return self._max_recursion_depth
+
+    @max_recursion_depth.setter
+    def max_recursion_depth(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"max_recursion_depth must be a non-negative int, got {value!r}")
+        self._max_recursion_depth = value
+
+    @property
+    def pool_threads(self) -> list[threading.Thread]:
+        """The reentrant pool threads alive now (a snapshot)."""
+        shared = self.thread_pool_shared
+        with shared.mutex:
+            return list(shared.threads)
+
+    def threads(self) -> list[threading.Thread]:
+        """Every thread the engine started and that has not stopped: device workers and pool."""
+        with self._device_lock:
+            workers = list(self.device_threads.values())
+        return [t for t in workers + self.pool_threads if t.is_alive()]
 
     # -- queues and threads
     def ready_queue(self, cpu_ready_queue: ReadyQueue, device: str) -> ReadyQueue:
@@ -363,6 +465,7 @@ class Engine:
         return self._device_queue(device)
 
     def _device_queue(self, device: str) -> ReadyQueue:
+        # Lock-free fast path: a dict read is atomic, and entries change only under the lock.
         q = self.device_ready_queues.get(device)
         if q is not None:
             return q
@@ -377,7 +480,7 @@ class Engine:
                 t.gv_device = device  # type: ignore[attr-defined]
                 self.device_ready_queues[device] = q
                 self.device_threads[device] = t
-                t.start()
+                _start_thread(t, THREAD_STACK_SIZE)
                 q.owner = t.ident
         return q
 
@@ -385,11 +488,20 @@ class Engine:
         tls = _state.tls
         tls.worker_device = device
         tls.local_ready_queue = queue
+        set_thread_device(device)
         probe = self.probe
         if probe is not None:
             probe.thread_start("device_worker", device)
         try:
-            self.thread_main(None)
+            while True:
+                try:
+                    self.thread_main(None)
+                    return  # a shutdown task
+                except BaseException:  # noqa: BLE001
+                    # Node errors never get here (thread_main gives them to their task). This
+                    # is a failure outside any node, a probe's say: the worker must live on, or
+                    # every task with work on this device would wait forever.
+                    sys.excepthook(*sys.exc_info())
         finally:
             probe = self.probe
             if probe is not None:
@@ -402,18 +514,32 @@ class Engine:
             tls.local_ready_queue = ReadyQueue(CPU_DEVICE, f"cpu@{name}", threading.get_ident())
         return tls.local_ready_queue
 
-    def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop the device workers (they start again lazily if needed)."""
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Stop the device workers and the reentrant pool threads, and wait for them to end.
+
+        Waits ``timeout`` seconds in all; returns True if every thread ended. Threads start again
+        lazily when a later backward needs them. Call it while no backward runs: as in torch
+        (which stops its workers only at exit), a worker in the middle of a node finishes that
+        node first, and tasks still queued on a stopped device are not run.
+        """
         with self._device_lock:
-            queues = dict(self.device_ready_queues)
-            threads = dict(self.device_threads)
+            queues = list(self.device_ready_queues.values())
+            workers = list(self.device_threads.values())
             self.device_ready_queues.clear()
             self.device_threads.clear()
-        for q in queues.values():
+        shared = self.thread_pool_shared
+        with shared.mutex:
+            shared.generation += 1
+            pool = list(shared.threads)
+            shared.work.notify_all()
+        for q in queues:
             q.push_shutdown()
-        for t in threads.values():
-            if t is not threading.current_thread():
-                t.join(timeout)
+        deadline = time.monotonic() + timeout
+        me = threading.current_thread()
+        for t in workers + pool:
+            if t is not me:
+                t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in workers + pool if t is not me)
 
     # -- the main entry point
     def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
@@ -467,24 +593,32 @@ class Engine:
             queue.push(NodeTask(task, graph_root, buf))
             try:
                 self.thread_main(task)
+            except BaseException as exc:
+                # Not a node's error (those complete the future): this thread was interrupted
+                # while waiting (KeyboardInterrupt in pop). Stop the task's remaining work.
+                task.set_exception(exc, None)
+                raise
             finally:
                 tls.worker_device = _state.NO_DEVICE
         else:
-            # Reentrant: nested inside a node running on this thread.
+            # Reentrant: called from inside a node running on this thread (worker_device says
+            # which queue this thread serves). As torch: nest while current_depth is below the
+            # limit, else hand the task to a pool thread and block on its future in execute().
             task.owner_device = tls.worker_device
             queue.push(NodeTask(task, graph_root, buf))
-            tls.current_depth += 1
-            try:
-                if tls.current_depth >= self.max_recursion_depth:
-                    self.add_thread_pool_task(task)
-                else:
-                    tls.total_depth += 1
-                    try:
-                        self.thread_main(task)
-                    finally:
-                        tls.total_depth -= 1
-            finally:
-                tls.current_depth -= 1
+            if tls.current_depth >= self.max_recursion_depth:
+                self.add_thread_pool_task(task)
+            else:
+                tls.total_depth += 1
+                tls.current_depth += 1
+                try:
+                    self.thread_main(task)
+                except BaseException as exc:
+                    task.set_exception(exc, None)
+                    raise
+                finally:
+                    tls.current_depth -= 1
+                    tls.total_depth -= 1
         return task.future
 
     def add_thread_pool_task(self, task: GraphTask) -> None:
@@ -492,47 +626,73 @@ class Engine:
         probe = self.probe
         if probe is not None:
             probe.pool_push(task, _state.tls.total_depth)
+        t = None
         with shared.mutex:
             # Workers already waiting may be too few for the tasks queued before this one.
-            create = shared.num_workers <= len(shared.graphtasks_queue)
+            if shared.num_workers <= len(shared.graphtasks_queue):
+                t = threading.Thread(
+                    target=self._reentrant_thread_init, args=(shared.generation,),
+                    name=f"gradviz-reentrant-{next(_pool_thread_ids)}", daemon=True,
+                )  # fmt: skip
+                t.gv_role = "reentrant_pool"  # type: ignore[attr-defined]
+                t.gv_device = None  # type: ignore[attr-defined]
+                shared.threads.append(t)
             shared.graphtasks_queue.append(weakref.ref(task))
-        if create:
-            t = threading.Thread(target=self._reentrant_thread_init, name="gradviz-reentrant", daemon=True)
-            t.gv_role = "reentrant_pool"  # type: ignore[attr-defined]
-            t.gv_device = None  # type: ignore[attr-defined]
-            self.pool_threads.append(t)
-            t.start()
+        if t is not None:
+            _start_thread(t, THREAD_STACK_SIZE)
         with shared.mutex:
+            # A new thread tests the queue before it waits, so this is safe either way.
             shared.work.notify()
 
-    def _reentrant_thread_init(self) -> None:
+    def _reentrant_thread_init(self, generation: int) -> None:
         shared = self.thread_pool_shared
         tls = _state.tls
+        me = threading.current_thread()
         probe = self.probe
         if probe is not None:
             probe.thread_start("reentrant_pool", None)
-        while True:
+        try:
+            while True:
+                with shared.mutex:
+                    shared.num_workers += 1
+                    while not shared.graphtasks_queue and shared.generation == generation:
+                        shared.work.wait()
+                    shared.num_workers -= 1
+                    if not shared.graphtasks_queue:
+                        return  # the engine shut down and nothing is left to serve
+                    ref = shared.graphtasks_queue.popleft()
+                task = ref()
+                if task is None:
+                    continue  # the task's owner gave up on it
+                probe = self.probe
+                if probe is not None:
+                    probe.pool_take(task)
+                owner = task.owner_device or CPU_DEVICE
+                # Serve the owner's queue (its CPU queue, or its device's queue) as the owner
+                # would: the owner itself is blocked on the task's future.
+                tls.worker_device = owner
+                tls.local_ready_queue = self.ready_queue(task.cpu_ready_queue, owner)
+                tls.total_depth = task.reentrant_depth
+                set_thread_device(owner)
+                try:
+                    self.thread_main(task)
+                except BaseException as exc:  # noqa: BLE001 - a failure outside any node
+                    task.set_exception(exc, None)
+                finally:
+                    tls.worker_device = _state.NO_DEVICE
+                    tls.local_ready_queue = None
+                    del task
+        finally:
             with shared.mutex:
-                shared.num_workers += 1
-                while not shared.graphtasks_queue:
-                    shared.work.wait()
-                shared.num_workers -= 1
-                ref = shared.graphtasks_queue.popleft()
-            task = ref()
-            if task is None:
-                continue  # the task's owner gave up on it
+                shared.threads.remove(me)
             probe = self.probe
             if probe is not None:
-                probe.pool_take(task)
-            tls.worker_device = task.owner_device
-            # Work from the owner's queue: its CPU queue, or its device's queue.
-            tls.local_ready_queue = self.ready_queue(task.cpu_ready_queue, task.owner_device or CPU_DEVICE)
-            tls.total_depth = task.reentrant_depth
-            self.thread_main(task)
+                probe.thread_end()
 
     # -- the worker loop
     def thread_main(self, graph_task: GraphTask | None) -> None:
-        """Pop and run tasks until graph_task completes (forever, for device workers)."""
+        """Pop and run tasks until graph_task completes (until a shutdown task, for device
+        workers, which pass None)."""
         tls = _state.tls
         queue = tls.local_ready_queue
         while graph_task is None or not graph_task.future.completed():
@@ -541,7 +701,7 @@ class Engine:
                 break
             local_task = task.graph_task
             if local_task is None:
-                continue
+                continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
             if task.fn is not None and not local_task.has_error:
                 prev_task, prev_grad = tls.current_graph_task, _grad_state.enabled
                 tls.current_graph_task = local_task
@@ -553,15 +713,19 @@ class Engine:
                     self.thread_on_exception(local_task, task.fn, exc)
                 finally:
                     tls.current_graph_task, _grad_state.enabled = prev_task, prev_grad
+            # Decremented only after the node's successors were pushed (and counted), so the
+            # count cannot touch zero while work remains.
             with local_task.mutex:
                 local_task.outstanding_tasks -= 1
                 done = local_task.completed()
             if done:
                 local_task.mark_as_completed_and_run_post_processing()
-                # The owner may be asleep in pop(): wake it so it sees the task completed.
+                # The owner may be asleep in pop() on its own queue: wake it so it sees the task
+                # completed. Not needed when this thread serves the owner's queue itself.
                 if tls.worker_device != local_task.owner_device:
                     owner_queue = self.ready_queue(local_task.cpu_ready_queue, local_task.owner_device)
                     owner_queue.push(NodeTask(local_task, None, InputBuffer(0)))
+            del local_task, task
 
     def thread_on_exception(self, task: GraphTask, fn: Node, exc: BaseException) -> None:
         probe = self.probe
@@ -784,6 +948,37 @@ graph._ENGINE = _ENGINE
 
 def get_default_engine() -> Engine:
     return _ENGINE
+
+
+class set_max_recursion_depth:  # noqa: N801 - a function-like context manager, as set_grad_enabled
+    """Set how many reentrant backward calls nest on one thread before the next one moves to a
+    reentrant pool thread (torch's max_recursion_depth_, 60 by default and fixed there).
+
+    Takes effect at once on the default engine; used as a context manager it restores the
+    previous value on exit::
+
+        with set_max_recursion_depth(4):   # watch the hand-off to pool threads early
+            loss.backward()
+
+    0 sends every reentrant call to the pool. The Python recursion limit is per thread, so a
+    depth much above torch's 60 can overflow it on the calling thread; the pool hand-off is what
+    bounds the stack of each thread.
+    """
+
+    def __init__(self, depth: int) -> None:
+        self.prev = _ENGINE.max_recursion_depth
+        _ENGINE.max_recursion_depth = depth
+        self.depth = depth
+
+    def __enter__(self) -> set_max_recursion_depth:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ENGINE.max_recursion_depth = self.prev
+
+
+def get_max_recursion_depth() -> int:
+    return _ENGINE.max_recursion_depth
 
 
 def _shutdown_at_exit() -> None:

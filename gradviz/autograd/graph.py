@@ -12,6 +12,7 @@ import itertools
 import sys
 import threading
 import traceback
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -331,15 +332,28 @@ def forward_traceback() -> str:
     return "".join(traceback.format_list(frames))
 
 
+# _accumulator_lock protects: every leaf's _grad_accumulator (read, made, stored). Two threads
+# building graphs over one leaf must get the same AccumulateGrad, or their gradients would be
+# summed under two different locks and one update could be lost (torch takes the leaf's
+# autograd_meta mutex here for the same reason).
+_accumulator_lock = threading.Lock()
+
+
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
     """The leaf's AccumulateGrad, made on first use and held weakly by the tensor (as torch)."""
     ref = t._grad_accumulator
     acc = ref() if ref is not None else None
-    if acc is None:
-        import weakref
-
-        acc = AccumulateGrad(t)
-        t._grad_accumulator = weakref.ref(acc)
+    if acc is not None:
+        return acc
+    made = False
+    with _accumulator_lock:
+        ref = t._grad_accumulator
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(t)
+            t._grad_accumulator = weakref.ref(acc)
+            made = True
+    if made:
         probe = _ENGINE.probe
         if probe is not None:
             acc.source = user_source()
