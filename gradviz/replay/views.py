@@ -329,11 +329,16 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
                 doing.append(" inside " + ", ".join(node_label(state, x.node) for x in th.frames[-2::-1]))
         elif th.tasks:
             doing = Text("waiting for work", style="yellow")
+        elif th.role == "device_worker":  # a device worker always serves its device's queue
+            doing = Text(f"waiting for work on the {th.device} queue", style="yellow")
         else:
             doing = Text("idle", style="dim")
         role = {"device_worker": "device", "reentrant_pool": "pool"}.get(th.role, th.role)
         role += f" {th.device}" if th.device else ""
-        t.add_row(str(th.tid), th.name, role, str(th.depth), ", ".join(str(x) for x in th.tasks) or "-",
+        # Inside a reentrant backward the thread is at the inner task's depth even between nodes.
+        inner = state.tasks.get(th.tasks[-1]) if th.tasks else None
+        depth = max(th.depth, inner.reentrant_depth if inner is not None else 0)
+        t.add_row(str(th.tid), th.name, role, str(depth), ", ".join(str(x) for x in th.tasks) or "-",
                   doing)
     return t
 
