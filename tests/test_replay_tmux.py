@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from trace_builders import diamond, failing
 
-from gradviz.trace.file import save
+from gradviz.trace.file import load, save
 
 pytestmark = [
     pytest.mark.tmux,
@@ -124,17 +124,35 @@ def test_forward_backward_why_and_quit(pane: Pane, tmp_path: Path) -> None:
     assert "icanon echo" in screen and "-icanon" not in screen and "-echo " not in screen
 
 
-def test_jump_to_error(pane: Pane, tmp_path: Path) -> None:
+def test_jump_to_error_in_the_error_sample(pane: Pane, tmp_path: Path) -> None:
+    path = tmp_path / "error.json"
+    subprocess.run([sys.executable, "-m", "gradviz", "run", "-o", str(path), str(REPO / "samples" / "error.py")],
+                   cwd=tmp_path, capture_output=True, timeout=120)
+    trace = load(path)
+    total = len(trace)
+    step, err = next((i, e) for i, e in enumerate(trace.events, 1) if e.kind == "error")
+    start(pane, path)
+    pane.wait_for(f"step 0/{total}")
+    pane.send("e")
+    screen = pane.wait_for(f"step {step}/{total}")
+    assert f"ERROR in {trace.nodes[err.node].name} (node {err.node}) (task {err.task}): {err.type}" in screen
+    pane.send("Right")
+    screen = pane.wait_for(f"step {step + 1}/{total}")
+    assert f"task {err.task} ends: error" in screen
+    pane.send("E")  # and back to it
+    pane.wait_for(f"step {step}/{total}")
+    pane.send("C-c")  # interrupting also leaves cleanly
+    pane.wait_for(lambda s: "q quit" not in s and s.rstrip().endswith("$"))
+
+
+def test_jump_to_error_hand_built(pane: Pane, tmp_path: Path) -> None:
     path = tmp_path / "error.json"
     save(failing().events, path)
     start(pane, path)
     pane.send("e")
     screen = pane.wait_for("step 23/25")
     assert "ERROR in LogBackward0 (node 2) (task 1): RuntimeError: LogBackward0 failed" in screen
-    pane.send("Right")
-    screen = pane.wait_for("step 24/25")
-    assert "task 1 ends: error" in screen
-    pane.send("C-c")  # interrupting also leaves cleanly
+    pane.send("q")
     pane.wait_for(lambda s: "q quit" not in s and s.rstrip().endswith("$"))
 
 
