@@ -53,8 +53,9 @@ class Impl:
     name: str
     run: Callable[[Any], Any]
     setup: Callable[[], Any] = lambda: None
-    # Checked once before timing (untimed): the implementation computes the right thing.
-    check: Callable[[], None] | None = None
+    # Run once before timing (untimed): raises if the implementation computes the wrong thing;
+    # may return facts about the run (events written, bytes) for the JSON and the README.
+    check: Callable[[], dict[str, Any] | None] | None = None
 
 
 @dataclass
@@ -97,7 +98,8 @@ class Config:
     only_impls: Sequence[str] = ()
     json_path: Path | None = None
     threads: int = DEFAULT_THREADS
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # bench-specific keys for the JSON
+    cleanups: list[Callable[[], None]] = field(default_factory=list)  # run after measuring
 
 
 # -- threads ---------------------------------------------------------------------------------
@@ -182,9 +184,12 @@ def ratios(workload: Workload, stats: dict[str, dict[str, Any]]) -> dict[str, di
 def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
     impls = [i for i in workload.impls if not cfg.only_impls or i.name in cfg.only_impls or i.name == workload.subject]
     workload = dataclasses.replace(workload, impls=impls)
+    facts = {}
     for impl in impls:
         if impl.check is not None:
-            impl.check()
+            got = impl.check()
+            if got:
+                facts[impl.name] = got
     f = workload.repeats_factor
     times = measure(workload, cfg.repeats * f, cfg.warmup * f, cfg.keep_gc)
     stats = {name: summarize(t) for name, t in times.items()}
@@ -197,6 +202,7 @@ def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
         "subject": workload.subject,
         "nodes": workload.nodes,
         "note": workload.note,
+        "facts": facts,
         "results": stats,
         "ratios": ratios(workload, stats),
         "times_ms": times,
@@ -306,6 +312,15 @@ def markdown(result: dict[str, Any]) -> str:
                 r = w["ratios"].get(p)
                 cells.append("—" if r is None else f"{fmt_ratio(r['ratio'])} ({fmt_ratio(r['ratio_min'])})")
             lines.append(f"| {w['title']} | {w['subject']} | " + " | ".join(cells) + " |")
+    notes = []
+    for w in workloads:
+        parts = [w["note"]] if w.get("note") else []
+        for name, facts in (w.get("facts") or {}).items():
+            parts.append(f"{name}: " + ", ".join(f"{k} {_fmt_fact(v)}" for k, v in facts.items()))
+        if parts:
+            notes.append(f"- {w['title']}: " + "; ".join(parts) + ".")
+    if notes:
+        lines += ["", *notes]
     claims = result.get("claims") or []
     if claims:
         lines += ["", "Issue 7 must-show items measured in this run:", ""]
@@ -317,6 +332,10 @@ def markdown(result: dict[str, Any]) -> str:
     if skipped:
         lines += ["", "Not run: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _fmt_fact(v: Any) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
 
 
 def _runs_text(workloads: list[dict[str, Any]]) -> str:
@@ -423,13 +442,17 @@ def main(
     args = parser(description, repeats, warmup).parse_args(argv)
     cfg = config(args)
     workloads, claims, skipped = build(cfg)
-    if args.list:
-        for w in workloads:
-            print(f"{w.key:16} {w.title}: {', '.join(i.name for i in w.impls)}")
-        for s in skipped:
-            print(f"(skipped) {s.name}: {s.reason}")
-        return {}
-    result = run_bench(bench, workloads, claims, skipped, cfg, log=lambda m: print(m, file=sys.stderr))
+    try:
+        if args.list:
+            for w in workloads:
+                print(f"{w.key:16} {w.title}: {', '.join(i.name for i in w.impls)}")
+            for s in skipped:
+                print(f"(skipped) {s.name}: {s.reason}")
+            return {}
+        result = run_bench(bench, workloads, claims, skipped, cfg, log=lambda m: print(m, file=sys.stderr))
+    finally:
+        for cleanup in cfg.cleanups:
+            cleanup()
     print(markdown(result))
     path = cfg.json_path or default_json_path(bench, cfg.quick)
     write_json(path, result)
