@@ -107,7 +107,7 @@ def backward(
 ) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
     if inputs is not None and len(_as_tuple(inputs)) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
     inputs = _as_tuple(inputs)
     grad_tensors = grad_tensors if grad_tensors is not None else grad_variables

@@ -90,12 +90,23 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
     return out
 
 
-def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
-    if a.dtype is _dtype.bool_:
+def _check_bool_sub(a: Tensor, b: Tensor | Scalar) -> None:
+    a_bool = a.dtype is _dtype.bool_
+    b_bool = isinstance(b, bool) or (isinstance(b, Tensor) and b.dtype is _dtype.bool_)
+    if a_bool and b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    if a_bool or (b_bool and isinstance(b, Tensor)):
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+
+
+def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
+    _check_bool_sub(a, b)
     out_data, bt = _binary_data(a, b, (lambda x, y: x - y * alpha) if alpha != 1 else np.subtract)
     out = _new(out_data, a.device)
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
@@ -105,6 +116,7 @@ def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
 
 def rsub(a: Tensor, b: Scalar, alpha: Scalar = 1) -> Tensor:
     """b - alpha * a for a Python number b (torch's RsubBackward1)."""
+    _check_bool_sub(a, b)
     out = _new(_cast(np.asarray(b - a._data * alpha), _result_dtype_scalar(a, b)), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["rsub"], (a,), [out], {"alpha": alpha})
@@ -891,7 +903,7 @@ def setitem(a: Tensor, key: Any, value: Tensor | Scalar) -> None:
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     d = dim % tensors[0].ndim
     for t_ in tensors[1:]:
         _check_devices(tensors[0], t_)
