@@ -35,6 +35,33 @@ w = x * 3
 print(x.grad)
 """
 
+# Reentrant backward past max_recursion_depth: the inner tasks move to reentrant pool threads.
+POOL = """\
+import gradviz as torch
+from gradviz.autograd.engine import get_default_engine
+get_default_engine().max_recursion_depth = 1
+
+class Nest(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, n):
+        ctx.save_for_backward(x)
+        ctx.n = n
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        with torch.enable_grad():
+            inner = x.detach().requires_grad_()
+            out = Nest.apply(inner, ctx.n - 1) if ctx.n > 0 else inner * 2
+            out.backward(grad)
+        return inner.grad, None
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+Nest.apply(x, 3).sum().backward()
+print(x.grad)
+"""
+
 
 def record(script: Path, out: Path) -> Path:
     r = subprocess.run([sys.executable, "-m", "gradviz", "run", "-o", str(out), str(script)],
@@ -47,7 +74,9 @@ def record(script: Path, out: Path) -> Path:
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("samples")
     (d / "multi_device_inline.py").write_text(MULTI_DEVICE)
-    out = {"multi_device_inline": record(d / "multi_device_inline.py", d / "multi_device_inline.json")}
+    (d / "pool_inline.py").write_text(POOL)
+    out = {"multi_device_inline": record(d / "multi_device_inline.py", d / "multi_device_inline.json"),
+           "pool_inline": record(d / "pool_inline.py", d / "pool_inline.json")}
     for script in sorted(SAMPLES.glob("*.py")):
         out[script.stem] = record(script, d / f"{script.stem}.json")
     return out
@@ -120,3 +149,39 @@ def test_multi_device_sample_if_present(recorded: dict[str, Path]) -> None:
     assert any(t.role == "device_worker" for t in tr.threads.values())
     out = replay(recorded["multi_device"], "--step", str(len(tr)))
     assert "device virtual:" in out
+
+
+def test_reentrant_pool_threads_take_tasks(recorded: dict[str, Path]) -> None:
+    from gradviz.replay.state import state_at
+
+    tr = load(recorded["pool_inline"])
+    takes = [(i, e) for i, e in enumerate(tr.events, 1) if e.kind == "pool_take"]
+    assert takes, "the program goes past max_recursion_depth"
+    step, take = takes[0]
+    s = state_at(tr, step)
+    t = s.tasks[take.task]
+    assert t.pooled and t.runner == take.tid
+    assert s.threads[take.tid].role == "reentrant_pool" and s.threads[take.tid].tasks == (take.task,)
+    assert take.task not in s.threads[t.owner].tasks  # handed over: the owner no longer drives it
+    out = replay(recorded["pool_inline"], "--step", str(step))
+    assert "pool" in out and f"task {take.task}: running, backward" in out and "pooled" in out
+
+
+def test_export_of_the_multi_device_recording(recorded: dict[str, Path], tmp_path: Path) -> None:
+    import json
+
+    from test_export import check_format, spans_from_events
+
+    out = tmp_path / "md.perfetto.json"
+    r = CliRunner().invoke(main, ["export", str(recorded["multi_device_inline"]), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    tr = load(recorded["multi_device_inline"])
+    check_format(doc, tr)
+    spans = sorted((e["tid"], e["args"]["task"], e["args"]["node"], e["ts"], e["dur"])
+                   for e in doc["traceEvents"] if e["ph"] == "X")
+    assert spans == spans_from_events(tr)
+    assert {e["tid"] for e in doc["traceEvents"] if e["ph"] == "X"} == set(tr.threads)  # both threads
+    flows = [e for e in doc["traceEvents"] if e["ph"] == "s"]
+    assert any(f["tid"] != g["tid"] for f in flows for g in doc["traceEvents"]
+               if g["ph"] == "f" and g["id"] == f["id"])  # a gradient crossing threads

@@ -45,7 +45,10 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
     t0 = events[0].ts if events else 0
     t1 = events[-1].ts if events else 0
     span_ns = max(t1 - t0, 1)
-    bar_w = max(10, width - 24)
+    # The lane column gets what the thread labels leave (label, column gap, table padding).
+    label_w = max((len(f"{tid} {th.name}") for tid, th in trace.threads.items()), default=10)
+    label_w = max(label_w, max((len(f"{q} {qc.name}") for q, qc in trace.queues.items()), default=0) + 6)
+    bar_w = max(10, width - label_w - 5)
 
     # One pass: spans per thread, queue sizes, buffers, tasks, errors.
     spans: dict[int, list[tuple[int, int, int, str]]] = {}  # tid -> (begin, end, node, status)
