@@ -19,10 +19,6 @@ class _Terminated(BaseException):
     """SIGTERM, turned into an exception so the trace is finished before the process goes."""
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated()
-
-
 def _exit_code(e: SystemExit) -> int:
     """What the interpreter would exit with for sys.exit(code), printing a non-int code as it does."""
     code = e.code
@@ -100,7 +96,7 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
       gradviz run train.py --epochs 2
       gradviz run -o mlp.trace.json samples/mlp.py
     """
-    from gradviz.trace.recorder import Recorder
+    from gradviz.trace.recorder import Recorder, deferring_handler
 
     path = Path(script)
     if not path.is_file():
@@ -125,7 +121,8 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
         msg = str(e) if isinstance(e, RuntimeError) else f"{out}: {e.strerror or e}"
         raise click.ClickException(msg) from None
     main_thread = threading.current_thread() is threading.main_thread()
-    saved_term = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    on_term = deferring_handler(signal.SIGTERM, _Terminated)
+    saved_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
     status, error, code = "ok", None, 0
     try:
         with _Progress(recorder, out):

@@ -28,6 +28,7 @@ import atexit
 import math
 import os
 import platform
+import signal
 import sys
 import threading
 import time
@@ -145,6 +146,38 @@ def _name_in(frame: Any, tensor: Any) -> str | None:
     return None
 
 
+# --- signals: never interrupt the recorder half-way through an event --------------------------
+
+_TRACE_DIR = os.path.dirname(os.path.abspath(__file__))
+RESIGNAL_DELAY = 0.005  # seconds before a deferred signal is delivered again
+
+
+def in_recorder(frame: Any) -> bool:
+    """Whether ``frame`` (where a signal handler interrupted the main thread) is inside the trace
+    layer: an exception raised there could leave an event half-written (a seq without its event)."""
+    f = frame
+    while f is not None:
+        if f.f_code.co_filename.startswith(_TRACE_DIR):
+            return True
+        f = f.f_back
+    return False
+
+
+def deferring_handler(signum: int, make_exc: Callable[[], BaseException]) -> Callable[[int, Any], None]:
+    """A signal handler raising ``make_exc()``, but never inside the recorder: there it sends the
+    signal again a few milliseconds later, by when the main thread has left the recorder."""
+
+    def handler(sig: int, frame: Any) -> None:
+        if in_recorder(frame):
+            t = threading.Timer(RESIGNAL_DELAY, os.kill, (os.getpid(), signum))
+            t.daemon = True
+            t.start()
+            return
+        raise make_exc()
+
+    return handler
+
+
 # --- the recorder ---------------------------------------------------------------------------
 
 
@@ -184,6 +217,7 @@ class Recorder(Probe):
         self._flusher: threading.Thread | None = None
         self._stopping = threading.Event()
         self._trace: Trace | None = None
+        self._sigint: Any = None
         self.status: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -222,6 +256,7 @@ class Recorder(Probe):
                 self._prev_probe = self._engine.probe
                 self._engine.probe = self
             _active = self
+        self._guard_sigint()
         if self._writer is not None:
             self._flusher = threading.Thread(target=self._flush_loop, name="gradviz-trace-flush", daemon=True)
             self._flusher.start()
@@ -255,6 +290,18 @@ class Recorder(Probe):
         if self._flusher is not None and self._flusher is not threading.current_thread():
             self._flusher.join()
         atexit.unregister(self._at_exit)
+        if self._sigint is not None and threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGINT) is self._sigint:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._sigint = None
+
+    def _guard_sigint(self) -> None:
+        """Ctrl-C still raises KeyboardInterrupt, just not half-way through writing an event."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._sigint = deferring_handler(signal.SIGINT, KeyboardInterrupt)
+            signal.signal(signal.SIGINT, self._sigint)
 
     def __enter__(self) -> Recorder:
         return self.start()
