@@ -924,8 +924,11 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
         if grad.dtype is not meta.dtype:
             grad = grad.to(meta.dtype)
         if grad.device != meta.device:
-            # A 0-dim CPU gradient may meet any device (torch allows CPU scalars).
-            if not (grad.device.type == "cpu" and grad.ndim == 0):
+            # A 0-dim gradient moves to the input's device, as torch does: a CPU scalar may meet
+            # a tensor on any device in forward, so its gradient may come back from that device.
+            if grad.ndim == 0:
+                grad = grad.to(meta.device)
+            else:
                 raise RuntimeError(format_error(
                     f"invalid gradient at index {i} - expected device {meta.device} but got {grad.device}"
                 ))
