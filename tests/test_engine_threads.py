@@ -147,21 +147,25 @@ def test_concurrent_backward_on_one_shared_graph(watchdog) -> None:
     np.testing.assert_allclose(x.grad.numpy(), 8 * n * c * wv, rtol=1e-10)
 
 
+def _accumulators_made_by_racing_threads(n: int) -> set[int]:
+    leaf = gradviz.ones(2, requires_grad=True)
+    barrier = threading.Barrier(n)
+    fns: list = []
+    lock = threading.Lock()
+
+    def build() -> None:
+        barrier.wait()
+        fn = (leaf * 2).grad_fn.next_functions[0][0]
+        with lock:
+            fns.append(fn)
+
+    assert not _run_threads([build] * n, deadline=30)
+    return {id(f) for f in fns}
+
+
 def test_one_grad_accumulator_per_leaf_when_threads_race_to_make_it() -> None:
     for _ in range(20):
-        leaf = gradviz.ones(2, requires_grad=True)
-        barrier = threading.Barrier(8)
-        fns: list = []
-        lock = threading.Lock()
-
-        def build() -> None:
-            barrier.wait()
-            fn = (leaf * 2).grad_fn.next_functions[0][0]
-            with lock:
-                fns.append(fn)
-
-        assert not _run_threads([build] * 8, deadline=30)
-        assert len({id(f) for f in fns}) == 1
+        assert len(_accumulators_made_by_racing_threads(8)) == 1
 
 
 # -- how work moves between threads ---------------------------------------------------------------
@@ -216,7 +220,7 @@ def test_cpu_work_goes_to_the_tasks_own_queue_and_device_work_to_the_device_queu
     dev_q = ENGINE.device_ready_queues["virtual:0"]
     node_events = [e for e in log.events if e[3] not in ("wakeup", "shutdown")]
     assert node_events
-    for op, device, qid, what, _task, thread, cpu_qid in node_events:
+    for op, device, qid, _what, _task, thread, cpu_qid in node_events:
         if device == "cpu":
             assert qid == cpu_qid, "CPU work always goes to the GraphTask's cpu_ready_queue"
             if op == "pop":
