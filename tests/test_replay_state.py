@@ -247,3 +247,21 @@ def test_checkpoints_on_a_long_trace_equal_the_fold() -> None:
     end = r.state_at(len(tr))
     assert all(end.tasks[t].status == "ok" and end.tasks[t].outstanding == 0 for t in end.tasks)
     assert all(not q.entries for q in end.queues.values())
+
+
+def test_wakeup_and_shutdown_tasks_pop_before_node_tasks() -> None:
+    from gradviz.trace import events as ev
+    from gradviz.trace.synth import TraceBuilder
+
+    b = TraceBuilder()
+    n = b.op("MulBackward0", [None])
+    push = dict(queue=b.cpu_queue, device="cpu")
+    b.emit(ev.QueuePush, **push, task=1, node=n, what="node", priority=(2, 0, 0), size=1)
+    b.emit(ev.QueuePush, **push, task=1, node=None, what="wakeup", priority=(1, 0, 0), size=2)
+    b.emit(ev.QueuePush, **push, task=None, node=None, what="shutdown", priority=(0, 0, 0), size=3)
+    s = fold(b.events)
+    assert [e.what for e in s.queues[b.cpu_queue].entries] == ["shutdown", "wakeup", "node"]
+    b.emit(ev.QueuePop, **push, task=None, node=None, what="shutdown", priority=(0, 0, 0), size=2)
+    b.emit(ev.QueuePop, **push, task=1, node=None, what="wakeup", priority=(1, 0, 0), size=1)
+    s = fold(b.events)
+    assert [(e.what, e.node) for e in s.queues[b.cpu_queue].entries] == [("node", n)]
