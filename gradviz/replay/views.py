@@ -234,7 +234,9 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
         lines = [f"{me} is ready, waiting in {queue_label(state, ns.queue)} '{q.name}' "
                  f"behind {len(ahead)} task(s)"]
         lines += [f"  pops first: {_entry_label(state, e)}" for e in ahead[:10]]
-        busy = [th for th in state.threads.values() if q.owner == th.tid and th.frames]
+        # A device queue may be declared before its worker exists (owner None): match by device.
+        busy = [th for th in state.threads.values() if th.frames and (
+            q.owner == th.tid or (th.role == "device_worker" and th.device == q.device))]
         for th in busy:
             running = node_label(state, th.frames[-1].node)
             lines.append(f"  the queue's thread {th.name} is busy running {running}")
@@ -270,6 +272,8 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
             continue
         pns = state.nodes.get(p)
         where = _where(state, pns) if pns is not None else "unknown"
+        if pns is not None and pns.state in ("done", "released") and pns.task == task.id:
+            where = "it just ran; its gradient is on the way"
         lines.append(f"  waiting for {node_label(state, p)} -> slot {slot_nr}: {where}")
     return lines
 
