@@ -1,8 +1,13 @@
-"""Printing tensors the way torch does: ``tensor([1.0000, 2.5000], requires_grad=True)``."""
+"""Printing tensors the way torch does: ``tensor([1.0000, 2.5000], requires_grad=True)``.
+
+A port of torch/_tensor_str.py with its default print options (precision 4, threshold 1000,
+edgeitems 3, linewidth 80), so ``str()`` matches torch's character for character.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,64 +17,140 @@ from gradviz.device import CPU, to_device_array
 if TYPE_CHECKING:
     from gradviz.tensor import Tensor
 
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
 _PREFIX = "tensor("
 
 
-def _float_formatter(values: np.ndarray):
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.4f}"
-    absf = np.abs(finite)
-    if np.all(finite == np.round(finite)) and absf.max() < 1e8:
-        # Integral floats print as "1." like torch (and "-0." keeps its sign).
-        width = max(len(f"{v:.0f}.") for v in finite)
-        return lambda v: (_special(v) or f"{v:.0f}.").rjust(width)
-    nonzero = absf[absf > 0]
-    lo = nonzero.min() if nonzero.size else 0.0
-    hi = absf.max()
-    sci = hi >= 1e8 or (lo > 0 and (lo < 1e-4 or hi / lo > 1000.0))
-    fmt = "{:.4e}" if sci else "{:.4f}"
-    width = max(len(fmt.format(v)) for v in finite)
-    return lambda v: (_special(v) or fmt.format(v)).rjust(width)
+class _Formatter:
+    """Chooses int mode / scientific mode and the common width from the values, as torch."""
+
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        flat = values.reshape(-1)
+        if not floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        # torch computes in the tensor's dtype; float32 values go through Python floats the same.
+        finite = flat[np.isfinite(flat) & (flat != 0)]
+        if finite.size == 0:
+            return
+        absv = np.abs(finite).astype(np.float64)
+        lo, hi = float(absv.min()), float(absv.max())
+        vals = finite.tolist()
+        self.int_mode = all(v == math.ceil(v) for v in vals)
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                self.max_width = max([self.max_width] + [len(f"{v:.{PRECISION}e}") for v in vals])
+            else:
+                self.max_width = max([self.max_width] + [len(f"{v:.0f}") + 1 for v in vals])
+        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+            self.sci_mode = True
+            self.max_width = max([self.max_width] + [len(f"{v:.{PRECISION}e}") for v in vals])
+        else:
+            self.max_width = max([self.max_width] + [len(f"{v:.{PRECISION}f}") for v in vals])
+
+    def width(self) -> int:
+        return self.max_width
+
+    def format(self, value: Any) -> str:
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{value:{self.max_width}.{PRECISION}e}"
+            elif self.int_mode:
+                ret = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    ret += "."
+            else:
+                ret = f"{value:.{PRECISION}f}"
+        else:
+            ret = f"{value}"
+        return (self.max_width - len(ret)) * " " + ret
 
 
-def _special(v: float) -> str | None:
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return None
+def _summarized(data: np.ndarray) -> np.ndarray:
+    """The edge items that a summarized print shows (torch's get_summarized_data)."""
+    if data.ndim == 0:
+        return data
+    if data.ndim == 1:
+        if data.shape[0] > 2 * EDGEITEMS:
+            return np.concatenate((data[:EDGEITEMS], data[-EDGEITEMS:]))
+        return data
+    rows = list(range(data.shape[0]))
+    if data.shape[0] > 2 * EDGEITEMS:
+        rows = rows[:EDGEITEMS] + rows[-EDGEITEMS:]
+    return np.stack([_summarized(data[i]) for i in rows])
+
+
+def _vector_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    element_length = fmt.width() + 2
+    per_line = max(1, int(math.floor((LINEWIDTH - indent) / element_length)))
+    if summarize and data.shape[0] > 2 * EDGEITEMS:
+        items = ([fmt.format(v) for v in data[:EDGEITEMS].tolist()] + [" ..."]
+                 + [fmt.format(v) for v in data[-EDGEITEMS:].tolist()])  # fmt: skip
+    else:
+        items = [fmt.format(v) for v in data.tolist()]
+    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _tensor_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    # Rows are joined level by level; the nesting depth is the tensor's ndim, not the graph's.
+    if data.ndim == 0:
+        return fmt.format(data.item())
+    if data.ndim == 1:
+        return _vector_str(data, indent, summarize, fmt)
+    n = data.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        slices = ([_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
+                  + [_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])  # fmt: skip
+    else:
+        slices = [_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
 
 
 def format_tensor(t: Tensor) -> str:
     data = to_device_array(t._data, CPU)
-    if t.dtype.is_floating_point:
-        fmt = _float_formatter(data.astype(np.float64).ravel())
-        formatter = {"float_kind": lambda v: fmt(float(v))}
-    elif t.dtype is _dtype.bool_:
-        formatter = {"bool": lambda v: "True" if v else "False"}
-    else:
-        width = max((len(str(v)) for v in data.ravel()), default=1)
-        formatter = {"int_kind": lambda v: str(v).rjust(width)}
-    if data.ndim == 0:
-        body = formatter[next(iter(formatter))](data.item())
-    else:
-        body = np.array2string(
-            data, separator=", ", prefix=_PREFIX, formatter=formatter, max_line_width=80,
-            threshold=1000, edgeitems=3,
-        )
-    if data.size == 0:
-        body = "[]" if data.ndim == 1 else body
-    extras = []
+    indent = len(_PREFIX)
+    suffixes = []
     if t.device.type != "cpu":
-        extras.append(f"device='{t.device}'")
-    default = _dtype.float32 if t.dtype.is_floating_point else (_dtype.int64 if t.dtype is _dtype.int64 else None)
-    if data.size == 0 and t.dtype is not _dtype.float32:
-        extras.append(f"size={tuple(data.shape)}")
-    if t.dtype is not default and t.dtype is not _dtype.bool_:
-        extras.append(f"dtype={t.dtype!r}")
+        suffixes.append(f"device='{t.device}'")
+    if data.size == 0:
+        # The shape is shown unless it is (0,), and the dtype unless it is the default float.
+        if data.ndim != 1:
+            suffixes.append(f"size={tuple(data.shape)}")
+        if t.dtype is not _dtype.float32:
+            suffixes.append(f"dtype={t.dtype!r}")
+        body = "[]"
+    else:
+        if t.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+            suffixes.append(f"dtype={t.dtype!r}")
+        summarize = data.size > THRESHOLD
+        fmt = _Formatter(_summarized(data) if summarize else data, t.dtype.is_floating_point)
+        body = _tensor_str(data, indent, summarize, fmt)
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
     elif t.requires_grad:
-        extras.append("requires_grad=True")
-    return _PREFIX + body + "".join(", " + e for e in extras) + ")"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(_PREFIX + body, suffixes, indent)

@@ -542,6 +542,13 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
 class _ValuesIndices(tuple):
     """(values, indices) of max/min over a dim, as torch's namedtuple."""
 
+    _op = "max"
+
+    def __repr__(self) -> str:
+        return f"gradviz.return_types.{self._op}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+    __str__ = __repr__
+
     @property
     def values(self) -> Tensor:
         return self[0]
@@ -579,7 +586,9 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
         })
         values.grad_fn.input_metadata.append(values.grad_fn.input_metadata[0]._replace(
             shape=indices.shape, dtype=_dtype.int64))
-    return _ValuesIndices((values, indices))
+    result = _ValuesIndices((values, indices))
+    result._op = key
+    return result
 
 
 def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False):  # noqa: A001
