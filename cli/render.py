@@ -86,11 +86,12 @@ def _load(path: str):  # noqa: ANN202 - a Trace; imported lazily to keep `gradvi
 )
 @click.option(
     "--layout",
-    type=click.Choice(["auto", "dot", "dot-fast", "sfdp"]),
+    type=click.Choice(["auto", "dot", "dot-fast", "sfdp", "fixed"]),
     default="auto",
     show_default=True,
     help="Graphviz layout: dot (layered), dot-fast (fewer iterations), sfdp (force-directed, "
-    "for very large pictures); auto picks by the number of boxes.",
+    "for very large pictures), fixed (gradviz's own layered layout, fastest); auto picks by the "
+    "number of boxes.",
 )
 def render(
     trace_path: str, output: str | None, fmt: str | None, task: int | None, step: int | None,

@@ -110,9 +110,29 @@ def _seen(model: GraphModel, seq: int | None) -> bool:
     return seq is not None and (model.step is None or seq < model.step)
 
 
-def node_stmt(model: GraphModel, n: GNode) -> str:
+def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
+    """One node. compact: a one-line label, details in the tooltip (HTML-like labels cost
+    graphviz more than the layout itself on pictures of thousands of boxes)."""
     kind = styles.KINDS[n.kind]
     style = _node_style(n, model.step)
+    if compact:
+        short = n.name if n.order is None or not _seen(model, n.begin_seq) else f"{n.name} #{n.order}"
+        if n.state is not None and model.step is not None:
+            short += f" ({n.state})"
+        facts = [
+            n.source or "source unknown",
+            f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})",
+            f"ran #{n.order} on {n.thread}" if n.order is not None else "",
+            f"deps {n.deps}" if n.deps is not None else "",
+            f"leaf {n.leaf.name or n.leaf.tensor} {_shape(n.leaf.shape)} {n.leaf.dtype}" if n.leaf else "",
+            f"saved {', '.join(_shape(x) for x in n.saved[:8])}" if n.saved else "",
+            f"{n.state}: {n.state_detail or ''}" if n.state and model.step is not None else "",
+            n.error or "",
+        ]
+        return (
+            f'n{n.id} [id="node-{n.id}" {_style_attrs(style, kind)} '
+            f"tooltip={attr(chr(10).join(f for f in facts if f))} label={attr(short, 60)}]"
+        )
     rows = [f"<B>{html(n.name, 80)}</B>"]
     facts = [f"seq_nr {n.sequence_nr}" if n.kind != "leaf" else ""]
     if n.order is not None and _seen(model, n.begin_seq):
@@ -163,9 +183,17 @@ def _group_state(model: GraphModel, g: Group) -> tuple[Style, Counter[str]]:
     return styles.KINDS["group"], Counter()
 
 
-def group_stmt(model: GraphModel, g: Group) -> str:
+def group_stmt(model: GraphModel, g: Group, *, compact: bool = False) -> str:
     style, counts = _group_state(model, g)
     size = len(g.members)
+    if compact:
+        tip = [source_span(model, g.members) or "source unknown", summarize(model, g.members, top=12)]
+        if counts:
+            tip.append(" · ".join(f"{s} {c}" for s, c in counts.items()))
+        return (
+            f'g{g.id} [id="group-{g.id}" {_style_attrs(style, styles.KINDS["group"])} '
+            f"tooltip={attr(chr(10).join(tip))} label={attr(f'×{size}: ' + summarize(model, g.members, 2), 60)}]"
+        )
     if g.kind == "chain":
         head = f"×{size} nodes: a linear chain"
     elif g.kind == "repeat":
@@ -203,7 +231,7 @@ def _edge_label(model: GraphModel, e: GEdge) -> str:
     return "<BR/>".join(parts)
 
 
-def edge_stmts(model: GraphModel) -> list[str]:
+def edge_stmts(model: GraphModel, *, compact: bool = False) -> list[str]:
     """Edges between boxes; edges inside a collapsed box are not drawn, parallel ones merge."""
     merged: dict[tuple[str, str], list[GEdge]] = {}
     for e in model.edges:
@@ -218,10 +246,12 @@ def edge_stmts(model: GraphModel) -> list[str]:
         bad = any(x.grad is not None and x.grad.bad for x in es)
         st = styles.EDGE_GRAD_NAN if bad else styles.EDGE_PRUNED if dst_pruned else styles.EDGE
         label = _edge_label(model, e) if len(es) == 1 else f"×{len(es)} edges"
-        out.append(
-            f'{a} -> {b} [color="{st.border}" style="{"dashed" if st is styles.EDGE_PRUNED else "solid"}" '
-            f"penwidth={st.penwidth} label=<{_small(label)}>]"
-        )
+        dashed = "dashed" if st is styles.EDGE_PRUNED else "solid"
+        # Edge labels become extra nodes in dot's layout: on big pictures they go to tooltips.
+        text = f'tooltip="{label}"' if compact and len(es) > 1 else f"label=<{_small(label)}>"
+        if compact and len(es) == 1:
+            text = f'tooltip="input_nr {e.input_nr}"'
+        out.append(f'{a} -> {b} [color="{st.border}" style="{dashed}" penwidth={st.penwidth} {text}]')
     return out
 
 
@@ -248,9 +278,16 @@ def legend(model: GraphModel) -> str:
     return f'<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
 
 
-def to_dot(model: GraphModel, *, layout: str = "dot") -> str:
+COMPACT_ABOVE = 600  # boxes past which labels go compact (see node_stmt)
+
+
+def to_dot(model: GraphModel, *, layout: str = "dot", compact: bool | None = None) -> str:
     """DOT source for the model (``layout`` tunes attributes for dot or sfdp)."""
+    if compact is None:
+        compact = model.drawn() > COMPACT_ABOVE or layout == "fixed"
     title = [f"<B>{html(model.title, 160)}</B>"]
+    if compact:
+        title.append(_small("compact labels: details and input_nr are in the tooltips"))
     if model.step is not None:
         title.append(_small(f"state after event {model.step}"))
     for note in model.notes:
@@ -268,17 +305,22 @@ def to_dot(model: GraphModel, *, layout: str = "dot") -> str:
     ]
     if layout == "sfdp":
         lines.append("  graph [overlap=prism splines=false outputorder=edgesfirst]")
+    elif layout == "fixed":  # positions computed in gradviz.render.layout; neato -n2 only draws
+        lines.append("  graph [splines=false outputorder=edgesfirst]")
     elif layout == "dot-fast":
         # Fewer crossing-minimisation and network-simplex iterations: dot's cost on big graphs.
-        lines.append("  graph [splines=line nslimit=2 nslimit1=2 mclimit=0.2 searchsize=10 remincross=false]")
+        lines.append("  graph [splines=line nslimit=1 nslimit1=1 mclimit=0.1 searchsize=5 remincross=false]")
     stmts: list[tuple[str, str]] = []  # (device, statement)
     for nid, n in model.nodes.items():
         if nid not in model.group_of:
-            stmts.append((n.device, node_stmt(model, n)))
+            stmts.append((n.device, node_stmt(model, n, compact=compact)))
     for g in model.groups.values():
         dev = Counter(model.nodes[m].device for m in g.members).most_common(1)[0][0]
-        stmts.append((dev, group_stmt(model, g)))
-    if len(model.devices) > 1:
+        stmts.append((dev, group_stmt(model, g, compact=compact)))
+    edges = edge_stmts(model, compact=compact)
+    if layout == "fixed":
+        stmts = _place(stmts, edges)
+    if len(model.devices) > 1 and layout != "fixed":  # neato draws no clusters
         for i, dev in enumerate(model.devices):
             colour = styles.DEVICE_COLOURS[i % len(styles.DEVICE_COLOURS)]
             lines.append(f"  subgraph cluster_{i} {{")
@@ -290,6 +332,36 @@ def to_dot(model: GraphModel, *, layout: str = "dot") -> str:
             lines.append("  }")
     else:
         lines += [f"  {s}" for _, s in stmts]
-    lines += [f"  {s}" for s in edge_stmts(model)]
+    lines += [f"  {s}" for s in edges]
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+_ID = re.compile(r"^(\w+) \[")
+_EDGE = re.compile(r"^(\w+) -> (\w+) ")
+_LABEL = re.compile(r' label=(?:"([^"]*)"|<)')
+
+
+def _place(stmts: list[tuple[str, str]], edges: list[str]) -> list[tuple[str, str]]:
+    """Add fixed positions (``pos="x,y!"``) to node statements for ``neato -n2``."""
+    from gradviz.render.layout import CHAR_W, layered
+
+    units, widths = [], {}
+    for _, st in stmts:
+        m = _ID.match(st)
+        if m is None:
+            continue
+        units.append(m.group(1))
+        lab = _LABEL.search(st)
+        text = lab.group(1) if lab and lab.group(1) is not None else "x" * 24
+        widths[m.group(1)] = len(text) * CHAR_W + 24
+    pairs = [(m.group(1), m.group(2)) for e in edges if (m := _EDGE.match(e))]
+    pos = layered(units, pairs, widths)
+    out = []
+    for dev, st in stmts:
+        m = _ID.match(st)
+        if m is not None and m.group(1) in pos:
+            x, y = pos[m.group(1)]
+            st = f'{st[:-1]} pos="{x:.1f},{y:.1f}!"]'
+        out.append((dev, st))
+    return out

@@ -368,9 +368,7 @@ def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, 
                     blocks[union_all(members, "repeat")] = k
                 if reps:
                     n = sum(len(m) for m, _ in reps)
-                    model.notes.append(
-                        f"{len(reps)} runs of identical blocks ({n} nodes) drawn as one box each"
-                    )
+                    model.notes.append(f"{len(reps)} runs of identical blocks ({n} nodes) drawn as one box each")
             elif kind == "segment":
                 segs = g.segments(uf, max_nodes)
                 for seg in segs:

@@ -138,9 +138,7 @@ STATES: dict[str, Style] = {
             penwidth=3.0,
         ),
         Style("done", "ran; saved tensors still held", looks="blue", fill="#bfdbfe", border="#1d4ed8"),
-        Style(
-            "released", "ran and released its saved tensors", looks="grey", fill="#e5e7eb", border="#6b7280"
-        ),
+        Style("released", "ran and released its saved tensors", looks="grey", fill="#e5e7eb", border="#6b7280"),
         Style(
             "error",
             "raised an error",
