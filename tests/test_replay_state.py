@@ -103,7 +103,7 @@ def test_second_gradient_accumulates_then_ready(dia: Trace) -> None:
 
     s = state_at(dia, 50)  # pushed to the cpu queue
     assert s.nodes[1].state == "queued" and s.nodes[1].queue == 1
-    assert entries(s, 1) == [(1, (2, 0, 2**63 - 1))]
+    assert entries(s, 1) == [(1, (2, 0, 2**64 - 1))]
 
 
 def test_end_of_task(dia: Trace) -> None:

@@ -32,6 +32,9 @@ PRIORITY_SHUTDOWN = 0
 PRIORITY_WAKEUP = 1
 PRIORITY_NODE = 2
 
+# AccumulateGrad's sequence_nr: UINT64_MAX, as torch, so leaves run as soon as they are ready.
+MAX_SEQUENCE_NR = 2**64 - 1
+
 
 @dataclass(frozen=True, slots=True)
 class Stats:
@@ -125,7 +128,7 @@ class NodeCreated(Event):
     kind: ClassVar[str] = "node_created"
     node: int  # node id
     name: str  # torch's name, e.g. "MulBackward0", "AccumulateGrad", "GraphRoot"
-    sequence_nr: int  # creation order on the creating thread (AccumulateGrad: the maximum int64)
+    sequence_nr: int  # creation order on the creating thread (AccumulateGrad: MAX_SEQUENCE_NR)
     topological_nr: int  # longest path from this node to any leaf (AccumulateGrad: 0)
     num_inputs: int  # InputBuffer slots = number of forward outputs
     num_outputs: int  # next_edges, one per forward input (invalid ones included)

@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
 
-INT64_MAX = 2**63 - 1
-
 Target = int | tuple[int, int] | None  # a node id (input_nr 0), (node, input_nr), or an invalid edge
 
 
@@ -112,7 +110,7 @@ class TraceBuilder:
         )  # type: ignore[assignment]
         return self.op(
             "AccumulateGrad", [], num_inputs=1, device=device, source=source, shape=shape, tensor=t,
-            sequence_nr=INT64_MAX,
+            sequence_nr=ev.MAX_SEQUENCE_NR,
         )  # fmt: skip
 
     def op(
