@@ -166,10 +166,15 @@ def summarize(times: list[float]) -> dict[str, Any]:
     }
 
 
-def ratios(workload: Workload, stats: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+def ratios(
+    workload: Workload, stats: dict[str, dict[str, Any]], times: dict[str, list[float]]
+) -> dict[str, dict[str, float]]:
+    """subject/peer: of medians, of minima, and the median of per-round ratios ("paired": the
+    two runs of a round are seconds apart, so a slow phase of the machine cancels out)."""
     subject = stats.get(workload.subject)
     if subject is None:
         return {}
+    mine = times[workload.subject]
     out = {}
     for name, s in stats.items():
         if name == workload.subject:
@@ -177,6 +182,7 @@ def ratios(workload: Workload, stats: dict[str, dict[str, Any]]) -> dict[str, di
         out[name] = {
             "ratio": subject["median_ms"] / s["median_ms"],
             "ratio_min": subject["min_ms"] / s["min_ms"],
+            "ratio_paired": statistics.median(a / b for a, b in zip(mine, times[name])),
         }
     return out
 
@@ -204,7 +210,7 @@ def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
         "note": workload.note,
         "facts": facts,
         "results": stats,
-        "ratios": ratios(workload, stats),
+        "ratios": ratios(workload, stats, times),
         "times_ms": times,
     }
 
@@ -219,7 +225,9 @@ def evaluate(claims: Sequence[Claim], workloads: list[dict[str, Any]]) -> list[d
         if r is None:
             entry.update(ratio=None, holds=None, why="not measured in this run")
         else:
-            entry.update(ratio=r["ratio"], ratio_min=r["ratio_min"], holds=r["ratio"] <= c.limit)
+            entry.update(
+                ratio=r["ratio"], ratio_min=r["ratio_min"], ratio_paired=r["ratio_paired"], holds=r["ratio"] <= c.limit
+            )
         out.append(entry)
     return out
 
@@ -301,7 +309,7 @@ def markdown(result: dict[str, Any]) -> str:
     if peers:
         lines += [
             "",
-            "Ratio subject/peer, of medians (of minima in brackets); below 1 the subject is faster:",
+            "Ratio subject/peer: of medians (of minima; median of per-round ratios); below 1 the subject is faster:",
             "",
             "| workload | subject | " + " | ".join(f"vs {p}" for p in peers) + " |",
             "|---|---|" + "---:|" * len(peers),
@@ -310,7 +318,10 @@ def markdown(result: dict[str, Any]) -> str:
             cells = []
             for p in peers:
                 r = w["ratios"].get(p)
-                cells.append("—" if r is None else f"{fmt_ratio(r['ratio'])} ({fmt_ratio(r['ratio_min'])})")
+                cells.append(
+                    "—" if r is None
+                    else f"{fmt_ratio(r['ratio'])} ({fmt_ratio(r['ratio_min'])}; {fmt_ratio(r.get('ratio_paired'))})"
+                )  # fmt: skip
             lines.append(f"| {w['title']} | {w['subject']} | " + " | ".join(cells) + " |")
     notes = []
     for w in workloads:
@@ -410,7 +421,8 @@ def run_bench(
     gc.freeze()
     measured = []
     for w in selected:
-        log(f"{w.key}: {', '.join(i.name for i in w.impls)} x {cfg.repeats} (+{cfg.warmup} warmup)")
+        f = w.repeats_factor
+        log(f"{w.key}: {', '.join(i.name for i in w.impls)} x {cfg.repeats * f} (+{cfg.warmup * f} warmup)")
         measured.append(run_workload(w, cfg))
     return {
         "schema": SCHEMA,
