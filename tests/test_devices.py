@@ -228,3 +228,54 @@ def test_cuda_and_virtual_devices_in_one_graph() -> None:
     loss2.backward()
     for a, b in zip(mine, ref_leaves, strict=True):
         np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _stand_in_cupy(used: list[tuple[str, int]]):
+    """A module that answers as cupy would, with numpy arrays, and records Device(n).use()."""
+    import types
+
+    class Device:
+        def __init__(self, index: int = 0) -> None:
+            self.index = index
+
+        def use(self) -> None:
+            used.append((threading.current_thread().name, self.index))
+
+        def __enter__(self) -> Device:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    runtime = types.SimpleNamespace(getDeviceCount=lambda: 2)
+    cuda = types.SimpleNamespace(Device=Device, runtime=runtime)
+    fake = types.ModuleType("cupy")
+    fake.__dict__.update({k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+    fake.cuda = cuda
+    return fake
+
+
+@needs_no_cuda
+def test_cuda_devices_get_their_own_worker_that_selects_the_gpu(monkeypatch) -> None:
+    # Where no GPU exists, a stand-in cupy (numpy underneath) checks the engine's side of cuda:N:
+    # one worker thread per cuda device, which makes its GPU current before running nodes, and
+    # gradients that cross cpu <-> cuda:1 <-> virtual:0.
+    used: list[tuple[str, int]] = []
+    monkeypatch.setitem(__import__("sys").modules, "cupy", _stand_in_cupy(used))
+    engine = gradviz.autograd.get_default_engine()
+    try:
+        x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+        w = gradviz.tensor([3.0, -1.0], device="cuda:1", requires_grad=True)
+        ran: dict[str, str] = {}
+        y = x.to("cuda:1") * w
+        y.grad_fn.register_prehook(lambda g: ran.setdefault("mul", threading.current_thread().name) and None)
+        z = y.to("virtual:0").sin()
+        z.cpu().sum().backward()
+        assert ran["mul"] == "gradviz-cuda:1"
+        assert ("gradviz-cuda:1", 1) in used
+        c = np.cos(np.array([3.0, -2.0]))
+        np.testing.assert_allclose(x.grad.numpy(), c * [3.0, -1.0], rtol=1e-6)
+        np.testing.assert_allclose(w.grad.cpu().numpy(), c * [1.0, 2.0], rtol=1e-6)
+        assert str(w.grad.device) == "cuda:1"
+    finally:
+        assert engine.shutdown(timeout=10)  # the cuda:1 worker must not outlive the stand-in
