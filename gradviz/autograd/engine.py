@@ -116,16 +116,22 @@ class ReadyQueue:
     """A priority queue of NodeTasks: shutdown first, then wake-ups, then deeper reentrant
     tasks, then higher sequence_nr (torch's CompareNodeTaskTime); ties in push order."""
 
-    def __init__(self, device: str, name: str, owner: int | None = None):
+    def __init__(self, device: str, name: str, owner: int | None = None, announce: bool = True):
         self.id = next(_queue_ids)
         self.device = device
         self.name = name
-        self.owner = owner  # ident of the thread that pops from it
+        # Ident of the thread that pops from it (pool threads standing in for a blocked owner
+        # pop too). Set once, before the queue is announced to the probe or used.
+        self.owner = owner
         # _lock (through _not_empty) protects: _heap, _count.
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
         self._heap: list[tuple] = []
         self._count = itertools.count()
+        if announce:
+            self.announce()
+
+    def announce(self) -> None:
         probe = _ENGINE.probe
         if probe is not None:
             probe.queue_created(self)
@@ -472,7 +478,8 @@ class Engine:
         with self._device_lock:
             q = self.device_ready_queues.get(device)
             if q is None:
-                q = ReadyQueue(device, device)
+                # Announced once its worker exists, so the probe hears its owner.
+                q = ReadyQueue(device, device, announce=False)
                 t = threading.Thread(
                     target=self._thread_init, args=(device, q), name=f"gradviz-{device}", daemon=True
                 )
@@ -482,6 +489,7 @@ class Engine:
                 self.device_threads[device] = t
                 _start_thread(t, THREAD_STACK_SIZE)
                 q.owner = t.ident
+                q.announce()
         return q
 
     def _thread_init(self, device: str, queue: ReadyQueue) -> None:
