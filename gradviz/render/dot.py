@@ -251,7 +251,7 @@ def edge_stmts(model: GraphModel, *, compact: bool = False) -> list[str]:
         text = f'tooltip="{label}"' if compact and len(es) > 1 else f"label=<{_small(label)}>"
         if compact and len(es) == 1:
             text = f'tooltip="input_nr {e.input_nr}"'
-        out.append(f'{a} -> {b} [color="{st.border}" style="{dashed}" penwidth={st.penwidth} {text}]')
+        out.append(f'{a} -> {b} [id="edge-{a}-{b}" color="{st.border}" style="{dashed}" penwidth={st.penwidth} {text}]')
     return out
 
 
