@@ -412,3 +412,63 @@ def test_interpreter_exits_even_with_a_worker_stuck_in_a_node() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "exiting" in proc.stdout
     assert elapsed < 15, f"exit took {elapsed:.1f}s"
+
+
+class _Boom(Exception):
+    pass
+
+
+class _Mixed(gradviz.autograd.Function):
+    """Reentrant on a chosen device, failing at the deepest level when asked."""
+
+    @staticmethod
+    def forward(ctx, x, levels, device, fail):
+        ctx.levels, ctx.on, ctx.fail = levels, device, fail
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.levels:
+            with gradviz.enable_grad():
+                y = gradviz.ones(2, device=ctx.on, requires_grad=True)
+                _Mixed.apply(y, ctx.levels - 1, ctx.on, ctx.fail).sum().backward()
+            assert y.grad.tolist() == [2.0, 2.0]
+        elif ctx.fail:
+            raise _Boom("deepest level")
+        return g * 2, None, None, None
+
+
+def test_mixed_load_devices_reentrant_pool_and_errors_from_8_threads(watchdog) -> None:
+    # Everything at once for a few seconds: random device hops, reentrant depths past a small
+    # max_recursion_depth (so pool threads serve cpu and device queues), and failures.
+    import random
+
+    from gradviz.autograd.engine import set_max_recursion_depth
+
+    watchdog(120)
+    devices = ["cpu", "virtual:0", "virtual:1", "virtual:2"]
+    done = [0] * 8
+
+    def caller(k: int) -> Callable[[], None]:
+        def run() -> None:
+            r = random.Random(k)
+            end = time.monotonic() + 3
+            while time.monotonic() < end:
+                fail = r.random() < 0.2
+                x = gradviz.ones(2, device=r.choice(devices), requires_grad=True)
+                y = _Mixed.apply(x.to(r.choice(devices)), r.randint(0, 6), r.choice(devices), fail)
+                try:
+                    y.to(r.choice(devices)).sum().backward()
+                    assert not fail and x.grad.tolist() == [2.0, 2.0]
+                except _Boom:
+                    assert fail and x.grad is None
+                done[k] += 1
+
+        return run
+
+    with set_max_recursion_depth(2):
+        errors = _run_threads([caller(k) for k in range(8)], deadline=90)
+    assert not errors, errors[:3]
+    assert all(n > 0 for n in done)
+    assert ENGINE.shutdown(timeout=10)
+    assert _engine_threads() == []
