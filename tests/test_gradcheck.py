@@ -99,6 +99,17 @@ def _double_backward_index(x):
     return g
 
 
+def _grad_of(op):
+    """x, w -> d/dx sum(op(x) * w) with create_graph: the graph holds op's fused backward node,
+    with both of its inputs (the incoming gradient w and the saved forward value) differentiable."""
+
+    def fn(x, w):
+        (g,) = gv.autograd.grad((op(x) * w).sum(), x, create_graph=True)
+        return g
+
+    return fn
+
+
 def _fill_tensor(x, v):
     h = x * 1.5
     h.fill_(v * 2)
@@ -163,6 +174,13 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("tanh", lambda a: a.tanh(), [randn(2, 3)]),
     ("sigmoid", lambda a: a.sigmoid(), [randn(2, 3)]),
     ("relu", lambda a: a.relu(), [away_from(randn(2, 3), (0.0,))]),
+    ("sign", lambda a: a.sign() * a, [away_from(randn(2, 3), (0.0,))]),
+    ("sgn", lambda a: gv.sgn(a) * a, [away_from(randn(2, 3), (0.0,))]),
+    ("threshold_backward", _grad_of(lambda a: a.relu()), [away_from(randn(2, 3), (0.0,)), randn(2, 3, seed=1)]),
+    ("tanh_backward", _grad_of(lambda a: a.tanh()), [randn(2, 3), randn(2, 3, seed=1)]),
+    ("sigmoid_backward", _grad_of(lambda a: a.sigmoid()), [randn(2, 3), randn(2, 3, seed=1)]),
+    ("softmax_backward_data", _grad_of(lambda a: a.softmax(1)), [randn(2, 3), randn(2, 3, seed=1)]),
+    ("log_softmax_backward_data", _grad_of(lambda a: a.log_softmax(0)), [randn(2, 3), randn(2, 3, seed=1)]),
     ("reciprocal", lambda a: 1.0 / a, [positive(3)]),
     ("clamp", lambda a: a.clamp(-0.5, 0.5), [away_from(randn(3, 4), (-0.5, 0.5), 0.05)]),
     ("clamp", lambda a: a.clamp(min=0.2), [away_from(randn(3, 4), (0.2,), 0.05)]),

@@ -8,6 +8,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops.functions import *  # noqa: F403 - the op namespace
 from gradviz.ops.functions import (
     NODES,
@@ -55,6 +56,8 @@ def _old_edge_holder(a: Tensor) -> Tensor:
 def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
     _check_inplace(a)
     grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
+    # torch numbers the node before it clones the old value for saving: take the number first.
+    seq = next_sequence_nr() if grad else None
     saved = saved_fn(a, b) if (grad and saved_fn) else {}
     data, bt = _binary_data(a, b, op)
     if data.shape != a._data.shape:
@@ -68,7 +71,7 @@ def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> 
     if grad:
         if key in ("add", "sub"):
             saved["alpha"] = alpha
-        record(NODES[key], (old, bt), [a], saved)
+        record(NODES[key], (old, bt), [a], saved, sequence_nr=seq)
     return a
 
 
@@ -82,10 +85,11 @@ def sub_(a: Tensor, b: Any, alpha: Any = 1) -> Tensor:
 
 def mul_(a: Tensor, b: Any) -> Tensor:
     def saved(x: Tensor, y: Any) -> dict:
-        # The old value of a is overwritten, so a gradient for b needs a copy of it.
+        # The old value of a is overwritten, so a gradient for b needs a copy of it: a recorded
+        # clone, as torch's original_self, so that double backward still reaches a's graph.
         s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
         if isinstance(y, Tensor) and y.requires_grad:
-            s["self"] = save(x.detach().clone())
+            s["self"] = save(x.clone())
         return s
 
     return _inplace("mul", a, b, np.multiply, saved)
@@ -100,7 +104,7 @@ def div_(a: Tensor, b: Any) -> Tensor:
     def saved(x: Tensor, y: Any) -> dict:
         s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
         if isinstance(y, Tensor) and y.requires_grad:
-            s["self"] = save(x.detach().clone())
+            s["self"] = save(x.clone())
         return s
 
     return _inplace("div", a, b, np.true_divide, saved)
@@ -187,7 +191,7 @@ def _bind() -> None:
         "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "zero_": zero_, "fill_": fill_,
         "abs": F.abs, "sqrt": F.sqrt, "exp": F.exp, "log": F.log, "log1p": F.log1p, "sin": F.sin,
         "cos": F.cos, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "clamp": F.clamp,
-        "clip": F.clamp, "square": F.square, "reciprocal": F.reciprocal, "sign": F.sign,
+        "clip": F.clamp, "square": F.square, "reciprocal": F.reciprocal, "sign": F.sign, "sgn": F.sgn,
         "maximum": F.maximum, "minimum": F.minimum, "mm": F.mm, "mv": F.mv, "dot": F.dot, "bmm": F.bmm,
         "sum": F.sum, "mean": F.mean, "max": _max_method, "min": _min_method, "var": F.var, "std": F.std,
         "amax": F.amax, "argmax": F.argmax, "argmin": F.argmin,

@@ -131,9 +131,13 @@ def record(
     inputs: tuple[Tensor | None, ...],
     outputs: list[Tensor],
     saved: dict[str, Any] | None = None,
+    sequence_nr: int | None = None,
 ) -> None:
-    """Attach a new node of ``cls`` to ``outputs``, with an edge per entry of ``inputs``."""
-    node = cls(collect_next_edges(inputs))
+    """Attach a new node of ``cls`` to ``outputs``, with an edge per entry of ``inputs``.
+
+    ``sequence_nr``: one taken earlier, for ops that (like torch) make their node before they
+    record other ops, such as the clone an in-place op saves."""
+    node = cls(collect_next_edges(inputs), sequence_nr=sequence_nr)
     node.saved = saved or {}
     if cls.derivative.reduce_broadcast:
         node.shapes = tuple(None if t is None else t.shape for t in inputs)

@@ -13,6 +13,16 @@ from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 
 
+def _zeros(n, g):
+    return F.zeros_for(g.shape, g.dtype, g.device)
+
+
+def _softmax_double_backward(n, g):
+    # d/dy of y * (go - sum(go * y)) against g: g * (go - sum(go * y)) - go * sum(g * y)
+    go, y, dim = n["grad_output"], n["output"], n["dim"]
+    return F.sub(F.mul(g, F.sub(go, F.sum(F.mul(go, y), dim, True))), F.mul(go, F.sum(F.mul(g, y), dim, True)))
+
+
 def _max_all(n, g):
     # Ties share the gradient evenly, as torch's evenly_distribute_backward.
     mask = F.eq(n["self"], n["result"])
@@ -138,16 +148,18 @@ DERIVATIVES: dict[str, D] = {
     ), reduce_broadcast=True),
     # pointwise
     "neg": D("NegBackward0", (lambda n, g: F.neg(g),)),
-    "abs": D("AbsBackward0", (lambda n, g: F.mul(g, F.sign(n["self"])),)),
+    "abs": D("AbsBackward0", (lambda n, g: F.mul(g, F.sgn(n["self"])),)),
+    "sign": D("SignBackward0", (_zeros,)),
+    "sgn": D("SgnBackward0", (_zeros,)),
     "sqrt": D("SqrtBackward0", (lambda n, g: F.div(g, F.mul(n["result"], 2.0)),)),
     "exp": D("ExpBackward0", (lambda n, g: F.mul(g, n["result"]),)),
     "log": D("LogBackward0", (lambda n, g: F.div(g, n["self"]),)),
     "log1p": D("Log1PBackward0", (lambda n, g: F.div(g, F.add(n["self"], 1.0)),)),
     "sin": D("SinBackward0", (lambda n, g: F.mul(g, F.cos(n["self"])),)),
     "cos": D("CosBackward0", (lambda n, g: F.mul(g, F.neg(F.sin(n["self"]))),)),
-    "tanh": D("TanhBackward0", (lambda n, g: F.mul(g, F.rsub(F.mul(n["result"], n["result"]), 1.0)),)),
-    "sigmoid": D("SigmoidBackward0", (lambda n, g: F.mul(g, F.mul(n["result"], F.rsub(n["result"], 1.0))),)),
-    "relu": D("ReluBackward0", (lambda n, g: F.mul(g, F.gt(n["result"], 0.0).to_dtype(g.dtype)),)),
+    "tanh": D("TanhBackward0", (lambda n, g: F.tanh_backward(g, n["result"]),)),
+    "sigmoid": D("SigmoidBackward0", (lambda n, g: F.sigmoid_backward(g, n["result"]),)),
+    "relu": D("ReluBackward0", (lambda n, g: F.threshold_backward(g, n["result"], 0.0),)),
     "reciprocal": D("ReciprocalBackward0", (lambda n, g: F.mul(F.neg(g), F.mul(n["result"], n["result"])),)),
     "clamp": D("ClampBackward1", (lambda n, g: F.mul(g, n["mask"].to_dtype(g.dtype)),)),
     # linear algebra
@@ -172,11 +184,29 @@ DERIVATIVES: dict[str, D] = {
     "min_dim": D("MinBackward0", (_select_dim,), multi_output=True),
     "var": D("VarBackward0", (_var,)),
     "std": D("StdBackward0", (_std,)),
-    "softmax": D("SoftmaxBackward0", (
-        lambda n, g: F.mul(n["result"], F.sub(g, F.sum(F.mul(g, n["result"]), n["dim"], True))),
+    "softmax": D("SoftmaxBackward0", (lambda n, g: F.softmax_backward_data(g, n["result"], n["dim"]),)),
+    "log_softmax": D("LogSoftmaxBackward0", (lambda n, g: F.log_softmax_backward_data(g, n["result"], n["dim"]),)),
+    # torch's fused backward kernels, as nodes of a graph built by create_graph=True
+    # (inputs: the incoming gradient, the saved forward value)
+    "threshold_backward": D("ThresholdBackwardBackward0", (
+        lambda n, g: F.threshold_backward(g, n["output"], n["threshold"]),
+        _zeros,
     )),
-    "log_softmax": D("LogSoftmaxBackward0", (
-        lambda n, g: F.sub(g, F.mul(F.exp(n["result"]), F.sum(g, n["dim"], True))),
+    "tanh_backward": D("TanhBackwardBackward0", (
+        lambda n, g: F.tanh_backward(g, n["output"]),
+        lambda n, g: F.mul(F.mul(g, n["grad_output"]), F.mul(n["output"], -2.0)),
+    )),
+    "sigmoid_backward": D("SigmoidBackwardBackward0", (
+        lambda n, g: F.sigmoid_backward(g, n["output"]),
+        lambda n, g: F.mul(F.mul(g, n["grad_output"]), F.rsub(F.mul(n["output"], 2.0), 1.0)),
+    )),
+    "softmax_backward_data": D("SoftmaxBackwardDataBackward0", (
+        lambda n, g: F.softmax_backward_data(g, n["output"], n["dim"]),
+        _softmax_double_backward,
+    )),
+    "log_softmax_backward_data": D("LogSoftmaxBackwardDataBackward0", (
+        lambda n, g: F.sub(g, F.sum(F.mul(g, F.exp(n["output"])), n["dim"], True)),
+        lambda n, g: F.mul(F.mul(F.neg(F.sum(n["grad_output"], n["dim"], True)), F.exp(n["output"])), g),
     )),
     # shapes and views
     "view": D("ViewBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),

@@ -25,6 +25,9 @@ Scalar = int | float | bool
 
 
 def _new(data: Any, dev) -> Tensor:
+    # numpy ufuncs on 0-d arrays return numpy scalars: a tensor always holds a (writable) array.
+    if isinstance(data, np.generic):
+        data = np.array(data)
     return Tensor(data, dev)
 
 
@@ -289,7 +292,11 @@ def relu(a: Tensor) -> Tensor:
 
 
 def sign(a: Tensor) -> Tensor:
-    return _new(np.sign(a._data), a.device)
+    return _unary("sign", a, np.sign)
+
+
+def sgn(a: Tensor) -> Tensor:
+    return _unary("sgn", a, np.sign)
 
 
 def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:  # noqa: A002
@@ -657,6 +664,42 @@ def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tenso
     if _grad_state.enabled and a.requires_grad:
         record(NODES["log_softmax"], (a,), [out], {"result": save(out, True), "dim": dim % a.ndim})
     return out
+
+
+# -- backward ops: torch's fused gradient kernels, recorded when a backward builds a graph ----
+
+
+def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) -> Tensor:
+    out = _new(data, grad.device)
+    if _grad_state.enabled and (grad.requires_grad or saved.requires_grad):
+        record(NODES[key], (grad, saved), [out], {"grad_output": save(grad), "output": save(saved), **extra})
+    return out
+
+
+def threshold_backward(grad: Tensor, a: Tensor, threshold: float) -> Tensor:
+    """grad where a > threshold, else 0 (relu's backward)."""
+    data = np.where(a._data > threshold, grad._data, 0).astype(grad._data.dtype, copy=False)
+    return _backward_op("threshold_backward", grad, a, data, {"threshold": threshold})
+
+
+def tanh_backward(grad: Tensor, y: Tensor) -> Tensor:
+    return _backward_op("tanh_backward", grad, y, grad._data * (1 - y._data * y._data), {})
+
+
+def sigmoid_backward(grad: Tensor, y: Tensor) -> Tensor:
+    return _backward_op("sigmoid_backward", grad, y, grad._data * y._data * (1 - y._data), {})
+
+
+def softmax_backward_data(grad: Tensor, y: Tensor, dim: int) -> Tensor:
+    g, yd = grad._data, y._data
+    data = yd * (g - (g * yd).sum(axis=dim, keepdims=True))
+    return _backward_op("softmax_backward_data", grad, y, data, {"dim": dim})
+
+
+def log_softmax_backward_data(grad: Tensor, y: Tensor, dim: int) -> Tensor:
+    g, yd = grad._data, y._data
+    data = g - np.exp(yd) * g.sum(axis=dim, keepdims=True)
+    return _backward_op("log_softmax_backward_data", grad, y, data, {"dim": dim})
 
 
 # -- shapes and views ------------------------------------------------------------------------

@@ -1,0 +1,140 @@
+"""Hypothesis draws random expression graphs over the op table; torch and gradviz must agree on
+the graph (names, next_functions), the execution order and the gradients.
+
+A program is data: leaf shapes, then instructions ``(op, operand indices)`` over a growing pool
+of tensors, then how backward is called. Every shape in the pool broadcasts to (2, 3), so any
+two pool entries combine. Ops are chosen to stay smooth and bounded (no exp/log blow-ups).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch  # noqa: F401 - a hard requirement
+from _diff import Case, check
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SHAPES = [(2, 3), (3,), (1, 3), (2, 1), ()]
+
+UNARY = {
+    "sin": lambda T, a: a.sin(),
+    "cos": lambda T, a: a.cos(),
+    "tanh": lambda T, a: a.tanh(),
+    "sigmoid": lambda T, a: T.sigmoid(a),
+    "neg": lambda T, a: -a,
+    "relu": lambda T, a: a.relu(),
+    "square": lambda T, a: a * a,
+    "pow2": lambda T, a: a ** 2,
+    "scale": lambda T, a: 0.5 * a,
+    "rsub": lambda T, a: 1 - a,
+    "sum_keep": lambda T, a: a.sum(-1, keepdim=True) if a.ndim else a.sum(),
+    "mean": lambda T, a: a.mean(),
+    "clone": lambda T, a: a.clone(),
+    "expand": lambda T, a: a.expand(2, 3),
+    "softmax": lambda T, a: a.softmax(-1) if a.ndim else a.sigmoid(),
+    "exp_tanh": lambda T, a: a.tanh().exp(),
+    "unsqueeze_select": lambda T, a: a.unsqueeze(0)[0],
+    "clamp": lambda T, a: a.clamp(-1.0, 1.0),
+}
+
+BINARY = {
+    "add": lambda T, a, b: a + b,
+    "sub": lambda T, a, b: a - b,
+    "mul": lambda T, a, b: a * b,
+    "div": lambda T, a, b: a / (b * b + 1),
+    "maximum": lambda T, a, b: T.maximum(a, b),
+    "where": lambda T, a, b: T.where(a.detach() > 0, a, b),
+}
+
+
+def _clone_mul_(T, a, b):
+    out = a.clone()
+    if tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape))) == tuple(a.shape):
+        out.mul_(b)
+    else:
+        out = out * b
+    return out
+
+
+BINARY["clone_mul_"] = _clone_mul_
+
+MULTI = {
+    # Each returns a list of new pool entries (all broadcastable to (2, 3)).
+    "split_rows": lambda T, a: list(a.split(1, 0)) if a.ndim == 2 else [a * 1],
+    "unbind_rows": lambda T, a: list(a.unbind(0)) if a.ndim == 2 else [a * 1],
+}
+
+instruction = st.one_of(
+    st.tuples(st.just("u"), st.sampled_from(sorted(UNARY)), st.integers(0, 10**6)),
+    st.tuples(st.just("b"), st.sampled_from(sorted(BINARY)), st.integers(0, 10**6), st.integers(0, 10**6)),
+    st.tuples(st.just("m"), st.sampled_from(sorted(MULTI)), st.integers(0, 10**6)),
+)
+
+programs = st.fixed_dictionaries({
+    "leaves": st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
+    "body": st.lists(instruction, min_size=1, max_size=10),
+    "roots": st.lists(st.integers(0, 10**6), min_size=1, max_size=3),
+    "mode": st.sampled_from(["backward", "multi_roots", "grad", "grad_create_graph", "backward_inputs"]),
+    "seed": st.integers(0, 2**16),
+})  # fmt: skip
+
+
+def make_program(spec: dict):
+    def prog(T):
+        rng = np.random.default_rng(spec["seed"])
+        leaves = [T.tensor(rng.standard_normal(s), dtype=T.float64, requires_grad=True) for s in spec["leaves"]]
+        pool = list(leaves)
+        for ins in spec["body"]:
+            kind, name = ins[0], ins[1]
+            pick = [pool[i % len(pool)] for i in ins[2:]]
+            if kind == "u":
+                pool.append(UNARY[name](T, *pick))
+            elif kind == "b":
+                pool.append(BINARY[name](T, *pick))
+            else:
+                pool.extend(MULTI[name](T, *pick))
+        nonleaf = pool[len(leaves):]
+        roots = []
+        for i in spec["roots"]:
+            r = nonleaf[i % len(nonleaf)].sum()
+            if all(r is not x for x in roots):
+                roots.append(r)
+        mode = spec["mode"]
+        if mode == "backward":
+            total = roots[0]
+            for r in roots[1:]:
+                total = total + r
+            return Case([total], lambda: total.backward(), leaves)
+        if mode == "multi_roots":
+            return Case(roots, lambda: T.autograd.backward(roots), leaves)
+        if mode == "backward_inputs":
+            return Case(roots, lambda: T.autograd.backward(roots, inputs=leaves[:1]), leaves)
+        if mode == "grad":
+            return Case(roots, lambda: T.autograd.grad(roots, leaves, allow_unused=True))
+
+        def double():
+            gs = T.autograd.grad(roots, leaves, create_graph=True, allow_unused=True)
+            used = [g for g in gs if g is not None and g.requires_grad]
+            if used:
+                total = used[0].sum()
+                for g in used[1:]:
+                    total = total + (g * g).sum()
+                return gs, T.autograd.grad(total, leaves, allow_unused=True)
+            return gs
+
+        return Case(roots, double)
+
+    return prog
+
+
+# Fixed examples in CI; GRADVIZ_FUZZ=N explores N fresh ones.
+_FUZZ = int(os.environ.get("GRADVIZ_FUZZ", "0"))
+
+
+@settings(max_examples=_FUZZ or 60, deadline=None, derandomize=not _FUZZ,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs)
+def test_random_graphs_match_torch(spec):
+    check(make_program(spec))
