@@ -41,6 +41,12 @@ RESULTS_DIR = BENCH_DIR / "results"
 SCHEMA = 1
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 DEFAULT_THREADS = 1
+# "cpu" is the process's CPU time (every thread of it, user and system): time the process spent
+# descheduled by a busy neighbour is not in it, so on a shared machine its ratios hold still
+# where wall-clock ones swing. With one BLAS/OpenMP thread (the default) and no waiting on I/O,
+# it is the wall time of a quiet machine. Both are always recorded; --clock picks the reported.
+CLOCKS = ("wall", "cpu")
+DEFAULT_CLOCK = "cpu"
 
 # Packages whose versions go into every result file: what the numbers were measured against.
 VERSIONED = ("numpy", "torch", "autograd", "mygrad", "micrograd", "orjson")
@@ -98,6 +104,7 @@ class Config:
     only_impls: Sequence[str] = ()
     json_path: Path | None = None
     threads: int = DEFAULT_THREADS
+    clock: str = DEFAULT_CLOCK
     extra: dict[str, Any] = field(default_factory=dict)  # bench-specific keys for the JSON
     cleanups: list[Callable[[], None]] = field(default_factory=list)  # run after measuring
 
@@ -129,31 +136,36 @@ def pin_threads(argv: Sequence[str] | None = None) -> int:
 # -- measuring -------------------------------------------------------------------------------
 
 
-def _time_once(impl: Impl, keep_gc: bool) -> float:
+def _time_once(impl: Impl, keep_gc: bool) -> tuple[float, float]:
+    """(wall ms, process CPU ms) of one run."""
     arg = impl.setup()
     gc.collect()
     if not keep_gc:
         gc.disable()
     try:
-        t0 = time.perf_counter_ns()
+        c0, t0 = time.process_time_ns(), time.perf_counter_ns()
         out = impl.run(arg)
-        t1 = time.perf_counter_ns()
+        t1, c1 = time.perf_counter_ns(), time.process_time_ns()
     finally:
         gc.enable()
     del out, arg
-    return (t1 - t0) / 1e6
+    return (t1 - t0) / 1e6, (c1 - c0) / 1e6
 
 
-def measure(workload: Workload, repeats: int, warmup: int, keep_gc: bool = False) -> dict[str, list[float]]:
-    """Times (ms) per implementation: ``warmup`` untimed rounds, then ``repeats`` timed ones."""
+def measure(
+    workload: Workload, repeats: int, warmup: int, keep_gc: bool = False
+) -> dict[str, dict[str, list[float]]]:
+    """Times (ms) per clock ("wall", "cpu") per implementation: ``warmup`` untimed rounds, then
+    ``repeats`` timed ones."""
     impls = workload.impls
-    times: dict[str, list[float]] = {impl.name: [] for impl in impls}
+    times: dict[str, dict[str, list[float]]] = {clock: {i.name: [] for i in impls} for clock in CLOCKS}
     for r in range(warmup + repeats):
         k = r % len(impls)
         for impl in impls[k:] + impls[:k]:
-            t = _time_once(impl, keep_gc)
+            wall, cpu = _time_once(impl, keep_gc)
             if r >= warmup:
-                times[impl.name].append(t)
+                times["wall"][impl.name].append(wall)
+                times["cpu"][impl.name].append(cpu)
     return times
 
 
@@ -197,8 +209,12 @@ def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
             if got:
                 facts[impl.name] = got
     f = workload.repeats_factor
-    times = measure(workload, cfg.repeats * f, cfg.warmup * f, cfg.keep_gc)
+    both = measure(workload, cfg.repeats * f, cfg.warmup * f, cfg.keep_gc)
+    times = both[cfg.clock]
     stats = {name: summarize(t) for name, t in times.items()}
+    other = next(c for c in CLOCKS if c != cfg.clock)
+    for name, s in stats.items():
+        s[f"{other}_median_ms"] = statistics.median(both[other][name])
     if workload.nodes:
         for s in stats.values():
             s["us_per_node"] = s["median_ms"] * 1e3 / workload.nodes
@@ -212,6 +228,7 @@ def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
         "results": stats,
         "ratios": ratios(workload, stats, times),
         "times_ms": times,
+        f"{other}_times_ms": both[other],
     }
 
 
@@ -287,8 +304,9 @@ def markdown(result: dict[str, Any]) -> str:
     if not workloads:
         return "_no workloads measured_\n"
     names = impl_order(workloads)
+    clock = {"cpu": "process CPU time", "wall": "wall-clock time"}[result.get("clock", "wall")]
     lines = [
-        "Median ms (min–max) over " + _runs_text(workloads) + ":",
+        f"Median ms of {clock} (min–max) over " + _runs_text(workloads) + ":",
         "",
         "| workload | " + " | ".join(names) + " |",
         "|---|" + "---:|" * len(names),
@@ -384,6 +402,10 @@ def parser(description: str, repeats: int, warmup: int) -> argparse.ArgumentPars
         "--threads", type=int, default=DEFAULT_THREADS,
         help=f"BLAS/OpenMP threads for every engine (default {DEFAULT_THREADS}; 0: the libraries' own)",
     )  # fmt: skip
+    p.add_argument(
+        "--clock", choices=CLOCKS, default=DEFAULT_CLOCK,
+        help=f"what medians and ratios are of (default {DEFAULT_CLOCK}: process CPU time; wall for --threads > 1)",
+    )  # fmt: skip
     p.set_defaults(_repeats=repeats, _warmup=warmup)
     return p
 
@@ -398,6 +420,7 @@ def config(args: argparse.Namespace) -> Config:
         only_impls=args.impl,
         json_path=args.json,
         threads=args.threads,
+        clock=args.clock,
     )
 
 
@@ -432,6 +455,7 @@ def run_bench(
         "warmup": cfg.warmup,
         "gc_during_timing": cfg.keep_gc,
         "threads": cfg.threads,
+        "clock": cfg.clock,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "environment": environment(),
         "skipped": {s.name: s.reason for s in skipped},

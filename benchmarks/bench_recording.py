@@ -82,12 +82,13 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
 
     data = eng.mlp_data()
     params = [gradviz.tensor(a, requires_grad=True) for a in data.params]
-    x, onehot = gradviz.tensor(data.x), gradviz.tensor(data.onehot)
+    x = gradviz.tensor(data.x)
+    cross_entropy, target, _ = eng.cross_entropy_for(gradviz, data)
 
     def w3_built() -> Any:
         for p in params:
             p.grad = None
-        return eng.mlp_loss(params, x, onehot, data.batch)
+        return eng.mlp_loss(params, x, target, cross_entropy)
 
     def backward(loss: Any) -> None:
         loss.backward()

@@ -51,7 +51,7 @@ def run_one(path: Path, args: argparse.Namespace) -> dict:
     source = path.read_text()
     if uses_harness(path):
         out = h.default_json_path(name, args.quick)
-        cmd = [sys.executable, str(path), "--json", str(out), "--threads", str(args.threads)]
+        cmd = [sys.executable, str(path), "--json", str(out), "--threads", str(args.threads), "--clock", args.clock]
         cmd += ["--quick"] if args.quick else []
     else:
         if args.quick and "--quick" not in source:
@@ -81,7 +81,7 @@ def section(runs: list[dict], args: argparse.Namespace) -> str:
     lines = [
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {env['cpus']} CPUs "
         f"({env['system']} {env['machine']}), Python {env['python']}; {versions}; "
-        f"BLAS/OpenMP threads: {args.threads or 'library defaults'}.",
+        f"BLAS/OpenMP threads: {args.threads or 'library defaults'}; clock: {args.clock}.",
         f"Reproduce: `python benchmarks/run_all.py{' --quick' if args.quick else ''}` "
         "(or one bench: `python benchmarks/bench_engine.py`).",
         "",
@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="each bench's quick mode; the README is left alone")
     ap.add_argument("--only", action="append", default=[], help="only these benches (engine, recording, ...)")
     ap.add_argument("--threads", type=int, default=h.DEFAULT_THREADS, help="passed to harness benches")
+    ap.add_argument("--clock", choices=h.CLOCKS, default=h.DEFAULT_CLOCK, help="passed to harness benches")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per bench")
     ap.add_argument("--readme", action="store_true", help="write the README even for a quick run")
     args = ap.parse_args(argv)

@@ -57,7 +57,9 @@ class T:
 
     def __matmul__(self, o):
         x, y = self.data, o.data
-        return T(x @ y, (self, o), lambda g: (g @ y.T, x.T @ g))
+        # An input's gradient costs a matmul as big as the forward: skip it where not needed.
+        need_x, need_y = self.requires_grad, o.requires_grad
+        return T(x @ y, (self, o), lambda g: (g @ y.T if need_x else None, x.T @ g if need_y else None))
 
     def tanh(self):
         out = np.tanh(self.data)
@@ -71,6 +73,20 @@ class T:
         z = self.data - self.data.max(dim, keepdims=True)
         out = z - np.log(np.exp(z).sum(dim, keepdims=True))
         return T(out, (self,), lambda g: (g - np.exp(out) * g.sum(dim, keepdims=True),))
+
+    def cross_entropy(self, labels):
+        """Mean softmax cross-entropy of (N, C) scores against class indices, fused as torch's
+        F.cross_entropy is: its gradient is softmax - onehot, one pass."""
+        rows = np.arange(len(labels))
+        z = self.data - self.data.max(1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+
+        def back(g):
+            d = np.exp(logp)
+            d[rows, labels] -= 1.0
+            return (d * (g / len(labels)),)
+
+        return T(-logp[rows, labels].mean(), (self,), back)
 
     def backward(self):
         order, seen, stack = [], set(), [(self, False)]
