@@ -202,7 +202,16 @@ def group_stmt(model: GraphModel, g: Group, *, compact: bool = False) -> str:
         head = f"×{size} nodes from {html(g.key, 80)}"
     else:
         head = f"×{size} nodes: a segment of the graph"
-    rows = [f"<B>{head}</B>", _small(html(summarize(model, g.members)))]
+    names = [model.nodes[m].name for m in g.members]
+    per_block = Counter(names)
+    if g.kind == "chain" and len(names) <= 6:  # a short chain reads best in the order it runs
+        what = " → ".join(names)
+    elif g.kind == "repeat" and g.blocks and all(c % g.blocks == 0 for c in per_block.values()):
+        parts = [f"{n} ×{c // g.blocks}" if c > g.blocks else n for n, c in per_block.most_common(8)]
+        what = "each block: " + " · ".join(parts)
+    else:
+        what = summarize(model, g.members)
+    rows = [f"<B>{head}</B>", _small(html(what))]
     span = source_span(model, g.members)
     if span:
         rows.append(_small(html(span)))

@@ -21,7 +21,8 @@ from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
 
 # Collapse passes, in the order they run: each runs only while the picture has too many boxes.
-PASSES = ("chain", "repeat", "segment")
+# Repeats go before chains so that a chain cannot cut a repeated block in two.
+PASSES = ("repeat", "chain", "segment")
 MIN_CHAIN = 3  # a run of fewer single-in single-out nodes is left as it is
 MAX_PERIOD = 64  # longest repeated block (in nodes along the main path) looked for
 
@@ -361,14 +362,14 @@ def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, 
                     union_all(run, "chain")
                 if runs:
                     n = sum(len(r) for r in runs)
-                    model.notes.append(f"{len(runs)} linear chains ({n} nodes) drawn as one box each")
+                    model.notes.append(f"{_n(len(runs), 'linear chain')} ({n} nodes) drawn as one box each")
             elif kind == "repeat":
                 reps = g.repeats()
                 for members, k in reps:
                     blocks[union_all(members, "repeat")] = k
                 if reps:
                     n = sum(len(m) for m, _ in reps)
-                    model.notes.append(f"{len(reps)} runs of identical blocks ({n} nodes) drawn as one box each")
+                    model.notes.append(f"{_n(len(reps), 'run')} of identical blocks ({n} nodes) drawn as one box each")
             elif kind == "segment":
                 segs = g.segments(uf, max_nodes)
                 for seg in segs:
@@ -396,6 +397,10 @@ def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, 
         model.groups[gid] = Group(gid, kind, members, reps, keys.get(r))
         for m in members:
             model.group_of[m] = gid
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 class _UnionFind:
@@ -529,11 +534,12 @@ class _Graph:
     def chains(self) -> list[list[int]]:
         """Maximal runs of at least MIN_CHAIN nodes linked one to one (one out, one in)."""
         succ, pred = self.succ, self.pred
-        one_out = {n for n in self.model.nodes if len(succ[n]) == 1}
+        # Roots stay drawn on their own: where backward started is what a reader looks for first.
+        one_out = {n for n, v in self.model.nodes.items() if len(succ[n]) == 1 and v.kind == "op"}
         runs = []
         for n in self.order[1:]:
             p = pred[n]
-            if len(p) == 1 and p[0] in one_out:
+            if len(p) == 1 and p[0] in one_out or self.model.nodes[n].kind in ("root", "graph_root"):
                 continue  # not the start of a run
             run = [n]
             while run[-1] in one_out:
@@ -587,7 +593,7 @@ class _Graph:
         total = len(self.model.nodes)
         seg_size = max(2, total // max(1, max_nodes))
         while True:
-            segs = self._segments(seg_size)
+            segs = self._segments(seg_size, uf)
             merged = _UnionFind()
             merged.parent = dict(uf.parent)
             for s in segs:
@@ -597,7 +603,7 @@ class _Graph:
                 return segs
             seg_size = min(total, int(seg_size * 1.6) + 1)
 
-    def _segments(self, size: int) -> list[list[int]]:
+    def _segments(self, size: int, uf: _UnionFind) -> list[list[int]]:
         out = []
         heads = [VROOT]
         while heads:
@@ -612,10 +618,13 @@ class _Graph:
                         cur.extend(self.region(k))
                     else:
                         heads.append(k)
-                if len(cur) >= size:
+                nxt = self.heavy.get(n)
+                # Cut only between boxes already made: a cut inside one would merge the two
+                # segments again and leave far fewer, bigger boxes than asked for.
+                if len(cur) >= size and (nxt is None or n == VROOT or uf.find(n) != uf.find(nxt)):
                     out.append(cur)
                     cur = []
-                n = self.heavy.get(n)
+                n = nxt
             if cur:
                 out.append(cur)
         return [s for s in ([m for m in seg if m != VROOT] for seg in out) if len(s) > 1]
