@@ -112,6 +112,8 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
         sys.path[0] = script_dir
     else:
         sys.path.insert(0, script_dir)
+    main_thread = threading.current_thread() is threading.main_thread()
+    saved_int = signal.getsignal(signal.SIGINT) if main_thread else None
     try:
         recorder.start()
     except (RuntimeError, OSError) as e:
@@ -120,7 +122,6 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
             sys.path[0] = saved_path0
         msg = str(e) if isinstance(e, RuntimeError) else f"{out}: {e.strerror or e}"
         raise click.ClickException(msg) from None
-    main_thread = threading.current_thread() is threading.main_thread()
     on_term = deferring_handler(signal.SIGTERM, _Terminated)
     saved_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
     status, error, code = "ok", None, 0
@@ -140,11 +141,15 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
         status, error, code = "error", e, 1
         _print_exception(e, script)
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, saved_term)
+        if main_thread:  # a second Ctrl-C or SIGTERM must not cut the trace's last lines
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         sys.argv = saved_argv
         if saved_path0 is not None:
             sys.path[0] = saved_path0
         recorder.stop(status, error)
+        if main_thread:
+            signal.signal(signal.SIGTERM, saved_term)
+            signal.signal(signal.SIGINT, saved_int)
     click.echo(f"gradviz: {recorder.count:,} events recorded to {out} ({status})", err=True)
     ctx.exit(code)

