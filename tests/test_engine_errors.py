@@ -318,3 +318,54 @@ def test_errors_from_many_threads_at_once() -> None:
     assert not any(t.is_alive() for t in threads)
     assert len(seen) == 200
     assert set(seen) == {"gradviz-virtual:0", "gradviz-virtual:1"}
+
+
+def test_caller_interrupted_while_waiting_stops_the_tasks_work() -> None:
+    # A signal (think Ctrl-C) interrupts the caller asleep in pop() while virtual:0 runs a slow
+    # node: the caller raises, and the rest of the task is skipped instead of running later.
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are delivered to the main thread only")
+    release, stopped = threading.Event(), threading.Event()
+    ran: list[str] = []
+    raised: list[bool] = []
+
+    class Slow(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            # CPython runs a signal handler when the main thread next wakes up; a signal landing
+            # just before it blocks in a lock is only seen later. So knock until it is heard.
+            deadline = time.monotonic() + 10
+            while not release.is_set() and time.monotonic() < deadline:
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+                release.wait(0.05)
+            stopped.set()
+            return g
+
+    def handler(signum, frame):
+        if not raised:
+            raised.append(True)
+            raise Interrupt("interrupted")
+
+    prev = signal.signal(signal.SIGUSR1, handler)
+    try:
+        a = gradviz.ones(2, device="virtual:0", requires_grad=True)
+        after = a * 2
+        after.grad_fn.register_prehook(lambda grads: ran.append("ran"))
+        loss = Slow.apply(after).to("cpu").sum()
+        with pytest.raises(Interrupt):
+            loss.backward()
+    finally:
+        release.set()
+        stopped.wait(10)
+        signal.signal(signal.SIGUSR1, prev)
+    time.sleep(0.05)
+    assert ran == [] and a.grad is None
+    c = gradviz.ones(2, device="virtual:0", requires_grad=True)
+    (c * 4).to("cpu").sum().backward()
+    np.testing.assert_allclose(c.grad.numpy(), [4.0, 4.0])

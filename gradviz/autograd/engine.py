@@ -586,6 +586,12 @@ class Engine:
             buf = InputBuffer(0)
         try:
             return self.execute_with_graph_task(task, graph_root, buf).wait()
+        except BaseException as exc:
+            if exc is not task.future.error:
+                # Interrupted while waiting (a KeyboardInterrupt in pop or in the wait on a
+                # pool thread's work): stop the task's remaining work wherever it is queued.
+                task.set_exception(exc, None)
+            raise
         finally:
             probe = self.probe
             if probe is not None:
@@ -601,11 +607,6 @@ class Engine:
             queue.push(NodeTask(task, graph_root, buf))
             try:
                 self.thread_main(task)
-            except BaseException as exc:
-                # Not a node's error (those complete the future): this thread was interrupted
-                # while waiting (KeyboardInterrupt in pop). Stop the task's remaining work.
-                task.set_exception(exc, None)
-                raise
             finally:
                 tls.worker_device = _state.NO_DEVICE
         else:
@@ -621,9 +622,6 @@ class Engine:
                 tls.current_depth += 1
                 try:
                     self.thread_main(task)
-                except BaseException as exc:
-                    task.set_exception(exc, None)
-                    raise
                 finally:
                     tls.current_depth -= 1
                     tls.total_depth -= 1
