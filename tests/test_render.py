@@ -500,3 +500,54 @@ def test_forward_only_trace_renders_the_forward_graph(tmp_path):
 def test_unknown_layout_is_an_error(tmp_path):
     with pytest.raises(RenderError, match="unknown layout"):
         render(tb.diamond(), tmp_path / "x.dot", layout="circo")
+
+
+# --- recorded inline programs: GraphRoot, parallel edges, reentrant nesting ---------------------
+
+
+@needs_dot
+def test_graph_root_parallel_edges_and_nested_tasks(tmp_path):
+    import gradviz as torch
+
+    with torch.record() as rec:
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        torch.autograd.backward([(a * 2).sum(), a.exp().sum()])  # two roots: a GraphRoot
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()  # MulBackward0 feeds x's AccumulateGrad twice
+    trace = rec.trace
+    first, second = list(trace.tasks)
+    gr = trace.tasks[first].begin.graph_root
+    assert gr is not None
+    svg = draw(trace, tmp_path, "gr.svg", task=first)
+    assert svg.node(gr).find(f".//{SVG}polygon") is not None  # the octagon
+    assert Svg.fill(svg.node(gr)) == styles.KINDS["graph_root"].fill
+    for r, _ in trace.tasks[first].begin.roots:
+        assert Svg.fill(svg.node(r)) == styles.KINDS["root"].fill
+    svg = draw(trace, tmp_path, "xx.svg", task=second)
+    mul = next(n for n in reachable(trace, second) if trace.nodes[n].name == "MulBackward0")
+    leaf = next(n for n in reachable(trace, second) if trace.nodes[n].name == "AccumulateGrad")
+    assert {k for k in svg.edges if k.startswith(f"edge-n{mul}-n{leaf}")} == {
+        f"edge-n{mul}-n{leaf}",
+        f"edge-n{mul}-n{leaf}-slot1",
+    }
+
+
+@needs_dot
+def test_reentrant_node_says_which_task_ran_inside_it(recorded, tmp_path):
+    trace = recorded("reentrant")
+    inner = next(t for t, info in trace.tasks.items() if info.begin.reentrant_depth == 1)
+    outer = next(t for t in trace.tasks if t != inner)
+    node = next(n for n in reachable(trace, outer) if trace.nodes[n].name == "CheckpointedBackward")
+    svg = draw(trace, tmp_path, task=outer)
+    assert f"ran task {inner} inside (reentrant)" in Svg.flat(svg.node(node))
+
+
+def test_bench_render_quick_runs(tmp_path):
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz 'dot' not installed")
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/bench_render.py", "--quick", "--no-expand"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "| mlp | 997 | default |" in proc.stdout

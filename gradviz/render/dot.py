@@ -158,6 +158,9 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
     if n.state is not None and model.step is not None:
         detail = f": {html(n.state_detail, 60)}" if n.state_detail else ""
         rows.append(_small(f"<B>{html(n.state)}</B>{detail}"))
+    if n.nested:
+        tasks = ", ".join(str(t) for t in n.nested)
+        rows.append(_small(f"ran task {tasks} inside (reentrant)"))
     if n.error is not None:
         rows.append(_small(html(n.error, 80), styles.MARKS["error"].font))
     tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})"]
@@ -241,15 +244,19 @@ def _edge_label(model: GraphModel, e: GEdge) -> str:
 
 
 def edge_stmts(model: GraphModel, *, compact: bool = False) -> list[str]:
-    """Edges between boxes; edges inside a collapsed box are not drawn, parallel ones merge."""
-    merged: dict[tuple[str, str], list[GEdge]] = {}
+    """Edges between boxes. Edges inside a collapsed box are not drawn; edges between two boxes
+    of which one is collapsed merge into one ("×k edges"); parallel edges between two plain
+    nodes (x * x feeds one leaf twice) are each drawn, since each is a slot of next_edges."""
+    bundles: dict[tuple[str, str, int], list[GEdge]] = {}
     for e in model.edges:
         a, b = model.unit(e.src), model.unit(e.dst)
         if a == b:
             continue
-        merged.setdefault((f"{a[0]}{a[1]}", f"{b[0]}{b[1]}"), []).append(e)
+        slot = e.slot if a[0] == "n" and b[0] == "n" else -1
+        bundles.setdefault((f"{a[0]}{a[1]}", f"{b[0]}{b[1]}", slot), []).append(e)
     out = []
-    for (a, b), es in merged.items():
+    seen: set[str] = set()
+    for (a, b, _), es in bundles.items():
         e = es[0]
         dst_pruned = all(model.nodes[x.dst].pruned for x in es)
         bad = any(x.grad is not None and x.grad.bad for x in es)
@@ -260,7 +267,11 @@ def edge_stmts(model: GraphModel, *, compact: bool = False) -> list[str]:
         text = f'tooltip="{label}"' if compact and len(es) > 1 else f"label=<{_small(label)}>"
         if compact and len(es) == 1:
             text = f'tooltip="input_nr {e.input_nr}"'
-        out.append(f'{a} -> {b} [id="edge-{a}-{b}" color="{st.border}" style="{dashed}" penwidth={st.penwidth} {text}]')
+        eid = f"edge-{a}-{b}"
+        if eid in seen:
+            eid = f"{eid}-slot{e.slot}"
+        seen.add(eid)
+        out.append(f'{a} -> {b} [id="{eid}" color="{st.border}" style="{dashed}" penwidth={st.penwidth} {text}]')
     return out
 
 

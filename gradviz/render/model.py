@@ -11,6 +11,8 @@ Edges point the way gradients flow: from a node to the nodes in its ``next_edges
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -72,6 +74,7 @@ class GNode:
     # seq of the node_begin / saved_release events, so a picture at a step can hide the future
     begin_seq: int | None = None
     release_seq: int | None = None
+    nested: list[int] = field(default_factory=list)  # tasks it started while running (reentrant)
     state: str | None = None  # with a step: a key of styles.STATES
     state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
 
@@ -186,6 +189,10 @@ def _title(trace: Trace, task: int | None) -> str:
     return f"{prog}: graph task {task} ({how}{depth}, {t.status})"
 
 
+def _seq(e: ev.Event) -> int:
+    return e.seq
+
+
 def _reachable(trace: Trace, starts: list[int]) -> set[int]:
     info = trace.nodes
     seen = set(starts)
@@ -209,11 +216,16 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     order = 0
     grads: dict[tuple[int, int, int], GradInfo] = {}
     needed: set[int] | None = None
-    for e in trace.events:
-        if e.seq < lo:
-            continue
+    running: dict[int, GNode] = {}  # tid -> the task's node running on it
+    # Only the task's span of events: rendering every task of a long trace stays linear.
+    for e in itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None):
         if e.seq > hi:
             break
+        if isinstance(e, ev.TaskBegin) and e.task != task:
+            # A task begun while one of ours runs on that thread is nested in it (reentrant).
+            if e.tid in running:
+                running[e.tid].nested.append(e.task)
+            continue
         if isinstance(e, ev.SavedRelease):  # carries no task: the task's span decides
             if e.node in nodes:
                 nodes[e.node].released = True
@@ -231,6 +243,7 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
         elif node is None:
             continue
         elif isinstance(e, ev.NodeBegin):
+            running[e.tid] = node
             if node.order is None:
                 order += 1
                 node.order = order
@@ -239,6 +252,7 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
                 th = threads.get(e.tid)
                 node.thread = th.name if th else f"thread {e.tid}"
         elif isinstance(e, ev.NodeEnd):
+            running.pop(e.tid, None)
             if e.status != "ok" and node.error is None:
                 node.error = "raised an error"
         elif isinstance(e, ev.Error):
