@@ -551,3 +551,27 @@ def test_bench_render_quick_runs(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "| mlp | 997 | default |" in proc.stdout
+
+
+@needs_dot
+def test_group_by_function_names_the_enclosing_function(recorded, tmp_path, monkeypatch):
+    trace = recorded("reentrant")
+    monkeypatch.chdir(REPO)  # sources are recorded relative to where the program ran
+    inner = next(t for t, info in trace.tasks.items() if info.begin.reentrant_depth == 1)
+    svg = draw(trace, tmp_path, task=inner, group_by="function")
+    (gid,) = svg.group_ids()
+    assert "nodes from samples/reentrant.py: Checkpointed.backward()" in Svg.flat(svg.nodes[gid])
+
+
+@needs_dot
+def test_expanded_5000_nodes_use_the_fixed_layout_and_draw_every_node(tmp_path):
+    from gradviz.trace.synth import backward_graph
+
+    trace = backward_graph("mlp", 5000).trace()
+    pics = render(trace, tmp_path / "big.svg", expand=True)
+    assert pics[0].layout == "fixed" and pics[0].boxes == len(trace.nodes)
+    svg = Svg(pics[0].path)
+    assert set(svg.nodes) == {f"node-{n}" for n in trace.nodes}
+    # One-line labels; the source line moves to the tooltip with the rest.
+    some = svg.node(next(iter(trace.nodes)))
+    assert len(Svg.texts(some)) == 1 and Svg.tooltip(some).startswith("synthetic_mlp.py:")
