@@ -575,3 +575,15 @@ def test_expanded_5000_nodes_use_the_fixed_layout_and_draw_every_node(tmp_path):
     # One-line labels; the source line moves to the tooltip with the rest.
     some = svg.node(next(iter(trace.nodes)))
     assert len(Svg.texts(some)) == 1 and Svg.tooltip(some).startswith("synthetic_mlp.py:")
+
+
+@needs_dot
+def test_nan_turns_red_at_the_step_it_appears(tmp_path):
+    trace = tb.failing(nan=True)
+    s = step_after(trace, lambda e: isinstance(e, ev.NodeEnd) and e.node == 2)
+    svg = draw(trace, tmp_path, "before.svg", step=s)
+    assert Svg.fill(svg.node(2)) != styles.MARKS["error"].fill
+    s = step_after(trace, lambda e: isinstance(e, ev.Anomaly))
+    svg = draw(trace, tmp_path, "after.svg", step=s)
+    assert Svg.fill(svg.node(2)) == styles.MARKS["error"].fill
+    assert "nan values" in Svg.flat(svg.node(2))

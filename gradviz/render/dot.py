@@ -97,6 +97,9 @@ def _small(text: str, colour: str | None = None) -> str:
 
 def _node_style(n: GNode, step: int | None) -> Style:
     if step is not None and n.state is not None:
+        # The fold knows errors; NaN in an output is only known here, from the gradients' stats.
+        if n.error is not None and n.error_seq is not None and n.error_seq < step:
+            return styles.MARKS["error"]
         return styles.STATES.get(n.state, styles.STATES["unreached"])
     if n.error is not None:
         return styles.MARKS["error"]
@@ -161,7 +164,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
     if n.nested:
         tasks = ", ".join(str(t) for t in n.nested)
         rows.append(_small(f"ran task {tasks} inside (reentrant)"))
-    if n.error is not None:
+    if n.error is not None and (model.step is None or _seen(model, n.error_seq)):
         rows.append(_small(html(n.error, 80), styles.MARKS["error"].font))
     tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})"]
     if n.error:

@@ -70,6 +70,7 @@ class GNode:
     deps: int | None = None  # dependency count at task start
     pruned: bool = False  # exec_info says it is not needed
     error: str | None = None  # why it is drawn red: the error message, or "NaN/Inf in output"
+    error_seq: int | None = None  # seq of the event that made it red
     released: bool = False  # its saved tensors were freed during the task
     # seq of the node_begin / saved_release events, so a picture at a step can hide the future
     begin_seq: int | None = None
@@ -254,17 +255,20 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
         elif isinstance(e, ev.NodeEnd):
             running.pop(e.tid, None)
             if e.status != "ok" and node.error is None:
-                node.error = "raised an error"
+                node.error, node.error_seq = "raised an error", e.seq
         elif isinstance(e, ev.Error):
             node.error = f"{e.type}: {e.message}"
+            node.error_seq = node.error_seq if node.error_seq is not None else e.seq
         elif isinstance(e, ev.Anomaly):
-            node.error = node.error or e.message
+            if node.error is None:
+                node.error, node.error_seq = e.message, e.seq
         elif isinstance(e, ev.BufferAdd):
             if e.producer is None:
                 continue
             bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
             if bad and e.producer in nodes and nodes[e.producer].error is None:
                 nodes[e.producer].error = "NaN/Inf in its output"
+                nodes[e.producer].error_seq = e.seq
             key = (e.producer, e.node, e.slot)
             g = grads.get(key)
             norm = e.stats.norm if e.stats is not None else None
