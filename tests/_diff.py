@@ -59,7 +59,10 @@ def to_np(x: Any) -> Any:
     """Tensors to float64/int/bool numpy arrays, recursively through tuples and lists."""
     if x is None:
         return None
-    if isinstance(x, (torch.Tensor, gradviz.Tensor)):
+    if isinstance(x, torch.Tensor):
+        # force: torch hands out ZeroTensors (e.g. the gradient through sgn), which refuse numpy()
+        return np.asarray(x.detach().numpy(force=True))
+    if isinstance(x, gradviz.Tensor):
         return np.asarray(x.detach().numpy())
     if isinstance(x, (tuple, list)):
         return type(x)(to_np(v) for v in x) if isinstance(x, list) else tuple(to_np(v) for v in x)

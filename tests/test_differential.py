@@ -785,6 +785,27 @@ def p_index_ellipsis_none(T):
     return Case([y], _bw(y), [x])
 
 
+def p_index_trivial(T):
+    # torch's fast paths: a lone full slice is still a SliceBackward0; x[...] and x[:, :] alias.
+    x = leaf(T, 2, 3)
+    y = x[:].sum() + x[...].sum() * 2 + x[:, :].sum() * 3 + x[1, :].sum() + x[:, None].sum() + x[None].sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_double_backward_indexing(T):
+    x = leaf(T, 4, 3)
+    y = (x[1] ** 3).sum() + (x[:, 1:] ** 3).sum() + (x[T.tensor([0, 2, 2])] ** 3).sum()
+    store = {}
+
+    def run():
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        store["g"] = g
+        (h,) = T.autograd.grad((g * g).sum(), x)
+        return g, h
+
+    return Case([y], run, walk_after=_LazyRoots(store, "g"))
+
+
 def p_cat_stack(T):
     a = leaf(T, 2, 3)
     b = leaf(T, 1, 3, seed=1)
@@ -858,6 +879,64 @@ def p_mlp(T):
     logp = logits.log_softmax(dim=1)
     loss = -logp[T.arange(4), target].mean()
     return Case([loss], _bw(loss), [w1, b1, w2])
+
+
+# -- double backward: the graph a create_graph backward builds must match torch's too ------------
+
+DOUBLE = {
+    "neg": lambda T, x: -x, "abs": lambda T, x: x.abs(), "sqrt": lambda T, x: (x * x + 1).sqrt(),
+    "exp": lambda T, x: x.exp(), "log": lambda T, x: (x * x + 1).log(), "log1p": lambda T, x: (x * x).log1p(),
+    "sin": lambda T, x: x.sin(), "cos": lambda T, x: x.cos(), "tanh": lambda T, x: x.tanh(),
+    "sigmoid": lambda T, x: x.sigmoid(), "relu": lambda T, x: x.relu(), "clamp": lambda T, x: x.clamp(-0.5, 0.5),
+    "clamp_min": lambda T, x: x.clamp(min=0.1), "where": lambda T, x: T.where(x > 0, x * 2, x * x),
+    "maximum": lambda T, x: T.maximum(x, x * 0.5), "minimum": lambda T, x: T.minimum(x, x * 0.5),
+    "pow2": lambda T, x: x ** 2, "pow3": lambda T, x: x ** 3, "pow_tensor": lambda T, x: (x * x + 1) ** x,
+    "pow_base": lambda T, x: 2 ** x, "add": lambda T, x: x + x * x, "add_alpha": lambda T, x: T.add(x, x * x, alpha=2),
+    "sub": lambda T, x: x - x * x, "sub_alpha": lambda T, x: T.sub(x, x * x, alpha=3), "mul": lambda T, x: x * x.sin(),
+    "div": lambda T, x: x / (x * x + 1), "div_scalar": lambda T, x: (x * x) / 3, "rsub": lambda T, x: 1 - x * x,
+    "rdiv": lambda T, x: 1 / (x * x + 1), "mm": lambda T, x: x.reshape(2, 3) @ x.reshape(3, 2),
+    "mv": lambda T, x: x.reshape(2, 3) @ x[:3], "dot": lambda T, x: x @ x, "sum": lambda T, x: x.sum() * x,
+    "sum_dim": lambda T, x: (x.reshape(2, 3) ** 2).sum(1), "mean": lambda T, x: (x * x).mean(),
+    "mean_dim": lambda T, x: (x.reshape(2, 3) ** 2).mean(0), "max": lambda T, x: (x * x).max(),
+    "max_dim": lambda T, x: (x.reshape(2, 3) ** 2).max(1)[0], "min_dim": lambda T, x: (x.reshape(2, 3) ** 2).min(0)[0],
+    "var": lambda T, x: x.var(), "std": lambda T, x: x.std(), "var_dim": lambda T, x: x.reshape(2, 3).var(1),
+    "std_dim": lambda T, x: x.reshape(2, 3).std(1), "softmax": lambda T, x: x.softmax(0),
+    "log_softmax": lambda T, x: x.log_softmax(0), "view": lambda T, x: (x * x).view(2, 3),
+    "t": lambda T, x: (x * x).reshape(2, 3).t(), "transpose": lambda T, x: (x * x).reshape(2, 3).transpose(0, 1),
+    "permute": lambda T, x: (x * x).reshape(2, 3).permute(1, 0), "unsqueeze": lambda T, x: (x * x).unsqueeze(0),
+    "squeeze": lambda T, x: (x * x).reshape(1, 6).squeeze(),
+    "squeeze_dim": lambda T, x: (x * x).reshape(1, 6).squeeze(0),
+    "expand": lambda T, x: (x * x)[:1].expand(4), "select": lambda T, x: (x * x)[2], "slice": lambda T, x: (x * x)[1:4],
+    "index": lambda T, x: (x * x)[T.tensor([0, 2, 2])], "cat": lambda T, x: T.cat([x * x, x])[:6],
+    "stack": lambda T, x: T.stack([x * x, x]).sum(0), "split": lambda T, x: (x * x).split(2)[1],
+    "unbind": lambda T, x: (x * x).reshape(2, 3).unbind(0)[1], "clone": lambda T, x: (x * x).clone(),
+    "to": lambda T, x: (x * x).to(T.float32).to(T.float64),
+    "matmul_fold": lambda T, x: x.reshape(1, 2, 3) @ x.reshape(3, 2),
+    "matmul_vm": lambda T, x: x[:2] @ x.reshape(2, 3), "broadcast": lambda T, x: x.reshape(2, 3) * x[:3] + x[:1],
+}  # fmt: skip
+
+
+def _double_prog(op):
+    def prog(T):
+        x = leaf(T, 6)
+        w = leaf(T, 12, seed=3)
+        y = op(T, x)
+        store = {}
+
+        def run():
+            (g,) = T.autograd.grad((y * w[: y.numel()].reshape(y.shape)).sum(), x, create_graph=True)
+            store["g"] = g
+            (h,) = T.autograd.grad((g * g).sum(), x, allow_unused=True)
+            return g, h
+
+        return Case([y], run, walk_after=_LazyRoots(store, "g"))
+
+    return prog
+
+
+@pytest.mark.parametrize("op", list(DOUBLE))
+def test_double_backward(op):
+    check(_double_prog(DOUBLE[op]))
 
 
 PROGRAMS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("p_") and callable(fn)}

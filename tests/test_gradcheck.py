@@ -110,6 +110,11 @@ def _grad_of(op):
     return fn
 
 
+def _double_backward_select_slice(x):
+    (g,) = gv.autograd.grad((x[1] ** 3).sum() + (x[:, 1:] ** 3).sum(), x, create_graph=True)
+    return g
+
+
 def _fill_tensor(x, v):
     h = x * 1.5
     h.fill_(v * 2)
@@ -181,6 +186,17 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("sigmoid_backward", _grad_of(lambda a: a.sigmoid()), [randn(2, 3), randn(2, 3, seed=1)]),
     ("softmax_backward_data", _grad_of(lambda a: a.softmax(1)), [randn(2, 3), randn(2, 3, seed=1)]),
     ("log_softmax_backward_data", _grad_of(lambda a: a.log_softmax(0)), [randn(2, 3), randn(2, 3, seed=1)]),
+    ("add_scalar", _grad_of(lambda a: (a * a).log1p()), [randn(3), randn(3, seed=1)]),
+    ("sub_scalar", lambda a, e: _grad_of(lambda x: x ** e)(a, e * 0 + 1), [positive(3), randn(3, seed=1)]),
+    ("mul_scalar", _grad_of(lambda a: a ** 3), [randn(3), randn(3, seed=1)]),
+    ("div_scalar", _grad_of(lambda a: (a * a).mean()), [randn(3), randn(3, seed=1)]),
+    ("div_scalar", lambda a: gv.div_scalar(a, 4.0), [randn(3)]),
+    ("masked_fill", lambda a: gv.masked_fill(a, gv.tensor([True, False, True]), 2.0), [randn(2, 3)]),
+    ("masked_fill_tensor", lambda a, v: gv.masked_fill(a, gv.tensor([True, False, True]), v), [randn(2, 3), randn()]),
+    ("scatter", lambda a, s: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), s), [randn(2, 3), randn(2, 2, seed=1)]),
+    ("scatter_add", lambda a, s: gv.scatter_add(a, 0, gv.tensor([[1, 0, 1], [1, 1, 0]]), s),
+     [randn(2, 3), randn(2, 3, seed=1)]),
+    ("gather", lambda a: gv.gather(a, 1, gv.tensor([[2, 2, 0], [1, 0, 0]])), [randn(2, 3)]),
     ("reciprocal", lambda a: 1.0 / a, [positive(3)]),
     ("clamp", lambda a: a.clamp(-0.5, 0.5), [away_from(randn(3, 4), (-0.5, 0.5), 0.05)]),
     ("clamp", lambda a: a.clamp(min=0.2), [away_from(randn(3, 4), (0.2,), 0.05)]),
@@ -229,6 +245,11 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("index", lambda a: a[gv.tensor([0, 2, 2])], [randn(3, 2)]),
     ("index", lambda a: a[gv.tensor([[True, False], [False, True], [True, True]])], [randn(3, 2)]),
     ("index_backward", _double_backward_index, [randn(3, 2)]),
+    ("select_backward", _double_backward_select_slice, [randn(3, 3)]),
+    ("slice_backward", _double_backward_select_slice, [randn(3, 3)]),
+    ("slice", lambda a: a[:], [randn(3, 2)]),
+    ("alias", lambda a: a[...], [randn(3, 2)]),
+    ("alias", lambda a: a[:, :], [randn(3, 2)]),
     ("cat", lambda a, b: gv.cat([a, b, a], 1), [randn(2, 3), randn(2, 1, seed=1)]),
     ("stack", lambda a, b: gv.stack([a, b], 1), [randn(2, 3), randn(2, 3, seed=1)]),
     ("split", lambda a: a.split(2), [randn(5, 2)]),

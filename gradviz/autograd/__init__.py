@@ -88,10 +88,10 @@ def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: b
         roots, root_grads, keep_graph, create_graph, accumulate_grad, output_edges
     )
     if not accumulate_grad and not allow_unreachable:
-        for r in result:
+        for i, r in enumerate(result):
             if r is None:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
     return result

@@ -13,6 +13,15 @@ from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 
 
+def _maybe_multiply(g, alpha):
+    return g if alpha == 1 else F.mul_scalar(g, alpha)
+
+
+def _zero_scalar(g):
+    # torch's at::zeros({}, grad.options()): a 0-dim zero that broadcasts
+    return F.zeros_for((), g.dtype, g.device)
+
+
 def _zeros(n, g):
     return F.zeros_for(g.shape, g.dtype, g.device)
 
@@ -24,22 +33,22 @@ def _softmax_double_backward(n, g):
 
 
 def _max_all(n, g):
-    # Ties share the gradient evenly, as torch's evenly_distribute_backward.
+    # torch's evenly_distribute_backward (CPU): ties share the gradient evenly.
     mask = F.eq(n["self"], n["result"])
-    return F.mul(F.div(g, F.sum(mask.to_dtype(g.dtype))), mask.to_dtype(g.dtype))
+    zeros = F.zeros_for(n["self"].shape, g.dtype, g.device)
+    return F.masked_fill(zeros, mask, F.div(g, F.sum(mask)))
 
 
 def _select_dim(n, grads):
+    # torch's value_selecting_reduction_backward: scatter the gradient into zeros at the indices.
     g = grads[0]
     if g is None:
         return None
-    dim, keepdim = n["dim"], n["keepdim"]
-    idx = n["indices"]
-    if not keepdim:
+    dim, idx = n["dim"], n["indices"]
+    if not n["keepdim"]:
         g = F.unsqueeze(g, dim)
         idx = F.unsqueeze(idx, dim)
-    positions = F.arange_like_dim(n["shape"], dim, idx.device)
-    return F.mul(g, F.eq(positions, idx).to_dtype(g.dtype))
+    return F.scatter(F.zeros_for(n["shape"], g.dtype, g.device), dim, idx, g)
 
 
 def _reduced_back(n, g):
@@ -51,17 +60,22 @@ def _reduced_back(n, g):
 
 
 def _var(n, g):
-    x = n["self"]
-    centered = F.sub(x, F.mean(x, n["dim"], True))
-    return F.mul(F.mul(_reduced_back(n, g), 2.0 / n["denom"]), centered)
+    # torch's var_backward: (2 / dof) * grad * (self - self.mean(...)); the all-reduce form uses
+    # a plain mean, the dim form a keepdim mean and unsqueezes grad back (for ndim > 1).
+    x, dims = n["self"], n["dim"]
+    if dims is None or x.ndim == 0:
+        centered = F.sub(x, F.mean(x))
+    else:
+        if not n["keepdim"] and x.ndim > 1:
+            g = F.unsqueeze_dims(g, dims, x.ndim)
+        centered = F.sub(x, F.mean(x, dims, True))
+    return F.mul(F.mul_scalar(g, 2.0 / n["denom"]), centered)
 
 
 def _std(n, g):
-    # d std = d var / (2 std)
-    x = n["self"]
-    centered = F.sub(x, F.mean(x, n["dim"], True))
-    scale = F.div(_reduced_back(n, g), F.mul(_reduced_back(n, n["result"]), float(n["denom"])))
-    return F.mul(scale, centered)
+    # torch's std_backward: var_backward(grad / (result * 2) with 0 where result == 0)
+    r = n["result"]
+    return _var(n, F.masked_fill(F.div(g, F.mul_scalar(r, 2.0)), F.eq(r, 0.0), 0.0))
 
 
 def _zeros_filled(grads, like_shapes, dtype, device):
@@ -85,87 +99,93 @@ def _sum_dim(n, g):
 
 
 def _mean_dim(n, g):
-    return F.div(_sum_dim(n, g), n["count"])
+    return F.div_scalar(_sum_dim(n, g), n["count"])
 
 
 def _pow_tensor_self(n, g):
     x, e = n["self"], n["exponent"]
-    return F.mul(F.mul(g, e), F.pow(x, F.sub(e, 1.0)))
+    return F.where(F.eq(e, 0.0), _zero_scalar(g), F.mul(g, F.mul(e, F.pow(x, F.sub_scalar(e, 1)))))
 
 
 def _pow_tensor_exponent(n, g):
     # d/de x**e = x**e * log(x); torch masks the 0**e (e >= 0) points to 0 instead of NaN.
-    x, r = n["self"], n["result"]
-    safe = F.where(F.eq(x, 0.0), F.ones_for(x), x)
-    return F.where(F.eq(x, 0.0), F.zeros_for(x.shape, g.dtype, g.device), F.mul(F.mul(g, r), F.log(safe)))
+    x, e, r = n["self"], n["exponent"], n["result"]
+    cond = F.logical_and(F.eq(x, 0.0), F.ge(e, 0.0))
+    return F.mul(g, F.where(cond, _zero_scalar(g), F.mul(r, F.log(x))))
 
 
-def _maxmin(pick_self):
+def _maxmin(lose: str):
+    # torch: where(self == other, grad / 2, grad).masked_fill_(self < other, 0) (and the mirror);
+    # ``lose`` names the comparison (looked up late: the table is built while F is importing).
     def grad(n, g):
         a, b = n["self"], n["other"]
-        half = F.div(g, 2.0)
-        tie = F.eq(a, b)
-        lose = F.lt(a, b) if pick_self else F.gt(a, b)
-        full = F.where(tie, half, g)
-        return F.where(lose, F.zeros_for(full.shape, g.dtype, g.device), full)
-
-    return grad
-
-
-def _maxmin_other(pick_self):
-    def grad(n, g):
-        a, b = n["self"], n["other"]
-        tie = F.eq(a, b)
-        lose = F.gt(a, b) if pick_self else F.lt(a, b)
-        full = F.where(tie, F.div(g, 2.0), g)
-        return F.where(lose, F.zeros_for(full.shape, g.dtype, g.device), full)
+        return F.masked_fill(F.where(F.eq(a, b), F.div_scalar(g, 2), g), getattr(F, lose)(a, b), 0.0)
 
     return grad
 
 
 DERIVATIVES: dict[str, D] = {
     # arithmetic (gradients summed back over broadcast dims)
-    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: F.mul(g, n["alpha"])), reduce_broadcast=True),
-    "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: F.mul(F.neg(g), n["alpha"])), reduce_broadcast=True),
-    "rsub": D("RsubBackward1", (lambda n, g: F.mul(F.neg(g), n["alpha"]),), reduce_broadcast=True),
+    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n["alpha"])), reduce_broadcast=True),
+    "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(F.neg(g), n["alpha"])),
+             reduce_broadcast=True),
+    "rsub": D("RsubBackward1", (lambda n, g: _maybe_multiply(F.neg(g), n["alpha"]),), reduce_broadcast=True),
+    # The Scalar overloads: what torch's C++ formulas use with a number (user code gets add/mul/...)
+    "add_scalar": D("AddBackward1", (lambda n, g: g,)),
+    "sub_scalar": D("SubBackward1", (lambda n, g: g,)),
+    "div_scalar": D("DivBackward1", (lambda n, g: F.div_scalar(g, n["other"]),)),
+    "mul_scalar": D("MulBackward1", (lambda n, g: F.mul_scalar(g, n["other"]),)),
     "mul": D("MulBackward0", (lambda n, g: F.mul(g, n["other"]), lambda n, g: F.mul(g, n["self"])),
              reduce_broadcast=True),
     "div": D("DivBackward0", (
         lambda n, g: F.div(g, n["other"]),
-        lambda n, g: F.div(F.mul(F.neg(g), n["self"]), F.mul(n["other"], n["other"])),
+        lambda n, g: F.mul(F.neg(g), F.div(F.div(n["self"], n["other"]), n["other"])),
     ), reduce_broadcast=True),
     "pow_scalar": D("PowBackward0", (
         lambda n, g: F.zeros_for(g.shape, g.dtype, g.device) if n["exponent"] == 0
-        else F.mul(g, F.mul(F.pow(n["self"], n["exponent"] - 1), n["exponent"])),
+        else F.mul(g, F.mul_scalar(F.pow(n["self"], n["exponent"] - 1), n["exponent"])),
     )),
     "pow_tensor": D("PowBackward1", (_pow_tensor_self, _pow_tensor_exponent), reduce_broadcast=True),
-    "pow_base": D("PowBackward2", (lambda n, g: F.mul(F.mul(g, n["result"]), n["log_base"]),)),
-    "maximum": D("MaximumBackward0", (_maxmin(True), _maxmin_other(True)), reduce_broadcast=True),
-    "minimum": D("MinimumBackward0", (_maxmin(False), _maxmin_other(False)), reduce_broadcast=True),
+    "pow_base": D("PowBackward2", (lambda n, g: F.mul(g, F.mul_scalar(n["result"], n["log_base"])),)),
+    "maximum": D("MaximumBackward0", (_maxmin("lt"), _maxmin("gt")), reduce_broadcast=True),
+    "minimum": D("MinimumBackward0", (_maxmin("gt"), _maxmin("lt")), reduce_broadcast=True),
+    "masked_fill": D("MaskedFillBackward0", (lambda n, g: F.masked_fill(g, n["mask"], 0.0),)),
+    "masked_fill_tensor": D("MaskedFillBackward1", (
+        lambda n, g: F.masked_fill(g, n["mask"], 0.0),
+        lambda n, g: F.sum(F.where(n["mask"], g, _zero_scalar(g))),
+    ), reduce_broadcast=True),
+    "scatter": D("ScatterBackward0", (
+        lambda n, g: F.scatter(g, n["dim"], n["index"], F.zeros_for(n["index"].shape, g.dtype, g.device)),
+        lambda n, g: F.gather(g, n["dim"], n["index"]),
+    )),
+    "scatter_add": D("ScatterAddBackward0", (lambda n, g: g, lambda n, g: F.gather(g, n["dim"], n["index"]))),
+    "gather": D("GatherBackward0", (
+        lambda n, g: F.scatter_add(F.zeros_for(n["shape"], g.dtype, g.device), n["dim"], n["index"], g),
+    )),
     "where": D("WhereBackward0", (
-        lambda n, g: F.where(n["condition"], g, F.zeros_for(g.shape, g.dtype, g.device)),
-        lambda n, g: F.where(n["condition"], F.zeros_for(g.shape, g.dtype, g.device), g),
+        lambda n, g: F.where(n["condition"], g, _zero_scalar(g)),
+        lambda n, g: F.where(n["condition"], _zero_scalar(g), g),
     ), reduce_broadcast=True),
     # pointwise
     "neg": D("NegBackward0", (lambda n, g: F.neg(g),)),
     "abs": D("AbsBackward0", (lambda n, g: F.mul(g, F.sgn(n["self"])),)),
     "sign": D("SignBackward0", (_zeros,)),
     "sgn": D("SgnBackward0", (_zeros,)),
-    "sqrt": D("SqrtBackward0", (lambda n, g: F.div(g, F.mul(n["result"], 2.0)),)),
+    "sqrt": D("SqrtBackward0", (lambda n, g: F.div(g, F.mul_scalar(n["result"], 2.0)),)),
     "exp": D("ExpBackward0", (lambda n, g: F.mul(g, n["result"]),)),
     "log": D("LogBackward0", (lambda n, g: F.div(g, n["self"]),)),
-    "log1p": D("Log1PBackward0", (lambda n, g: F.div(g, F.add(n["self"], 1.0)),)),
+    "log1p": D("Log1PBackward0", (lambda n, g: F.div(g, F.add_scalar(n["self"], 1.0)),)),
     "sin": D("SinBackward0", (lambda n, g: F.mul(g, F.cos(n["self"])),)),
     "cos": D("CosBackward0", (lambda n, g: F.mul(g, F.neg(F.sin(n["self"]))),)),
     "tanh": D("TanhBackward0", (lambda n, g: F.tanh_backward(g, n["result"]),)),
     "sigmoid": D("SigmoidBackward0", (lambda n, g: F.sigmoid_backward(g, n["result"]),)),
     "relu": D("ReluBackward0", (lambda n, g: F.threshold_backward(g, n["result"], 0.0),)),
     "reciprocal": D("ReciprocalBackward0", (lambda n, g: F.mul(F.neg(g), F.mul(n["result"], n["result"])),)),
-    "clamp": D("ClampBackward1", (lambda n, g: F.mul(g, n["mask"].to_dtype(g.dtype)),)),
+    "clamp": D("ClampBackward1", (lambda n, g: F.where(n["mask"], g, _zero_scalar(g)),)),
     # linear algebra
     "mm": D("MmBackward0", (lambda n, g: F.mm(g, F.t(n["mat2"])), lambda n, g: F.mm(F.t(n["self"]), g))),
     "mv": D("MvBackward0", (
-        lambda n, g: F.mul(F.unsqueeze(g, 1), F.unsqueeze(n["vec"], 0)),
+        lambda n, g: F.mul(F.reshape(g, (g.shape[0], 1)), n["vec"]),  # grad.ger(vec)
         lambda n, g: F.mv(F.t(n["self"]), g),
     )),
     "dot": D("DotBackward0", (lambda n, g: F.mul(g, n["tensor"]), lambda n, g: F.mul(g, n["self"]))),
@@ -176,7 +196,7 @@ DERIVATIVES: dict[str, D] = {
     # reductions
     "sum": D("SumBackward0", (lambda n, g: F.expand(g, n["shape"]),)),
     "sum_dim": D("SumBackward1", (_sum_dim,)),
-    "mean": D("MeanBackward0", (lambda n, g: F.div(F.expand(g, n["shape"]), n["count"]),)),
+    "mean": D("MeanBackward0", (lambda n, g: F.div_scalar(F.expand(g, n["shape"]), n["count"]),)),
     "mean_dim": D("MeanBackward1", (_mean_dim,)),
     "max": D("MaxBackward1", (_max_all,)),
     "max_dim": D("MaxBackward0", (_select_dim,), multi_output=True),
@@ -215,16 +235,21 @@ DERIVATIVES: dict[str, D] = {
     "transpose": D("TransposeBackward0", (lambda n, g: F.transpose(g, n["dim0"], n["dim1"]),)),
     "permute": D("PermuteBackward0", (lambda n, g: F.permute(g, n["inverse"]),)),
     "unsqueeze": D("UnsqueezeBackward0", (lambda n, g: F.squeeze(g, n["dim"]),)),
-    "squeeze": D("SqueezeBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
-    "squeeze_dim": D("SqueezeBackward1", (lambda n, g: F.reshape(g, n["shape"]),)),
-    "squeeze_dim_": D("SqueezeBackward4", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "squeeze": D("SqueezeBackward0", (lambda n, g: F.unsqueeze_to(g, n["shape"]),)),
+    "squeeze_dim": D("SqueezeBackward1", (lambda n, g: F.unsqueeze_to(g, n["shape"], n["dim"]),)),
+    "squeeze_dim_": D("SqueezeBackward4", (lambda n, g: F.unsqueeze_to(g, n["shape"], n["dim"]),)),
     "expand": D("ExpandBackward0", (lambda n, g: F.sum_to(g, n["shape"]),)),
     "select": D("SelectBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "select"),)),
     "slice": D("SliceBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "slice"),)),
     "index": D("IndexBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "index"),)),
-    "index_backward": D("IndexPutBackward0", (lambda n, g: F.getitem_raw(g, n["key"]),)),
+    "alias": D("AliasBackward0", (lambda n, g: g,)),
+    # the index nodes' backward kernels, as nodes of a graph built by create_graph=True
+    "select_backward": D("SelectBackwardBackward0", (lambda n, g: F.getitem_raw(g, n["key"], "select"),)),
+    "slice_backward": D("SliceBackwardBackward0", (lambda n, g: F.getitem_raw(g, n["key"], "slice"),)),
+    "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: F.getitem_raw(g, n["key"], "index"))),
     "cat": D("CatBackward0", (), all_inputs=lambda n, g: F.split_sizes(g, n["sizes"], n["dim"])),
-    "stack": D("StackBackward0", (), all_inputs=lambda n, g: list(F.unbind(g, n["dim"]))),
+    "stack": D("StackBackward0", (), all_inputs=lambda n, g: [
+        F.select(g, n["dim"], i) for i in range(g.shape[n["dim"]])]),
     "split": D("SplitBackward0", (_split,), multi_output=True),
     "split_with_sizes": D("SplitWithSizesBackward0", (_split,), multi_output=True),
     "unbind": D("UnbindBackward0", (_unbind,), multi_output=True),

@@ -139,6 +139,91 @@ def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
     return out
 
 
+def mul_scalar(a: Tensor, b: Scalar) -> Tensor:
+    """a * b for a Python number b as torch's C++ formulas write it (MulBackward1, one edge)."""
+    out = _new(_binary_data(a, b, np.multiply)[0], a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["mul_scalar"], (a,), [out], {"other": b})
+    return out
+
+
+def add_scalar(a: Tensor, b: Scalar) -> Tensor:
+    """a + b for a Python number b as torch's C++ formulas write it (AddBackward1)."""
+    out = _new(_binary_data(a, b, np.add)[0], a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["add_scalar"], (a,), [out], {})
+    return out
+
+
+def sub_scalar(a: Tensor, b: Scalar) -> Tensor:
+    """a - b for a Python number b as torch's C++ formulas write it (SubBackward1)."""
+    out = _new(_binary_data(a, b, np.subtract)[0], a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["sub_scalar"], (a,), [out], {})
+    return out
+
+
+def div_scalar(a: Tensor, b: Scalar) -> Tensor:
+    """a / b for a Python number b as torch's C++ formulas write it (DivBackward1)."""
+    out = _new(_binary_data(a, b, np.true_divide)[0], a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["div_scalar"], (a,), [out], {"other": b})
+    return out
+
+
+def masked_fill(a: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
+    """a with ``value`` where mask is true (MaskedFillBackward0 for a number, MaskedFillBackward1
+    for a 0-dim tensor, whose gradient is the sum of the masked gradient)."""
+    vt = value if isinstance(value, Tensor) else None
+    data = np.where(mask._data, vt._data if vt is not None else value, a._data).astype(a._data.dtype, copy=False)
+    out = _new(data, a.device)
+    if vt is None:
+        if _grad_state.enabled and a.requires_grad:
+            record(NODES["masked_fill"], (a,), [out], {"mask": mask.detach()})
+    elif _grad_state.enabled and (a.requires_grad or vt.requires_grad):
+        record(NODES["masked_fill_tensor"], (a, vt), [out], {"mask": mask.detach()})
+    return out
+
+
+def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """a with src written at index along dim (torch.scatter, ScatterBackward0)."""
+    data = a._data.copy()
+    np.put_along_axis(data, index._data, src._data, axis=dim)
+    out = _new(data, a.device)
+    if _grad_state.enabled and (a.requires_grad or src.requires_grad):
+        record(NODES["scatter"], (a, src), [out], {"dim": dim, "index": index.detach()})
+    return out
+
+
+def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """a with src added at index along dim (repeated indices accumulate; ScatterAddBackward0)."""
+    data = a._data.copy()
+    lead = np.indices(index.shape, sparse=True)
+    key = tuple(index._data if d == dim % a.ndim else lead[d] for d in range(a.ndim))
+    np.add.at(data, key, src._data[tuple(slice(0, n) for n in index.shape)])
+    out = _new(data, a.device)
+    if _grad_state.enabled and (a.requires_grad or src.requires_grad):
+        record(NODES["scatter_add"], (a, src), [out], {"dim": dim, "index": index.detach()})
+    return out
+
+
+def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
+    out = _new(np.take_along_axis(a._data, index._data, axis=dim), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["gather"], (a,), [out], {"dim": dim, "index": index.detach(), "shape": a.shape})
+    return out
+
+
+def unsqueeze_to(g: Tensor, shape: tuple[int, ...], dim: int | None = None) -> Tensor:
+    """torch's unsqueeze_to: put back the size-1 dims a squeeze removed (all, or only ``dim``)."""
+    if dim is not None:
+        return unsqueeze(g, dim) if shape and shape[dim] == 1 and g.ndim < len(shape) else g
+    for d, size in enumerate(shape):
+        if size == 1:
+            g = unsqueeze(g, d)
+    return g
+
+
 def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
     out_data, bt = _binary_data(a, b, np.true_divide)
     if not np.issubdtype(out_data.dtype, np.floating):
@@ -453,7 +538,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         r = mm(unsqueeze(a, 0), b)
         out = _new(np.squeeze(r._data, 0), r.device)
         if _grad_state.enabled and r.requires_grad:
-            record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape})
+            record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape, "dim": 0})
         return out
     if da == 2 and db == 2:
         return mm(a, b)
@@ -808,10 +893,10 @@ def squeeze(a: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:
         return _view_of(a, np.squeeze(a._data), "squeeze", {"shape": a.shape})
     if a.ndim == 0:
-        return _view_of(a, a._data, "squeeze_dim", {"shape": a.shape})
+        return _view_of(a, a._data, "squeeze_dim", {"shape": a.shape, "dim": None})
     d = dim % a.ndim
     data = np.squeeze(a._data, d) if a.shape[d] == 1 else a._data
-    return _view_of(a, data, "squeeze_dim", {"shape": a.shape})
+    return _view_of(a, data, "squeeze_dim", {"shape": a.shape, "dim": d})
 
 
 def expand(a: Tensor, *shape: Any) -> Tensor:
@@ -843,6 +928,8 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     shape = tuple(shape)
     if g.shape == shape:
         return g
+    if not shape:
+        return sum(g)
     lead = g.ndim - len(shape)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
     if dims:
@@ -861,9 +948,30 @@ def _normalize_key(key: Any) -> tuple:
     return key
 
 
+def select(a: Tensor, dim: int, index: int) -> Tensor:
+    d = dim % a.ndim
+    size = a.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {d}")
+    idx = (slice(None),) * d + (index % size,)
+    return _view_of(a, a._data[idx], "select", {"shape": a.shape, "key": idx})
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     """Indexing as torch decomposes it: select per int, slice per non-trivial slice, unsqueeze per
     None, then one IndexBackward0 for all tensor/list indices together."""
+    # torch's single-index fast paths: a lone slice is always sliced (even a full one), a lone
+    # Ellipsis is an alias.
+    if isinstance(key, slice):
+        start, stop, step = key.indices(a.shape[0]) if a.ndim else (0, 0, 1)
+        if a.ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor.")
+        if step <= 0:
+            raise ValueError("step must be greater than zero")
+        idx = (slice(start, stop, step),)
+        return _view_of(a, a._data[idx], "slice", {"shape": a.shape, "key": idx})
+    if key is Ellipsis:
+        return alias(a)
     key = _normalize_key(key)
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis
                           and not (isinstance(k, Tensor) and k.dtype is _dtype.bool_))
@@ -914,11 +1022,21 @@ def getitem(a: Tensor, key: Any) -> Tensor:
         if _grad_state.enabled and out.requires_grad:
             record(NODES["index"], (out,), [res], {"shape": out.shape, "key": idx})
         out = res
+    if out is a:
+        # Nothing applied (x[:, :], x[..., :]): torch returns an alias, not x itself.
+        out = alias(a)
     return out
 
 
-def getitem_raw(g: Tensor, key: tuple) -> Tensor:
-    """g[key] with a pre-normalized numpy key (double backward of the index nodes)."""
+def alias(a: Tensor) -> Tensor:
+    return _view_of(a, a._data.view(), "alias", {})
+
+
+def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
+    """g[key] with a normalized numpy key: a select or slice view, or an index copy (the double
+    backward of the indexing nodes)."""
+    if kind != "index":
+        return _view_of(g, g._data[key], kind, {"shape": g.shape, "key": key})
     res = _new(np.array(g._data[key]), g.device)
     if _grad_state.enabled and g.requires_grad:
         record(NODES["index"], (g,), [res], {"shape": g.shape, "key": key})
@@ -926,7 +1044,10 @@ def getitem_raw(g: Tensor, key: tuple) -> Tensor:
 
 
 def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> Tensor:
-    """Zeros of ``shape`` with g added at ``key`` (repeated indices accumulate)."""
+    """Zeros of ``shape`` with g added at ``key`` (repeated indices accumulate).
+
+    Recorded as torch's kernels are: select_backward / slice_backward, or for tensor indices an
+    in-place _index_put_impl_ into new zeros (whose first input, the zeros, needs no gradient)."""
     xp = array_module(g.device)
     data = xp.zeros(shape, dtype=g._data.dtype)
     if kind == "index":
@@ -935,7 +1056,8 @@ def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> 
         data[key] = g._data
     out = _new(data, g.device)
     if _grad_state.enabled and g.requires_grad:
-        record(NODES["index_backward"], (g,), [out], {"key": key})
+        inputs = (None, g) if kind == "index" else (g,)
+        record(NODES[kind + "_backward"], inputs, [out], {"key": key})
     return out
 
 
