@@ -475,6 +475,124 @@ def _make_functions(T):
     return Square, MulConst, TwoOut, Reentrant, ReentrantBackward
 
 
+def p_custom_function_ctx_features(T):
+    class Scale(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.k = k
+            ctx.flags = ctx.needs_input_grad
+            idx = (x > 0).to(T.float64)
+            ctx.mark_non_differentiable(idx)
+            return x * y * k, idx
+
+        @staticmethod
+        def backward(ctx, g, gidx):
+            assert gidx is not None  # materialized as zeros by default
+            return g * ctx.k, None, None
+
+    x = leaf(T, 3)
+    c = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+    out, idx = Scale.apply(x, c, 2.0)
+    y = (out * out).sum()
+
+    def run():
+        y.backward()
+        return idx, idx.requires_grad
+
+    return Case([y], run, [x])
+
+
+def p_custom_function_mark_dirty(T):
+    class AddOneInPlace(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf(T, 3)
+    h = x * 1
+    out = AddOneInPlace.apply(h)
+    y = (out * out).sum()
+
+    def run():
+        y.backward()
+        return out is h, h._version
+
+    return Case([y], run, [x])
+
+
+def p_custom_function_no_materialize(T):
+    class TwoOut(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            assert gb is None
+            return ga * 2
+
+    x = leaf(T, 3)
+    a, b = TwoOut.apply(x)
+    y = a.sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_accumulate_grad_hooks(T):
+    x = leaf(T, 3)
+    y = (x * 2).sum()
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    calls = []
+    acc.register_hook(lambda gi, go: calls.append([g.clone() for g in go]))
+    x.register_hook(lambda g: g * 3)
+
+    def run():
+        y.backward()
+        return calls
+
+    return Case([y], run, [x])
+
+
+def p_grad_with_grad_outputs(T):
+    x = leaf(T, 2, 3)
+    y = x.sin() * 2
+    go = T.tensor(np.arange(6.0).reshape(2, 3), dtype=T.float64)
+    return Case([y], lambda: T.autograd.grad(y, x, go), [x])
+
+
+def p_hooks_several_roots(T):
+    x = leaf(T, 3)
+    a = x.exp()
+    seen = []
+    a.register_hook(lambda g: seen.append(g.clone()))
+    r1 = (a * 2).sum()
+    r2 = (a * a).sum()
+
+    def run():
+        T.autograd.backward([r1, r2])
+        return seen
+
+    return Case([r1, r2], run, [x])
+
+
+def p_retain_graph_then_grad(T):
+    x = leaf(T, 3)
+    y = (x.tanh() * x).sum()
+
+    def run():
+        y.backward(retain_graph=True)
+        (g,) = T.autograd.grad(y, x)
+        return g
+
+    return Case([y], run, [x])
+
+
 def p_custom_function(T):
     Square, MulConst, _, _, _ = _make_functions(T)
     x = leaf(T, 3)
@@ -667,6 +785,36 @@ def p_matmul_left_2d_right_batched(T):
     return Case([y], lambda: y.sum().backward(), [a, b])
 
 
+def p_matmul_3d_1d(T):
+    a = leaf(T, 2, 2, 3)
+    v = leaf(T, 3, seed=1)
+    y = a @ v
+    return Case([y], lambda: y.sum().backward(), [a, v])
+
+
+def p_matmul_1d_3d(T):
+    v = leaf(T, 2)
+    b = leaf(T, 2, 2, 3, seed=1)
+    y = v @ b
+    return Case([y], lambda: y.sum().backward(), [v, b])
+
+
+def p_matmul_not_foldable(T):
+    # A transposed batch times a constant: no fold (the copy would not pay off), bmm instead.
+    a = leaf(T, 2, 3, 2)
+    m = T.tensor(np.arange(6.0).reshape(3, 2), dtype=T.float64)
+    v = T.tensor([1.0, -2.0, 0.5], dtype=T.float64)
+    y = (a.transpose(1, 2) @ m).sum() + (a.transpose(1, 2) @ v).sum()
+    return Case([y], _bw(y), [a])
+
+
+def p_matmul_4d_broadcast(T):
+    a = leaf(T, 2, 1, 2, 3)
+    b = leaf(T, 3, 3, 2, seed=1)
+    y = a @ b
+    return Case([y], lambda: y.sum().backward(), [a, b])
+
+
 def p_dot_fn(T):
     a = leaf(T, 3)
     b = leaf(T, 3, seed=1)
@@ -747,6 +895,14 @@ def p_reshape_noncontiguous(T):
     x = leaf(T, 3, 4)
     w = leaf(T, 12, seed=1)
     y = (x.t().reshape(12) * w).sum() + (x.t().flatten() * w).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_reshape_alias(T):
+    # Strided but viewable: torch's _reshape_alias, not view.
+    x = leaf(T, 2, 3, 4)
+    w = leaf(T, 2, 8, seed=1)
+    y = (x[:, 1:].reshape(2, 8) * w).sum() + x.transpose(1, 2).reshape(2, 4, 3).sum() + x[:, :, 1].reshape(6).sum()
     return Case([y], _bw(y), [x])
 
 

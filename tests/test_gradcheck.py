@@ -230,6 +230,7 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("view", lambda a: a.view(3, 2) * gv.tensor(randn(3, 2, seed=5)), [randn(2, 3)]),
     ("view", lambda a: a.reshape(-1), [randn(2, 3)]),
     ("unsafe_view", lambda a: a.t().reshape(6), [randn(2, 3)]),
+    ("reshape_alias", lambda a: a[:, 1:].reshape(2, 4), [randn(2, 3, 2)]),
     ("t", lambda a: a.t(), [randn(2, 3)]),
     ("transpose", lambda a: a.transpose(0, 2), [randn(2, 3, 2)]),
     ("permute", lambda a: a.permute(2, 0, 1), [randn(2, 3, 4)]),

@@ -231,6 +231,7 @@ DERIVATIVES: dict[str, D] = {
     # shapes and views
     "view": D("ViewBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
     "unsafe_view": D("UnsafeViewBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
+    "reshape_alias": D("ReshapeAliasBackward0", (lambda n, g: F.reshape(g, n["shape"]),)),
     "t": D("TBackward0", (lambda n, g: F.t(g),)),
     "transpose": D("TransposeBackward0", (lambda n, g: F.transpose(g, n["dim0"], n["dim1"]),)),
     "permute": D("PermuteBackward0", (lambda n, g: F.permute(g, n["inverse"]),)),

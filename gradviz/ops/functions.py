@@ -838,7 +838,9 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
                          a.numel())
     data = _try_view(a._data, shape)
     if data is not None:
-        return _view_of(a, data, "view", {"shape": a.shape})
+        # torch views contiguous data; strided data that still allows a view is _reshape_alias.
+        key = "view" if a._data.flags["C_CONTIGUOUS"] else "reshape_alias"
+        return _view_of(a, data, key, {"shape": a.shape})
     # Not expressible as a view: torch copies (CloneBackward0) and views the copy unsafely.
     return _unsafe_view(clone(a), shape)
 
