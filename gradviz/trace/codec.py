@@ -282,24 +282,62 @@ def _describe_problem(cls: type[ev.Event], d: dict[str, Any]) -> FieldProblem:
 # --- generated per-kind encoders and decoders ------------------------------------------------
 
 
-def _fast_check(spec: Spec, var: str) -> str | None:
-    """A Python expression that is True iff ``var`` is valid and needs no conversion; None when
-    the value needs converting (lists to tuples, stats, ...)."""
+def _gen(spec: Spec, var: str, depth: int = 0) -> tuple[str, str] | None:
+    """(check, convert): Python expressions over ``var``, the check True when the value is valid
+    as it commonly is (no non-finite strings), the conversion giving the event's value. None
+    where only the general path will do (``any``)."""
     k = spec.kind
     if k in ("int", "str", "bool"):
-        return f"type({var}) is {k}"
-    if k == "any":
-        return None
+        return f"type({var}) is {k}", var
+    if k == "float":
+        return f"(type({var}) is float or type({var}) is int)", f"float({var})"
+    if k == "stats":
+        return f"type({var}) is dict", f"_stats_dec({var})"
     if k == "optional":
-        inner = _fast_check(spec.items[0], var)
-        return None if inner is None else f"({var} is None or {inner})"
+        inner = _gen(spec.items[0], var, depth)
+        if inner is None:
+            return None
+        conv = var if inner[1] == var else f"(None if {var} is None else {inner[1]})"
+        return f"({var} is None or {inner[0]})", conv
+    if k == "tuple":
+        parts = [_gen(item, f"{var}[{i}]", depth) for i, item in enumerate(spec.items)]
+        if any(p is None for p in parts):
+            return None
+        checks = " and ".join(p[0] for p in parts)  # type: ignore[index]
+        identity = all(p[1] == f"{var}[{i}]" for i, p in enumerate(parts))  # type: ignore[index]
+        conv = f"tuple({var})" if identity else "(" + ", ".join(p[1] for p in parts) + ",)"  # type: ignore[index]
+        return f"(type({var}) is list and len({var}) == {len(parts)} and {checks})", conv
+    if k == "array":
+        x = f"x{depth}"
+        inner = _gen(spec.items[0], x, depth + 1)
+        if inner is None:
+            return None
+        conv = f"tuple({var})" if inner[1] == x else f"tuple([{inner[1]} for {x} in {var}])"
+        return f"(type({var}) is list and all({inner[0]} for {x} in {var}))", conv
     return None
+
+
+def _stats_dec(v: dict[str, Any]) -> ev.Stats:
+    """The common case of a stats object; anything else goes through the general path."""
+    try:
+        norm, lo, hi, nan, inf = v["norm"], v["min"], v["max"], v["nan"], v["inf"]
+    except KeyError:
+        return _convert(_STATS_SPEC, v, "stats")
+    if (
+        type(norm) is float and type(lo) is float and type(hi) is float
+        and type(nan) is int and type(inf) is int
+    ):  # fmt: skip
+        return ev.Stats(norm, lo, hi, nan, inf)
+    return _convert(_STATS_SPEC, v, "stats")
+
+
+_STATS_SPEC = Spec("stats")
 
 
 def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[dict], Any]]:
     specs = _SPECS[cls]
     ns: dict[str, Any] = {"_cls": cls, "_stats": _encode_stats, "_any": _encode_any, "_conv": _convert,
-                          "_problem": _describe_problem}  # fmt: skip
+                          "_problem": _describe_problem, "_stats_dec": _stats_dec}  # fmt: skip
     # encoder: a dict literal; tuples are fine as they are (both backends write them as arrays)
     items = ['"seq": e.seq', f'"kind": "{cls.kind}"', '"ts": e.ts', '"tid": e.tid']
     for name, spec, _ in specs[3:]:
@@ -327,20 +365,39 @@ def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[d
     checks = []
     for i, (name, spec, _required) in enumerate(specs):
         var = f"v{i}"
-        fast = _fast_check(spec, var)
-        if fast is not None:
-            checks.append(fast)
-        else:
-            ns[f"_spec_{i}"] = spec
+        ns[f"_spec_{i}"] = spec
+        fast = _gen(spec, var)
+        if fast is None:
             lines.append(f"    {var} = _conv(_spec_{i}, {var}, '{name}')")
+        elif fast[1] == var:
+            checks.append(fast[0])  # valid as read: checked all at once below
+        else:
+            lines.append(f"    {var} = {fast[1]} if {fast[0]} else _conv(_spec_{i}, {var}, '{name}')")
     if checks:
         lines.append("    if not (" + " and ".join(checks) + "):\n        raise _problem(_cls, d)")
-    lines.append("    return _cls(" + ", ".join(args) + ")")
+    ns["_make"] = MAKERS[cls]
+    lines.append("    return _make(" + ", ".join(args) + ")")
     src += "\n".join(lines) + "\n"
     exec(compile(src, f"<gradviz codec {cls.kind}>", "exec"), ns)
     return ns["encode"], ns["decode"]
 
 
+def _make_maker(cls: type[ev.Event]) -> Callable[..., Any]:
+    """A constructor taking every field positionally, twice as fast as the frozen dataclass's
+    __init__ (slot descriptors' __set__ instead of object.__setattr__ by name); it builds the
+    same object (events have no __post_init__)."""
+    names = ev.field_names(cls)
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    body = ["    o = _new(_cls)"]
+    for i, n in enumerate(names):
+        ns[f"_set{i}"] = getattr(cls, n).__set__  # the slot's member descriptor
+        body.append(f"    _set{i}(o, {n})")
+    src = f"def make({', '.join(names)}):\n" + "\n".join(body) + "\n    return o\n"
+    exec(compile(src, f"<gradviz make {cls.kind}>", "exec"), ns)
+    return ns["make"]
+
+
+MAKERS: dict[type[ev.Event], Callable[..., Any]] = {t: _make_maker(t) for t in ev.EVENT_TYPES}
 _SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) for t in ev.EVENT_TYPES}
 _ENCODERS: dict[type[ev.Event], Callable[[Any], dict]] = {}
 _DECODERS: dict[str, Callable[[dict], Any]] = {}

@@ -112,11 +112,25 @@ class _Reader:
         self.ended = False
 
     def add(self, d: Any) -> None:
-        i = len(self.events)
+        events = self.events
+        i = len(events)
         try:
-            e = codec.decode(d)
+            e = _DECODERS[d["kind"]](d)  # the common case, without codec.decode's checks
+        except (KeyError, TypeError):  # not an object, no or unknown kind: let decode say which
+            e = self._decode(d, i)
         except codec.FieldProblem as p:
             raise _event_error(self.name, i, d, p.message) from None
+        if e.seq != i or i == 0 or self.ended or type(e) in _BOOKENDS:
+            self._check(e, d, i)
+        events.append(e)
+
+    def _decode(self, d: Any, i: int) -> ev.Event:
+        try:
+            return codec.decode(d)
+        except codec.FieldProblem as p:
+            raise _event_error(self.name, i, d, p.message) from None
+
+    def _check(self, e: ev.Event, d: Any, i: int) -> None:
         if self.ended:
             raise _event_error(self.name, i, d, "comes after trace_end, which must be the last event")
         if e.seq != i:
@@ -143,7 +157,10 @@ class _Reader:
                     f"field 'events' is {e.events} but {i} events precede it (events are missing)",  # type: ignore[attr-defined]
                 )  # fmt: skip
             self.ended = True
-        self.events.append(e)
+
+
+_DECODERS = codec._DECODERS
+_BOOKENDS = (ev.TraceBegin, ev.TraceEnd)
 
 
 def _check_header(name: str, h: Any) -> None:
@@ -180,6 +197,8 @@ def _read_lines(name: str, first: bytes, rest: Iterable[bytes]) -> tuple[list[ev
         raise TraceError(f"{name}: line 1: not a gradviz trace header ({exc})") from None
     _check_header(name, header)
     reader = _Reader(name)
+    add = reader.add
+    loads = codec.loads
     bad: TraceError | None = None  # a line that did not parse: fatal unless it is the last
     complete = False
     lineno = 1
@@ -195,14 +214,14 @@ def _read_lines(name: str, first: bytes, rest: Iterable[bytes]) -> tuple[list[ev
         if line == b"]}":
             complete = True
             continue
-        body = line[:-1] if line.endswith(b",") else line
         try:
-            d = _parse(body)
-        except _BadJSON as exc:
+            d = loads(line[:-1] if line[-1] == 44 else line)  # 44: the trailing comma
+        except (ValueError, RecursionError) as exc:  # as _parse: bad JSON, bad UTF-8, deep nesting
             i = len(reader.events)
-            bad = TraceError(f"{name}: event {i} (line {lineno}): not valid JSON ({exc})")
+            why = _one_line(str(exc)) or type(exc).__name__
+            bad = TraceError(f"{name}: event {i} (line {lineno}): not valid JSON ({why})")
             continue
-        reader.add(d)
+        add(d)
     if bad is not None and complete:
         raise bad
     # a partial last line (bad, not complete) is what a kill mid-write leaves: dropped
