@@ -371,6 +371,8 @@ def test_big_graph_collapses_under_max_nodes_and_says_so(tmp_path, kind):
     assert _counts(svg) == len(trace.nodes)
     assert f"{len(trace.nodes)} nodes drawn as {len(svg.nodes)} boxes" in svg.title_text()
     assert "--expand draws every node" in svg.title_text()
+    root = trace.tasks[1].begin.roots[0][0]
+    assert f"node-{root}" in svg.nodes  # where backward started is never collapsed away
 
 
 @needs_dot

@@ -645,7 +645,9 @@ class _Graph:
                 n = nxt
             if cur:
                 out.append(cur)
-        return [s for s in ([m for m in seg if m != VROOT] for seg in out) if len(s) > 1]
+        # Roots stay drawn on their own, as in chains.
+        keep = {n for n, v in self.model.nodes.items() if v.kind not in ("root", "graph_root")}
+        return [s for s in ([m for m in seg if m in keep] for seg in out) if len(s) > 1]
 
 
 def _group_key(source: str | None, by: str) -> str | None:
