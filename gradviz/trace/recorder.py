@@ -39,6 +39,7 @@ import numpy as np
 
 from gradviz.autograd.probe import Probe
 from gradviz.trace import events as ev
+from gradviz.trace.codec import MAKERS as _MAKERS
 from gradviz.trace.model import Trace
 
 VALUES_MAX = 64  # tensors up to this many elements have their values stored when values=True
@@ -71,6 +72,8 @@ def stats_of(data: Any) -> ev.Stats:
     n = a.size
     if n == 0:
         return ev.Stats(0.0, _NAN, _NAN, 0, 0)
+    if n <= _SMALL:
+        return _small_stats(a.ravel().tolist())
     f = a.astype(np.float64, copy=False).ravel()
     if a.dtype.kind != "f" or np.isfinite(f).all():
         lo, hi = float(f.min()), float(f.max())
@@ -82,6 +85,29 @@ def stats_of(data: Any) -> ev.Stats:
         return ev.Stats(_NAN, _NAN, _NAN, nans, infs)
     norm = _NAN if nans else math.inf
     return ev.Stats(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
+
+
+_SMALL = 16  # up to this many elements, Python floats beat numpy's per-call overhead
+
+
+def _small_stats(xs: list[Any]) -> ev.Stats:
+    vals = [float(x) for x in xs]
+    finite = [x for x in vals if x - x == 0.0]  # NaN and +-inf fail this
+    nans = sum(1 for x in vals if x != x)
+    infs = len(vals) - len(finite) - nans
+    if len(finite) == len(vals):
+        lo, hi = min(vals), max(vals)
+        return ev.Stats(_norm_list(vals, max(-lo, hi)), lo, hi, 0, 0)
+    if nans == len(vals):
+        return ev.Stats(_NAN, _NAN, _NAN, nans, 0)
+    rest = [x for x in vals if x == x]
+    return ev.Stats(_NAN if nans else math.inf, min(rest), max(rest), nans, infs)
+
+
+def _norm_list(vals: list[float], amax: float) -> float:
+    if amax < 1e150:
+        return math.sqrt(math.fsum(x * x for x in vals))
+    return amax * math.sqrt(math.fsum((x / amax) ** 2 for x in vals))
 
 
 def _norm(f: np.ndarray, amax: float) -> float:
@@ -348,7 +374,7 @@ class Recorder(Probe):
             return
         seq = self._seq
         self._seq = seq + 1
-        self._write(cls(seq, time.perf_counter_ns() - self._t0, tid, *fields))
+        self._write(_MAKERS[cls](seq, time.perf_counter_ns() - self._t0, tid, *fields))
 
     def _assign_tid(self, thread: Any) -> int:
         tid = self._next_tid
