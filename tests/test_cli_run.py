@@ -53,6 +53,19 @@ def test_records_the_script_with_its_argv_path_and_main(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+def test_gradviz_options_after_the_script_and_double_dash(tmp_path):
+    s = script(tmp_path, "import sys\nprint(sys.argv[1:])\n")
+    out = tmp_path / "late.json"
+    r = CliRunner().invoke(main, ["run", str(s), "a", "-o", str(out), "b", "--values", "--", "-o", "mine", "--values"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == "['a', 'b', '-o', 'mine', '--values']"
+    assert load(out).header.values is True
+    r = CliRunner().invoke(main, ["run", str(s), f"--output={out}"])
+    assert r.exit_code == 0 and r.stdout.strip() == "[]"
+    r = CliRunner().invoke(main, ["run", str(s), "-o"])
+    assert r.exit_code == 2 and "requires an argument" in r.stderr
+
+
 def test_default_output_is_the_script_stem_in_the_current_directory(tmp_path):
     (tmp_path / "src").mkdir()
     s = script(tmp_path / "src", BACKWARD, "model.py")
