@@ -226,3 +226,16 @@ def test_python_dash_m_gradviz_run_works_and_no_progress_without_a_terminal(tmp_
     r = gradviz_run("-o", "t.json", str(s), cwd=tmp_path, env={**os.environ, "TERM": "xterm"})
     assert r.returncode == 0 and r.stdout == "hello\n"
     assert r.stderr.count("\n") == 1 and "recording" not in r.stderr
+
+
+SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples").glob("*.py"))
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.stem for s in SAMPLES])
+def test_every_sample_records_a_sound_trace(tmp_path, sample):
+    out = tmp_path / "t.json"
+    r = CliRunner().invoke(main, ["run", "-o", str(out), str(sample)])
+    t = load(out)
+    assert invariants(t) == []
+    assert t.status == ("ok" if r.exit_code == 0 else "error")
+    assert len(t.tasks) >= 1
