@@ -552,7 +552,7 @@ def test_bench_render_quick_runs(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "| mlp | 997 | default |" in proc.stdout
+    assert "| mlp | 997 | default |" in proc.stdout and "load + render" in proc.stdout
 
 
 @needs_dot
