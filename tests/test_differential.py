@@ -906,6 +906,20 @@ def p_reshape_alias(T):
     return Case([y], _bw(y), [x])
 
 
+def p_layouts_decide_reshape(T):
+    # clone keeps a transposed layout and cat is contiguous, as in torch; reshape's choice between
+    # view, _reshape_alias and copy follows from that.
+    x = leaf(T, 2, 3)
+    w = leaf(T, 6, seed=1)
+    a = x.t().clone().reshape(6)
+    b = T.cat([x.expand(2, 3), x], 1)[:, 1:4].t().reshape(6)
+    c = x.expand(2, 2, 3).clone().reshape(4, 3).sum(0)
+    d = (x.t() * 2).reshape(6)
+    e = x.t().contiguous().view(6)
+    y = (a * w).sum() + (b * w).sum() + c.sum() + (d * w).sum() + (e * w).sum()
+    return Case([y], _bw(y), [x])
+
+
 def p_squeeze_unsqueeze(T):
     x = leaf(T, 1, 3, 1)
     w = leaf(T, 3, seed=1)

@@ -37,7 +37,55 @@ UNARY = {
     "exp_tanh": lambda T, a: a.tanh().exp(),
     "unsqueeze_select": lambda T, a: a.unsqueeze(0)[0],
     "clamp": lambda T, a: a.clamp(-1.0, 1.0),
+    "abs": lambda T, a: a.abs(),
+    "sqrt": lambda T, a: (a * a + 1).sqrt(),
+    "log": lambda T, a: (a * a + 1).log(),
+    "log_softmax": lambda T, a: a.log_softmax(-1) if a.ndim else a.tanh(),
+    "where_scalar": lambda T, a: T.where(a > 0, a, 0.0),
+    "mean_dim": lambda T, a: a.mean(-1, keepdim=True) if a.ndim else a * 2,
+    "max_dim": lambda T, a: a.expand(2, 3).max(1, keepdim=True)[0],
+    "min_all": lambda T, a: a.min(),
+    "var_dim": lambda T, a: a.expand(2, 3).var(0, keepdim=True),
+    "std_all": lambda T, a: a.expand(2, 3).std(),
+    "index_cols": lambda T, a: a.expand(2, 3)[:, T.tensor([2, 0, 1])],
+    "select_row": lambda T, a: a.expand(2, 3)[1],
+    "transpose_reshape": lambda T, a: a.expand(2, 3).t().reshape(2, 3),
+    "detach_mix": lambda T, a: a * a.detach(),
+    "no_grad_const": lambda T, a: a + _no_grad_double(T, a),
+    "hook": lambda T, a: _hooked(a),
+    "custom_square": lambda T, a: _square(T).apply(a),
 }
+
+
+def _no_grad_double(T, a):
+    with T.no_grad():
+        return a * 2
+
+
+def _hooked(a):
+    h = a * 1
+    h.register_hook(lambda g: g * 2)
+    return h
+
+
+_SQUARE: dict = {}
+
+
+def _square(T):
+    if T not in _SQUARE:
+        class Square(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+
+        _SQUARE[T] = Square
+    return _SQUARE[T]
 
 BINARY = {
     "add": lambda T, a, b: a + b,
@@ -46,6 +94,10 @@ BINARY = {
     "div": lambda T, a, b: a / (b * b + 1),
     "maximum": lambda T, a, b: T.maximum(a, b),
     "where": lambda T, a, b: T.where(a.detach() > 0, a, b),
+    "pow_tensor": lambda T, a, b: (a * a + 1) ** b,
+    "matmul": lambda T, a, b: (a.expand(2, 3) @ b.expand(2, 3).t()) @ a.expand(2, 3),
+    "cat_slice": lambda T, a, b: T.cat([a.expand(2, 3), b.expand(2, 3)], 1)[:, 1:4],
+    "stack_sum": lambda T, a, b: T.stack([a.expand(2, 3), b.expand(2, 3)]).sum(0),
 }
 
 

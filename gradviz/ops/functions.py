@@ -842,7 +842,7 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
         key = "view" if a._data.flags["C_CONTIGUOUS"] else "reshape_alias"
         return _view_of(a, data, key, {"shape": a.shape})
     # Not expressible as a view: torch copies (CloneBackward0) and views the copy unsafely.
-    return _unsafe_view(clone(a), shape)
+    return _unsafe_view(clone(a, contiguous=True), shape)
 
 
 def _unsafe_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -1083,7 +1083,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     d = dim % tensors[0].ndim
     for t_ in tensors[1:]:
         _check_devices(tensors[0], t_)
-    out = _new(np.concatenate([t_._data for t_ in tensors], axis=d), tensors[0].device)
+    # torch's cat is always contiguous; numpy keeps the inputs' layout (F-order for broadcasts),
+    # which would change later view/reshape decisions.
+    out = _new(np.ascontiguousarray(np.concatenate([t_._data for t_ in tensors], axis=d)), tensors[0].device)
     if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
         record(NODES["cat"], tuple(tensors), [out], {"sizes": [t_.shape[d] for t_ in tensors], "dim": d})
     return out
@@ -1102,7 +1104,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
                 f"entry 0 and {list(t_.shape)} at entry {tensors.index(t_)}"
             )
-    out = _new(np.stack([t_._data for t_ in tensors], axis=d), tensors[0].device)
+    out = _new(np.ascontiguousarray(np.stack([t_._data for t_ in tensors], axis=d)), tensors[0].device)
     if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
         record(NODES["stack"], tuple(tensors), [out], {"dim": d})
     return out
@@ -1161,8 +1163,24 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 # -- copies ----------------------------------------------------------------------------------
 
 
-def clone(a: Tensor) -> Tensor:
-    out = _new(a._data.copy(), a.device)
+def _dense_non_overlapping(x: Any) -> bool:
+    """Whether x's elements fill its memory exactly, in some order of dims (torch's
+    is_non_overlapping_and_dense): then a copy may keep the layout."""
+    dims = sorted((st, n) for st, n in zip(x.strides, x.shape) if n != 1)
+    expected = x.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def clone(a: Tensor, contiguous: bool = False) -> Tensor:
+    # torch's clone preserves a dense layout (a transposed tensor stays transposed), which decides
+    # later view/reshape behaviour; numpy's order="K" does the same. Other layouts (expanded,
+    # strided) copy to contiguous, as does reshape's copy.
+    keep = not contiguous and _dense_non_overlapping(a._data)
+    out = _new(a._data.copy(order="K" if keep else "C"), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["clone"], (a,), [out], {})
     return out
@@ -1171,7 +1189,7 @@ def clone(a: Tensor) -> Tensor:
 def contiguous(a: Tensor) -> Tensor:
     if a._data.flags["C_CONTIGUOUS"] if hasattr(a._data, "flags") else True:
         return a
-    return clone(a)
+    return clone(a, contiguous=True)
 
 
 def to_copy(a: Tensor, dtype: _dtype.dtype | None = None, device: Any = None) -> Tensor:
