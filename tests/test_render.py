@@ -589,3 +589,17 @@ def test_nan_turns_red_at_the_step_it_appears(tmp_path):
     svg = draw(trace, tmp_path, "after.svg", step=s)
     assert Svg.fill(svg.node(2)) == styles.MARKS["error"].fill
     assert "nan values" in Svg.flat(svg.node(2))
+
+
+@needs_dot
+def test_hooks_and_captured_grads_are_shown(recorded, tmp_path):
+    trace = recorded("hooks")
+    hooked = {e.node: e.hook for e in trace.events if isinstance(e, ev.Hook) and e.task == 1}
+    assert hooked
+    svg = draw(trace, tmp_path, "hooks.svg", task=1)
+    for node, kind in hooked.items():
+        assert kind in Svg.flat(svg.node(node)).split("hooks: ")[1]
+    trace = recorded("grad_subset")
+    cap = next(e for e in trace.events if isinstance(e, ev.CapturedGrad))
+    svg = draw(trace, tmp_path, "cap.svg", task=cap.task)
+    assert f"grad() output {cap.index} captured from input {cap.input_nr}" in Svg.flat(svg.node(cap.node))

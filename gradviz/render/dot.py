@@ -161,6 +161,12 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
     if n.state is not None and model.step is not None:
         detail = f": {html(n.state_detail, 60)}" if n.state_detail else ""
         rows.append(_small(f"<B>{html(n.state)}</B>{detail}"))
+    hooks = Counter(k for k, seq in n.hooks if _seen(model, seq))
+    if hooks:
+        rows.append(_small("hooks: " + ", ".join(f"{k} ×{c}" if c > 1 else k for k, c in hooks.items())))
+    for input_nr, index, seq in n.captured:
+        if _seen(model, seq):
+            rows.append(_small(f"grad() output {index} captured from input {input_nr}"))
     if n.nested:
         tasks = ", ".join(str(t) for t in n.nested)
         rows.append(_small(f"ran task {tasks} inside (reentrant)"))

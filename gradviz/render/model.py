@@ -76,6 +76,8 @@ class GNode:
     begin_seq: int | None = None
     release_seq: int | None = None
     nested: list[int] = field(default_factory=list)  # tasks it started while running (reentrant)
+    hooks: list[tuple[str, int]] = field(default_factory=list)  # (hook kind, seq) in call order
+    captured: list[tuple[int, int, int]] = field(default_factory=list)  # (input_nr, output index, seq)
     state: str | None = None  # with a step: a key of styles.STATES
     state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
 
@@ -277,6 +279,10 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
             else:
                 g.count += 1
                 g.bad = g.bad or bad
+        elif isinstance(e, ev.Hook):
+            node.hooks.append((e.hook, e.seq))
+        elif isinstance(e, ev.CapturedGrad):
+            node.captured.append((e.input_nr, e.index, e.seq))
         elif isinstance(e, ev.AccumulateGradUpdate):
             if node.leaf is not None:
                 node.leaf.grad_norm = e.after.norm
