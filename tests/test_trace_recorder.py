@@ -247,3 +247,29 @@ def test_stats(data, expected):
         s = stats_of(data)
     for got, want in zip((s.norm, s.min, s.max, s.nan, s.inf), expected):
         assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+def test_public_names_and_the_callable_package(tmp_path):
+    import gradviz.trace as trace_pkg
+
+    assert gradviz.trace is trace_pkg and gradviz.load is load and gradviz.record is record
+    assert gradviz.TraceError is trace_pkg.TraceError and issubclass(gradviz.TraceError, ValueError)
+    with gradviz.trace(tmp_path / "t.json") as rec:  # the package called as the function
+        pass
+    assert rec.path == str(tmp_path / "t.json") and rec.trace.status == "ok"
+
+
+def test_a_recording_that_cannot_open_its_file_leaves_nothing_installed(tmp_path):
+    with pytest.raises(OSError):
+        gradviz.trace(tmp_path / "no" / "such" / "dir" / "t.json").start()
+    assert get_default_engine().probe is None
+    with record():  # and the next recording starts normally
+        pass
+
+
+def test_file_recording_trace_before_stop_is_refused(tmp_path):
+    rec = gradviz.trace(tmp_path / "t.json")
+    with rec:
+        with pytest.raises(RuntimeError, match="still being written"):
+            _ = rec.trace
+    assert rec.count == len(rec.trace.events)
