@@ -401,7 +401,7 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
         h.Workload(
             "w3_mlp", "W3 MLP step (64×784-256-256-10)", impls("w3_mlp"),
             note="micrograd works on scalars: no W3; each engine's own softmax cross-entropy (below)",
-            repeats_factor=sizes["mlp_repeats_factor"],
+            repeats_factor=sizes["mlp_repeats_factor"], rewarm=True,
         ),
     ]  # fmt: skip
     claims = [

@@ -99,7 +99,7 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
         h.Workload("rec_w1", f"W1 chain backward ({n:,} steps), recorded", w1, subject="trace", nodes=2 * n + 1),
         h.Workload(
             "rec_w3", "W3 MLP backward, recorded", w3, subject="trace",
-            repeats_factor=sizes["mlp_repeats_factor"],
+            repeats_factor=sizes["mlp_repeats_factor"], rewarm=True,
         ),
     ]  # fmt: skip
     claims = [
