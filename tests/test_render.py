@@ -603,3 +603,30 @@ def test_hooks_and_captured_grads_are_shown(recorded, tmp_path):
     cap = next(e for e in trace.events if isinstance(e, ev.CapturedGrad))
     svg = draw(trace, tmp_path, "cap.svg", task=cap.task)
     assert f"grad() output {cap.index} captured from input {cap.input_nr}" in Svg.flat(svg.node(cap.node))
+
+
+@needs_dot
+def test_hostile_strings_in_any_field_stay_text(tmp_path):
+    """Trace(events) takes events from anywhere: even fields that are numbers in a loaded file
+    can hold text here, and must still not inject into DOT or SVG."""
+    from gradviz.trace.synth import TraceBuilder
+
+    b = TraceBuilder()
+    a = b.leaf("a")
+    m = b.op("MulBackward0", [a, None])
+    evil = '</TD></TR></TABLE>> shape=none label=<<B>"x'
+    b.backward(m, during={m: lambda tb: tb.emit(ev.Hook, task=1, node=m, hook=evil, name=evil)})
+    events = [
+        e if not isinstance(e, ev.NodeCreated) else ev.NodeCreated(**{**_fields(e), "sequence_nr": evil})
+        for e in b.finish()
+    ]
+    svg = draw(Trace(events), tmp_path)
+    assert set(svg.nodes) == {f"node-{a}", f"node-{m}"}
+    text = Svg.flat(svg.node(m))
+    assert f"hooks: {evil}" in text and f"seq_nr {evil}" in text
+
+
+def _fields(e: ev.Event) -> dict:
+    from dataclasses import fields
+
+    return {f.name: getattr(e, f.name) for f in fields(e)}

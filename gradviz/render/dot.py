@@ -137,7 +137,8 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
             f"tooltip={attr(chr(10).join(f for f in facts if f))} label={attr(short, 60)}]"
         )
     rows = [f"<B>{html(n.name, 80)}</B>"]
-    facts = [f"seq_nr {n.sequence_nr}" if n.kind != "leaf" else ""]
+    # Numbers from a trace go through html() too: Trace(events) accepts events from anywhere.
+    facts = [f"seq_nr {html(n.sequence_nr)}" if n.kind != "leaf" else ""]
     if n.order is not None and _seen(model, n.begin_seq):
         facts.append(f"ran #{n.order} on {html(n.thread, 40)}")
     elif n.order is not None:
@@ -145,11 +146,11 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
     elif model.task is not None:
         facts.append("pruned" if n.pruned else "did not run")
     if n.deps is not None:
-        facts.append(f"deps {n.deps}")
+        facts.append(f"deps {html(n.deps)}")
     rows.append(_small(" · ".join(f for f in facts if f)))
     if n.leaf is not None:
         lf = n.leaf
-        who = html(lf.name, 60) if lf.name else f"tensor {lf.tensor}"
+        who = html(lf.name, 60) if lf.name else f"tensor {html(lf.tensor)}"
         rows.append(_small(f"{who} {html(_shape(lf.shape))} {html(lf.dtype, 20)}"))
         if lf.grad_norm is not None and _seen(model, lf.grad_seq):
             colour = styles.MARKS["error"].border if lf.grad_bad else None
@@ -163,13 +164,13 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         rows.append(_small(f"<B>{html(n.state)}</B>{detail}"))
     hooks = Counter(k for k, seq in n.hooks if _seen(model, seq))
     if hooks:
-        rows.append(_small("hooks: " + ", ".join(f"{k} ×{c}" if c > 1 else k for k, c in hooks.items())))
+        rows.append(_small("hooks: " + html(", ".join(f"{k} ×{c}" if c > 1 else k for k, c in hooks.items()))))
     for input_nr, index, seq in n.captured:
         if _seen(model, seq):
-            rows.append(_small(f"grad() output {index} captured from input {input_nr}"))
+            rows.append(_small(html(f"grad() output {index} captured from input {input_nr}")))
     if n.nested:
         tasks = ", ".join(str(t) for t in n.nested)
-        rows.append(_small(f"ran task {tasks} inside (reentrant)"))
+        rows.append(_small(html(f"ran task {tasks} inside (reentrant)")))
     if n.error is not None and (model.step is None or _seen(model, n.error_seq)):
         rows.append(_small(html(n.error, 80), styles.MARKS["error"].font))
     tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})"]
@@ -232,7 +233,7 @@ def group_stmt(model: GraphModel, g: Group, *, compact: bool = False) -> str:
         rows.append(_small(f"ran #{min(ran)}–#{max(ran)}" if len(ran) > 1 else f"ran #{ran[0]}"))
     if counts:
         order = [s for s in styles.STATE_PRECEDENCE if counts.get(s)]
-        rows.append(_small(" · ".join(f"{s} {counts[s]}" for s in order)))
+        rows.append(_small(html(" · ".join(f"{s} {counts[s]}" for s in order))))
     errors = [model.nodes[m].error for m in g.members if model.nodes[m].error]
     if errors:
         rows.append(_small(html(f"{len(errors)} errored: {errors[0]}", 80), styles.MARKS["error"].font))
@@ -244,7 +245,7 @@ def group_stmt(model: GraphModel, g: Group, *, compact: bool = False) -> str:
 
 
 def _edge_label(model: GraphModel, e: GEdge) -> str:
-    parts = [f"in {e.input_nr}"]
+    parts = [f"in {html(e.input_nr)}"]
     if model.grads and e.grad is not None and _seen(model, e.grad.seq):
         g = e.grad
         times = f" (×{g.count})" if g.count > 1 else ""
@@ -275,7 +276,7 @@ def edge_stmts(model: GraphModel, *, compact: bool = False) -> list[str]:
         # Edge labels become extra nodes in dot's layout: on big pictures they go to tooltips.
         text = f'tooltip="{label}"' if compact and len(es) > 1 else f"label=<{_small(label)}>"
         if compact and len(es) == 1:
-            text = f'tooltip="input_nr {e.input_nr}"'
+            text = f"tooltip={attr(f'input_nr {e.input_nr}')}"
         eid = f"edge-{a}-{b}"
         if eid in seen:
             eid = f"{eid}-slot{e.slot}"
