@@ -84,6 +84,13 @@ class Svg:
         raise AssertionError("node has no filled shape")
 
     @staticmethod
+    def node_stroke(g: ET.Element) -> str:
+        for el in g.iter():
+            if el.tag in (f"{SVG}polygon", f"{SVG}ellipse", f"{SVG}path") and el.get("stroke"):
+                return el.get("stroke", "")
+        raise AssertionError("node has no outline")
+
+    @staticmethod
     def tooltip(g: ET.Element) -> str:
         for a in g.iter(f"{SVG}a"):
             if a.get(f"{XLINK}title"):
@@ -630,3 +637,12 @@ def _fields(e: ev.Event) -> dict:
     from dataclasses import fields
 
     return {f.name: getattr(e, f.name) for f in fields(e)}
+
+
+@needs_dot
+def test_fixed_layout_marks_devices_by_outline(tmp_path):
+    svg = draw(tb.two_devices(), tmp_path, layout="fixed")
+    assert "outline = device: cpu blue, virtual:0 green" in svg.title_text()
+    strokes = {n: Svg.node_stroke(svg.node(n)) for n in range(1, 6)}
+    assert strokes[3] == strokes[4] == styles.DEVICE_COLOURS[1]  # the virtual:0 nodes
+    assert strokes[1] == strokes[2] == strokes[5] == styles.DEVICE_COLOURS[0]

@@ -350,6 +350,16 @@ def to_dot(model: GraphModel, *, layout: str = "dot", compact: bool | None = Non
     edges = edge_stmts(model, compact=compact)
     if layout == "fixed":
         stmts = _place(stmts, edges)
+        if len(model.devices) > 1:  # neato draws no clusters: the outline says the device
+            colours = {d: styles.DEVICE_COLOURS[i % len(styles.DEVICE_COLOURS)] for i, d in enumerate(model.devices)}
+            stmts = [(d, f'{st[:-1]} color="{colours[d]}" penwidth=2.5]') for d, st in stmts]
+            names = styles.DEVICE_COLOUR_NAMES
+            key = ", ".join(f"{d} {names[i % len(names)]}" for i, d in enumerate(model.devices))
+            lines[1] = lines[1].replace(
+                "</TABLE>> labelloc",
+                f'<TR><TD ALIGN="LEFT">{_small("outline = device: " + html(key))}</TD></TR></TABLE>> labelloc',
+                1,
+            )
     if len(model.devices) > 1 and layout != "fixed":  # neato draws no clusters
         for i, dev in enumerate(model.devices):
             colour = styles.DEVICE_COLOURS[i % len(styles.DEVICE_COLOURS)]

@@ -172,6 +172,7 @@ EDGE_GRAD_NAN = Style("edge_nan", "the gradient on this edge had NaN/Inf", borde
 # Device clusters (one colour per device, in order of first appearance) when nodes live on
 # several devices.
 DEVICE_COLOURS: tuple[str, ...] = ("#2563eb", "#16a34a", "#c026d3", "#ea580c", "#0891b2", "#854d0e")
+DEVICE_COLOUR_NAMES: tuple[str, ...] = ("blue", "green", "magenta", "orange", "cyan", "brown")
 DEVICE_MEANING = "a device: nodes inside ran (or would run) on it"
 
 
