@@ -5,18 +5,21 @@ asks for), then calls ``main(...)``, which parses the shared command line, measu
 table, and writes JSON (``benchmarks/results/<bench>.json``) that ``run_all.py`` turns into the
 README table.
 
-Why it measures the way it does:
+Why it measures the way it does (README.md says the same for readers of the tables):
 - Implementations alternate within each round, and the order rotates from round to round, so
   a slow phase of a shared 2-core machine (another process, thermal, frequency) hits every
   engine alike instead of whichever happened to run then.
 - Only ``run`` is timed; ``setup`` (building the input, or the forward graph a backward needs)
   is not, and what ``run`` returns is dropped after the clock stops, so freeing a big graph is
-  not charged to a forward.
+  not charged to a forward. ``Workload.rewarm`` runs the step once, untimed, right before the
+  timed run, for millisecond steps whose data alternation would evict from cache.
 - The garbage collector is off while the clock runs (as ``timeit`` does), after a full collection:
   a cyclic collection falling into one run rather than another is noise, not engine speed.
   ``--gc`` keeps it on for those who want to see it.
-- Medians, with min and max: the ratio gradviz/peer is of medians (``ratio``) and of minima
-  (``ratio_min``, the less noise-sensitive of the two on a busy machine).
+- Two clocks are read around every run: process CPU time (reported by default: time spent
+  descheduled by a neighbour is not in it) and wall-clock time (kept beside it).
+- Medians, with min and max; the ratio subject/peer of medians (``ratio``, what claims are
+  judged on), of minima (``ratio_min``), and the median of per-round ratios (``ratio_paired``).
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ class Config:
 
 
 # -- threads ---------------------------------------------------------------------------------
+
 
 def pin_threads(argv: Sequence[str] | None = None) -> int:
     """Fix the BLAS/OpenMP pool sizes from ``--threads N`` (default 1; 0 leaves the libraries'
