@@ -646,3 +646,14 @@ def test_fixed_layout_marks_devices_by_outline(tmp_path):
     strokes = {n: Svg.node_stroke(svg.node(n)) for n in range(1, 6)}
     assert strokes[3] == strokes[4] == styles.DEVICE_COLOURS[1]  # the virtual:0 nodes
     assert strokes[1] == strokes[2] == strokes[5] == styles.DEVICE_COLOURS[0]
+
+
+@needs_dot
+@pytest.mark.parametrize("cut", [0, 3, 12, 20, 30, 41, 50])
+def test_traces_cut_anywhere_render(tmp_path, cut):
+    """A trace cut short (crash, kill) renders what it has: forward graph or unfinished task."""
+    full = tb.diamond()
+    trace = Trace(full.events[:cut], truncated=True)
+    for pic in render(trace, tmp_path / "cut.svg", step=min(cut, 10)):
+        svg = Svg(pic.path)
+        assert len(svg.nodes) == pic.boxes

@@ -91,6 +91,8 @@ def _rows(rows: list[str]) -> str:
 
 
 def _small(text: str, colour: str | None = None) -> str:
+    if not text:
+        return ""  # graphviz rejects an empty <FONT></FONT>; _rows drops the empty row
     c = f' COLOR="{colour}"' if colour else ""
     return f'<FONT POINT-SIZE="9"{c}>{text}</FONT>'
 
