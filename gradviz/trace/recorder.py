@@ -688,12 +688,9 @@ def _default_engine() -> Any:
 
 
 def _devices(engine: Any) -> tuple[str, ...]:
-    devices = getattr(engine, "devices", None)
-    if callable(devices):
-        devices = devices()
-    if not devices:
-        return ("cpu",)
-    return tuple(str(d) for d in devices)
+    """cpu, and every device whose worker the engine has started so far."""
+    queues = getattr(engine, "device_ready_queues", None) or {}
+    return ("cpu", *sorted(str(d) for d in list(queues)))
 
 
 def _gradviz_version() -> str:
