@@ -47,6 +47,7 @@ class Outcome:
     """One run of a program on one module, reduced to plain data."""
 
     structure: list[tuple[str, tuple]] = field(default_factory=list)
+    seq: list[int] = field(default_factory=list)  # sequence_nr relative to the smallest, per node
     order: list[Any] = field(default_factory=list)
     root_values: list[Any] = field(default_factory=list)
     result: Any = None
@@ -114,6 +115,15 @@ def walk(roots: Sequence[Any]) -> tuple[list[tuple[str, tuple]], list[Any]]:
     return structure, nodes
 
 
+def relative_sequence_nrs(nodes: list[Any]) -> list[int]:
+    """Each node's sequence_nr minus the smallest one (AccumulateGrad's UINT64_MAX as -1): equal
+    lists mean the same nodes were made in the same order with the same gaps between them."""
+    nrs = [fn._sequence_nr() for fn in nodes]
+    real = [n for n in nrs if n < 2**63]
+    base = min(real) if real else 0
+    return [n - base if n < 2**63 else -1 for n in nrs]
+
+
 def run_on(prog: Callable[[Any], Case], T: Any, hooks: bool = True) -> Outcome:
     if T is torch:
         torch.manual_seed(0)
@@ -122,6 +132,7 @@ def run_on(prog: Callable[[Any], Case], T: Any, hooks: bool = True) -> Outcome:
     case = prog(T)
     out = Outcome()
     out.structure, nodes = walk(case.roots)
+    out.seq = relative_sequence_nrs(nodes)
     out.root_values = [to_np(r) for r in case.roots if not _is_node(r)]
     handles = []
     if hooks:
@@ -169,6 +180,9 @@ def check(prog: Callable[[Any], Case], order: bool = True) -> tuple[Outcome, Out
     ref = run_on(prog, torch)
     got = run_on(prog, gradviz)
     assert got.structure == ref.structure, _structure_diff(ref.structure, got.structure)
+    assert got.seq == ref.seq, "relative sequence numbers:\n" + "\n".join(
+        f"{'  ' if a == b else '!!'} {i}: {ref.structure[i][0]} torch {a} gradviz {b}"
+        for i, (a, b) in enumerate(zip(ref.seq, got.seq)))
     if order:
         names = [ref.structure[i][0] for i in ref.order]
         got_names = [got.structure[i][0] for i in got.order] if got.order and max(got.order) < len(

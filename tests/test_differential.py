@@ -630,6 +630,36 @@ def p_custom_sequence_nr_before_forward(T):
     return Case([y], _bw(y), [x])
 
 
+def p_graph_root_takes_a_sequence_nr(T):
+    # A backward with several roots makes a GraphRoot, which takes a sequence number: nodes made
+    # after it are numbered one further on (the harness compares relative sequence numbers).
+    x = leaf(T, 3)
+    a = (x * 2).sum()
+    b = x.sin().sum()
+    T.autograd.backward([a, b])
+    c = (x.exp() * 3).sum()
+    return Case([a, b, c], _bw(c), [x])
+
+
+def p_custom_function_numbered_before_forward(T):
+    class Inner(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            # Nodes made inside forward (grad re-enabled) come after the Function's own node.
+            with T.enable_grad():
+                ctx.inner = x.detach().requires_grad_(True).exp()
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf(T, 3)
+    y = Inner.apply(x)
+    z = (y * x).sum()
+    return Case([z, y.grad_fn, y.grad_fn], _bw(z), [x])
+
+
 def p_reentrant_grad(T):
     _, _, _, Reentrant, _ = _make_functions(T)
     x = leaf(T, 3)
