@@ -657,3 +657,31 @@ def test_traces_cut_anywhere_render(tmp_path, cut):
     for pic in render(trace, tmp_path / "cut.svg", step=min(cut, 10)):
         svg = Svg(pic.path)
         assert len(svg.nodes) == pic.boxes
+
+
+@needs_dot
+def test_any_text_in_names_renders_valid_svg(tmp_path):
+    """Property: whatever text names, leaf names and sources hold, dot accepts the DOT and
+    writes SVG that parses, with one node per graph node."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from gradviz.trace.synth import TraceBuilder
+
+    # Any character, with the ones that mean something to DOT, HTML, XML or escString made common.
+    special = st.sampled_from(list("<>&\"'\\{}|[];#%-=\n\r\t\x00\x1b") + ["\\N", "\\G", "&amp;", "]]>", "-->"])
+    text = st.lists(st.one_of(special, st.characters()), max_size=20).map("".join)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(names=st.lists(text, min_size=1, max_size=4), leaf=text, source=text)
+    def check(names, leaf, source):
+        b = TraceBuilder(argv=(source,))
+        prev = b.leaf(leaf or None, source=source)
+        for name in names:
+            prev = b.op(name, [prev], source=source)
+        b.backward(prev)
+        trace = b.trace()
+        svg = draw(trace, tmp_path, "p.svg")
+        assert set(svg.nodes) == {f"node-{n}" for n in trace.nodes}
+
+    check()

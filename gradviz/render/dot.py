@@ -90,6 +90,10 @@ def _rows(rows: list[str]) -> str:
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{body}</TABLE>'
 
 
+def _bold(text: str) -> str:
+    return f"<B>{text}</B>" if text else ""  # graphviz rejects an empty <B></B>
+
+
 def _small(text: str, colour: str | None = None) -> str:
     if not text:
         return ""  # graphviz rejects an empty <FONT></FONT>; _rows drops the empty row
@@ -138,7 +142,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
             f'n{n.id} [id="node-{n.id}" {_style_attrs(style, kind)} '
             f"tooltip={attr(chr(10).join(f for f in facts if f))} label={attr(short, 60)}]"
         )
-    rows = [f"<B>{html(n.name, 80)}</B>"]
+    rows = [_bold(html(n.name, 80)) or "(unnamed)"]
     # Numbers from a trace go through html() too: Trace(events) accepts events from anywhere.
     facts = [f"seq_nr {html(n.sequence_nr)}" if n.kind != "leaf" else ""]
     if n.order is not None and _seen(model, n.begin_seq):
@@ -163,7 +167,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         rows.append(_small(f"saved {html(shown)}{released}"))
     if n.state is not None and model.step is not None:
         detail = f": {html(n.state_detail, 60)}" if n.state_detail else ""
-        rows.append(_small(f"<B>{html(n.state)}</B>{detail}"))
+        rows.append(_small(f"{_bold(html(n.state))}{detail}"))
     hooks = Counter(k for k, seq in n.hooks if _seen(model, seq))
     if hooks:
         rows.append(_small("hooks: " + html(", ".join(f"{k} ×{c}" if c > 1 else k for k, c in hooks.items()))))
@@ -317,7 +321,7 @@ def to_dot(model: GraphModel, *, layout: str = "dot", compact: bool | None = Non
     """DOT source for the model (``layout`` tunes attributes for dot or sfdp)."""
     if compact is None:
         compact = model.drawn() > COMPACT_ABOVE or layout == "fixed"
-    title = [f"<B>{html(model.title, 160)}</B>"]
+    title = [_bold(html(model.title, 160))]
     if compact:
         title.append(_small("compact labels: details and input_nr are in the tooltips"))
     if model.step is not None:
@@ -367,7 +371,7 @@ def to_dot(model: GraphModel, *, layout: str = "dot", compact: bool | None = Non
             colour = styles.DEVICE_COLOURS[i % len(styles.DEVICE_COLOURS)]
             lines.append(f"  subgraph cluster_{i} {{")
             lines.append(
-                f'    graph [id="device-{i}" label=<<B>{html(dev, 60)}</B>> color="{colour}" '
+                f'    graph [id="device-{i}" label=<{_bold(html(dev, 60)) or "(no device)"}> color="{colour}" '
                 f'fontcolor="{colour}" style=rounded tooltip={attr(styles.DEVICE_MEANING)}]'
             )
             lines += [f"    {s}" for d, s in stmts if d == dev]
