@@ -12,6 +12,7 @@ from __future__ import annotations
 import faulthandler
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -257,3 +258,74 @@ def test_many_threads_deep_reentrant_share_the_pool() -> None:
     assert results == [[2.0, 2.0]] * 6
     assert ENGINE.shutdown(timeout=10)
     assert ENGINE.pool_threads == []
+
+
+def test_after_a_pooled_task_fails_the_pool_thread_leaves_the_owners_queue() -> None:
+    # The pooled task fails on virtual:0 while another of its nodes still runs on virtual:1. The
+    # owner's wait returns at once; the pool thread, asleep in the owner's queue, must be gone
+    # before the owner goes on, or it would take the owner's next backward's nodes (and finish
+    # that task without the wake-up its owner needs).
+    class Boom(Exception):
+        pass
+
+    release = threading.Event()
+
+    class Fails(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            raise Boom("pooled task fails")
+
+    class Slow(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            release.wait(5)
+            return g
+
+    class Outer(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            with gradviz.enable_grad():
+                a = gradviz.ones(2, device="virtual:0", requires_grad=True)
+                b = gradviz.ones(2, device="virtual:1", requires_grad=True)
+                (Fails.apply(a).to("cpu").sum() + Slow.apply(b).to("cpu").sum()).backward()
+            return g
+
+    for _ in range(5):
+        release.clear()
+        x = gradviz.ones(2, requires_grad=True)
+        with set_max_recursion_depth(0), pytest.raises(Boom):
+            Outer.apply(x).sum().backward()
+        # Every pool thread is back waiting in the pool, none left in this thread's queue.
+        shared = ENGINE.thread_pool_shared
+        deadline = time.monotonic() + 2
+        while shared.num_workers != len(ENGINE.pool_threads) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert shared.num_workers == len(ENGINE.pool_threads)
+        # The next backward on this thread hops to virtual:0 and back: its last node (y's
+        # AccumulateGrad) is pushed to this thread's queue while this thread sleeps. It must run
+        # here, and the backward must end while the failed task's slow node still holds
+        # virtual:1 (a stray pool thread would run it and send no wake-up: a stall).
+        ran: list[str] = []
+        y = gradviz.ones(3, requires_grad=True)
+        z = (y.to("virtual:0") * 2).to("cpu").sin()
+        acc = z.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0].next_functions[0][0]
+        assert acc.name() == "AccumulateGrad"
+        acc.register_prehook(lambda grads, ran=ran: ran.append(threading.current_thread().name))
+        t0 = time.monotonic()
+        z.sum().backward()
+        assert time.monotonic() - t0 < 3
+        assert ran == ["MainThread"]
+        release.set()
+    assert ENGINE.shutdown(timeout=10)

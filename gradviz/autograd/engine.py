@@ -249,6 +249,9 @@ class GraphTask:
         self.future_completed = False
         # Thread that runs post-processing (set once, with future_completed, under mutex).
         self._post_processing_thread: int | None = None
+        # Set when the task is handed to the reentrant pool; the pool thread sets it once it has
+        # stopped serving the owner's queue for this task (see Engine.execute).
+        self.pool_done: threading.Event | None = None
         self.final_callbacks: list[Callable[[], None]] = []
         # Filled before the task starts, read-only afterwards: no lock needed.
         self.exec_info: dict[Node, ExecInfo] = {}
@@ -585,12 +588,19 @@ class Engine:
         else:
             buf = InputBuffer(0)
         try:
-            return self.execute_with_graph_task(task, graph_root, buf).wait()
+            future = self.execute_with_graph_task(task, graph_root, buf)
+            try:
+                return future.wait()
+            finally:
+                if task.pool_done is not None:
+                    self._wait_for_pool_thread(task)
         except BaseException as exc:
             if exc is not task.future.error:
                 # Interrupted while waiting (a KeyboardInterrupt in pop or in the wait on a
                 # pool thread's work): stop the task's remaining work wherever it is queued.
                 task.set_exception(exc, None)
+                if task.pool_done is not None:
+                    self._wait_for_pool_thread(task)
             raise
         finally:
             probe = self.probe
@@ -627,6 +637,23 @@ class Engine:
                     tls.total_depth -= 1
         return task.future
 
+    def _wait_for_pool_thread(self, task: GraphTask) -> None:
+        """Return once the pool thread that ran ``task`` has left the owner's queue.
+
+        The pool thread pops from the owner's queue until it sees the task's future completed.
+        When the task ends on another thread (an error, or the last node on a device), the
+        owner's wait returns while the pool thread may still be asleep in that queue's pop();
+        left there it would take the owner's later work, and finish tasks without the wake-up
+        their owner needs (it serves the owner's queue, so it sends none). A wake-up makes it
+        look at the future again; the owner carries on once it has gone.
+        """
+        done = task.pool_done
+        assert done is not None
+        if not done.is_set():
+            owner_queue = self.ready_queue(task.cpu_ready_queue, task.owner_device or CPU_DEVICE)
+            owner_queue.push(NodeTask(task, None, InputBuffer(0)))
+            done.wait()
+
     def add_thread_pool_task(self, task: GraphTask) -> None:
         shared = self.thread_pool_shared
         probe = self.probe
@@ -643,6 +670,7 @@ class Engine:
                 t.gv_role = "reentrant_pool"  # type: ignore[attr-defined]
                 t.gv_device = None  # type: ignore[attr-defined]
                 shared.threads.append(t)
+            task.pool_done = threading.Event()
             shared.graphtasks_queue.append(weakref.ref(task))
         if t is not None:
             _start_thread(t, THREAD_STACK_SIZE)
@@ -687,6 +715,8 @@ class Engine:
                 finally:
                     tls.worker_device = _state.NO_DEVICE
                     tls.local_ready_queue = None
+                    if task.pool_done is not None:
+                        task.pool_done.set()  # the owner may now use its queue alone
                     del task
         finally:
             with shared.mutex:
