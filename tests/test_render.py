@@ -681,7 +681,8 @@ def test_any_text_in_names_renders_valid_svg(tmp_path):
             prev = b.op(name, [prev], source=source)
         b.backward(prev)
         trace = b.trace()
-        svg = draw(trace, tmp_path, "p.svg")
-        assert set(svg.nodes) == {f"node-{n}" for n in trace.nodes}
+        for layout in ("dot", "fixed"):  # full HTML-like labels, and one-line compact labels
+            svg = draw(trace, tmp_path, f"p-{layout}.svg", layout=layout)
+            assert set(svg.nodes) == {f"node-{n}" for n in trace.nodes}
 
     check()
