@@ -8,7 +8,11 @@
 - A node's gradients gather in an InputBuffer; until all dependencies have arrived the buffer
   waits in the task's ``not_ready`` map.
 - Backward called from inside a backward (reentrant) runs nested on the same thread up to
-  ``max_recursion_depth``, then moves to a pool thread that shares the owner's ready queue.
+  ``max_recursion_depth`` (60, as torch; ``set_max_recursion_depth``), then moves to a pool
+  thread that serves the owner's ready queue while the owner waits.
+- ``Engine.shutdown`` stops device workers and pool threads (also at interpreter exit).
+
+docs/engine.md describes the threads, the locks and how errors travel.
 
 The probe (``Engine.probe``) hears every step; ``None`` when nothing records.
 """
