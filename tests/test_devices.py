@@ -61,6 +61,21 @@ def test_array_module_is_chosen_per_device_in_one_place() -> None:
     assert array_module(as_device("virtual:3")) is np
 
 
+def test_input_buffer_device_is_the_first_non_cpu_gradient() -> None:
+    from gradviz.autograd.engine import InputBuffer
+
+    buf = InputBuffer(3)
+    assert buf.device() == "cpu"
+    buf.add(0, gradviz.ones(1))
+    assert buf.device() == "cpu"
+    buf.add(2, gradviz.ones(1, device="virtual:1"))
+    assert buf.device() == "virtual:1"
+    buf.add(1, gradviz.ones(1, device="virtual:0"))
+    assert buf.device() == "virtual:0"  # slot order, not arrival order, as torch
+    assert buf.add(1, gradviz.ones(1, device="virtual:0")) == "accumulate"
+    assert buf.add(1, None) == "undefined"
+
+
 # -- tensors on devices -----------------------------------------------------------------------
 
 
