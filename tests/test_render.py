@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from gradviz.cli import main
 from gradviz.render import GraphvizNotFound, RenderError, dot_source, render, styles
+from gradviz.render.dot import _shape
 from gradviz.trace import events as ev
 from gradviz.trace.file import load
 from gradviz.trace.model import Trace
@@ -169,11 +170,12 @@ def test_node_shows_name_seqnr_order_thread_deps_saved_and_leaf(recorded, tmp_pa
         if info.name != "AccumulateGrad":
             assert f"seq_nr {info.sequence_nr}" in text
         if info.saved:
-            assert "saved (3,)" in text
+            assert "saved " + ", ".join(_shape(x) for x in info.saved[:4]) in text
     leaf = next(n for n, i in trace.nodes.items() if i.name == "AccumulateGrad")
     text = " ".join(svg.texts(svg.node(leaf)))
     update = next(e for e in trace.events if isinstance(e, ev.AccumulateGradUpdate))
-    assert "a (3,) float32" in text and f"grad norm {update.after.norm:.4g}" in text
+    t = trace.tensors[update.tensor]
+    assert f"{t.name} {_shape(t.shape)} {t.dtype}" in text and f"grad norm {update.after.norm:.4g}" in text
     root = trace.tasks[1].begin.roots[0][0]
     assert svg.fill(svg.node(root)) == styles.KINDS["root"].fill
     # The legend in the picture explains the styles used.
@@ -187,7 +189,7 @@ def test_grads_on_edges(recorded, tmp_path):
     adds = [e for e in trace.events if isinstance(e, ev.BufferAdd) and e.producer is not None]
     for e in adds:
         g = svg.edges[f"edge-n{e.producer}-n{e.node}"]
-        assert f"(3,) ‖g‖ {e.stats.norm:.4g}" in " ".join(svg.texts(g))
+        assert f"{_shape(e.shape)} ‖g‖ {e.stats.norm:.4g}" in " ".join(svg.texts(g))
 
 
 # --- state at a step -------------------------------------------------------------------------
