@@ -3,30 +3,12 @@
 
 from __future__ import annotations
 
-import warnings
-
 import click
 
+from gradviz.cli._common import load_trace
 from gradviz.render import DEFAULT_MAX_NODES, FORMATS, RenderError
 from gradviz.render import render as render_trace
 from gradviz.render.styles import help_text
-
-
-def _load(path: str):  # noqa: ANN202 - a Trace; imported lazily to keep `gradviz --help` fast
-    from gradviz.trace.errors import TraceError
-    from gradviz.trace.file import load
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            trace = load(path)
-        except TraceError as e:
-            raise click.ClickException(str(e)) from None
-        except OSError as e:
-            raise click.ClickException(f"{path}: {e.strerror or e}") from None
-    for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
-    return trace
 
 
 @click.command(
@@ -103,7 +85,7 @@ def render(
     dependency count, saved tensors' shapes, and (tooltip) the source line that created it.
     AccumulateGrad nodes show their leaf and its grad norm; edges show input_nr.
     """
-    trace = _load(trace_path)
+    trace = load_trace(trace_path)
     try:
         pictures = render_trace(
             trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes,

@@ -688,3 +688,14 @@ def test_any_text_in_names_renders_valid_svg(tmp_path):
             assert set(svg.nodes) == {f"node-{n}" for n in trace.nodes}
 
     check()
+
+
+@needs_dot
+def test_cli_step_and_grads(tmp_path):
+    path = _save(tb.diamond(), tmp_path, "d.trace.json")
+    result = CliRunner().invoke(main, ["render", str(path), "--step", "42", "--grads", "-o", str(tmp_path / "s.svg")])
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and "(task 1, 5 nodes, dot)" in result.output
+    svg = Svg(tmp_path / "s.svg")
+    assert "state after event 42" in svg.title_text()
+    assert Svg.fill(svg.node(1)) == _fill("parked")
