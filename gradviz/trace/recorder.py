@@ -111,10 +111,12 @@ def _norm_list(vals: list[float], amax: float) -> float:
 
 
 def _norm(f: np.ndarray, amax: float) -> float:
-    if amax < 1e150:  # squares cannot overflow: the plain dot product
-        return float(np.sqrt(np.dot(f, f)))
+    # A ufunc reduction, not np.dot: dot goes to BLAS, whose thread pool costs a wake-up (up to
+    # a millisecond on a busy machine) each time it is called between engine steps.
+    if amax < 1e150:  # squares cannot overflow
+        return float(np.sqrt(np.add.reduce(np.square(f))))
     g = f / amax  # scaled, so the norm of huge values stays finite when it is
-    return float(amax * np.sqrt(np.dot(g, g)))
+    return float(amax * np.sqrt(np.add.reduce(np.square(g))))
 
 
 def _array(x: Any) -> Any:
