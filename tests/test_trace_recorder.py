@@ -273,3 +273,25 @@ def test_file_recording_trace_before_stop_is_refused(tmp_path):
         with pytest.raises(RuntimeError, match="still being written"):
             _ = rec.trace
     assert rec.count == len(rec.trace.events)
+
+
+def test_concurrent_callers_on_two_devices_stay_sound():
+    """Three caller threads, two device workers, shared queues: seq order must still tell a
+    consistent story (pushes before pops, sizes, dependencies) in every run."""
+    for _ in range(5):
+        xs = [torch.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(3)]
+
+        def work(x, dev):
+            for _ in range(4):
+                y = (x.to(dev) * 2).exp()
+                (y.to("cpu") * x).sum().backward()
+
+        with record() as rec:
+            threads = [threading.Thread(target=work, args=(x, f"virtual:{i % 2}")) for i, x in enumerate(xs)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+        t = sound(rec.trace)
+        assert len(t.tasks) == 12 and all(task.status == "ok" for task in t.tasks.values())
+        assert {th.role for th in t.threads.values()} == {"caller", "device_worker"}
