@@ -475,5 +475,7 @@ def test_mixed_load_devices_reentrant_pool_and_errors_from_8_threads(watchdog) -
     assert not errors, errors[:3]
     assert all(n > 0 for n in done)
     assert max(slowest) < 5, f"a backward stalled for {max(slowest):.1f}s"
+    t0 = time.monotonic()
     assert ENGINE.shutdown(timeout=10)
+    assert time.monotonic() - t0 < 2, "a thread was slow to stop: stranded in a queue?"
     assert _engine_threads() == []
