@@ -6,7 +6,7 @@ import os
 
 import click
 
-from gradviz.cli.replay import load_trace
+from gradviz.cli._common import load_trace
 
 
 def _default_output(trace_path: str) -> str:

@@ -5,31 +5,14 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-import warnings
 from typing import Any
 
 import click
 from rich.console import Console
 
+from gradviz.cli._common import load_trace
+
 STEPPER = -1  # what a bare --step means: open the interactive stepper
-
-
-def load_trace(path: str) -> Any:
-    """Load a trace file; bad files become one-line click errors, truncation a one-line warning."""
-    from gradviz.trace.errors import TraceError
-    from gradviz.trace.file import load
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            trace = load(path)
-        except TraceError as e:
-            raise click.ClickException(str(e)) from None
-        except OSError as e:
-            raise click.ClickException(f"{path}: {e.strerror or e}") from None
-    for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
-    return trace
 
 
 def make_console(width: int | None, *, interactive: bool = False) -> Console:
