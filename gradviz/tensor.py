@@ -54,8 +54,8 @@ class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "_data", "_requires_grad", "grad_fn", "_output_nr", "grad", "_version_counter", "_grad_accumulator",
-        "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "__weakref__",
+        "_data", "_requires_grad", "_grad_fn", "_output_nr", "grad", "_version_counter", "_grad_accumulator",
+        "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "_view_version", "__weakref__",
     )  # fmt: skip
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
@@ -65,7 +65,11 @@ class Tensor:
         self.dtype: DType = _dtype.from_numpy_dtype(data.dtype)
         self.device: Device = device
         self._requires_grad = requires_grad
-        self.grad_fn: Node | None = None
+        self._grad_fn: Node | None = None
+        # For a view: the version its grad_fn was made at. When the base or another view of it has
+        # been changed in place since, the view's history is stale and grad_fn makes a new one
+        # (AsStridedBackward0 of the base), as torch's view + in-place handling does.
+        self._view_version = 0
         self._output_nr = 0
         self.grad: Tensor | None = None
         # Shared with views of this tensor: an in-place change to either bumps both.
@@ -101,12 +105,26 @@ class Tensor:
         return self._data.shape[0]
 
     @property
+    def grad_fn(self) -> Node | None:
+        if self._base is not None and self._view_version != self._version_counter[0]:
+            from gradviz.ops.core import regenerate_view_grad_fn
+
+            regenerate_view_grad_fn(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn: Node | None) -> None:
+        self._grad_fn = fn
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
+        # No regeneration of a stale view's history here (torch's requires_grad doesn't either).
+        base = self._base
+        return self._requires_grad or self._grad_fn is not None or (base is not None and base.requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

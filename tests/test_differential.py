@@ -405,6 +405,85 @@ def p_inplace_on_view_of_nonrequiring(T):
     return Case([y], _bw(y), [x], values=[buf])
 
 
+def p_inplace_on_view(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 3, seed=1)
+    b = x * 1
+    v = b[0]
+    v.mul_(w)
+    b[:, 1].add_(2.0)
+    b.t()[2].sub_(w[:2])
+    y = (b * b).sum() + (v * 3).sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_view_stale_after_base_inplace(T):
+    # v's value changes when b is changed in place; its history must follow (AsStridedBackward0).
+    x = leaf(T, 2, 3)
+    b = x.sin()
+    v = b[1]
+    u = b[:, 0]
+    b.mul_(x)
+    y = (v * v).sum() + (u * 3).sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_setitem(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 3, seed=1)
+    b = x * 2
+    b[0] = w * 3
+    b[1, 1:] = 0.5
+    b[:, 0] = T.tensor([1.0, 2.0], dtype=T.float64)
+    y = (b * b).sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_setitem_into_constant_buffer(T):
+    w = leaf(T, 3)
+    buf = T.zeros(2, 3, dtype=T.float64)
+    buf[0] = w.exp()
+    buf[1, 2] = w[0] * 4
+    y = (buf * buf).sum()
+    return Case([y], _bw(y), [w])
+
+
+def p_setitem_tensor_index(T):
+    x = leaf(T, 3, 3)
+    w = leaf(T, 2, seed=1)
+    b = x * 1
+    b[T.tensor([0, 2]), T.tensor([1, 1])] = w
+    b[b.detach() > 1.0] = 0.0
+    b[[1]] = 7.0
+    y = (b * b).sum()
+    return Case([y], _bw(y), [x, w])
+
+
+def p_view_grad_fn_made_on_use(T):
+    # The view's AsStridedBackward0 is made when the view is next used, numbered then.
+    x = leaf(T, 2, 3)
+    b = x.sin()
+    v = b[1]
+    v.mul_(2)
+    c = x.cos().sum()
+    y = (v * 3).sum() + c + b.sum()
+    return Case([y], _bw(y), [x])
+
+
+def p_inplace_view_double_backward(T):
+    x = leaf(T, 2, 3)
+    b = x * x
+    b[0].mul_(x[1])
+    y = (b ** 2).sum()
+
+    def run():
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        (h,) = T.autograd.grad(g.sum(), x)
+        return g, h
+
+    return Case([y], run)
+
+
 # -- custom Functions --------------------------------------------------------------------------
 
 

@@ -120,6 +120,23 @@ def _inplace_leaf_mul(T):
     x.mul_(2)
 
 
+def _inplace_view_of_leaf(T):
+    leaf(T, 2, 3)[0].mul_(2)
+
+
+def _inplace_unbind_output(T):
+    (leaf(T, 2, 3) * 1).unbind()[1].mul_(2)
+
+
+def _inplace_split_output(T):
+    (leaf(T, 4, 3) * 1).split(2)[0].add_(1)
+
+
+def _setitem_on_leaf(T):
+    x = leaf(T, 2, 3)
+    x[0] = 1.0
+
+
 def _gradient_shape_mismatch(T):
     x = leaf(T, 3)
     (x * 2).backward(T.ones(2, dtype=T.float64))
@@ -210,6 +227,13 @@ SCENARIOS = {
     "inplace_leaf": (_inplace_leaf, ["a leaf Variable that requires grad is being used in an in-place operation."]),
     "inplace_leaf_mul": (_inplace_leaf_mul, ["a leaf Variable that requires grad is being used in an in-place "
                                              "operation."]),
+    "inplace_view_of_leaf": (_inplace_view_of_leaf, ["a view of a leaf Variable that requires grad is being used "
+                                                     "in an in-place operation."]),
+    "inplace_unbind_output": (_inplace_unbind_output, ["Output 1 of Unbind is a view and is being modified inplace.",
+                                                       "Such functions do not allow the output views to be modified"]),
+    "inplace_split_output": (_inplace_split_output, ["Output 0 of Split is a view and is being modified inplace."]),
+    "setitem_on_leaf": (_setitem_on_leaf, ["a view of a leaf Variable that requires grad is being used in an in-place"
+                                           " operation."]),
     "gradient_shape_mismatch": (_gradient_shape_mismatch, ["Mismatch in shape", "grad_output[0] has a shape of",
                                                            "and output[0] has a shape of"]),
     "grad_outputs_shape_mismatch": (_grad_outputs_shape_mismatch, ["Mismatch in shape"]),

@@ -115,6 +115,21 @@ def _double_backward_select_slice(x):
     return g
 
 
+def _inplace_on_view(x, w):
+    b = x * 1.5
+    b[0].mul_(w)
+    v = b[1]
+    b.mul_(x)  # v's history is stale now: its grad_fn becomes AsStridedBackward0 of b
+    return v * w + b.sum()
+
+
+def _setitem(x, w):
+    b = x * 1
+    b[1] = w * w
+    b[gv.tensor([0, 1]), gv.tensor([2, 0])] = w[:2]
+    return b * x
+
+
 def _fill_tensor(x, v):
     h = x * 1.5
     h.fill_(v * 2)
@@ -262,6 +277,9 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("fill", _fill, [randn(3)]),
     ("fill_tensor", _fill_tensor, [randn(3), randn(seed=1)]),
     ("clone", lambda a: a.clone(), [randn(2, 3)]),
+    ("as_strided", _inplace_on_view, [randn(2, 3), randn(3, seed=1)]),
+    ("copy", lambda x, w: (x * 1).copy_(w * w) * x, [randn(2, 3), randn(3, seed=1)]),
+    ("index_put", _setitem, [randn(2, 3), randn(3, seed=1)]),
     # float32 in the middle: a step of 1e-6 would vanish in rounding, so this one uses a wide step
     # on a function that is linear (exact up to float32 rounding).
     ("to_copy", lambda a: (a.to(gv.float32) * 2).to(gv.float64), [np.round(randn(3) * 8) / 8]),

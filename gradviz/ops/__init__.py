@@ -9,6 +9,8 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
+from gradviz.device import to_device_array
+from gradviz.ops.core import rebase_history
 from gradviz.ops.functions import *  # noqa: F403 - the op namespace
 from gradviz.ops.functions import (
     NODES,
@@ -25,7 +27,6 @@ from gradviz.ops.functions import (
     record,
     rsub,
     save,
-    setitem,
     sub,
     to_copy,
 )
@@ -34,14 +35,34 @@ from gradviz.tensor import Tensor
 # -- in-place ops ----------------------------------------------------------------------------
 
 
+_MULTI_VIEW_NODES = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes",
+                     "UnbindBackward0": "Unbind"}
+
+
 def _check_inplace(a: Tensor) -> None:
-    if _grad_state.enabled and a.grad_fn is None and a._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if _grad_state.enabled and a._base is not None and a._base.requires_grad:
-        raise NotImplementedError(
-            "gradviz does not support in-place operations on views of tensors that require grad "
-            "(torch rebases such views with CopySlices); apply the op to the base tensor instead"
+    if not _grad_state.enabled:
+        return
+    if a._base is None:
+        if a._grad_fn is None and a._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        return
+    base = a._base
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    fn = a._grad_fn
+    if fn is not None and type(fn).__name__ in _MULTI_VIEW_NODES:
+        raise RuntimeError(
+            f"Output {a._output_nr} of {_MULTI_VIEW_NODES[type(fn).__name__]} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. Such functions do not "
+            "allow the output views to be modified inplace. You should replace the inplace operation by an "
+            "out-of-place one."
         )
+
+
+def _after_inplace(a: Tensor) -> None:
+    """An in-place op on a view rewrites its base's history too (torch's rebase_history)."""
+    if a._base is not None:
+        rebase_history(a, a._grad_fn)
 
 
 def _old_edge_holder(a: Tensor) -> Tensor:
@@ -72,6 +93,7 @@ def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> 
         if key in ("add", "sub"):
             saved["alpha"] = alpha
         record(NODES[key], (old, bt), [a], saved, sequence_nr=seq)
+        _after_inplace(a)
     return a
 
 
@@ -130,12 +152,84 @@ def _overwrite(key: str, a: Tensor, value_tensor: Tensor | None, value: Any) -> 
     vt = value_tensor if isinstance(value_tensor, Tensor) else None
     grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
     if grad:
+        seq = next_sequence_nr()
         old = _old_edge_holder(a)
     a._data[...] = value._data if isinstance(value, Tensor) else value
     a._version_counter[0] += 1
     if grad:
-        record(NODES[key], (old, vt) if key == "fill_tensor" else (old,), [a], {})
+        record(NODES[key], (old, vt) if key == "fill_tensor" else (old,), [a], {}, sequence_nr=seq)
+        _after_inplace(a)
     return a
+
+
+def copy_(a: Tensor, src: Any) -> Tensor:
+    """Copy src (broadcast, cast) into a: CopyBackwards (a's old value gets no gradient)."""
+    _check_inplace(a)
+    st = src if isinstance(src, Tensor) else None
+    grad = _grad_state.enabled and (a.requires_grad or (st is not None and st.requires_grad))
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+    value = to_device_array(st._data, a.device) if st is not None else src
+    a._data[...] = value
+    a._version_counter[0] += 1
+    if grad:
+        record(NODES["copy"], (old, st), [a], {}, sequence_nr=seq)
+        _after_inplace(a)
+    return a
+
+
+def setitem(a: Tensor, key: Any, value: Any) -> None:
+    """a[key] = value as torch does it: basic indexing copies into the view a[key] (CopySlices on
+    a), tensor indices go through index_put_ (IndexPutBackward0)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    advanced = any(isinstance(k, (Tensor, list)) and not (isinstance(k, Tensor) and k.ndim == 0
+                   and k.dtype is not _dtype.bool_) for k in keys)
+    if not advanced:
+        with no_grad_if_plain(a, value):
+            view = getitem(a, key)
+        copy_(view, value)
+        return
+    _check_inplace(a)
+    vt = value if isinstance(value, Tensor) else None
+    grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
+    idx = _numpy_key(a, keys)
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+        mask = np.zeros(a.shape, dtype=bool)
+        mask[idx] = True
+    a._data[idx] = vt._data if vt is not None else value
+    a._version_counter[0] += 1
+    if grad:
+        saved = {"key": idx, "mask": Tensor(mask, a.device)}
+        record(NODES["index_put"], (old, vt), [a], saved, sequence_nr=seq)
+
+
+class no_grad_if_plain:  # noqa: N801 - a context manager used like a function
+    """Grad mode off while taking the view when nothing will need a gradient (saves nodes)."""
+
+    def __init__(self, a: Tensor, value: Any):
+        self.off = not (a.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+
+    def __enter__(self) -> None:
+        self.prev = _grad_state.enabled
+        if self.off:
+            _grad_state.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _grad_state.enabled = self.prev
+
+
+def _numpy_key(a: Tensor, keys: tuple) -> tuple:
+    out = []
+    for k in keys:
+        if isinstance(k, Tensor):
+            k = k._data
+        elif isinstance(k, list):
+            k = np.asarray(k)
+        out.append(k)
+    return tuple(out)
 
 
 # -- binding methods and operators -----------------------------------------------------------
@@ -189,6 +283,7 @@ def _bind() -> None:
         "__invert__": F.logical_not, "__and__": F.logical_and, "__or__": F.logical_or,
         "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": F.matmul,
         "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "zero_": zero_, "fill_": fill_,
+        "copy_": copy_,
         "abs": F.abs, "sqrt": F.sqrt, "exp": F.exp, "log": F.log, "log1p": F.log1p, "sin": F.sin,
         "cos": F.cos, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "clamp": F.clamp,
         "clip": F.clamp, "square": F.square, "reciprocal": F.reciprocal, "sign": F.sign, "sgn": F.sgn,

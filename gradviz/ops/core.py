@@ -18,6 +18,8 @@ from gradviz.autograd.graph import (
     Node,
     SavedVariable,
     collect_next_edges,
+    gradient_edge,
+    next_sequence_nr,
     node_created,
 )
 from gradviz.tensor import Tensor
@@ -137,6 +139,10 @@ def record(
 
     ``sequence_nr``: one taken earlier, for ops that (like torch) make their node before they
     record other ops, such as the clone an in-place op saves."""
+    # The number first, then the edges, as torch: reading an input's grad_fn may make a node (a
+    # view's regenerated history), which must come after this one.
+    if sequence_nr is None:
+        sequence_nr = next_sequence_nr()
     node = cls(collect_next_edges(inputs), sequence_nr=sequence_nr)
     node.saved = saved or {}
     if cls.derivative.reduce_broadcast:
@@ -148,3 +154,116 @@ def record(
         meta.append(InputMetadata(out._data.shape, out.dtype, out.device))
     node.input_metadata = meta
     node_created(node)
+
+
+# -- in-place ops on views: CopySlices -----------------------------------------------------
+
+
+def _data_ptr(arr: Any) -> int:
+    ai = getattr(arr, "__array_interface__", None)
+    return ai["data"][0] if ai is not None else arr.data.ptr  # numpy, or cupy
+
+
+def _byte_offsets(arr: Any, start: int) -> Any:
+    """The byte offset of every element of ``arr`` (from ``start``), in arr's shape."""
+    import numpy as np
+
+    offs = np.full(arr.shape, start, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+        shape = [1] * arr.ndim
+        shape[d] = n
+        offs = offs + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return offs
+
+
+def view_index(view: Tensor, base: Tensor) -> Any:
+    """For each element of ``view``, the C-order flat index of the element of ``base`` it shares
+    memory with (view and base from the same storage): the view's geometry, whatever chain of
+    view ops made it (torch keeps sizes, strides and storage offset for the same purpose)."""
+    import numpy as np
+
+    base_offs = _byte_offsets(base._data, 0).reshape(-1)
+    order = np.argsort(base_offs, kind="stable")
+    view_offs = _byte_offsets(view._data, _data_ptr(view._data) - _data_ptr(base._data))
+    pos = np.searchsorted(base_offs[order], view_offs)
+    return order[pos]
+
+
+class CopySlices(Node):
+    """torch's CopySlices: the base's new history after an in-place op on one of its views. It
+    runs the op's node (``fn``) on the view's part of the gradient and puts the result back."""
+
+    __slots__ = ("fn", "index", "base_shape")
+
+    def __init__(self, base: Tensor, index: Any, fn: OpNode) -> None:
+        # Edges: the base's history before the op, then the op's other inputs.
+        super().__init__([gradient_edge(base)] + list(fn.next_edges[1:]))
+        self.fn = fn
+        self.index = index
+        self.base_shape = tuple(base.shape)
+        self.input_metadata = [InputMetadata(base._data.shape, base.dtype, base.device)]
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        from gradviz.ops import functions as F
+
+        g = grads[0]
+        if g is None:
+            return [None] * len(self.next_edges)
+        flat = F.reshape(g, (-1,))
+        grad_slice = F.getitem_raw(flat, (self.index,), "index")
+        res = self.fn.apply([F.clone(grad_slice)])
+        out: list[Tensor | None] = [None] * len(self.next_edges)
+        if self.next_edges[0].function is not None:
+            # The gradient with the view's part replaced by what fn gives the view's old value.
+            keep = F.ones_for(flat)
+            keep._data[self.index.reshape(-1)] = 0
+            part = res[0] if res[0] is not None else F.zeros_for(grad_slice.shape, g.dtype, g.device)
+            put = F.index_backward(part, flat.shape, (self.index,), "index")
+            out[0] = F.reshape(F.add(F.mul(flat, keep), put), self.base_shape)
+        out[1:] = res[1:]
+        return out
+
+    def release_variables(self) -> int:
+        return self.fn.release_variables()
+
+    def saved_shapes(self) -> list[tuple[int, ...]]:
+        return self.fn.saved_shapes()
+
+
+def rebase_history(view: Tensor, fn: OpNode) -> None:
+    """After an in-place op recorded ``fn`` on ``view``: the base takes a CopySlices wrapping fn,
+    and the view's grad_fn becomes an AsStridedBackward0 of the base (made at once, as torch's
+    rebase_history asks for the view's grad_fn right away)."""
+    base = view._base
+    cs = CopySlices(base, view_index(view, base), fn)
+    base.grad_fn = cs
+    base._output_nr = 0
+    node_created(cs)
+    view.grad_fn  # noqa: B018 - regenerates the view's history
+
+
+_MULTI_VIEW = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes", "UnbindBackward0": "Unbind"}
+
+
+def regenerate_view_grad_fn(view: Tensor) -> None:
+    """The view's history is stale (its base changed in place): make it AsStridedBackward0 of the
+    base's current history."""
+    from gradviz.ops.functions import NODES
+
+    base = view._base
+    view._view_version = view._version_counter[0]
+    old = view._grad_fn
+    if old is None and not base.requires_grad:
+        return
+    if old is not None and type(old).__name__ in _MULTI_VIEW:
+        raise RuntimeError(
+            f"Output {view._output_nr} of {_MULTI_VIEW[type(old).__name__]} is a view and its base or another view "
+            "of its base has been modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one."
+        )
+    saved = {"base_shape": tuple(base.shape), "index": view_index(view, base)}
+    record(NODES["as_strided"], (base,), [view], saved)

@@ -22,6 +22,13 @@ def _zero_scalar(g):
     return F.zeros_for((), g.dtype, g.device)
 
 
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def _zeros(n, g):
     return F.zeros_for(g.shape, g.dtype, g.device)
 
@@ -244,6 +251,18 @@ DERIVATIVES: dict[str, D] = {
     "slice": D("SliceBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "slice"),)),
     "index": D("IndexBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "index"),)),
     "alias": D("AliasBackward0", (lambda n, g: g,)),
+    # a view whose base was changed in place through it (or another view): its new history
+    "as_strided": D("AsStridedBackward0", (
+        lambda n, g: F.reshape(F.index_backward(g, (_numel(n["base_shape"]),), (n["index"],), "index"),
+                               n["base_shape"]),
+    )),
+    # x[key] = value: basic indexing writes through a view (CopySlices wraps this node),
+    # tensor indices use index_put_
+    "copy": D("CopyBackwards", (_zeros, lambda n, g: g), reduce_broadcast=True),
+    "index_put": D("IndexPutBackward0", (
+        lambda n, g: F.masked_fill(g, n["mask"], 0.0),
+        lambda n, g: F.getitem_raw(g, n["key"], "index"),
+    ), reduce_broadcast=True),
     # the index nodes' backward kernels, as nodes of a graph built by create_graph=True
     "select_backward": D("SelectBackwardBackward0", (lambda n, g: F.getitem_raw(g, n["key"], "select"),)),
     "slice_backward": D("SliceBackwardBackward0", (lambda n, g: F.getitem_raw(g, n["key"], "slice"),)),

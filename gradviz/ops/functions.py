@@ -808,6 +808,7 @@ def _view_of(a: Tensor, data: Any, key: str, saved: dict) -> Tensor:
     """A view: shares a's version counter; a node if a requires grad."""
     out = _new(data, a.device)
     out._version_counter = a._version_counter
+    out._view_version = a._version_counter[0]
     out._base = a if a._base is None else a._base
     if _grad_state.enabled and a.requires_grad:
         record(NODES[key], (a,), [out], saved)
@@ -956,7 +957,7 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {d}")
     idx = (slice(None),) * d + (index % size,)
-    return _view_of(a, a._data[idx], "select", {"shape": a.shape, "key": idx})
+    return _view_of(a, a._data[idx + (Ellipsis,)], "select", {"shape": a.shape, "key": idx})
 
 
 def getitem(a: Tensor, key: Any) -> Tensor:
@@ -997,7 +998,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
                     f"index {k} is out of bounds for dimension {dim} with size {size}"
                 )
             idx = (slice(None),) * dim + (k % size,)
-            out = _view_of(out, out._data[idx], "select", {"shape": out.shape, "key": idx})
+            out = _view_of(out, out._data[idx + (Ellipsis,)], "select", {"shape": out.shape, "key": idx})
         elif isinstance(k, slice):
             start, stop, step = k.indices(out.shape[dim])
             if step <= 0:
@@ -1038,7 +1039,7 @@ def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
     """g[key] with a normalized numpy key: a select or slice view, or an index copy (the double
     backward of the indexing nodes)."""
     if kind != "index":
-        return _view_of(g, g._data[key], kind, {"shape": g.shape, "key": key})
+        return _view_of(g, g._data[key + (Ellipsis,)], kind, {"shape": g.shape, "key": key})
     res = _new(np.array(g._data[key]), g.device)
     if _grad_state.enabled and g.requires_grad:
         record(NODES["index"], (g,), [res], {"shape": g.shape, "key": key})
@@ -1061,16 +1062,6 @@ def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> 
         inputs = (None, g) if kind == "index" else (g,)
         record(NODES[kind + "_backward"], inputs, [out], {"key": key})
     return out
-
-
-def setitem(a: Tensor, key: Any, value: Tensor | Scalar) -> None:
-    if _grad_state.enabled and a.requires_grad:
-        raise NotImplementedError(
-            "gradviz does not support item assignment into a tensor that requires grad yet"
-        )
-    v = value._data if isinstance(value, Tensor) else value
-    a._data[key] = v
-    a._version_counter[0] += 1
 
 
 # -- joining and splitting -------------------------------------------------------------------
@@ -1114,7 +1105,8 @@ def _split_outputs(key: str, a: Tensor, pieces: list[Any], d: int, saved: dict) 
     outs = [_new(p, a.device) for p in pieces]
     for o in outs:
         o._version_counter = a._version_counter
-        o._base = a
+        o._view_version = a._version_counter[0]
+        o._base = a if a._base is None else a._base
     if _grad_state.enabled and a.requires_grad:
         saved.update({"sizes": [o.shape for o in outs], "dim": d, "dtype": a.dtype, "device": a.device})
         record(NODES[key], (a,), outs, saved)
