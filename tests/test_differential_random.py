@@ -113,6 +113,28 @@ def _clone_mul_(T, a, b):
 
 BINARY["clone_mul_"] = _clone_mul_
 
+
+def _setitem_row(T, a, b):
+    out = a.expand(2, 3).clone()
+    out[0] = b.expand(2, 3)[1] * 2
+    return out
+
+
+def _view_mul_(T, a, b):
+    out = a.expand(2, 3) * 1
+    out[:, 1].mul_(b.expand(2, 3)[:, 0])
+    return out
+
+
+def _stale_view(T, a, b):
+    out = a.expand(2, 3) * 1
+    v = out[1]
+    out.mul_(b.expand(2, 3))
+    return v
+
+
+BINARY.update({"setitem_row": _setitem_row, "view_mul_": _view_mul_, "stale_view": _stale_view})
+
 MULTI = {
     # Each returns a list of new pool entries (all broadcastable to (2, 3)).
     "split_rows": lambda T, a: list(a.split(1, 0)) if a.ndim == 2 else [a * 1],
@@ -186,7 +208,7 @@ def make_program(spec: dict):
 _FUZZ = int(os.environ.get("GRADVIZ_FUZZ", "0"))
 
 
-@settings(max_examples=_FUZZ or 60, deadline=None, derandomize=not _FUZZ,
+@settings(max_examples=_FUZZ or 100, deadline=None, derandomize=not _FUZZ,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs)
 def test_random_graphs_match_torch(spec):
