@@ -181,6 +181,12 @@ class Tensor:
 
         return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        from gradviz import ops
+
+        return ops.transpose(self, -2, -1)
+
     # -- conversion
     def numpy(self) -> np.ndarray:
         if self.requires_grad:

@@ -964,6 +964,12 @@ def p_max_dim(T):
     return Case([y], run, [x])
 
 
+def p_amax_amin(T):
+    x = T.tensor([[1.0, 3.0, 3.0], [2.0, 0.5, 2.0]], dtype=T.float64, requires_grad=True)
+    y = x.amax(1).sum() + T.amax(x, (0, 1)) * 2 + x.amin(0, keepdim=True).sum() + T.amin(x, -1).sum()
+    return Case([y], _bw(y), [x], values=[(x > 1).all(), (x > 1).any(1), x.mT])
+
+
 def p_var_std(T):
     x = leaf(T, 3, 4)
     y = (x.var() + x.std() + x.var(1).sum() + x.std(0, keepdim=True).sum() + x.var(1, unbiased=False).sum()

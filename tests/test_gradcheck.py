@@ -232,6 +232,9 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("min", lambda a: a.min(), [distinct(2, 3)]),
     ("max_dim", _max_dim, [distinct(3, 4)]),
     ("min_dim", _min_dim, [distinct(3, 4)]),
+    ("amax", lambda a: a.amax(1), [distinct(2, 3)]),
+    ("amax", lambda a: gv.amax(a), [np.array([[1.0, 3.0], [3.0, 0.5]])]),  # a tie: shared evenly
+    ("amin", lambda a: a.amin((0, 1), keepdim=True), [distinct(2, 3)]),
     ("var", lambda a: a.var(), [randn(2, 3)]),
     ("var", lambda a: a.var(1), [randn(2, 3)]),
     ("var", lambda a: a.var(0, keepdim=True, unbiased=False), [randn(3, 2)]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -183,7 +184,7 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
     """a[key] = value as torch does it: basic indexing copies into the view a[key] (CopySlices on
     a), tensor indices go through index_put_ (IndexPutBackward0)."""
     keys = key if isinstance(key, tuple) else (key,)
-    advanced = any(isinstance(k, (Tensor, list)) and not (isinstance(k, Tensor) and k.ndim == 0
+    advanced = builtins.any(isinstance(k, (Tensor, list)) and not (isinstance(k, Tensor) and k.ndim == 0
                    and k.dtype is not _dtype.bool_) for k in keys)
     if not advanced:
         with no_grad_if_plain(a, value):
@@ -254,6 +255,16 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return to_copy(self, dtype, device)
 
 
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+
+
+def _type(self: Tensor, dtype: Any = None) -> Any:
+    """t.type() is the type name ('gradviz.FloatTensor'); t.type(dtype) converts."""
+    if dtype is None:
+        return f"gradviz.{_TYPE_NAMES[self.dtype.name]}Tensor"
+    return to_copy(self, dtype)
+
+
 def _max_method(self: Tensor, dim: Any = None, keepdim: bool = False):
     from gradviz.ops import functions
 
@@ -289,7 +300,10 @@ def _bind() -> None:
         "clip": F.clamp, "square": F.square, "reciprocal": F.reciprocal, "sign": F.sign, "sgn": F.sgn,
         "maximum": F.maximum, "minimum": F.minimum, "mm": F.mm, "mv": F.mv, "dot": F.dot, "bmm": F.bmm,
         "sum": F.sum, "mean": F.mean, "max": _max_method, "min": _min_method, "var": F.var, "std": F.std,
-        "amax": F.amax, "argmax": F.argmax, "argmin": F.argmin,
+        "amax": F.amax, "amin": F.amin, "argmax": F.argmax, "argmin": F.argmin, "all": F.all, "any": F.any,
+        "view_as": lambda s, o: F.view(s, o.shape), "reshape_as": lambda s, o: F.reshape(s, o.shape),
+        "is_contiguous": lambda s: bool(s._data.flags["C_CONTIGUOUS"]),
+        "type": _type,
         "softmax": F.softmax, "log_softmax": F.log_softmax, "reshape": F.reshape, "view": F.view,
         "flatten": F.flatten, "t": F.t, "transpose": F.transpose, "permute": F.permute,
         "unsqueeze": F.unsqueeze, "squeeze": F.squeeze, "expand": F.expand, "expand_as": F.expand_as,

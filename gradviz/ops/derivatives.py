@@ -46,6 +46,16 @@ def _max_all(n, g):
     return F.masked_fill(zeros, mask, F.div(g, F.sum(mask)))
 
 
+def _amaxmin_grad(n, g):
+    # torch's scale_grad_by_count: ties share the gradient evenly.
+    dims, x, r = n["dim"], n["self"], n["result"]
+    if not n["keepdim"]:
+        g = F.unsqueeze_dims(g, dims, x.ndim)
+        r = F.unsqueeze_dims(r, dims, x.ndim)
+    mask = F.eq(r, x)
+    return F.mul(F.div(g, F.sum(mask, dims, True)), mask)
+
+
 def _select_dim(n, grads):
     # torch's value_selecting_reduction_backward: scatter the gradient into zeros at the indices.
     g = grads[0]
@@ -209,6 +219,8 @@ DERIVATIVES: dict[str, D] = {
     "max_dim": D("MaxBackward0", (_select_dim,), multi_output=True),
     "min": D("MinBackward1", (_max_all,)),
     "min_dim": D("MinBackward0", (_select_dim,), multi_output=True),
+    "amax": D("AmaxBackward0", (_amaxmin_grad,)),
+    "amin": D("AminBackward0", (_amaxmin_grad,)),
     "var": D("VarBackward0", (_var,)),
     "std": D("StdBackward0", (_std,)),
     "softmax": D("SoftmaxBackward0", (lambda n, g: F.softmax_backward_data(g, n["result"], n["dim"]),)),

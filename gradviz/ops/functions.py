@@ -588,7 +588,7 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
     if big.size == 0:
         return True
     strides, sizes = big.strides, big.shape
-    return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(big.ndim - 1))
+    return builtins.all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(big.ndim - 1))
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -691,8 +691,30 @@ def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False):  # n
     return _reduce_select("min", a, dim, keepdim, np.min, np.argmin)
 
 
-def amax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    return max(a, dim, keepdim)[0] if dim is not None else max(a)
+def amax(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False) -> Tensor:
+    return _amaxmin("amax", a, dim, keepdim, np.max)
+
+
+def amin(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False) -> Tensor:
+    return _amaxmin("amin", a, dim, keepdim, np.min)
+
+
+def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
+    # An empty dim list (the default) reduces over every dim, as torch.
+    dims = tuple(range(a.ndim)) if dim is None or (not isinstance(dim, int) and len(dim) == 0) else _dims(dim, a.ndim)
+    out = _new(np.asarray(fn(a._data, axis=dims, keepdims=keepdim)), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True), "dim": dims,
+                                         "keepdim": keepdim})
+    return out
+
+
+def all(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _new(np.asarray(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
+
+
+def any(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _new(np.asarray(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
 def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
