@@ -1147,6 +1147,20 @@ def p_comparisons(T):
     return Case([], run)
 
 
+def p_dtype_promotion(T):
+    # torch's result_type: 0-dim tensors and numbers only decide when of a higher category.
+    x = T.tensor([0.5, 1.5, -2.0], requires_grad=True)
+    s64 = T.tensor(2.0, dtype=T.float64, requires_grad=True)
+    i = T.tensor([1, 2, 3])
+    a = x * s64
+    b = T.maximum(x, s64)
+    c = T.where(x > 0, x, 0.5)
+    d = T.where(i > 1, i, 0.5) * x
+    e = i / 2 + i * 2.5 + 2 ** i + (2 - i) + i.clamp(0.5) + T.cat([i, T.tensor([2.5])])[:3]
+    y = (a + b + c + d + e * x).sum() + s64 * (i * s64).sum()
+    return Case([y], _bw(y), [x, s64], values=[a, b, c, d, e])
+
+
 def p_float32(T):
     x = T.tensor([0.5, 1.5, -2.0], requires_grad=True)
     y = (x.exp() * x).sum()

@@ -42,27 +42,72 @@ def _check_devices(a: Tensor, b: Tensor) -> None:
         )
 
 
-def _result_dtype_scalar(t: Tensor, s: Scalar) -> _dtype.dtype:
-    if isinstance(s, float) and not t.dtype.is_floating_point:
-        return _dtype.float32
-    if isinstance(s, int) and not isinstance(s, bool) and t.dtype is _dtype.bool_:
+def _scalar_dtype(s: Any) -> _dtype.dtype:
+    # A Python number takes the default dtype of its kind (float32 for floats), as torch's
+    # wrapped numbers.
+    if isinstance(s, (bool, np.bool_)):
+        return _dtype.bool_
+    if isinstance(s, (int, np.integer)):
         return _dtype.int64
-    return t.dtype
+    return _dtype.float32
+
+
+def _promote(a: _dtype.dtype | None, b: _dtype.dtype | None) -> _dtype.dtype | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return _dtype.promote(a, b)
+
+
+def _combine(higher: _dtype.dtype | None, lower: _dtype.dtype | None) -> _dtype.dtype | None:
+    # torch's combine_categories: a lower tier only counts when it is of a higher category.
+    if higher is None:
+        return lower
+    if lower is None or higher.is_floating_point:
+        return higher
+    if higher is _dtype.bool_ or lower.is_floating_point:
+        return _dtype.promote(higher, lower)
+    return higher
+
+
+def result_type(*operands: Any) -> _dtype.dtype:
+    """torch's result_type: tensors with dimensions first, then 0-dim tensors, then Python numbers,
+    each lower tier deciding only when its category (bool < int < float) is higher."""
+    dim = zero = wrapped = None
+    for o in operands:
+        if isinstance(o, Tensor):
+            if o.ndim:
+                dim = _promote(dim, o.dtype)
+            else:
+                zero = _promote(zero, o.dtype)
+        elif o is not None:
+            wrapped = _promote(wrapped, _scalar_dtype(o))
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def _result_dtype_scalar(t: Tensor, s: Scalar) -> _dtype.dtype:
+    return result_type(t, s)
 
 
 def _cast(arr: Any, dt: _dtype.dtype) -> Any:
     return arr if arr.dtype == dt.np else arr.astype(dt.np)
 
 
-def _binary_data(a: Tensor, b: Tensor | Scalar, op) -> tuple[Any, Tensor | None]:
+def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> tuple[Any, Tensor | None]:
+    """op on the data, in torch's result dtype (``floating``: an integral result becomes the
+    default float, as true division)."""
+    if isinstance(b, np.ndarray):
+        raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
+    dt = result_type(a, b)
+    if floating and not dt.is_floating_point:
+        dt = _dtype.float32
     if isinstance(b, Tensor):
         _check_devices(a, b)
         out = op(a._data, b._data)
-        return _cast(out, _dtype.promote(a.dtype, b.dtype)) if out.dtype != a._data.dtype else out, b
-    if isinstance(b, np.ndarray):
-        raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
+        return _cast(np.asarray(out), dt), b
     out = op(a._data, b)
-    return _cast(np.asarray(out) if not hasattr(out, "dtype") else out, _result_dtype_scalar(a, b)), None
+    return _cast(np.asarray(out), dt), None
 
 
 def _as_tensor(x: Any, like: Tensor) -> Tensor:
@@ -165,7 +210,7 @@ def sub_scalar(a: Tensor, b: Scalar) -> Tensor:
 
 def div_scalar(a: Tensor, b: Scalar) -> Tensor:
     """a / b for a Python number b as torch's C++ formulas write it (DivBackward1)."""
-    out = _new(_binary_data(a, b, np.true_divide)[0], a.device)
+    out = _new(_binary_data(a, b, np.true_divide, floating=True)[0], a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["div_scalar"], (a,), [out], {"other": b})
     return out
@@ -225,9 +270,7 @@ def unsqueeze_to(g: Tensor, shape: tuple[int, ...], dim: int | None = None) -> T
 
 
 def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
-    out_data, bt = _binary_data(a, b, np.true_divide)
-    if not np.issubdtype(out_data.dtype, np.floating):
-        out_data = out_data.astype(np.float32)
+    out_data, bt = _binary_data(a, b, np.true_divide, floating=True)
     out = _new(out_data, a.device)
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
         saved: dict[str, Any] = {"other": save(bt) if bt is not None else b}
@@ -255,7 +298,7 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
         return _pow_base(a, exponent)
     if isinstance(exponent, Tensor):
         _check_devices(a, exponent)
-        data = _cast(np.power(a._data, exponent._data), _dtype.promote(a.dtype, exponent.dtype))
+        data = _cast(np.power(a._data, exponent._data), result_type(a, exponent))
         out = _new(data, a.device)
         if _grad_state.enabled and (a.requires_grad or exponent.requires_grad):
             record(NODES["pow_tensor"], (a, exponent), [out],
@@ -270,7 +313,7 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
 
 def _pow_base(base: Scalar, e: Tensor) -> Tensor:
     data = np.power(base, e._data)
-    out = _new(_cast(data, e.dtype if e.dtype.is_floating_point else _dtype.float32), e.device)
+    out = _new(_cast(np.asarray(data), result_type(base, e)), e.device)
     if _grad_state.enabled and e.requires_grad:
         record(NODES["pow_base"], (e,), [out], {"result": save(out, True), "log_base": math.log(base)})
     return out
@@ -290,18 +333,21 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
     _check_devices(a, b)
-    out = _new(_cast(fn(a._data, b._data), _dtype.promote(a.dtype, b.dtype)), a.device)
+    out = _new(_cast(fn(a._data, b._data), result_type(a, b)), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
         record(NODES[key], (a, b), [out], {"self": save(a), "other": save(b)})
     return out
 
 
 def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
-    like = a if isinstance(a, Tensor) else b
-    at, bt = _as_tensor(a, like), _as_tensor(b, like)
+    dt = result_type(a, b)
+    dev = a.device if isinstance(a, Tensor) else b.device if isinstance(b, Tensor) else condition.device
+    # Numbers become 0-dim tensors of the result dtype (their edges are (None, 0)).
+    at = a if isinstance(a, Tensor) else _new(to_device_array(np.asarray(a, dtype=dt.np), dev), dev)
+    bt = b if isinstance(b, Tensor) else _new(to_device_array(np.asarray(b, dtype=dt.np), dev), dev)
     _check_devices(at, bt)
     data = np.where(condition._data, at._data, bt._data)
-    out = _new(_cast(data, _dtype.promote(at.dtype, bt.dtype)), at.device)
+    out = _new(_cast(data, dt), at.device)
     if _grad_state.enabled and (at.requires_grad or bt.requires_grad):
         record(NODES["where"], (at, bt), [out], {"condition": condition.detach()})
     return out
@@ -313,7 +359,8 @@ def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
 def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool = False,
            floating: bool = False) -> Tensor:  # fmt: skip
     data = fn(a._data)
-    if floating and not np.issubdtype(data.dtype, np.floating):
+    if (floating and not np.issubdtype(data.dtype, np.floating)) or (
+            data.dtype == np.float64 and a.dtype is not _dtype.float64):
         data = data.astype(np.float32)
     out = _new(data, a.device)
     if _grad_state.enabled and a.requires_grad:
@@ -327,7 +374,9 @@ def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool =
 
 
 def _float_arg(a: Tensor) -> Any:
-    return a._data if a.dtype.is_floating_point else a._data.astype(np.float32)
+    # float32 and integers compute in float64 and round once to float32 (in _unary): numpy's
+    # float32 kernels can be an ulp off where torch's are not.
+    return a._data if a.dtype is _dtype.float64 else a._data.astype(np.float64)
 
 
 def abs(a: Tensor) -> Tensor:  # noqa: A001
@@ -388,7 +437,7 @@ def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Te
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     x = a._data
-    data = np.clip(x, min, max).astype(x.dtype, copy=False)
+    data = np.clip(x, min, max).astype(result_type(a, min, max).np, copy=False)
     out = _new(data, a.device)
     if _grad_state.enabled and a.requires_grad:
         mask = np.ones(x.shape, dtype=bool) if False else (
@@ -1098,7 +1147,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         _check_devices(tensors[0], t_)
     # torch's cat is always contiguous; numpy keeps the inputs' layout (F-order for broadcasts),
     # which would change later view/reshape decisions.
-    out = _new(np.ascontiguousarray(np.concatenate([t_._data for t_ in tensors], axis=d)), tensors[0].device)
+    dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
+    data = np.concatenate([t_._data for t_ in tensors], axis=d)
+    out = _new(np.ascontiguousarray(_cast(data, dt)), tensors[0].device)
     if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
         record(NODES["cat"], tuple(tensors), [out], {"sizes": [t_.shape[d] for t_ in tensors], "dim": d})
     return out
@@ -1117,7 +1168,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
                 f"entry 0 and {list(t_.shape)} at entry {tensors.index(t_)}"
             )
-    out = _new(np.ascontiguousarray(np.stack([t_._data for t_ in tensors], axis=d)), tensors[0].device)
+    dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
+    out = _new(np.ascontiguousarray(_cast(np.stack([t_._data for t_ in tensors], axis=d), dt)), tensors[0].device)
     if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
         record(NODES["stack"], tuple(tensors), [out], {"dim": d})
     return out
