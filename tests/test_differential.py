@@ -428,6 +428,19 @@ def p_view_stale_after_base_inplace(T):
     return Case([y], _bw(y), [x])
 
 
+def p_stale_view_as_inplace_operand(T):
+    # The stale view's history is regenerated while mul_ collects its edges, before mul_ clones
+    # the old value it saves.
+    x = leaf(T, 2, 3)
+    out = x.expand(2, 3) * 1
+    v = out[1]
+    out.mul_(x.expand(2, 3))
+    c = x.clone()
+    c.mul_(v)
+    y = v.sum() + c.sum()
+    return Case([y], _bw(y), [x])
+
+
 def p_setitem(T):
     x = leaf(T, 2, 3)
     w = leaf(T, 3, seed=1)

@@ -78,16 +78,21 @@ def _old_edge_holder(a: Tensor) -> Tensor:
 def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
     _check_inplace(a)
     grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
-    # torch numbers the node before it clones the old value for saving: take the number first.
-    seq = next_sequence_nr() if grad else None
-    saved = saved_fn(a, b) if (grad and saved_fn) else {}
+    saved: dict[str, Any] = {}
+    if grad:
+        # torch's order: number the node, collect its edges (which may regenerate a stale view's
+        # history), then clone the old value for saving.
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+        if isinstance(b, Tensor):
+            b.grad_fn  # noqa: B018 - reading it regenerates a stale view's history now
+        if saved_fn:
+            saved = saved_fn(a, b)
     data, bt = _binary_data(a, b, op)
     if data.shape != a._data.shape:
         raise RuntimeError(
             f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(data.shape)}"
         )
-    if grad:
-        old = _old_edge_holder(a)
     a._data[...] = data.astype(a._data.dtype, copy=False)
     a._version_counter[0] += 1
     if grad:
