@@ -441,6 +441,17 @@ def p_stale_view_as_inplace_operand(T):
     return Case([y], _bw(y), [x])
 
 
+def p_stale_view_into_custom_function(T):
+    # A Function collects its input edges before numbering its node.
+    Square, _, _, _, _ = _make_functions(T)
+    x = leaf(T, 2, 3)
+    out = x * 1
+    v = out[1]
+    out.mul_(x)
+    y = Square.apply(v).sum()
+    return Case([y], _bw(y), [x])
+
+
 def p_setitem(T):
     x = leaf(T, 2, 3)
     w = leaf(T, 3, seed=1)

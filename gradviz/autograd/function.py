@@ -116,6 +116,9 @@ class Function(metaclass=FunctionMeta):
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensor_args = tuple(a for a in args if isinstance(a, Tensor))
         requires = _grad_state.enabled and any(t.requires_grad for t in tensor_args)
+        # torch collects the input edges (which may regenerate a stale view's history, a node)
+        # before it makes the Function's node.
+        edges = collect_next_edges(tensor_args) if requires else None
         ctx = BackwardCFunction(cls)
         ctx._is_tensor_input = is_tensor
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -128,7 +131,7 @@ class Function(metaclass=FunctionMeta):
         outs = out if isinstance(out, tuple) else (out,)
         if not requires:
             return out
-        ctx.set_next_edges(collect_next_edges(tensor_args))
+        ctx.set_next_edges(edges)
         non_diff = {id(t) for t in ctx.non_differentiable}
         dirty = {id(t) for t in ctx.dirty_tensors}
         meta = []
