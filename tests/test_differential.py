@@ -1059,6 +1059,13 @@ def p_layouts_decide_reshape(T):
     return Case([y], _bw(y), [x])
 
 
+def p_index_result_is_contiguous(T):
+    x = leaf(T, 2, 3)
+    w = leaf(T, 6, seed=1)
+    y = (x[:, T.tensor([2, 0, 1])].t().reshape(6) * w).sum() + (x.t()[T.tensor([1, 0, 2])].reshape(6) * w).sum()
+    return Case([y], _bw(y), [x])
+
+
 def p_squeeze_unsqueeze(T):
     x = leaf(T, 1, 3, 1)
     w = leaf(T, 3, seed=1)

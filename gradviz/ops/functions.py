@@ -1092,7 +1092,8 @@ def getitem(a: Tensor, key: Any) -> Tensor:
                 idx_list[d] = arr
         idx = tuple(idx_list)
         data = out._data[idx]
-        res = _new(np.array(data), out.device)
+        # torch's index output is contiguous; numpy's puts the indexed dims' layout first.
+        res = _new(np.array(data, order="C"), out.device)
         if _grad_state.enabled and out.requires_grad:
             record(NODES["index"], (out,), [res], {"shape": out.shape, "key": idx})
         out = res
@@ -1111,7 +1112,7 @@ def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
     backward of the indexing nodes)."""
     if kind != "index":
         return _view_of(g, g._data[key + (Ellipsis,)], kind, {"shape": g.shape, "key": key})
-    res = _new(np.array(g._data[key]), g.device)
+    res = _new(np.array(g._data[key], order="C"), g.device)
     if _grad_state.enabled and g.requires_grad:
         record(NODES["index"], (g,), [res], {"shape": g.shape, "key": key})
     return res
