@@ -245,10 +245,6 @@ def test_import_gradviz_as_torch_snippet():
     assert loss.grad_fn.name() == "MeanBackward0"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pyproject.toml (not the core's file): [tool.setuptools] packages lists gradviz, autograd, "
-    "trace, render, replay, cli but not 'gradviz.ops', so a non-editable install (pip install .) "
-    "ships without the op table and 'import gradviz' fails; one-line fix: add \"gradviz.ops\""))
 def test_every_gradviz_package_is_installed():
     import pathlib
     import tomllib
