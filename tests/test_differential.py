@@ -286,6 +286,33 @@ def p_retain_grad_with_hook(T):
     return Case([y], _bw(y), [x, h])
 
 
+def p_retain_grad_then_inplace(T):
+    # retain_grad follows the tensor to its new history; tensor hooks stay where they were put.
+    x = leaf(T, 2)
+    h = x * 2
+    h.retain_grad()
+    seen = []
+    h.register_hook(lambda g: seen.append(g.clone()))
+    h.mul_(3)
+    h.register_hook(lambda g: seen.append(g.clone()))
+    y = (h * h).sum()
+
+    def run():
+        y.backward()
+        return seen
+
+    return Case([y], run, [x, h])
+
+
+def p_retain_grad_base_then_inplace_view(T):
+    x = leaf(T, 2, 3)
+    b = x * 2
+    b.retain_grad()
+    b[0].mul_(3)
+    y = (b * b).sum()
+    return Case([y], _bw(y), [x, b])
+
+
 def p_no_grad(T):
     x = leaf(T, 3)
     with T.no_grad():

@@ -106,6 +106,19 @@ class OpNode(Node):
 _NODE_CLASSES: dict[str, type[OpNode]] = {}
 
 
+def _move_retains_grad(t: Tensor, node: Node, slot: int) -> None:
+    """An in-place op gives t a new history: retain_grad follows it (torch moves the hook), so
+    .grad is the gradient of the value after the op."""
+    if not t._retains_grad or t._grad_fn is None:
+        return
+    hooks = t._grad_fn._retains_grad_hooks
+    hook = hooks.pop(t._output_nr, None) if hooks else None
+    if hook is not None:
+        if node._retains_grad_hooks is None:
+            node._retains_grad_hooks = {}
+        node._retains_grad_hooks[slot] = hook
+
+
 def node_class(d: Derivative) -> type[OpNode]:
     """The OpNode subclass for a row, named as torch names it, so type(fn).__name__ matches."""
     cls = _NODE_CLASSES.get(d.name)
@@ -149,6 +162,7 @@ def record(
         node.shapes = tuple(None if t is None else t.shape for t in inputs)
     meta = []
     for i, out in enumerate(outputs):
+        _move_retains_grad(out, node, i)
         out.grad_fn = node
         out._output_nr = i
         meta.append(InputMetadata(out._data.shape, out.dtype, out.device))
@@ -239,6 +253,7 @@ def rebase_history(view: Tensor, fn: OpNode) -> None:
     rebase_history asks for the view's grad_fn right away)."""
     base = view._base
     cs = CopySlices(base, view_index(view, base), fn)
+    _move_retains_grad(base, cs, 0)
     base.grad_fn = cs
     base._output_nr = 0
     node_created(cs)
