@@ -55,7 +55,8 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad_fn", "_output_nr", "grad", "_version_counter", "_grad_accumulator",
-        "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "_view_version", "__weakref__",
+        "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "_view_version", "_view_no_grad",
+        "__weakref__",
     )  # fmt: skip
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
@@ -70,6 +71,8 @@ class Tensor:
         # been changed in place since, the view's history is stale and grad_fn makes a new one
         # (AsStridedBackward0 of the base), as torch's view + in-place handling does.
         self._view_version = 0
+        # A view made in no_grad mode of a tensor that requires grad (torch's CreationMeta::NO_GRAD_MODE).
+        self._view_no_grad = False
         self._output_nr = 0
         self.grad: Tensor | None = None
         # Shared with views of this tensor: an in-place change to either bumps both.

@@ -137,6 +137,13 @@ def _setitem_on_leaf(T):
     x[0] = 1.0
 
 
+def _inplace_no_grad_view(T):
+    b = leaf(T, 2, 3) * 1
+    with T.no_grad():
+        v = b[0]
+    v.mul_(2)
+
+
 def _gradient_shape_mismatch(T):
     x = leaf(T, 3)
     (x * 2).backward(T.ones(2, dtype=T.float64))
@@ -234,6 +241,8 @@ SCENARIOS = {
     "inplace_split_output": (_inplace_split_output, ["Output 0 of Split is a view and is being modified inplace."]),
     "setitem_on_leaf": (_setitem_on_leaf, ["a view of a leaf Variable that requires grad is being used in an in-place"
                                            " operation."]),
+    "inplace_no_grad_view": (_inplace_no_grad_view, ["A view was created in no_grad mode and is being modified "
+                                                     "inplace with grad mode enabled."]),
     "gradient_shape_mismatch": (_gradient_shape_mismatch, ["Mismatch in shape", "grad_output[0] has a shape of",
                                                            "and output[0] has a shape of"]),
     "grad_outputs_shape_mismatch": (_grad_outputs_shape_mismatch, ["Mismatch in shape"]),

@@ -48,6 +48,13 @@ def _check_inplace(a: Tensor) -> None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         return
     base = a._base
+    if a._view_no_grad:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+            "tracked) or both outside (if you want the inplace to be tracked)."
+        )
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     fn = a._grad_fn

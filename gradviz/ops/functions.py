@@ -881,8 +881,11 @@ def _view_of(a: Tensor, data: Any, key: str, saved: dict) -> Tensor:
     out._version_counter = a._version_counter
     out._view_version = a._version_counter[0]
     out._base = a if a._base is None else a._base
-    if _grad_state.enabled and a.requires_grad:
-        record(NODES[key], (a,), [out], saved)
+    if a.requires_grad:
+        if _grad_state.enabled:
+            record(NODES[key], (a,), [out], saved)
+        else:
+            out._view_no_grad = True
     return out
 
 
