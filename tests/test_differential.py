@@ -1093,6 +1093,20 @@ def p_index_result_is_contiguous(T):
     return Case([y], _bw(y), [x])
 
 
+def p_views_of_expanded(T):
+    # torch's computeStride views all-zero strides (numpy's reshape would copy); unbind's pieces
+    # are views of their input.
+    x = T.tensor([[1.0], [2.0]], dtype=T.float64, requires_grad=True)
+    w = leaf(T, 2, 3, seed=1)
+    p = x.expand(2, 3).unbind(0)[1].expand(2, 3).t().reshape(2, 3)
+    q = x.expand(2, 3).reshape(3, 2)
+    b = T.zeros(2, 2, dtype=T.float64)
+    u = b.unbind(0)
+    b.add_(1.0)
+    y = (p * w).sum() + (q * w.t()).sum()
+    return Case([y], _bw(y), [x], values=[u[0]])
+
+
 def p_squeeze_unsqueeze(T):
     x = leaf(T, 1, 3, 1)
     w = leaf(T, 3, seed=1)

@@ -889,11 +889,47 @@ def _view_of(a: Tensor, data: Any, key: str, saved: dict) -> Tensor:
     return out
 
 
+def _view_strides(shape: tuple[int, ...], strides: tuple[int, ...], new: tuple[int, ...]) -> list[int] | None:
+    """torch's computeStride: strides (in elements) viewing ``shape``/``strides`` as ``new``, or
+    None when that needs a copy. Follows torch rather than numpy, which refuses some views torch
+    makes (all-zero strides of an expanded tensor)."""
+    if not shape:
+        return [1] * len(new)
+    numel = int(np.prod(shape))
+    if numel == 0:
+        if tuple(shape) == tuple(new):
+            return list(strides)
+        out = [0] * len(new)
+        for d in range(len(new) - 1, -1, -1):
+            out[d] = 1 if d == len(new) - 1 else builtins.max(new[d + 1], 1) * out[d + 1]
+        return out
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    chunk_base_stride = strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[tensor_d]
+        if tensor_d == 0 or (shape[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * chunk_base_stride
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return out if view_d == -1 else None
+
+
 def _try_view(x: Any, shape: tuple[int, ...]) -> Any | None:
-    try:
-        return x.reshape(shape, copy=False)
-    except (ValueError, TypeError):
+    item = x.itemsize
+    st = _view_strides(x.shape, tuple(s // item for s in x.strides), tuple(shape))
+    if st is None:
         return None
+    if hasattr(x, "__array_interface__"):
+        return np.lib.stride_tricks.as_strided(x, shape, tuple(s * item for s in st), writeable=x.flags.writeable)
+    return x.reshape(shape)  # cupy: its own no-copy reshape
 
 
 def view(a: Tensor, *shape: Any) -> Tensor:
@@ -1226,7 +1262,8 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     d = dim % a.ndim
-    pieces = [np.take(a._data, i, axis=d) for i in range(a.shape[d])]
+    # Views of a (np.take would copy: a later in-place change of a would not show in them).
+    pieces = [a._data[(slice(None),) * d + (i, Ellipsis)] for i in range(a.shape[d])]
     return _split_outputs("unbind", a, pieces, d, {})
 
 
