@@ -108,12 +108,17 @@ def _float_out(x: float) -> float | str:
 def _encode_stats(s: ev.Stats | None) -> dict[str, Any] | None:
     if s is None:
         return None
-    return {"norm": _float_out(s.norm), "min": _float_out(s.min), "max": _float_out(s.max),
+    norm, lo, hi = s.norm, s.min, s.max
+    if norm - norm == 0 and lo - lo == 0 and hi - hi == 0:  # all finite (NaN and inf fail): common
+        return {"norm": norm, "min": lo, "max": hi, "nan": s.nan, "inf": s.inf}
+    return {"norm": _float_out(norm), "min": _float_out(lo), "max": _float_out(hi),
             "nan": s.nan, "inf": s.inf}  # fmt: skip
 
 
 def _encode_any(v: Any) -> Any:
     """Values (nested lists of numbers): only non-finite floats need care."""
+    if v is None:
+        return None
     if type(v) is float:
         return _float_out(v)
     if isinstance(v, (list, tuple)):
@@ -313,6 +318,8 @@ def _gen(spec: Spec, var: str, depth: int = 0) -> tuple[str, str] | None:
         if inner is None:
             return None
         conv = f"tuple({var})" if inner[1] == x else f"tuple([{inner[1]} for {x} in {var}])"
+        if spec.items[0].kind in ("int", "str"):  # shapes, node lists: a set of the item types, in C
+            return f"(type({var}) is list and {{*map(type, {var})}} <= _only_{spec.items[0].kind})", conv
         return f"(type({var}) is list and all({inner[0]} for {x} in {var}))", conv
     return None
 
@@ -327,7 +334,7 @@ def _stats_dec(v: dict[str, Any]) -> ev.Stats:
         type(norm) is float and type(lo) is float and type(hi) is float
         and type(nan) is int and type(inf) is int
     ):  # fmt: skip
-        return ev.Stats(norm, lo, hi, nan, inf)
+        return _make_stats(norm, lo, hi, nan, inf)
     return _convert(_STATS_SPEC, v, "stats")
 
 
@@ -337,7 +344,8 @@ _STATS_SPEC = Spec("stats")
 def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[dict], Any]]:
     specs = _SPECS[cls]
     ns: dict[str, Any] = {"_cls": cls, "_stats": _encode_stats, "_any": _encode_any, "_conv": _convert,
-                          "_problem": _describe_problem, "_stats_dec": _stats_dec}  # fmt: skip
+                          "_problem": _describe_problem, "_stats_dec": _stats_dec,
+                          "_only_int": frozenset([int]), "_only_str": frozenset([str])}  # fmt: skip
     # encoder: a dict literal; tuples are fine as they are (both backends write them as arrays)
     items = ['"seq": e.seq', f'"kind": "{cls.kind}"', '"ts": e.ts', '"tid": e.tid']
     for name, spec, _ in specs[3:]:
@@ -367,22 +375,27 @@ def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[d
         var = f"v{i}"
         ns[f"_spec_{i}"] = spec
         fast = _gen(spec, var)
-        if fast is None:
-            lines.append(f"    {var} = _conv(_spec_{i}, {var}, '{name}')")
+        if fast is None:  # values: usually null
+            lines.append(f"    if {var} is not None:\n        {var} = _conv(_spec_{i}, {var}, '{name}')")
         elif fast[1] == var:
             checks.append(fast[0])  # valid as read: checked all at once below
         else:
             lines.append(f"    {var} = {fast[1]} if {fast[0]} else _conv(_spec_{i}, {var}, '{name}')")
     if checks:
         lines.append("    if not (" + " and ".join(checks) + "):\n        raise _problem(_cls, d)")
-    ns["_make"] = MAKERS[cls]
-    lines.append("    return _make(" + ", ".join(args) + ")")
+    # the maker's body inlined (see _make_maker): a call with a dozen arguments saved per event
+    ns["_new"] = object.__new__
+    lines.append("    o = _new(_cls)")
+    for i, n in enumerate(ev.field_names(cls)):
+        ns[f"_set{i}"] = getattr(cls, n).__set__
+        lines.append(f"    _set{i}(o, {args[i]})")
+    lines.append("    return o")
     src += "\n".join(lines) + "\n"
     exec(compile(src, f"<gradviz codec {cls.kind}>", "exec"), ns)
     return ns["encode"], ns["decode"]
 
 
-def _make_maker(cls: type[ev.Event]) -> Callable[..., Any]:
+def _make_maker(cls: type) -> Callable[..., Any]:
     """A constructor taking every field positionally, twice as fast as the frozen dataclass's
     __init__ (slot descriptors' __set__ instead of object.__setattr__ by name); it builds the
     same object (events have no __post_init__)."""
@@ -393,11 +406,13 @@ def _make_maker(cls: type[ev.Event]) -> Callable[..., Any]:
         ns[f"_set{i}"] = getattr(cls, n).__set__  # the slot's member descriptor
         body.append(f"    _set{i}(o, {n})")
     src = f"def make({', '.join(names)}):\n" + "\n".join(body) + "\n    return o\n"
-    exec(compile(src, f"<gradviz make {cls.kind}>", "exec"), ns)
+    exec(compile(src, f"<gradviz make {cls.__name__}>", "exec"), ns)
     return ns["make"]
 
 
 MAKERS: dict[type[ev.Event], Callable[..., Any]] = {t: _make_maker(t) for t in ev.EVENT_TYPES}
+make_stats: Callable[[float, float, float, int, int], ev.Stats] = _make_maker(ev.Stats)
+_make_stats = make_stats
 _SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) for t in ev.EVENT_TYPES}
 _ENCODERS: dict[type[ev.Event], Callable[[Any], dict]] = {}
 _DECODERS: dict[str, Callable[[dict], Any]] = {}
@@ -427,3 +442,88 @@ def decode(d: Any) -> ev.Event:
 
 def encode_line(e: ev.Event) -> bytes:
     return dumps(_ENCODERS[type(e)](e))
+
+
+# --- batches: what the writer and the recorder use -------------------------------------------
+#
+# One JSON call for thousands of events instead of one each: the backend's per-call cost
+# (argument parsing, buffer allocation, bytes object) was a third of encoding an event. The
+# list comes out as ``[{..},{..}]``; splitting it into lines is one ``replace`` of the
+# ``},{"seq":`` between events. That byte sequence cannot occur inside a string (a quote in a
+# string is escaped), only in a ``values`` holding objects with a "seq" key: the count check
+# catches that, and such a batch goes the per-event way.
+
+_SEP = b'},{"seq":'
+_LINE_SEP = b'},\n{"seq":'
+
+if _orjson is not None:
+    _dumps_batch = _orjson_dumps
+    _BATCH_ERRORS: tuple[type[Exception], ...] = (TypeError,)  # big ints, lone surrogates
+else:  # pragma: no cover - the stdlib fallback (tested in a subprocess)
+
+    def _dumps_batch(obj: Any) -> bytes:
+        return _encoder.encode(obj).encode("utf-8")
+
+    _BATCH_ERRORS = (UnicodeEncodeError, ValueError, TypeError)
+
+
+def lines(dicts: list[dict[str, Any]]) -> bytes | memoryview:
+    """Encoded events as file lines joined by ``,\n`` (no separator after the last one)."""
+    n = len(dicts)
+    if n == 0:
+        return b""
+    try:
+        blob = _dumps_batch(dicts)
+    except _BATCH_ERRORS:
+        blob = None
+    if blob is not None:
+        out = blob.replace(_SEP, _LINE_SEP)
+        if len(out) - len(blob) == n - 1:  # each replacement adds one byte: none inside a value
+            return memoryview(out)[1:-1]  # without the list's brackets, and without a copy
+    return b",\n".join([dumps(d) for d in dicts])
+
+
+def encode_events(events: list[ev.Event]) -> bytes | memoryview:
+    """Events as file lines (``lines``)."""
+    enc = _ENCODERS
+    return lines([enc[type(e)](e) for e in events])
+
+
+def _make_row_encoder(cls: type[ev.Event]) -> Callable[[int, tuple], dict]:
+    """``enc(seq, row)`` for the recorder's rows ``(cls, ts, tid, *fields)``: the same dict as
+    ``encode`` gives for the event, without making the event first."""
+    specs = _SPECS[cls]
+    names = [f"f{i}" for i in range(len(specs) - 3)]
+    items = ['"seq": seq', f'"kind": "{cls.kind}"', '"ts": ts', '"tid": tid']
+    for (name, spec, _), var in zip(specs[3:], names):
+        base = spec.items[0] if spec.kind == "optional" else spec
+        if base.kind == "stats":
+            items.append(f'"{name}": _stats({var})')
+        elif base.kind in ("any", "float"):
+            items.append(f'"{name}": _any({var})')
+        else:
+            items.append(f'"{name}": {var}')
+    src = (
+        "def enc(seq, row):\n"
+        f"    _c, ts, tid{''.join(', ' + v for v in names)} = row\n"
+        "    return {" + ", ".join(items) + "}\n"
+    )
+    ns: dict[str, Any] = {"_stats": _encode_stats, "_any": _encode_any}
+    exec(compile(src, f"<gradviz row encoder {cls.kind}>", "exec"), ns)
+    return ns["enc"]
+
+
+ROW_ENCODERS: dict[type[ev.Event], Callable[[int, tuple], dict]] = {t: _make_row_encoder(t) for t in ev.EVENT_TYPES}
+
+
+def encode_rows(rows: list[tuple], seq0: int) -> bytes | memoryview:
+    """The recorder's rows ``(cls, ts, tid, *fields)``, numbered from ``seq0``, as file lines
+    (``lines``)."""
+    enc = ROW_ENCODERS
+    return lines([enc[r[0]](seq, r) for seq, r in enumerate(rows, seq0)])
+
+
+def events_from_rows(rows: list[tuple], seq0: int) -> list[ev.Event]:
+    """The recorder's rows as events, numbered from ``seq0``."""
+    make = MAKERS
+    return [make[r[0]](seq, *r[1:]) for seq, r in enumerate(rows, seq0)]

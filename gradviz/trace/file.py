@@ -57,15 +57,28 @@ class TraceWriter:
     def flush(self) -> None:
         """Hand buffered events to the OS (no fsync: surviving the process is what matters)."""
         pending = self._pending
-        f = self._f
-        if not pending or f is None:
+        if not pending or self._f is None:
             return
-        encoders = codec._ENCODERS
-        dumps = codec.dumps
-        f.write(b"".join([dumps(encoders[type(e)](e)) + b",\n" for e in pending]))
-        f.flush()
-        self.written += len(pending)
+        data = codec.encode_events(pending)
+        n = len(pending)
         pending.clear()
+        self._out(data, n)
+
+    def write_lines(self, data: bytes | memoryview, count: int) -> None:
+        """Append ``count`` events already encoded as lines (``codec.lines``), after any pending
+        ones, and hand them to the OS: the recorder encodes its own batches."""
+        if self._pending:
+            self.flush()
+        self._out(data, count)
+
+    def _out(self, data: bytes | memoryview, count: int) -> None:
+        f = self._f
+        if f is None or not count:
+            return
+        f.write(data)
+        f.write(b",\n")
+        f.flush()
+        self.written += count
 
     def close(self, last: ev.TraceEnd) -> None:
         """Write the final event (no trailing comma) and the footer: the file becomes valid JSON."""
@@ -124,6 +137,36 @@ class _Reader:
             self._check(e, d, i)
         events.append(e)
 
+    def add_all(self, ds: list[Any]) -> None:
+        """``add`` for each of ``ds``, with the loop inlined: it runs once per event of a big
+        file. The fast path decodes and checks seq; trace_begin, trace_end, the first event and
+        anything odd go through ``add`` (all of them, once trace_end has been seen)."""
+        events = self.events
+        append = events.append
+        decoders = _FAST_DECODERS if not self.ended else {}
+        i = len(events)
+        it = iter(ds)
+        if i == 0:
+            for d in it:
+                self.add(d)
+                i = 1
+                break
+        for d in it:
+            try:
+                e = decoders[d["kind"]](d)
+            except (KeyError, TypeError):  # bookends, or not an object / no or unknown kind
+                self.add(d)
+                if self.ended:
+                    decoders = {}
+                i += 1
+                continue
+            except codec.FieldProblem as p:
+                raise _event_error(self.name, i, d, p.message) from None
+            if e.seq != i:
+                self._check(e, d, i)
+            append(e)
+            i += 1
+
     def _decode(self, d: Any, i: int) -> ev.Event:
         try:
             return codec.decode(d)
@@ -161,6 +204,7 @@ class _Reader:
 
 _DECODERS = codec._DECODERS
 _BOOKENDS = (ev.TraceBegin, ev.TraceEnd)
+_FAST_DECODERS = {k: d for k, d in _DECODERS.items() if ev.KINDS[k] not in _BOOKENDS}
 
 
 def _check_header(name: str, h: Any) -> None:
@@ -189,19 +233,47 @@ class _BadJSON(Exception):
     pass
 
 
-def _read_lines(name: str, first: bytes, rest: Iterable[bytes]) -> tuple[list[ev.Event], bool]:
-    """The streamed layout: returns (events, file_complete)."""
+CHUNK_BYTES = 1 << 20  # event lines parsed per JSON call on the fast path
+
+
+def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], bool]:
+    """The streamed layout (``data``: everything after the header line): (events, complete).
+
+    Whole chunks of comma-terminated lines are parsed as one JSON array each (one backend
+    call per megabyte instead of per line); from the first chunk that does not parse, and for
+    the tail (the last event, the footer, whatever a crash left), line by line, which says
+    which line is bad or drops a partial last one."""
     try:
         header = _parse(first.rstrip() + b"]}")  # the header line, with its array closed
     except _BadJSON as exc:
         raise TraceError(f"{name}: line 1: not a gradviz trace header ({exc})") from None
     _check_header(name, header)
     reader = _Reader(name)
+    loads = codec.loads
+    pos = 0
+    n = len(data)
+    while pos < n:
+        end = data.find(b",\n", pos + CHUNK_BYTES)
+        if end < 0:
+            end = data.rfind(b",\n", pos)
+            if end < pos:
+                break
+        try:
+            ds = loads(b"[" + data[pos:end] + b"]")
+        except (ValueError, RecursionError):
+            break  # the line-by-line pass below says where and why
+        reader.add_all(ds)
+        pos = end + 2
+    lineno = 1 + data.count(b"\n", 0, pos)
+    return reader.events, _read_tail(name, reader, data[pos:].split(b"\n"), lineno)
+
+
+def _read_tail(name: str, reader: _Reader, rest: Iterable[bytes], lineno: int) -> bool:
+    """Line by line, from line ``lineno + 1``: whether the footer was reached."""
     add = reader.add
     loads = codec.loads
     bad: TraceError | None = None  # a line that did not parse: fatal unless it is the last
     complete = False
-    lineno = 1
     for raw in rest:
         lineno += 1
         line = raw.strip()
@@ -225,7 +297,7 @@ def _read_lines(name: str, first: bytes, rest: Iterable[bytes]) -> tuple[list[ev
     if bad is not None and complete:
         raise bad
     # a partial last line (bad, not complete) is what a kill mid-write leaves: dropped
-    return reader.events, complete
+    return complete
 
 
 def _read_document(name: str, data: bytes) -> list[ev.Event]:
@@ -240,8 +312,7 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
     if "events" not in doc:
         raise TraceError(f"{name}: header field 'events' is missing")
     reader = _Reader(name)
-    for d in doc["events"]:
-        reader.add(d)
+    reader.add_all(doc["events"])
     return reader.events
 
 
@@ -256,7 +327,7 @@ def read_events(path: str | os.PathLike[str]) -> tuple[list[ev.Event], bool]:
     with open(name, "rb") as f:
         first = f.readline()
         if _is_stream_header(first):
-            return _read_lines(name, first, f)
+            return _read_lines(name, first, f.read())
         events = _read_document(name, first + f.read())
         return events, True
 
@@ -289,5 +360,10 @@ def iter_lines(events: Iterable[ev.Event]) -> Iterator[bytes]:
 
 def save(events: Iterable[ev.Event], path: str | os.PathLike[str]) -> None:
     """Write a list of events as a trace file (same layout as a recording)."""
+    evs = list(events)
     with open(path, "wb") as f:
-        f.writelines(iter_lines(events))
+        f.write(HEADER)
+        if evs:
+            f.write(codec.encode_events(evs))
+            f.write(b"\n")
+        f.write(FOOTER)

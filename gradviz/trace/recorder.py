@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.probe import Probe
+from gradviz.trace import codec
 from gradviz.trace import events as ev
-from gradviz.trace.codec import MAKERS as _MAKERS
+from gradviz.trace.codec import make_stats as _make_stats
 from gradviz.trace.model import Trace
 
 VALUES_MAX = 64  # tensors up to this many elements have their values stored when values=True
@@ -67,24 +68,44 @@ def _host(a: Any) -> np.ndarray:
 
 
 def stats_of(data: Any) -> ev.Stats:
-    """norm/min/max/NaN/Inf of an array (numpy or cupy), reduced in float64."""
+    """norm/min/max/NaN/Inf of an array (numpy or cupy).
+
+    min and max in the array's own dtype (no float64 copy): NaN propagates through them and
+    +-inf shows in them, so finite extremes mean a finite array and the NaN/Inf counting passes
+    are skipped. The norm sums squares in float64 (squares of float32 in float32 first, which
+    cannot overflow below 1e18)."""
     a = _host(data)
     n = a.size
     if n == 0:
-        return ev.Stats(0.0, _NAN, _NAN, 0, 0)
+        return _Stats(0.0, _NAN, _NAN, 0, 0)
+    if n == 1:  # a scalar-like gradient (every node of a chain): no lists, no numpy reductions
+        x = float(a.item()) if a.dtype.kind != "c" else float(a.real.item())
+        if x - x == 0.0:
+            return _Stats(abs(x), x, x, 0, 0)
+        return _Stats(_NAN, _NAN, _NAN, 1, 0) if x != x else _Stats(math.inf, x, x, 0, 1)
     if n <= _SMALL:
         return _small_stats(a.ravel().tolist())
-    f = a.astype(np.float64, copy=False).ravel()
-    if a.dtype.kind != "f" or np.isfinite(f).all():
-        lo, hi = float(f.min()), float(f.max())
-        return ev.Stats(_norm(f, max(-lo, hi)), lo, hi, 0, 0)
+    f = a.ravel()
+    kind = f.dtype.kind
+    if kind == "b" or kind == "c":  # min/max/square of bool are not numbers; complex: by value
+        f = f.astype(np.float64)
+        kind = "f"
+    lo, hi = float(_amin(f)), float(_amax(f))
+    if lo - lo == 0.0 and hi - hi == 0.0:  # both finite (NaN and inf fail): the common case
+        return _Stats(_norm(f, max(-lo, hi)), lo, hi, 0, 0)
+    f = f.astype(np.float64, copy=False)
     isnan = np.isnan(f)
     nans = int(np.count_nonzero(isnan))
     infs = int(np.count_nonzero(np.isinf(f)))
     if nans == n:
-        return ev.Stats(_NAN, _NAN, _NAN, nans, infs)
+        return _Stats(_NAN, _NAN, _NAN, nans, infs)
     norm = _NAN if nans else math.inf
-    return ev.Stats(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
+    return _Stats(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
+
+
+_amin = np.minimum.reduce
+_amax = np.maximum.reduce
+_Stats = _make_stats  # Stats(...) without the frozen dataclass's per-field object.__setattr__
 
 
 _SMALL = 16  # up to this many elements, Python floats beat numpy's per-call overhead
@@ -97,11 +118,11 @@ def _small_stats(xs: list[Any]) -> ev.Stats:
     infs = len(vals) - len(finite) - nans
     if len(finite) == len(vals):
         lo, hi = min(vals), max(vals)
-        return ev.Stats(_norm_list(vals, max(-lo, hi)), lo, hi, 0, 0)
+        return _Stats(_norm_list(vals, max(-lo, hi)), lo, hi, 0, 0)
     if nans == len(vals):
-        return ev.Stats(_NAN, _NAN, _NAN, nans, 0)
+        return _Stats(_NAN, _NAN, _NAN, nans, 0)
     rest = [x for x in vals if x == x]
-    return ev.Stats(_NAN if nans else math.inf, min(rest), max(rest), nans, infs)
+    return _Stats(_NAN if nans else math.inf, min(rest), max(rest), nans, infs)
 
 
 def _norm_list(vals: list[float], amax: float) -> float:
@@ -111,12 +132,23 @@ def _norm_list(vals: list[float], amax: float) -> float:
 
 
 def _norm(f: np.ndarray, amax: float) -> float:
-    # A ufunc reduction, not np.dot: dot goes to BLAS, whose thread pool costs a wake-up (up to
-    # a millisecond on a busy machine) each time it is called between engine steps.
+    # einsum's sum of products: one pass, no temporary, and not BLAS (np.dot's thread pool costs
+    # a wake-up, up to a millisecond on a busy machine, each time it is called between engine
+    # steps). It sums in the array's float dtype: exact enough for a summary when the sum of
+    # squares cannot overflow there; otherwise float64, scaled for huge values.
+    n = f.size
+    if f.dtype.kind == "f" and amax * amax * n < _FINFO_MAX[f.dtype.itemsize]:
+        return float(np.sqrt(_einsum("i,i->", f, f)))
+    f = f.astype(np.float64, copy=False)
     if amax < 1e150:  # squares cannot overflow
-        return float(np.sqrt(np.add.reduce(np.square(f))))
+        return float(np.sqrt(_add(np.square(f))))
     g = f / amax  # scaled, so the norm of huge values stays finite when it is
-    return float(amax * np.sqrt(np.add.reduce(np.square(g))))
+    return float(amax * np.sqrt(_add(np.square(g))))
+
+
+_einsum = np.einsum
+_FINFO_MAX = {2: 6e4 / 4, 4: 3e38 / 4, 8: 1.7e308 / 4}  # below the dtype's max, with room to spare
+_add = np.add.reduce
 
 
 def _array(x: Any) -> Any:
@@ -213,6 +245,29 @@ class _ThreadTid(threading.local):
     tid: int | None = None
 
 
+# Events are recorded as rows ``(event class, ts, tid, *fields)``: a tuple appended to a list is
+# what the engine's thread pays for an event. Rows become events (in memory) or JSON lines (to a
+# file) in batches: every SPILL_ROWS rows, every FLUSH_INTERVAL and at the end.
+SPILL_ROWS = 8192
+_now = time.perf_counter_ns
+_TraceBegin = ev.TraceBegin
+_TraceEnd = ev.TraceEnd
+_ThreadStart = ev.ThreadStart
+_ThreadEnd = ev.ThreadEnd
+_QueueCreated = ev.QueueCreated
+_TensorCreated = ev.TensorCreated
+_NodeCreated = ev.NodeCreated
+_EdgeCreated = ev.EdgeCreated
+_QueuePush = ev.QueuePush
+_QueuePop = ev.QueuePop
+_BufferAdd = ev.BufferAdd
+_NodeBegin = ev.NodeBegin
+_NodeEnd = ev.NodeEnd
+_DependencyDecrement = ev.DependencyDecrement
+_AccumulateGradUpdate = ev.AccumulateGradUpdate
+_SavedRelease = ev.SavedRelease
+
+
 class Recorder(Probe):
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
@@ -224,13 +279,14 @@ class Recorder(Probe):
         self.path = os.fspath(path) if path is not None else None
         self.values = values
         self._lock = threading.Lock()
-        self._seq = 0
+        self._rows: list[tuple] = []  # recorded, not yet spilled; the first has seq _base
+        self._base = 0
+        self._spill_at = SPILL_ROWS if path is not None else sys.maxsize  # in memory: kept as rows
         self._t0 = 0
         self._closed = False
         self._started = False
-        self._events: list[ev.Event] | None = None
+        self._events: list[ev.Event] | None = None  # in memory, once stopped
         self._writer: Any = None
-        self._write: Callable[[ev.Event], None] = lambda e: None
         # ident -> (tid, Thread): idents are reused once a thread ends, so the Thread object
         # decides whether an ident still means the same thread. _local caches the caller's tid.
         self._tids: dict[int, tuple[int, Any]] = {}
@@ -238,7 +294,7 @@ class Recorder(Probe):
         self._next_tid = 1
         self._nodes: set[int] = set()
         self._tensors: set[int] = set()
-        self._queues: set[int] = set()
+        self._queues: dict[int, str] = {}  # queue id -> its device's name
         self._tensor_sources: dict[int, str | None] = {}  # leaves made while recording, not yet emitted
         self._engine: Any = None
         self._prev_probe: Any = None
@@ -252,7 +308,7 @@ class Recorder(Probe):
     @property
     def count(self) -> int:
         """Events recorded so far."""
-        return self._seq
+        return self._base + len(self._rows)
 
     def start(self) -> Recorder:
         global _active
@@ -266,16 +322,12 @@ class Recorder(Probe):
                 from gradviz.trace.file import TraceWriter
 
                 self._writer = TraceWriter(self.path)
-                self._write = self._writer.write
-            else:
-                self._events = []
-                self._write = self._events.append
             self._engine = _default_engine()
-            self._t0 = time.perf_counter_ns()
+            self._t0 = _now()
             with self._lock:
                 tid = self._assign_tid(threading.current_thread())
                 self._put(
-                    ev.TraceBegin, tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
+                    _TraceBegin, tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     platform.python_version(), f"{sys.platform}-{platform.machine()}",
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
                 )  # fmt: skip
@@ -306,14 +358,16 @@ class Recorder(Probe):
                 if error is not None:
                     text = _error_text(error)
                     self._put(ev.Error, tid, None, None, type(error).__name__, str(error), None)
-                end = ev.TraceEnd(self._seq, time.perf_counter_ns() - self._t0, tid, status, self._seq, text)
-                self._seq += 1
-                self._closed = True
+                n = self._base + len(self._rows)
+                end = (_TraceEnd, _now() - self._t0, tid, status, n, text)
                 self.status = status
                 if self._writer is not None:
-                    self._writer.close(end)
+                    self._spill()
+                    self._writer.close(codec.MAKERS[_TraceEnd](n, *end[1:]))
+                    self._base = n + 1
                 else:
-                    self._write(end)
+                    self._rows.append(end)
+                self._closed = True
             _active = None
         if self._flusher is not None and self._flusher is not threading.current_thread():
             self._flusher.join()
@@ -351,15 +405,30 @@ class Recorder(Probe):
         while not self._stopping.wait(FLUSH_INTERVAL):
             with self._lock:
                 if not self._closed:
-                    self._writer.flush()
+                    self._spill()
+
+    def _spill(self) -> None:
+        """Under the lock: encode the rows recorded so far and hand them to the OS, in one go."""
+        rows = self._rows
+        if not rows or self._writer is None:
+            return
+        self._rows = []
+        seq0 = self._base
+        self._base = seq0 + len(rows)
+        self._writer.write_lines(codec.encode_rows(rows, seq0), len(rows))
 
     @property
     def trace(self) -> Trace:
         """The recorded trace (a snapshot while an in-memory recording is still running)."""
-        if self._events is not None:
+        if self._writer is None:
             if not self._closed:
-                return Trace(list(self._events), truncated=True)
+                with self._lock:
+                    rows = list(self._rows)
+                return Trace(codec.events_from_rows(rows, 0), truncated=True)
             if self._trace is None:
+                self._events = codec.events_from_rows(self._rows, 0)
+                self._rows = []
+                self._base = len(self._events)
                 self._trace = Trace(self._events)
             return self._trace
         if not self._closed:
@@ -374,9 +443,10 @@ class Recorder(Probe):
     def _put(self, cls: type[ev.Event], tid: int, *fields: Any) -> None:
         if self._closed:  # a worker finishing a step after stop(): too late for this trace
             return
-        seq = self._seq
-        self._seq = seq + 1
-        self._write(_MAKERS[cls](seq, time.perf_counter_ns() - self._t0, tid, *fields))
+        rows = self._rows
+        rows.append((cls, _now() - self._t0, tid, *fields))
+        if len(rows) >= self._spill_at:
+            self._spill()
 
     def _assign_tid(self, thread: Any) -> int:
         tid = self._next_tid
@@ -390,7 +460,7 @@ class Recorder(Probe):
         if role is None:
             role = getattr(thread, "gv_role", None) or "caller"
             device = getattr(thread, "gv_device", None)
-        self._put(ev.ThreadStart, tid, thread.name if thread is not None else f"thread-{tid}", device, role)
+        self._put(_ThreadStart, tid, thread.name if thread is not None else f"thread-{tid}", device, role)
 
     def _current_tid(self) -> int:
         tid = self._local.tid
@@ -421,49 +491,57 @@ class Recorder(Probe):
     def _queue(self, q: Any, tid: int) -> int:
         qid = q.id
         if qid not in self._queues:
-            self._queues.add(qid)
+            device = self._queues[qid] = str(q.device)
             owner = self._tid_of(getattr(q, "owner", None))
-            self._put(ev.QueueCreated, tid, qid, str(q.device), owner, str(q.name))
+            self._put(_QueueCreated, tid, qid, device, owner, str(q.name))
         return qid
 
     def _node(self, node: Any, tid: int) -> int:
-        """node's id, after emitting node_created (and those of its unknown successors) if needed."""
+        """node's id, after emitting node_created (and those of its unknown successors) if needed.
+
+        A graph built before the recording began is announced here in one walk, on the first step
+        that names one of its nodes (for a backward, task_begin's roots): its rows share one
+        timestamp, the moment it was announced."""
         nid = node._id
-        if nid in self._nodes:
+        known = self._nodes
+        if nid in known:
             return nid
+        if self._closed:
+            return nid
+        rows = self._rows
+        append = rows.append
+        ts = _now() - self._t0
         # successors first, as a forward pass makes them: edges then point at known nodes
         stack: list[tuple[Any, bool]] = [(node, False)]
-        known = self._nodes
+        pop = stack.pop
+        push = stack.append
         while stack:
-            n, expanded = stack.pop()
-            if n._id in known:
+            n, expanded = pop()
+            n_id = n._id
+            if n_id in known:
                 continue
+            edges = n.next_edges
             if not expanded:
-                stack.append((n, True))
-                for e in n.next_edges:
+                push((n, True))
+                for e in edges:
                     f = e.function
                     if f is not None and f._id not in known:
-                        stack.append((f, False))
+                        push((f, False))
                 continue
-            known.add(n._id)
-            self._emit_node(n, tid)
+            known.add(n_id)
+            var = getattr(n, "variable", None)
+            tensor = None if var is None else self._tensor(var, tid, None)
+            saved = tuple([tuple(sh) for sh in n.saved_shapes()])
+            append((
+                _NodeCreated, ts, tid, n_id, n.name(), n.sequence_nr, n.topological_nr, n.num_inputs,
+                len(edges), str(n.device), saved, getattr(n, "source", None), tensor,
+            ))  # fmt: skip
+            for slot, e in enumerate(edges):
+                f = e.function
+                append((_EdgeCreated, ts, tid, n_id, slot, None if f is None else f._id, e.input_nr))
+        if len(rows) >= self._spill_at:
+            self._spill()
         return nid
-
-    def _emit_node(self, n: Any, tid: int) -> None:
-        var = getattr(n, "variable", None)
-        tensor = None
-        if var is not None:
-            tensor = self._tensor(var, tid, None)
-        edges = n.next_edges
-        saved = tuple(tuple(s) for s in n.saved_shapes())
-        self._put(
-            ev.NodeCreated, tid, n._id, n.name(), n.sequence_nr, n.topological_nr, n.num_inputs,
-            len(edges), str(n.device), saved, getattr(n, "source", None), tensor,
-        )  # fmt: skip
-        nid = n._id
-        for slot, e in enumerate(edges):
-            f = e.function
-            self._put(ev.EdgeCreated, tid, nid, slot, None if f is None else f._id, e.input_nr)
 
     def _tensor(self, t: Any, tid: int, name: str | None) -> int:
         tensor_id = t._id
@@ -471,7 +549,7 @@ class Recorder(Probe):
             self._tensors.add(tensor_id)
             source = self._tensor_sources.pop(tensor_id, None)
             self._put(
-                ev.TensorCreated, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
+                _TensorCreated, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
                 str(t.device), source,
             )  # fmt: skip
         return tensor_id
@@ -483,6 +561,9 @@ class Recorder(Probe):
         return a.tolist() if a.size <= VALUES_MAX else None
 
     # -- the probe ------------------------------------------------------------------------------
+    # The steps a backward takes for every node (queue push/pop, node begin/end, buffer add,
+    # dependency decrement) are written out in full: no helper calls between the engine and the
+    # row, since the recorder's share of a recorded backward is mostly these few lines.
     def thread_start(self, role: str, device: str | None) -> None:
         thread = threading.current_thread()
         with self._lock:
@@ -495,7 +576,7 @@ class Recorder(Probe):
     def thread_end(self) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(ev.ThreadEnd, tid)
+            self._put(_ThreadEnd, tid)
             self._tids.pop(threading.get_ident(), None)
             self._local.tid = None
 
@@ -539,7 +620,9 @@ class Recorder(Probe):
     def dependencies(self, task: Any) -> None:
         with self._lock:
             tid = self._current_tid()
-            counts = sorted((self._node(n, tid), c) for n, c in task.dependencies.items())
+            known = self._nodes
+            node = self._node
+            counts = sorted([(n._id if n._id in known else node(n, tid), c) for n, c in task.dependencies.items()])
             self._put(ev.Dependencies, tid, task.id, tuple(counts))
 
     def exec_info(self, task: Any) -> None:
@@ -565,42 +648,82 @@ class Recorder(Probe):
 
     def dependency_decrement(self, task: Any, node: Any, by: Any, remaining: int) -> None:
         with self._lock:
-            tid = self._current_tid()
-            nid, by_id = self._node(node, tid), self._node(by, tid)
-            self._put(ev.DependencyDecrement, tid, task.id, nid, by_id, remaining)
+            if self._closed:
+                return
+            tid = self._local.tid or self._current_tid()
+            nid = node._id
+            by_id = by._id
+            known = self._nodes
+            if nid not in known:
+                self._node(node, tid)
+            if by_id not in known:
+                self._node(by, tid)
+            rows = self._rows
+            rows.append((_DependencyDecrement, _now() - self._t0, tid, task.id, nid, by_id, remaining))
+            if len(rows) >= self._spill_at:
+                self._spill()
 
     def _queue_event(self, cls: type[ev.Event], queue: Any, node_task: Any, size: int) -> None:
         fn = node_task.fn
         gt = node_task.graph_task
-        what = "shutdown" if node_task.is_shutdown else ("wakeup" if fn is None else "node")
         with self._lock:
-            tid = self._current_tid()
-            qid = self._queue(queue, tid)
-            nid = None if fn is None else self._node(fn, tid)
-            self._put(cls, tid, qid, str(queue.device), None if gt is None else gt.id, nid, what,
-                      tuple(node_task.key()), size)  # fmt: skip
+            if self._closed:
+                return
+            tid = self._local.tid or self._current_tid()
+            qid = queue.id
+            device = self._queues.get(qid)
+            if device is None:
+                self._queue(queue, tid)
+                device = self._queues[qid]
+            if fn is None:
+                nid = None
+                what = "shutdown" if node_task.is_shutdown else "wakeup"
+            else:
+                nid = fn._id
+                if nid not in self._nodes:
+                    self._node(fn, tid)
+                what = "shutdown" if node_task.is_shutdown else "node"
+            rows = self._rows
+            rows.append((cls, _now() - self._t0, tid, qid, device, None if gt is None else gt.id, nid, what,
+                         node_task.key(), size))  # fmt: skip
+            if len(rows) >= self._spill_at:
+                self._spill()
 
     def queue_push(self, queue: Any, node_task: Any, size: int) -> None:
-        self._queue_event(ev.QueuePush, queue, node_task, size)
+        self._queue_event(_QueuePush, queue, node_task, size)
 
     def queue_pop(self, queue: Any, node_task: Any, size: int) -> None:
-        self._queue_event(ev.QueuePop, queue, node_task, size)
+        self._queue_event(_QueuePop, queue, node_task, size)
 
     def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
         if grad is None:
             shape = dtype = device = stats = values = None
         else:
             data = _array(grad)
-            shape = tuple(data.shape)
+            shape = data.shape
             dtype = _dtype_name(getattr(grad, "dtype", None) or data.dtype)
             device = str(getattr(grad, "device", "cpu"))
             stats = stats_of(data)
-            values = self._values(data)
+            values = self._values(data) if self.values else None
         with self._lock:
-            tid = self._current_tid()
-            nid = self._node(node, tid)
-            pid = None if producer is None else self._node(producer, tid)
-            self._put(ev.BufferAdd, tid, task.id, nid, slot, mode, pid, shape, dtype, device, stats, values)
+            if self._closed:
+                return
+            tid = self._local.tid or self._current_tid()
+            nid = node._id
+            known = self._nodes
+            if nid not in known:
+                self._node(node, tid)
+            if producer is None:
+                pid = None
+            else:
+                pid = producer._id
+                if pid not in known:
+                    self._node(producer, tid)
+            rows = self._rows
+            rows.append((_BufferAdd, _now() - self._t0, tid, task.id, nid, slot, mode, pid, shape, dtype, device,
+                         stats, values))  # fmt: skip
+            if len(rows) >= self._spill_at:
+                self._spill()
 
     def not_ready_park(self, task: Any, node: Any, remaining: int) -> None:
         with self._lock:
@@ -622,13 +745,29 @@ class Recorder(Probe):
 
     def node_begin(self, task: Any, node: Any, depth: int) -> None:
         with self._lock:
-            tid = self._current_tid()
-            self._put(ev.NodeBegin, tid, task.id, self._node(node, tid), depth)
+            if self._closed:
+                return
+            tid = self._local.tid or self._current_tid()
+            nid = node._id
+            if nid not in self._nodes:
+                self._node(node, tid)
+            rows = self._rows
+            rows.append((_NodeBegin, _now() - self._t0, tid, task.id, nid, depth))
+            if len(rows) >= self._spill_at:
+                self._spill()
 
     def node_end(self, task: Any, node: Any, ok: bool) -> None:
         with self._lock:
-            tid = self._current_tid()
-            self._put(ev.NodeEnd, tid, task.id, self._node(node, tid), "ok" if ok else "error")
+            if self._closed:
+                return
+            tid = self._local.tid or self._current_tid()
+            nid = node._id
+            if nid not in self._nodes:
+                self._node(node, tid)
+            rows = self._rows
+            rows.append((_NodeEnd, _now() - self._t0, tid, task.id, nid, "ok" if ok else "error"))
+            if len(rows) >= self._spill_at:
+                self._spill()
 
     def hook(self, task: Any, node: Any, kind: str, fn: Any) -> None:
         with self._lock:
@@ -641,12 +780,12 @@ class Recorder(Probe):
         before_stats = None if before is None else stats_of(_array(before))
         after_data = _array(after)
         after_stats = stats_of(after_data)
-        values = self._values(after_data)
+        values = self._values(after_data) if self.values else None
         with self._lock:
             tid = self._current_tid()
             nid = self._node(node, tid)
             t = self._tensor(tensor, tid, None)
-            self._put(ev.AccumulateGradUpdate, tid, task.id, nid, t, mode, before_stats, after_stats, values)
+            self._put(_AccumulateGradUpdate, tid, task.id, nid, t, mode, before_stats, after_stats, values)
 
     def captured_grad(self, task: Any, node: Any, input_nr: int, index: int, grad: Any) -> None:
         data = None if grad is None else _array(grad)
@@ -659,7 +798,7 @@ class Recorder(Probe):
     def saved_release(self, node: Any, count: int) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(ev.SavedRelease, tid, self._node(node, tid), count)
+            self._put(_SavedRelease, tid, self._node(node, tid), count)
 
     def callback(self, task: Any, fn: Any) -> None:
         with self._lock:
