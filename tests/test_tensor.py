@@ -217,6 +217,21 @@ def test_node_api():
         assert calls == ["pre", "post"]
 
 
+def test_saved_tensors_as_node_attributes():
+    for T in (torch, gradviz):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([3.0, 4.0], requires_grad=True)
+        m = x * y
+        assert m.grad_fn._saved_self is x and m.grad_fn._saved_other is y
+        e = x.exp()
+        assert T.equal(e.grad_fn._saved_result, e)
+        e.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            e.grad_fn._saved_result  # noqa: B018
+        with pytest.raises(AttributeError):
+            e.grad_fn._saved_nothing  # noqa: B018
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "gradviz/autograd/graph.py (engine owner): torch's C++ nodes name themselves with their "
     "namespace, AccumulateGrad.name() == 'torch::autograd::AccumulateGrad' (type name "

@@ -54,6 +54,18 @@ class OpNode(Node):
             return [s.unpack(self) for s in v]
         return v
 
+    def __getattr__(self, name: str) -> Any:
+        # torch exposes a node's saved values as _saved_<name> (fn._saved_self, _saved_result).
+        if name.startswith("_saved_"):
+            try:
+                saved = object.__getattribute__(self, "saved")
+            except AttributeError:
+                saved = {}
+            key = name[len("_saved_"):]
+            if key in saved and type(saved[key]) is SavedVariable:
+                return self[key]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         d = self.derivative
         if d.multi_output:
