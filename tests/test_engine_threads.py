@@ -438,9 +438,11 @@ class _Mixed(gradviz.autograd.Function):
         return g * 2, None, None, None
 
 
-def test_mixed_load_devices_reentrant_pool_and_errors_from_8_threads(watchdog) -> None:
+@pytest.mark.parametrize("max_depth", [0, 2])
+def test_mixed_load_devices_reentrant_pool_and_errors_from_8_threads(watchdog, max_depth: int) -> None:
     # Everything at once for a few seconds: random device hops, reentrant depths past a small
-    # max_recursion_depth (so pool threads serve cpu and device queues), and failures.
+    # max_recursion_depth (so pool threads serve cpu and device queues; 0 sends every reentrant
+    # call to the pool), and failures.
     import random
 
     from gradviz.autograd.engine import set_max_recursion_depth
@@ -453,7 +455,7 @@ def test_mixed_load_devices_reentrant_pool_and_errors_from_8_threads(watchdog) -
     def caller(k: int) -> Callable[[], None]:
         def run() -> None:
             r = random.Random(k)
-            end = time.monotonic() + 3
+            end = time.monotonic() + 2.5
             while time.monotonic() < end:
                 fail = r.random() < 0.2
                 x = gradviz.ones(2, device=r.choice(devices), requires_grad=True)
@@ -470,7 +472,7 @@ def test_mixed_load_devices_reentrant_pool_and_errors_from_8_threads(watchdog) -
 
         return run
 
-    with set_max_recursion_depth(2):
+    with set_max_recursion_depth(max_depth):
         errors = _run_threads([caller(k) for k in range(8)], deadline=90)
     assert not errors, errors[:3]
     assert all(n > 0 for n in done)

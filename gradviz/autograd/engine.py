@@ -645,18 +645,20 @@ class Engine:
         """Return once the pool thread that ran ``task`` has left the owner's queue.
 
         The pool thread pops from the owner's queue until it sees the task's future completed.
-        When the task ends on another thread (an error, or the last node on a device), the
-        owner's wait returns while the pool thread may still be asleep in that queue's pop();
-        left there it would take the owner's later work, and finish tasks without the wake-up
-        their owner needs (it serves the owner's queue, so it sends none). A wake-up makes it
-        look at the future again; the owner carries on once it has gone.
+        A task that completes normally ends on the pool thread, or on a thread serving another
+        device, which sends the owner's queue a wake-up: either way the pool thread leaves at
+        once. A task that fails completes its future on whichever thread raised, while the pool
+        thread may sleep on in pop() until the task's last queued work drains; left there it
+        would take the owner's later work, and finish tasks without the wake-up their owner
+        needs (it serves the owner's queue, so it sends none). So on an error the owner sends
+        the wake-up itself. It carries on once the pool thread has gone.
         """
         done = task.pool_done
         assert done is not None
-        if not done.is_set():
+        if task.has_error and not done.is_set():
             owner_queue = self.ready_queue(task.cpu_ready_queue, task.owner_device or CPU_DEVICE)
             owner_queue.push(NodeTask(task, None, InputBuffer(0)))
-            done.wait()
+        done.wait()
 
     def add_thread_pool_task(self, task: GraphTask) -> None:
         shared = self.thread_pool_shared
