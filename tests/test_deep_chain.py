@@ -54,3 +54,16 @@ def test_chain_is_freed_without_recursion(chain):
     del chain["h"]
     gc.collect()
     assert ref() is None
+
+
+def test_inplace_chain_of_100k_nodes():
+    # Each in-place op puts a new node in front of the last: as deep as the out-of-place chain.
+    x = gv.tensor([1.0, 2.0], dtype=gv.float64, requires_grad=True)
+    h = x * 1
+    for _ in range(N):
+        h.mul_(1.0)
+    assert h._version == N
+    h.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    del h
+    gc.collect()
