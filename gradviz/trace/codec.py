@@ -483,44 +483,65 @@ def lines(dicts: list[dict[str, Any]]) -> bytes | memoryview:
     return b",\n".join([dumps(d) for d in dicts])
 
 
-def encode_events(events: list[ev.Event]) -> bytes | memoryview:
-    """Events as file lines (``lines``)."""
-    enc = _ENCODERS
-    return lines([enc[type(e)](e) for e in events])
+# Kinds in the order a backward emits them most: the batch encoders test them in this order.
+_BY_FREQUENCY = (
+    ev.QueuePush, ev.QueuePop, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.DependencyDecrement,
+    ev.EdgeCreated, ev.NodeCreated, ev.SavedRelease, ev.AccumulateGradUpdate, ev.TensorCreated,
+)  # fmt: skip
+_ORDER = _BY_FREQUENCY + tuple(t for t in ev.EVENT_TYPES if t not in _BY_FREQUENCY)
 
 
-def _make_row_encoder(cls: type[ev.Event]) -> Callable[[int, tuple], dict]:
-    """``enc(seq, row)`` for the recorder's rows ``(cls, ts, tid, *fields)``: the same dict as
-    ``encode`` gives for the event, without making the event first."""
-    specs = _SPECS[cls]
-    names = [f"f{i}" for i in range(len(specs) - 3)]
-    items = ['"seq": seq', f'"kind": "{cls.kind}"', '"ts": ts', '"tid": tid']
-    for (name, spec, _), var in zip(specs[3:], names):
+def _dict_items(cls: type[ev.Event], value: Callable[[str], str]) -> str:
+    """The dict literal of an event, ``value(field)`` giving the expression of each field."""
+    items = ['"seq": ' + value("seq"), f'"kind": "{cls.kind}"', '"ts": ' + value("ts"), '"tid": ' + value("tid")]
+    for name, spec, _ in _SPECS[cls][3:]:
         base = spec.items[0] if spec.kind == "optional" else spec
         if base.kind == "stats":
-            items.append(f'"{name}": _stats({var})')
+            items.append(f'"{name}": _stats({value(name)})')
         elif base.kind in ("any", "float"):
-            items.append(f'"{name}": _any({var})')
+            items.append(f'"{name}": _any({value(name)})')
         else:
-            items.append(f'"{name}": {var}')
-    src = (
-        "def enc(seq, row):\n"
-        f"    _c, ts, tid{''.join(', ' + v for v in names)} = row\n"
-        "    return {" + ", ".join(items) + "}\n"
-    )
+            items.append(f'"{name}": {value(name)}')
+    return "{" + ", ".join(items) + "}"
+
+
+def _make_batch_encoders() -> tuple[Callable[[list], list], Callable[[list, int], list]]:
+    """``dicts_of_events(events)`` and ``dicts_of_rows(rows, seq0)``: one loop over the batch
+    with the kinds tested inline, so an event costs a dict literal and no function call."""
     ns: dict[str, Any] = {"_stats": _encode_stats, "_any": _encode_any}
-    exec(compile(src, f"<gradviz row encoder {cls.kind}>", "exec"), ns)
-    return ns["enc"]
+    ev_src = ["def dicts_of_events(events):", "    out = []", "    append = out.append", "    for e in events:",
+              "        t = type(e)"]  # fmt: skip
+    row_src = ["def dicts_of_rows(rows, seq):", "    out = []", "    append = out.append", "    for r in rows:",
+               "        t = r[0]"]  # fmt: skip
+    for k, cls in enumerate(_ORDER):
+        ns[f"_C{k}"] = cls
+        names = ev.field_names(cls)
+        kw = "if" if k == 0 else "elif"
+        ev_src.append(f"        {kw} t is _C{k}:")
+        ev_src.append("            append(" + _dict_items(cls, lambda n: f"e.{n}") + ")")
+        row_src.append(f"        {kw} t is _C{k}:")
+        row_src.append("            _c, " + ", ".join(f"v_{n}" for n in names[1:]) + ", = r")
+        row_src.append("            append(" + _dict_items(cls, lambda n: "seq" if n == "seq" else f"v_{n}") + ")")
+    ev_src += ["        else:", "            append(_ENCODERS[t](e))", "    return out"]
+    row_src += ["        else:", "            raise TypeError(f'not an event class: {t!r}')", "        seq += 1",
+                "    return out"]  # fmt: skip
+    ns["_ENCODERS"] = _ENCODERS
+    exec(compile("\n".join(ev_src) + "\n\n" + "\n".join(row_src) + "\n", "<gradviz batch encoders>", "exec"), ns)
+    return ns["dicts_of_events"], ns["dicts_of_rows"]
 
 
-ROW_ENCODERS: dict[type[ev.Event], Callable[[int, tuple], dict]] = {t: _make_row_encoder(t) for t in ev.EVENT_TYPES}
+_dicts_of_events, _dicts_of_rows = _make_batch_encoders()
+
+
+def encode_events(events: list[ev.Event]) -> bytes | memoryview:
+    """Events as file lines (``lines``)."""
+    return lines(_dicts_of_events(events))
 
 
 def encode_rows(rows: list[tuple], seq0: int) -> bytes | memoryview:
     """The recorder's rows ``(cls, ts, tid, *fields)``, numbered from ``seq0``, as file lines
     (``lines``)."""
-    enc = ROW_ENCODERS
-    return lines([enc[r[0]](seq, r) for seq, r in enumerate(rows, seq0)])
+    return lines(_dicts_of_rows(rows, seq0))
 
 
 def events_from_rows(rows: list[tuple], seq0: int) -> list[ev.Event]:
