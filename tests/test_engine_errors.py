@@ -369,3 +369,23 @@ def test_caller_interrupted_while_waiting_stops_the_tasks_work() -> None:
     c = gradviz.ones(2, device="virtual:0", requires_grad=True)
     (c * 4).to("cpu").sum().backward()
     np.testing.assert_allclose(c.grad.numpy(), [4.0, 4.0])
+
+
+def test_a_failing_probe_on_pop_is_reported_and_backward_still_completes(monkeypatch) -> None:
+    from gradviz.autograd.probe import Probe
+
+    reported: list[BaseException] = []
+    monkeypatch.setattr("sys.excepthook", lambda typ, exc, tb: reported.append(exc))
+
+    class BrokenProbe(Probe):
+        def queue_pop(self, queue, node_task, size) -> None:
+            raise RuntimeError("probe bug")
+
+    x = gradviz.ones(2, device="virtual:0", requires_grad=True)
+    prev, ENGINE.probe = ENGINE.probe, BrokenProbe()
+    try:
+        (x * 3).to("cpu").sum().backward()
+    finally:
+        ENGINE.probe = prev
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+    assert reported and all(str(e) == "probe bug" for e in reported)

@@ -170,7 +170,12 @@ class ReadyQueue:
             item = heapq.heappop(self._heap)[2]
             probe = _ENGINE.probe
             if probe is not None:
-                probe.queue_pop(self, item, len(self._heap))
+                try:
+                    probe.queue_pop(self, item, len(self._heap))
+                except Exception:  # noqa: BLE001
+                    # The item is already off the heap: raising here would lose it, and its task
+                    # would wait forever. A failing probe is reported, never fatal to backward.
+                    sys.excepthook(*sys.exc_info())
             return item
 
     def __len__(self) -> int:
