@@ -126,6 +126,7 @@ def test_stress_8_threads_200_passes_over_two_virtual_devices(watchdog) -> None:
     assert ENGINE.shutdown(timeout=10)
     left = [t for t in set(threading.enumerate()) - before if t.is_alive()]
     assert not left, f"threads left over after shutdown: {left}"
+    assert _engine_threads() == [] and ENGINE.threads() == []
     print(f"stress: {N_THREADS * N_PASSES} backward passes in {elapsed:.1f}s")
 
 
