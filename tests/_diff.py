@@ -54,6 +54,7 @@ class Outcome:
     grads: list[Any] = field(default_factory=list)
     values: list[Any] = field(default_factory=list)
     after: list[tuple[str, tuple]] = field(default_factory=list)
+    after_seq: list[int] = field(default_factory=list)
 
 
 def to_np(x: Any) -> Any:
@@ -145,7 +146,8 @@ def run_on(prog: Callable[[Any], Case], T: Any, hooks: bool = True) -> Outcome:
     out.grads = [to_np(t.grad) for t in case.grads_of]
     out.values = [to_np(v) for v in case.values]
     if case.walk_after:
-        out.after, _ = walk(case.walk_after)
+        out.after, after_nodes = walk(case.walk_after)
+        out.after_seq = relative_sequence_nrs(after_nodes)
     return out
 
 
@@ -193,6 +195,9 @@ def check(prog: Callable[[Any], Case], order: bool = True) -> tuple[Outcome, Out
     assert_close(ref.grads, got.grads, "grads")
     assert_close(ref.values, got.values, "values")
     assert got.after == ref.after, "graph after run():\n" + _structure_diff(ref.after, got.after)
+    assert got.after_seq == ref.after_seq, "relative sequence numbers of the graph after run():\n" + "\n".join(
+        f"{'  ' if a == b else '!!'} {i}: {ref.after[i][0]} torch {a} gradviz {b}"
+        for i, (a, b) in enumerate(zip(ref.after_seq, got.after_seq)))
     return ref, got
 
 

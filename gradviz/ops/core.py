@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gradviz.autograd import _state as _engine_state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import (
     InputMetadata,
@@ -38,6 +39,10 @@ class Derivative:
     reduce_broadcast: bool = False  # sum each input's gradient back to the input's shape
     # Ops with any number of inputs (cat, stack): one formula returning every input's gradient.
     all_inputs: GradFn | None = None
+    # The order the formulas run in, when not the inputs' order. torch's generated code runs
+    # them sorted by argument name ("other" before "self"), which shows in the sequence numbers
+    # of a create_graph backward's nodes.
+    order: tuple[int, ...] = ()
 
 
 class OpNode(Node):
@@ -67,29 +72,38 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return self.apply_needed(grads, needed_outputs(self.next_edges))
+
+    def apply_needed(self, grads: list[Tensor | None], needed: list[bool]) -> list[Tensor | None]:
+        """The gradients of the inputs marked in ``needed`` (torch's should_compute_output: an
+        input nobody downstream needs gets no gradient computed, so makes no nodes either)."""
         d = self.derivative
+        n_out = len(self.next_edges)
         if d.multi_output:
             if all(g is None for g in grads):
-                return [None] * len(self.next_edges)
+                return [None] * n_out
             arg: Any = grads
         else:
             arg = grads[0]
             if arg is None:
-                return [None] * len(self.next_edges)
+                return [None] * n_out
         if d.all_inputs is not None:
+            if not any(needed):
+                return [None] * n_out
             grads_in = d.all_inputs(self, arg)
-            return [g if e.function is not None else None for g, e in zip(grads_in, self.next_edges, strict=True)]
-        out: list[Tensor | None] = []
-        for i, (edge, fn) in enumerate(zip(self.next_edges, d.grads, strict=True)):
-            if fn is None or edge.function is None:
-                out.append(None)
-                continue
-            g = fn(self, arg)
-            if d.reduce_broadcast and g is not None and g.shape != self.shapes[i]:
-                from gradviz.ops.functions import sum_to
+            return [g if need else None for g, need in zip(grads_in, needed, strict=True)]
+        out: list[Tensor | None] = [None] * n_out
+        for i in d.order or range(n_out):
+            fn = d.grads[i]
+            if fn is not None and needed[i]:
+                out[i] = fn(self, arg)
+        if d.reduce_broadcast:
+            # After all formulas, as torch sums broadcast gradients back in validate_outputs.
+            from gradviz.ops.functions import sum_to
 
-                g = sum_to(g, self.shapes[i])
-            out.append(g)
+            for i, g in enumerate(out):
+                if g is not None and g.shape != self.shapes[i]:
+                    out[i] = sum_to(g, self.shapes[i])
         return out
 
     def release_variables(self) -> int:
@@ -116,6 +130,20 @@ class OpNode(Node):
 
 
 _NODE_CLASSES: dict[str, type[OpNode]] = {}
+
+
+def needed_outputs(edges: list) -> list[bool]:
+    """For each edge, whether the running graph task needs a gradient sent along it: it leads
+    somewhere, and (in a task with outputs: grad(), backward(inputs=...)) to a node that runs."""
+    task = _engine_state.tls.current_graph_task
+    exec_info = task.exec_info if task is not None else None
+    if not exec_info:
+        return [e.function is not None for e in edges]
+    out = []
+    for e in edges:
+        info = exec_info.get(e.function) if e.function is not None else None
+        out.append(info is not None and info.should_execute())
+    return out
 
 
 def _move_retains_grad(t: Tensor, node: Node, slot: int) -> None:
@@ -240,9 +268,12 @@ class CopySlices(Node):
             return [None] * len(self.next_edges)
         flat = F.reshape(g, (-1,))
         grad_slice = F.getitem_raw(flat, (self.index,), "index")
-        res = self.fn.apply([F.clone(grad_slice)])
+        # fn's first edge (the view's old history) is outside this task's graph: it is needed
+        # when this node's first edge is (torch copies the exec_info entry across).
+        needed = needed_outputs(self.next_edges)
+        res = self.fn.apply_needed([F.clone(grad_slice)], needed[:1] + needed[1:])
         out: list[Tensor | None] = [None] * len(self.next_edges)
-        if self.next_edges[0].function is not None:
+        if needed[0]:
             # The gradient with the view's part replaced by what fn gives the view's old value.
             keep = F.ones_for(flat)
             keep._data[self.index.reshape(-1)] = 0

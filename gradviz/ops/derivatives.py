@@ -12,6 +12,34 @@ from __future__ import annotations
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 
+# Where torch's C++ formula is ``a * b`` with two computed operands, the compiler evaluates the
+# right one first; so do these (it decides the numbering of a create_graph backward's nodes).
+
+
+def _div_other(n, g):
+    # -grad * ((self / other) / other)
+    q = F.div(F.div(n["self"], n["other"]), n["other"])
+    return F.mul(F.neg(g), q)
+
+
+def _reciprocal(n, g):
+    # -grad * (result * result)
+    rr = F.mul(n["result"], n["result"])
+    return F.mul(F.neg(g), rr)
+
+
+def _mm_mat1(n, g):
+    # torch's mm_mat1_backward: a column-major self gets its gradient column-major too.
+    if n["self_colmajor"]:
+        return F.t(F.mm(n["mat2"], F.t(g)))
+    return F.mm(g, F.t(n["mat2"]))
+
+
+def _mm_mat2(n, g):
+    if n["mat2_colmajor"]:
+        return F.t(F.mm(F.t(g), n["self"]))
+    return F.mm(F.t(n["self"]), g)
+
 
 def _maybe_multiply(g, alpha):
     return g if alpha == 1 else F.mul_scalar(g, alpha)
@@ -142,10 +170,11 @@ def _maxmin(lose: str):
 
 
 DERIVATIVES: dict[str, D] = {
-    # arithmetic (gradients summed back over broadcast dims)
-    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n["alpha"])), reduce_broadcast=True),
+    # arithmetic (gradients summed back over broadcast dims; order=(1, 0): "other" runs first)
+    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n["alpha"])),
+             reduce_broadcast=True, order=(1, 0)),
     "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(F.neg(g), n["alpha"])),
-             reduce_broadcast=True),
+             reduce_broadcast=True, order=(1, 0)),
     "rsub": D("RsubBackward1", (lambda n, g: _maybe_multiply(F.neg(g), n["alpha"]),), reduce_broadcast=True),
     # The Scalar overloads: what torch's C++ formulas use with a number (user code gets add/mul/...)
     "add_scalar": D("AddBackward1", (lambda n, g: g,)),
@@ -153,19 +182,19 @@ DERIVATIVES: dict[str, D] = {
     "div_scalar": D("DivBackward1", (lambda n, g: F.div_scalar(g, n["other"]),)),
     "mul_scalar": D("MulBackward1", (lambda n, g: F.mul_scalar(g, n["other"]),)),
     "mul": D("MulBackward0", (lambda n, g: F.mul(g, n["other"]), lambda n, g: F.mul(g, n["self"])),
-             reduce_broadcast=True),
+             reduce_broadcast=True, order=(1, 0)),
     "div": D("DivBackward0", (
         lambda n, g: F.div(g, n["other"]),
-        lambda n, g: F.mul(F.neg(g), F.div(F.div(n["self"], n["other"]), n["other"])),
-    ), reduce_broadcast=True),
+        _div_other,
+    ), reduce_broadcast=True, order=(1, 0)),
     "pow_scalar": D("PowBackward0", (
         lambda n, g: F.zeros_for(g.shape, g.dtype, g.device) if n["exponent"] == 0
         else F.mul(g, F.mul_scalar(F.pow(n["self"], n["exponent"] - 1), n["exponent"])),
     )),
-    "pow_tensor": D("PowBackward1", (_pow_tensor_self, _pow_tensor_exponent), reduce_broadcast=True),
+    "pow_tensor": D("PowBackward1", (_pow_tensor_self, _pow_tensor_exponent), reduce_broadcast=True, order=(1, 0)),
     "pow_base": D("PowBackward2", (lambda n, g: F.mul(g, F.mul_scalar(n["result"], n["log_base"])),)),
-    "maximum": D("MaximumBackward0", (_maxmin("lt"), _maxmin("gt")), reduce_broadcast=True),
-    "minimum": D("MinimumBackward0", (_maxmin("gt"), _maxmin("lt")), reduce_broadcast=True),
+    "maximum": D("MaximumBackward0", (_maxmin("lt"), _maxmin("gt")), reduce_broadcast=True, order=(1, 0)),
+    "minimum": D("MinimumBackward0", (_maxmin("gt"), _maxmin("lt")), reduce_broadcast=True, order=(1, 0)),
     "masked_fill": D("MaskedFillBackward0", (lambda n, g: F.masked_fill(g, n["mask"], 0.0),)),
     "masked_fill_tensor": D("MaskedFillBackward1", (
         lambda n, g: F.masked_fill(g, n["mask"], 0.0),
@@ -182,7 +211,7 @@ DERIVATIVES: dict[str, D] = {
     "where": D("WhereBackward0", (
         lambda n, g: F.where(n["condition"], g, _zero_scalar(g)),
         lambda n, g: F.where(n["condition"], _zero_scalar(g), g),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, order=(1, 0)),
     # pointwise
     "neg": D("NegBackward0", (lambda n, g: F.neg(g),)),
     "abs": D("AbsBackward0", (lambda n, g: F.mul(g, F.sgn(n["self"])),)),
@@ -197,10 +226,10 @@ DERIVATIVES: dict[str, D] = {
     "tanh": D("TanhBackward0", (lambda n, g: F.tanh_backward(g, n["result"]),)),
     "sigmoid": D("SigmoidBackward0", (lambda n, g: F.sigmoid_backward(g, n["result"]),)),
     "relu": D("ReluBackward0", (lambda n, g: F.threshold_backward(g, n["result"], 0.0),)),
-    "reciprocal": D("ReciprocalBackward0", (lambda n, g: F.mul(F.neg(g), F.mul(n["result"], n["result"])),)),
+    "reciprocal": D("ReciprocalBackward0", (_reciprocal,)),
     "clamp": D("ClampBackward1", (lambda n, g: F.where(n["mask"], g, _zero_scalar(g)),)),
     # linear algebra
-    "mm": D("MmBackward0", (lambda n, g: F.mm(g, F.t(n["mat2"])), lambda n, g: F.mm(F.t(n["self"]), g))),
+    "mm": D("MmBackward0", (_mm_mat1, _mm_mat2), order=(1, 0)),
     "mv": D("MvBackward0", (
         lambda n, g: F.mul(F.reshape(g, (g.shape[0], 1)), n["vec"]),  # grad.ger(vec)
         lambda n, g: F.mv(F.t(n["self"]), g),
@@ -209,7 +238,7 @@ DERIVATIVES: dict[str, D] = {
     "bmm": D("BmmBackward0", (
         lambda n, g: F.bmm(g, F.transpose(n["mat2"], 1, 2)),
         lambda n, g: F.bmm(F.transpose(n["self"], 1, 2), g),
-    )),
+    ), order=(1, 0)),
     # reductions
     "sum": D("SumBackward0", (lambda n, g: F.expand(g, n["shape"]),)),
     "sum_dim": D("SumBackward1", (_sum_dim,)),

@@ -514,6 +514,12 @@ def _check_float_mm(a: Tensor, b: Tensor) -> None:
         )
 
 
+def _colmajor(x: Any) -> bool:
+    # torch's test in mm's backward: strides (1, rows), in elements
+    st = [d // x.itemsize for d in x.strides]
+    return st[0] == 1 and st[1] == x.shape[0]
+
+
 def mm(a: Tensor, b: Tensor) -> Tensor:
     _check_float_mm(a, b)
     if a.ndim != 2 or b.ndim != 2:
@@ -525,7 +531,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
         )
     out = _new(a._data @ b._data, a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-        saved = {}
+        saved = {"self_colmajor": _colmajor(a._data), "mat2_colmajor": _colmajor(b._data)}
         if a.requires_grad:
             saved["mat2"] = save(b)
         if b.requires_grad:
