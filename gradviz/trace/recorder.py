@@ -137,7 +137,7 @@ def _norm(f: np.ndarray, amax: float) -> float:
     # steps). It sums in the array's float dtype: exact enough for a summary when the sum of
     # squares cannot overflow there; otherwise float64, scaled for huge values.
     n = f.size
-    if f.dtype.kind == "f" and amax * amax * n < _FINFO_MAX[f.dtype.itemsize]:
+    if f.dtype.kind == "f" and amax * amax * n < _SUM_MAX.get(f.dtype.itemsize, 0.0):
         return float(np.sqrt(_einsum("i,i->", f, f)))
     f = f.astype(np.float64, copy=False)
     if amax < 1e150:  # squares cannot overflow
@@ -147,7 +147,8 @@ def _norm(f: np.ndarray, amax: float) -> float:
 
 
 _einsum = np.einsum
-_FINFO_MAX = {2: 6e4 / 4, 4: 3e38 / 4, 8: 1.7e308 / 4}  # below the dtype's max, with room to spare
+# below the dtype's max, with room to spare; float16 (11-bit sums) always goes the float64 way
+_SUM_MAX = {4: 3e38 / 4, 8: 1.7e308 / 4}
 _add = np.add.reduce
 
 

@@ -1,0 +1,184 @@
+"""The batched paths of the trace layer: the recorder's rows, batch encoding, chunked loading and
+stats in the array's own dtype. Each is checked against the one-event-at-a-time path it replaces."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_trace_file import ANY_EVENT
+from trace_builders import diamond, failing, hostile, reentrant, two_devices
+
+import gradviz
+import gradviz as torch
+from gradviz.trace import TraceError, TraceWarning, codec, load, recorder
+from gradviz.trace import events as ev
+from gradviz.trace import file as trace_file
+from gradviz.trace.check import invariants
+from gradviz.trace.file import save
+from gradviz.trace.recorder import stats_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _row(e: ev.Event) -> tuple:
+    return (type(e), *(getattr(e, f) for f in ev.field_names(type(e))[1:]))
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(ANY_EVENT, max_size=6))
+def test_a_batch_encodes_as_its_events_one_by_one(events):
+    one_by_one = b",\n".join(codec.encode_line(e) for e in events)
+    assert bytes(codec.encode_events(events)) == one_by_one
+    seq0 = events[0].seq if events else 0
+    renumbered = [codec.MAKERS[type(e)](seq0 + i, *_row(e)[1:]) for i, e in enumerate(events)]
+    assert bytes(codec.encode_rows([_row(e) for e in events], seq0)) == b",\n".join(
+        codec.encode_line(e) for e in renumbered
+    )
+    assert codec.events_from_rows([_row(e) for e in events], seq0) == renumbered
+
+
+def test_batches_the_json_backend_refuses_go_event_by_event():
+    s = ev.Stats(1.0, 1.0, 1.0, 0, 0)
+    odd = [
+        ev.ThreadStart(0, 0, 1, "bad\udce9name", None, "caller"),  # a lone surrogate
+        ev.BufferAdd(1, 0, 1, 1, 2, 0, "set", None, (2,), "float32", "cpu", s, [{"seq": 1}, {"seq": 2}]),
+        ev.CapturedGrad(2, 0, 1, 1, 2, 0, 0, s, [[math.nan, math.inf], {"}": "{"}]),
+        ev.NodeEnd(3, 0, 1, 1, 2, "ok"),
+    ]
+    for k in range(len(odd)):
+        batch = odd[k:]
+        assert bytes(codec.encode_events(batch)) == b",\n".join(codec.encode_line(e) for e in batch)
+
+
+@pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
+def test_saved_files_load_the_same_in_small_chunks(tmp_path, monkeypatch, make):
+    events = make().events
+    save(events, tmp_path / "t.json")
+    monkeypatch.setattr(trace_file, "CHUNK_BYTES", 200)  # a few lines a chunk
+    assert load(tmp_path / "t.json").events == events
+
+
+def test_a_bad_line_inside_a_chunk_is_named_as_line_by_line(tmp_path, monkeypatch):
+    events = diamond().events
+    path = tmp_path / "t.json"
+    save(events, path)
+    lines = path.read_bytes().split(b"\n")
+    lines[10] = b'{"seq": 9, oops'
+    path.write_bytes(b"\n".join(lines))
+    messages = set()
+    for chunk in (1 << 20, 300, 50):
+        monkeypatch.setattr(trace_file, "CHUNK_BYTES", chunk)
+        with pytest.raises(TraceError) as info:
+            load(path)
+        messages.add(str(info.value))
+    (message,) = messages
+    assert "event 9 (line 11): not valid JSON" in message
+
+
+def test_a_file_cut_anywhere_loads_a_prefix_in_small_chunks(tmp_path, monkeypatch):
+    events = diamond().events
+    save(events, tmp_path / "t.json")
+    data = (tmp_path / "t.json").read_bytes()
+    header_end = data.index(b"\n")
+    monkeypatch.setattr(trace_file, "CHUNK_BYTES", 150)
+    path = tmp_path / "cut.json"
+    for n in range(header_end + 1, len(data) + 1, 7):
+        path.write_bytes(data[:n])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            t = load(path)
+        assert t.events == events[: len(t.events)]
+        assert len(t.events) >= data.count(b"\n", 0, n) - 2
+
+
+# --- recording in batches ----------------------------------------------------------------------
+
+
+def _program() -> None:
+    a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w = torch.tensor([[0.5, 1.0, 2.0]] * 3, requires_grad=True)
+    for _ in range(3):
+        ((a @ w).tanh() * a).sum().backward()
+
+
+def test_a_recording_spilled_every_few_rows_is_whole_and_sound(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder, "SPILL_ROWS", 5)
+    path = tmp_path / "t.json"
+    with gradviz.trace(path) as rec:
+        _program()
+    t = load(path)
+    assert invariants(t) == []
+    assert rec.count == len(t.events) and [e.seq for e in t.events] == list(range(len(t.events)))
+    with gradviz.record() as mem:
+        _program()
+    assert [e.kind for e in mem.trace.events] == [e.kind for e in t.events]
+
+
+def test_an_in_memory_snapshot_while_recording_is_a_prefix():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    with gradviz.record() as rec:
+        (a * a).sum().backward()
+        snap = rec.trace
+        (a * 3).sum().backward()
+    assert snap.truncated and rec.trace.events[: len(snap.events)] == snap.events
+
+
+def test_recording_to_a_file_without_orjson(tmp_path):
+    script = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "import gradviz, gradviz as torch\n"
+        "from gradviz.trace import codec, load, recorder\n"
+        "from gradviz.trace.check import invariants\n"
+        "assert codec.JSON_BACKEND == 'json'\n"
+        "recorder.SPILL_ROWS = 4\n"
+        "a = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "with gradviz.trace(sys.argv[1]) as rec:\n"
+        "    (a * a).exp().sum().backward()\n"
+        "t = load(sys.argv[1])\n"
+        "assert invariants(t) == [] and len(t.events) == rec.count\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "t.json")], check=True, cwd=ROOT)
+
+
+# --- stats ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.bool_])
+@pytest.mark.parametrize("size", [1, 5, 17, 100_000])
+def test_stats_in_the_native_dtype_match_float64(dtype, size):
+    rng = np.random.default_rng(size)
+    a = (rng.standard_normal(size) * 3).astype(dtype)
+    ref = a.astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = stats_of(a)
+    assert s.min == ref.min() and s.max == ref.max() and (s.nan, s.inf) == (0, 0)
+    assert s.norm == pytest.approx(math.sqrt(float(np.sum(ref * ref))), rel=1e-5)
+    assert type(s.norm) is float and type(s.min) is float
+
+
+def test_stats_whose_squares_overflow_the_dtype_are_still_finite():
+    a = np.full(1000, 3e18, dtype=np.float32)  # squares fit float32; their sum does not
+    s = stats_of(a)
+    assert s.norm == pytest.approx(3e18 * math.sqrt(1000), rel=1e-6)
+    h = np.full(100, 200.0, dtype=np.float16)
+    assert stats_of(h).norm == pytest.approx(2000.0)
+
+
+def test_stats_of_large_arrays_count_nan_and_inf():
+    a = np.arange(100, dtype=np.float32)
+    a[3] = np.nan
+    a[7] = -np.inf
+    s = stats_of(a)
+    assert math.isnan(s.norm) and (s.nan, s.inf) == (1, 1) and s.min == -math.inf and s.max == 99.0
