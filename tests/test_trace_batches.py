@@ -38,12 +38,12 @@ def _row(e: ev.Event) -> tuple:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(ANY_EVENT, max_size=6))
 def test_a_batch_encodes_as_its_events_one_by_one(events):
-    one_by_one = b",\n".join(codec.encode_line(e) for e in events)
+    one_by_one = b"".join(codec.encode_line(e) + b",\n" for e in events)
     assert bytes(codec.encode_events(events)) == one_by_one
     seq0 = events[0].seq if events else 0
     renumbered = [codec.MAKERS[type(e)](seq0 + i, *_row(e)[1:]) for i, e in enumerate(events)]
-    assert bytes(codec.encode_rows([_row(e) for e in events], seq0)) == b",\n".join(
-        codec.encode_line(e) for e in renumbered
+    assert bytes(codec.encode_rows([_row(e) for e in events], seq0)) == b"".join(
+        codec.encode_line(e) + b",\n" for e in renumbered
     )
     assert codec.events_from_rows([_row(e) for e in events], seq0) == renumbered
 
@@ -58,7 +58,7 @@ def test_batches_the_json_backend_refuses_go_event_by_event():
     ]
     for k in range(len(odd)):
         batch = odd[k:]
-        assert bytes(codec.encode_events(batch)) == b",\n".join(codec.encode_line(e) for e in batch)
+        assert bytes(codec.encode_events(batch)) == b"".join(codec.encode_line(e) + b",\n" for e in batch)
 
 
 @pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])

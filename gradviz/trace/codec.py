@@ -449,9 +449,10 @@ def encode_line(e: ev.Event) -> bytes:
 # One JSON call for thousands of events instead of one each: the backend's per-call cost
 # (argument parsing, buffer allocation, bytes object) was a third of encoding an event. The
 # list comes out as ``[{..},{..}]``; splitting it into lines is one ``replace`` of the
-# ``},{"seq":`` between events. That byte sequence cannot occur inside a string (a quote in a
-# string is escaped), only in a ``values`` holding objects with a "seq" key: the count check
-# catches that, and such a batch goes the per-event way.
+# ``},{"seq":`` between events (an end marker appended to the list gives the last event its
+# separator too). That byte sequence cannot occur inside a string (a quote in a string is
+# escaped), only in a ``values`` holding objects with a "seq" key: the length check catches
+# that, and such a batch goes the per-event way.
 
 _SEP = b'},{"seq":'
 _LINE_SEP = b'},\n{"seq":'
@@ -467,20 +468,27 @@ else:  # pragma: no cover - the stdlib fallback (tested in a subprocess)
     _BATCH_ERRORS = (UnicodeEncodeError, ValueError, TypeError)
 
 
+_END = {"seq": None}  # a last element, so the last real event also gets its ",\n" from replace
+_END_LEN = len(b'{"seq":null}]')
+
+
 def lines(dicts: list[dict[str, Any]]) -> bytes | memoryview:
-    """Encoded events as file lines joined by ``,\n`` (no separator after the last one)."""
+    """Encoded events as file lines, each followed by ``,\n`` (the writer's layout)."""
     n = len(dicts)
     if n == 0:
         return b""
+    dicts.append(_END)
     try:
         blob = _dumps_batch(dicts)
     except _BATCH_ERRORS:
         blob = None
+    finally:
+        dicts.pop()
     if blob is not None:
         out = blob.replace(_SEP, _LINE_SEP)
-        if len(out) - len(blob) == n - 1:  # each replacement adds one byte: none inside a value
-            return memoryview(out)[1:-1]  # without the list's brackets, and without a copy
-    return b",\n".join([dumps(d) for d in dicts])
+        if len(out) - len(blob) == n:  # each replacement adds one byte: none inside a value
+            return memoryview(out)[1:-_END_LEN]  # no brackets, no end marker, and no copy
+    return b"".join([dumps(d) + b",\n" for d in dicts])
 
 
 # Kinds in the order a backward emits them most: the batch encoders test them in this order.

@@ -71,21 +71,24 @@ class TraceWriter:
             self.flush()
         self._out(data, count)
 
-    def _out(self, data: bytes | memoryview, count: int) -> None:
+    def _out(self, data: bytes | memoryview, count: int, *, flush: bool = True) -> None:
         f = self._f
         if f is None or not count:
             return
         f.write(data)
-        f.write(b",\n")
-        f.flush()
+        if flush:
+            f.flush()
         self.written += count
 
-    def close(self, last: ev.TraceEnd) -> None:
-        """Write the final event (no trailing comma) and the footer: the file becomes valid JSON."""
+    def close(self, last: ev.TraceEnd, lines: bytes | memoryview = b"", count: int = 0) -> None:
+        """Write ``count`` events encoded as ``lines`` (``codec.lines``), if any, then the final
+        event (no trailing comma) and the footer: the file becomes valid JSON. One flush."""
         f = self._f
         if f is None:
             return
-        self.flush()
+        if self._pending:
+            self.flush()
+        self._out(lines, count, flush=False)
         f.write(codec.encode_line(last) + b"\n" + FOOTER)
         f.close()
         self.written += 1
@@ -364,6 +367,6 @@ def save(events: Iterable[ev.Event], path: str | os.PathLike[str]) -> None:
     with open(path, "wb") as f:
         f.write(HEADER)
         if evs:
-            f.write(codec.encode_events(evs))
-            f.write(b"\n")
+            f.write(codec.encode_events(evs[:-1]))
+            f.write(codec.encode_line(evs[-1]) + b"\n")
         f.write(FOOTER)

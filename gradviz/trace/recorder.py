@@ -320,6 +320,41 @@ _AccumulateGradUpdate = ev.AccumulateGradUpdate
 _SavedRelease = ev.SavedRelease
 
 
+def _queue_probe(cls: type[ev.Event]) -> Callable[[Recorder, Any, Any, int], None]:
+    """Recorder.queue_push / queue_pop: one function each, with the event class in a closure
+    (not a shared helper taking it: that would be one more call on every push and pop)."""
+
+    def probe(self: Recorder, queue: Any, node_task: Any, size: int) -> None:
+        fn = node_task.fn
+        gt = node_task.graph_task
+        with self._lock:
+            if self._closed:
+                return
+            tid = self._local.tid or self._current_tid()
+            qid = queue.id
+            device = self._queues.get(qid)
+            if device is None:
+                self._queue(queue, tid)
+                device = self._queues[qid]
+            if fn is None:
+                nid = None
+                what = "shutdown" if node_task.is_shutdown else "wakeup"
+            else:
+                nid = fn._id
+                if nid not in self._nodes:
+                    self._node(fn, tid)
+                what = "shutdown" if node_task.is_shutdown else "node"
+            rows = self._rows
+            rows.append((cls, _now() - self._t0, tid, qid, device, None if gt is None else gt.id, nid, what,
+                         node_task.key(), size))  # fmt: skip
+            if len(rows) >= self._spill_at:
+                self._spill()
+
+    probe.__name__ = cls.kind
+    probe.__qualname__ = f"Recorder.{cls.kind}"
+    return probe
+
+
 class Recorder(Probe):
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
@@ -413,8 +448,10 @@ class Recorder(Probe):
                 end = (_TraceEnd, _now() - self._t0, tid, status, n, text)
                 self.status = status
                 if self._writer is not None:
-                    self._spill()
-                    self._writer.close(codec.MAKERS[_TraceEnd](n, *end[1:]))
+                    rows = self._rows
+                    self._rows = []
+                    last = codec.MAKERS[_TraceEnd](n, *end[1:])
+                    self._writer.close(last, codec.encode_rows(rows, self._base), len(rows))  # one write
                     self._base = n + 1
                 else:
                     self._rows.append(end)
@@ -713,37 +750,8 @@ class Recorder(Probe):
             if len(rows) >= self._spill_at:
                 self._spill()
 
-    def _queue_event(self, cls: type[ev.Event], queue: Any, node_task: Any, size: int) -> None:
-        fn = node_task.fn
-        gt = node_task.graph_task
-        with self._lock:
-            if self._closed:
-                return
-            tid = self._local.tid or self._current_tid()
-            qid = queue.id
-            device = self._queues.get(qid)
-            if device is None:
-                self._queue(queue, tid)
-                device = self._queues[qid]
-            if fn is None:
-                nid = None
-                what = "shutdown" if node_task.is_shutdown else "wakeup"
-            else:
-                nid = fn._id
-                if nid not in self._nodes:
-                    self._node(fn, tid)
-                what = "shutdown" if node_task.is_shutdown else "node"
-            rows = self._rows
-            rows.append((cls, _now() - self._t0, tid, qid, device, None if gt is None else gt.id, nid, what,
-                         node_task.key(), size))  # fmt: skip
-            if len(rows) >= self._spill_at:
-                self._spill()
-
-    def queue_push(self, queue: Any, node_task: Any, size: int) -> None:
-        self._queue_event(_QueuePush, queue, node_task, size)
-
-    def queue_pop(self, queue: Any, node_task: Any, size: int) -> None:
-        self._queue_event(_QueuePop, queue, node_task, size)
+    queue_push = _queue_probe(_QueuePush)
+    queue_pop = _queue_probe(_QueuePop)
 
     def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
         if grad is None:
