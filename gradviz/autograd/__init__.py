@@ -6,7 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradviz.autograd import graph
-from gradviz.autograd.engine import Engine, get_default_engine
+from gradviz.autograd.engine import (
+    Engine,
+    get_default_engine,
+    get_max_recursion_depth,
+    set_max_recursion_depth,
+)
 from gradviz.autograd.function import BackwardCFunction, Function, FunctionCtx
 from gradviz.autograd.grad_mode import (
     detect_anomaly,
@@ -174,6 +179,6 @@ class Variable:
 
 __all__ = [
     "BackwardCFunction", "Edge", "Engine", "Function", "FunctionCtx", "Node", "Variable", "backward",
-    "detect_anomaly", "enable_grad", "get_default_engine", "grad", "graph", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+    "detect_anomaly", "enable_grad", "get_default_engine", "get_max_recursion_depth", "grad", "graph", "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "set_max_recursion_depth",
 ]  # fmt: skip
