@@ -178,7 +178,25 @@ class Variable:
 
 
 __all__ = [
-    "BackwardCFunction", "Edge", "Engine", "Function", "FunctionCtx", "Node", "Variable", "backward",
-    "detect_anomaly", "enable_grad", "get_default_engine", "get_max_recursion_depth", "grad", "graph", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "set_max_recursion_depth",
-]  # fmt: skip
+    "BackwardCFunction",
+    "Edge",
+    "Engine",
+    "Function",
+    "FunctionCtx",
+    "Node",
+    "Variable",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "get_default_engine",
+    "get_max_recursion_depth",
+    "grad",
+    "graph",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "is_grad_enabled",
+    "no_grad",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+    "set_max_recursion_depth",
+]
