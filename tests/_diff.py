@@ -40,6 +40,7 @@ class Case:
     grads_of: Sequence[Any] = ()  # tensors whose .grad is compared after run()
     values: Sequence[Any] = ()  # extra tensors whose values are compared after run()
     walk_after: Sequence[Any] = ()  # roots whose graph is compared after run() (create_graph)
+    keep: Any = None  # held until the run is over (keeps side branches of the graph alive)
 
 
 @dataclass
