@@ -815,6 +815,22 @@ def p_custom_function_numbered_before_forward(T):
     return Case([z, y.grad_fn, y.grad_fn], _bw(z), [x])
 
 
+def p_custom_function_double_backward(T):
+    Square, MulConst, _, _, _ = _make_functions(T)
+    x = leaf(T, 3)
+    w = leaf(T, 3, seed=1)
+    y = MulConst.apply(Square.apply(x), 2.0, w).sum()
+    store = {}
+
+    def run():
+        gx, gw = T.autograd.grad(y, [x, w], create_graph=True)
+        store["g"] = gx
+        (h,) = T.autograd.grad((gx * gw).sum(), x)
+        return gx, gw, h
+
+    return Case([y], run, walk_after=_LazyRoots(store, "g"))
+
+
 def p_reentrant_grad(T):
     _, _, _, Reentrant, _ = _make_functions(T)
     x = leaf(T, 3)
