@@ -125,6 +125,20 @@ def test_a_recording_spilled_every_few_rows_is_whole_and_sound(tmp_path, monkeyp
     assert [e.kind for e in mem.trace.events] == [e.kind for e in t.events]
 
 
+@pytest.mark.parametrize("spill", [1, 2, 3, 7])
+def test_a_graph_made_before_the_recording_survives_any_spill_size(tmp_path, monkeypatch, spill):
+    leaves = [torch.tensor([1.0, 2.0], requires_grad=True) for _ in range(3)]
+    y = leaves[0]
+    for w in leaves[1:]:
+        y = (y * w).tanh() + w  # announced in one walk at the backward, leaves on the way
+    monkeypatch.setattr(recorder, "SPILL_ROWS", spill)
+    with gradviz.trace(tmp_path / "t.json") as rec:
+        y.sum().backward()
+    t = load(tmp_path / "t.json")
+    assert invariants(t) == [] and len(t.events) == rec.count
+    assert len(t.tensors) == 3 and len(t.of_kind(ev.AccumulateGradUpdate)) == 3
+
+
 def test_an_in_memory_snapshot_while_recording_is_a_prefix():
     a = torch.tensor([1.0, 2.0], requires_grad=True)
     with gradviz.record() as rec:

@@ -607,8 +607,7 @@ class Recorder(Probe):
             return nid
         if self._closed:
             return nid
-        rows = self._rows
-        append = rows.append
+        append = self._rows.append
         ts = _now() - self._t0
         # successors first, as a forward pass makes them: edges then point at known nodes
         stack: list[tuple[Any, bool]] = [(node, False)]
@@ -629,7 +628,10 @@ class Recorder(Probe):
                 continue
             known.add(n_id)
             var = _variable(n)
-            tensor = None if var is None else self._tensor(var, tid, None)
+            tensor = None
+            if var is not None:
+                tensor = self._tensor(var, tid, None)
+                append = self._rows.append  # _tensor may have spilled: the rows list is a new one
             saved = tuple([tuple(sh) for sh in n.saved_shapes()])
             device = n.device
             append((
@@ -640,7 +642,7 @@ class Recorder(Probe):
             for slot, e in enumerate(edges):
                 f = e.function
                 append((_EdgeCreated, ts, tid, n_id, slot, None if f is None else f._id, e.input_nr))
-        if len(rows) >= self._spill_at:
+        if len(self._rows) >= self._spill_at:
             self._spill()
         return nid
 
