@@ -38,6 +38,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
 from gradviz.autograd.probe import Probe
+from gradviz.device import CPU as _CPU
 from gradviz.device import set_thread_device
 
 CPU_DEVICE = "cpu"
@@ -63,19 +64,33 @@ class InputBuffer:
         """Put ``var`` in slot ``pos``; returns "set", "accumulate" or "undefined"."""
         if var is None:
             return "undefined"
-        old = self.buffer[pos]
+        buffer = self.buffer
+        old = buffer[pos]
         if old is None:
-            self.buffer[pos] = var
+            buffer[pos] = var
             return "set"
-        # Out of place: the first gradient may be a tensor the user also holds (hooks, captures).
-        self.buffer[pos] = old + var
+        # In place only when the buffer is the first gradient's sole holder and no graph is being
+        # built (torch's rule): a tensor the user may also hold (from a hook, a capture, a root
+        # gradient) is never changed. References: the list, ``old``, getrefcount's argument.
+        if (
+            not _grad_state.enabled
+            and sys.getrefcount(old) <= 3
+            and old._data.dtype == var._data.dtype
+            and old._data.shape == var._data.shape
+            and graph.stealable(old)
+        ):
+            old._data += var._data
+            return "accumulate"
+        buffer[pos] = old + var
         return "accumulate"
 
     def device(self) -> str:
         """The first non-CPU device among the gradients; cpu if there is none."""
         for var in self.buffer:
-            if var is not None and var.device.type != "cpu":
-                return var.device._str
+            if var is not None:
+                dev = var.device
+                if dev is not _CPU and dev.type != "cpu":
+                    return dev._str
         return CPU_DEVICE
 
     def __len__(self) -> int:
@@ -97,7 +112,8 @@ class NodeTask:
 
     def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: InputBuffer,
                  is_shutdown: bool = False):  # fmt: skip
-        self._base = weakref.ref(graph_task) if graph_task is not None else None
+        # One weak reference per GraphTask, made with it, shared by all its NodeTasks.
+        self._base = graph_task.weak_self if graph_task is not None else None
         self.fn = fn
         self.inputs = inputs
         self.is_shutdown = is_shutdown
@@ -127,11 +143,14 @@ class ReadyQueue:
         # Ident of the thread that pops from it (pool threads standing in for a blocked owner
         # pop too). Set once, before the queue is announced to the probe or used.
         self.owner = owner
-        # _lock (through _not_empty) protects: _heap, _count.
+        # _lock (through _not_empty) protects: _heap, _count, _waiting.
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
         self._heap: list[tuple] = []
         self._count = itertools.count()
+        # Threads asleep in pop(): push notifies only when there is one (Condition.notify costs
+        # half a microsecond even with no waiter).
+        self._waiting = 0
         if announce:
             self.announce()
 
@@ -141,24 +160,29 @@ class ReadyQueue:
             probe.queue_created(self)
 
     def push(self, item: NodeTask, increment_outstanding: bool = True) -> None:
-        gt = item.graph_task
+        """Queue ``item``. ``increment_outstanding=False``: the caller has already counted it
+        in its task's outstanding_tasks (under the task's mutex, which it may still hold)."""
+        fn = item.fn
+        # (cls, -depth, -sequence_nr, push order, item): shutdown first, then wake-ups, ...
         if item.is_shutdown:
-            sort_key: tuple = (0, 0, 0)
-        elif item.fn is None:
-            sort_key = (1, -item.reentrant_depth, 0)
+            entry: tuple = (0, 0, 0, next(self._count), item)
+        elif fn is None:
+            entry = (1, -item.reentrant_depth, 0, next(self._count), item)
         else:
-            sort_key = (2, -item.reentrant_depth, -item.fn.sequence_nr)
-        if increment_outstanding and gt is not None:
-            # Counted before the task is visible to pop(); never nest task.mutex in _lock.
-            with gt.mutex:
-                gt.outstanding_tasks += 1
+            entry = (2, -item.reentrant_depth, -fn.sequence_nr, next(self._count), item)
+        if increment_outstanding:
+            gt = item.graph_task
+            if gt is not None:
+                # Counted before the task is visible to pop(); never nest task.mutex in _lock.
+                with gt.mutex:
+                    gt.outstanding_tasks += 1
         with self._lock:
-            heapq.heappush(self._heap, (sort_key, next(self._count), item))
-            size = len(self._heap)
+            heapq.heappush(self._heap, entry)
             probe = _ENGINE.probe
             if probe is not None:
-                probe.queue_push(self, item, size)
-            self._not_empty.notify()
+                probe.queue_push(self, item, len(self._heap))
+            if self._waiting:
+                self._not_empty.notify()
 
     def push_shutdown(self) -> None:
         self.push(NodeTask(None, None, InputBuffer(0), is_shutdown=True), increment_outstanding=False)
@@ -166,8 +190,12 @@ class ReadyQueue:
     def pop(self) -> NodeTask:
         with self._lock:
             while not self._heap:
-                self._not_empty.wait()
-            item = heapq.heappop(self._heap)[2]
+                self._waiting += 1
+                try:
+                    self._not_empty.wait()
+                finally:
+                    self._waiting -= 1
+            item = heapq.heappop(self._heap)[4]
             probe = _ENGINE.probe
             if probe is not None:
                 try:
@@ -206,18 +234,23 @@ class _Future:
         self._done = threading.Event()
         self.value: list[Any] | None = None
         self.error: BaseException | None = None
+        # True once value or error is set (a plain read for the engine loop's per-node check;
+        # written after them, before the event is set).
+        self.done = False
 
     def completed(self) -> bool:
-        return self._done.is_set()
+        return self.done
 
     def mark_completed(self, value: list[Any]) -> None:
         if not self._done.is_set():
             self.value = value
+            self.done = True
             self._done.set()
 
     def set_error(self, exc: BaseException) -> None:
         if not self._done.is_set():
             self.error = exc
+            self.done = True
             self._done.set()
 
     def wait_done(self) -> None:
@@ -265,6 +298,8 @@ class GraphTask:
         # Filled before the task starts, read-only afterwards: no lock needed.
         self.exec_info: dict[Node, ExecInfo] = {}
         self.future = _Future()
+        # What NodeTasks hold (torch's weak base_), made once.
+        self.weak_self = weakref.ref(self)
 
     def completed(self) -> bool:
         return self.outstanding_tasks == 0 or (self.exit_on_error and self.has_error)
@@ -742,37 +777,64 @@ class Engine:
         workers, which pass None)."""
         tls = _state.tls
         queue = tls.local_ready_queue
-        while graph_task is None or not graph_task.future.completed():
-            task = queue.pop()
-            if task.is_shutdown:
-                break
-            local_task = task.graph_task
-            if local_task is None:
-                continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-            if task.fn is not None and not local_task.has_error:
-                prev_task, prev_grad = tls.current_graph_task, _grad_state.enabled
-                tls.current_graph_task = local_task
-                # Inside the engine, grad mode is what the task asked for (create_graph).
-                _grad_state.enabled = local_task.create_graph
-                try:
-                    self.evaluate_function(local_task, task.fn, task.inputs, local_task.cpu_ready_queue)
-                except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
-                    self.thread_on_exception(local_task, task.fn, exc)
-                finally:
-                    tls.current_graph_task, _grad_state.enabled = prev_task, prev_grad
-            # Decremented only after the node's successors were pushed (and counted), so the
-            # count cannot touch zero while work remains.
-            with local_task.mutex:
-                local_task.outstanding_tasks -= 1
-                done = local_task.completed()
-            if done:
-                local_task.mark_as_completed_and_run_post_processing()
-                # The owner may be asleep in pop() on its own queue: wake it so it sees the task
-                # completed. Not needed when this thread serves the owner's queue itself.
-                if tls.worker_device != local_task.owner_device:
-                    owner_queue = self.ready_queue(local_task.cpu_ready_queue, local_task.owner_device)
-                    owner_queue.push(NodeTask(local_task, None, InputBuffer(0)))
-            del local_task, task
+        grad_state = _grad_state
+        # The current graph task and grad mode (create_graph) are set when a popped task belongs
+        # to another graph task than the last one, not per node; the caller's are restored on
+        # the way out, and before a task's completion runs its callbacks.
+        prev_task, prev_grad = tls.current_graph_task, grad_state.enabled
+        current = None
+        future = graph_task.future if graph_task is not None else None
+        try:
+            while future is None or not future.done:
+                task = queue.pop()
+                if task.is_shutdown:
+                    break
+                ref = task._base
+                local_task = ref() if ref is not None else None
+                if local_task is None:
+                    continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
+                fn = task.fn
+                if fn is not None and not local_task.has_error:
+                    if local_task is not current:
+                        current = local_task
+                        tls.current_graph_task = local_task
+                    # Inside the engine, grad mode is what the task asked for (create_graph);
+                    # set per node, since a node may leave it changed.
+                    grad_state.enabled = local_task.create_graph
+                    try:
+                        # Decrements outstanding_tasks itself, under the lock it pushes under.
+                        done = self.evaluate_function(local_task, fn, task.inputs, local_task.cpu_ready_queue)
+                    except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                        self.thread_on_exception(local_task, fn, exc)
+                        done = self._decrement_outstanding(local_task)
+                else:
+                    done = self._decrement_outstanding(local_task)
+                if done:
+                    tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+                    current = None
+                    local_task.mark_as_completed_and_run_post_processing()
+                    # The owner may be asleep in pop() on its own queue: wake it so it sees the
+                    # task completed. Not needed when this thread serves the owner's queue itself.
+                    if tls.worker_device != local_task.owner_device:
+                        owner_queue = self.ready_queue(local_task.cpu_ready_queue, local_task.owner_device)
+                        owner_queue.push(NodeTask(local_task, None, InputBuffer(0)))
+                elif graph_task is None and current is not None:
+                    # A device worker serves many tasks and waits between them: it must not
+                    # keep the last one alive (NodeTasks hold tasks weakly for that reason).
+                    tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+                    current = None
+                del local_task, task
+        finally:
+            tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+
+    @staticmethod
+    def _decrement_outstanding(task: GraphTask) -> bool:
+        """One of task's NodeTasks is finished; returns whether that completed the task.
+        Decremented only after the node's successors were pushed (and counted), so the count
+        cannot touch zero while work remains."""
+        with task.mutex:
+            task.outstanding_tasks -= 1
+            return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
 
     def thread_on_exception(self, task: GraphTask, fn: Node, exc: BaseException) -> None:
         probe = self.probe
@@ -782,7 +844,10 @@ class Engine:
         task.set_exception(exc, fn)
 
     def evaluate_function(self, task: GraphTask, fn: Node, inputs: InputBuffer,
-                          cpu_ready_queue: ReadyQueue) -> None:  # fmt: skip
+                          cpu_ready_queue: ReadyQueue) -> bool:  # fmt: skip
+        """Run fn and hand its outputs on. Decrements task.outstanding_tasks for this NodeTask
+        when it returns normally (in the same critical section as the successors' pushes) and
+        returns whether that completed the task; when it raises, the caller decrements."""
         probe = self.probe
         exec_info = task.exec_info
         if exec_info:
@@ -798,27 +863,34 @@ class Engine:
                         if probe is not None:
                             probe.captured_grad(task, fn, input_nr, output_idx, grads[input_nr])
             if not info.needed:
-                return
-        outputs = self.call_function(task, fn, inputs, probe)
+                return self._decrement_outstanding(task)
+        if probe is None and fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None \
+                and fn._pre_hooks is None and fn._post_hooks is None:  # fmt: skip
+            # No hooks, nothing recording: the node and the output check alone.
+            buffer = inputs.buffer
+            inputs.buffer = None  # the node is the gradients' only holder (AccumulateGrad steals)
+            outputs = validate_outputs(fn.next_edges, fn.apply(buffer), None, fn)
+            del buffer
+        else:
+            outputs = self.call_function(task, fn, inputs, probe)
         if not task.keep_graph:
             released = fn.release_variables()
             if probe is not None and released:
                 probe.saved_release(fn, released)
         num_outputs = len(outputs)
-        if num_outputs == 0:
-            return
-        if anomaly.enabled and anomaly.check_nan:
+        if num_outputs and anomaly.enabled and anomaly.check_nan:
             for i, out in enumerate(outputs):
                 if out is not None and bool(np.isnan(out._data).any()):
                     message = f"Function '{fn.name()}' returned nan values in its {i}th output."
                     if probe is not None:
                         probe.anomaly(task, fn, message, fn._metadata.get("traceback_") if fn._metadata else None)
                     raise RuntimeError(message)
+        next_edges = fn.next_edges
         with task.mutex:
             dependencies = task.dependencies
             not_ready = task.not_ready
             for i in range(num_outputs):
-                next_fn, input_nr = fn.next_edges[i]
+                next_fn, input_nr = next_edges[i]
                 if next_fn is None:
                     continue
                 remaining = dependencies.get(next_fn)
@@ -839,25 +911,36 @@ class Engine:
                         info = exec_info.get(next_fn)
                         if info is None or not info.should_execute():
                             continue  # pruned: not on a path to the requested outputs
-                    buf = InputBuffer(next_fn.num_inputs)
+                    buf = InputBuffer(len(next_fn.input_metadata))
+                    if output is not None:
+                        outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
                     mode = buf.add(input_nr, output)
                     if probe is not None:
                         probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
-                    if is_ready:
-                        self.ready_queue(cpu_ready_queue, buf.device()).push(NodeTask(task, next_fn, buf))
-                    else:
+                    if not is_ready:
                         not_ready[next_fn] = buf
                         if probe is not None:
                             probe.not_ready_park(task, next_fn, remaining)
+                        continue
                 else:
+                    if output is not None:
+                        outputs[i] = None
                     mode = buf.add(input_nr, output)
                     if probe is not None:
                         probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
-                    if is_ready:
-                        del not_ready[next_fn]
-                        if probe is not None:
-                            probe.not_ready_take(task, next_fn)
-                        self.ready_queue(cpu_ready_queue, buf.device()).push(NodeTask(task, next_fn, buf))
+                    if not is_ready:
+                        continue
+                    del not_ready[next_fn]
+                    if probe is not None:
+                        probe.not_ready_take(task, next_fn)
+                del output
+                # Counted here, under the lock held anyway, before the task is visible to pop().
+                task.outstanding_tasks += 1
+                device = buf.device()
+                queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
+                queue.push(NodeTask(task, next_fn, buf), increment_outstanding=False)
+            task.outstanding_tasks -= 1
+            return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
 
     def call_function(self, task: GraphTask, fn: Node, inputs: InputBuffer, probe: Probe | None) -> list:
         """Hooks and the node, in torch's order: tensor pre-hooks, retains_grad hooks, pre-hooks,
@@ -875,9 +958,7 @@ class Engine:
                     if res is not None:
                         grads = list(res)
             outputs = fn.apply(list(grads))
-            outputs = validate_outputs(
-                fn.next_edges, outputs, lambda msg, fn=fn: f"Function {fn.name()} returned an {msg}"
-            )
+            outputs = validate_outputs(fn.next_edges, outputs, None, fn)
             if fn._post_hooks:
                 for hook in list(fn._post_hooks.values()):
                     if probe is not None:
@@ -945,42 +1026,56 @@ def compute_min_topological_nr(outputs: list[Edge]) -> int:
     return min(e.function.topological_nr for e in outputs if e.function is not None)
 
 
-def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str]) -> list[Any]:
+def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str] | None,
+                     fn: Node | None = None) -> list[Any]:  # fmt: skip
     """Check each gradient against the metadata of the input it flows into; reduce broadcasts
-    and cast dtypes as torch does."""
-    if len(grads) != len(edges):
-        raise RuntimeError(
-            format_error(f"invalid number of gradients - expected {len(edges)}, but got {len(grads)}")
-        )
+    and cast dtypes as torch does. Errors name ``fn`` ("Function X returned an ...") unless
+    ``format_error`` is given. Returns a new list (the given one is left as it is)."""
+    n = len(edges)
+    if len(grads) != n:
+        raise RuntimeError(_validate_error(
+            format_error, fn, f"invalid number of gradients - expected {n}, but got {len(grads)}"
+        ))
     grads = list(grads)
-    for i, (fn, input_nr) in enumerate(edges):
+    for i in range(n):
         grad = grads[i]
-        if fn is None or grad is None:
+        if grad is None:
             continue
-        meta = fn.input_metadata[input_nr]
-        if grad.shape != meta.shape:
-            if _expandable_to(meta.shape, grad.shape):
+        next_fn, input_nr = edges[i]
+        if next_fn is None:
+            continue
+        meta = next_fn.input_metadata[input_nr]
+        # Raw shapes: a Size is built only where they differ.
+        if grad._data.shape != meta[0]:
+            if _expandable_to(meta[0], grad.shape):
                 from gradviz.ops.functions import sum_to
 
-                grad = sum_to(grad, meta.shape)
+                grad = sum_to(grad, meta[0])
             else:
-                raise RuntimeError(format_error(
+                raise RuntimeError(_validate_error(format_error, fn,
                     f"invalid gradient at index {i} - got {list(grad.shape)} but expected shape "
-                    f"compatible with {list(meta.shape)}"
-                ))
-        if grad.dtype is not meta.dtype:
-            grad = grad.to(meta.dtype)
-        if grad.device != meta.device:
+                    f"compatible with {list(meta[0])}"
+                ))  # fmt: skip
+        if grad.dtype is not meta[1]:
+            grad = grad.to(meta[1])
+        device = meta[2]
+        if grad.device is not device and grad.device != device:
             # A 0-dim gradient moves to the input's device, as torch does: a CPU scalar may meet
             # a tensor on any device in forward, so its gradient may come back from that device.
             if grad.ndim == 0:
-                grad = grad.to(meta.device)
+                grad = grad.to(device)
             else:
-                raise RuntimeError(format_error(
-                    f"invalid gradient at index {i} - expected device {meta.device} but got {grad.device}"
-                ))
+                raise RuntimeError(_validate_error(format_error, fn,
+                    f"invalid gradient at index {i} - expected device {device} but got {grad.device}"
+                ))  # fmt: skip
         grads[i] = grad
     return grads
+
+
+def _validate_error(format_error: Callable[[str], str] | None, fn: Node | None, msg: str) -> str:
+    if format_error is not None:
+        return format_error(msg)
+    return f"Function {fn.name()} returned an {msg}" if fn is not None else msg
 
 
 def _expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
