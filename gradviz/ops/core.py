@@ -13,13 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradviz.autograd import _state as _engine_state
+from gradviz.autograd import graph
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
     InputMetadata,
     Node,
     SavedVariable,
+    _tuple_new,
     collect_next_edges,
     gradient_edge,
+    new_node,
     next_sequence_nr,
     node_created,
 )
@@ -72,7 +76,39 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
-        return self.apply_needed(grads, needed_outputs(self.next_edges))
+        d = self.derivative
+        edges = self.next_edges
+        if d.multi_output or d.all_inputs is not None:
+            return self.apply_needed(grads, needed_outputs(edges))
+        task = _engine_state.tls.current_graph_task
+        if task is not None and task.exec_info:
+            return self.apply_needed(grads, needed_outputs(edges))
+        # The common case, without the generic loops: one output gradient, and every input with
+        # an edge needs its gradient (no grad()/inputs= pruning in this task).
+        g = grads[0]
+        n_out = len(edges)
+        if g is None:
+            return [None] * n_out
+        formulas = d.grads
+        if n_out == 1:
+            f = formulas[0]
+            out: list[Tensor | None] = [f(self, g) if f is not None and edges[0][0] is not None else None]
+        else:
+            out = [None] * n_out
+            for i in d.order or range(n_out):
+                f = formulas[i]
+                if f is not None and edges[i][0] is not None:
+                    out[i] = f(self, g)
+        if d.reduce_broadcast:
+            shapes = self.shapes
+            if shapes is not None:
+                from gradviz.ops.functions import sum_to
+
+                for i in range(n_out):
+                    gi = out[i]
+                    if gi is not None and gi._data.shape != shapes[i]:
+                        out[i] = sum_to(gi, shapes[i])
+        return out
 
     def apply_needed(self, grads: list[Tensor | None], needed: list[bool]) -> list[Tensor | None]:
         """The gradients of the inputs marked in ``needed`` (torch's should_compute_output: an
@@ -97,12 +133,12 @@ class OpNode(Node):
             fn = d.grads[i]
             if fn is not None and needed[i]:
                 out[i] = fn(self, arg)
-        if d.reduce_broadcast:
+        if d.reduce_broadcast and self.shapes is not None:
             # After all formulas, as torch sums broadcast gradients back in validate_outputs.
             from gradviz.ops.functions import sum_to
 
             for i, g in enumerate(out):
-                if g is not None and g.shape != self.shapes[i]:
+                if g is not None and g._data.shape != self.shapes[i]:
                     out[i] = sum_to(g, self.shapes[i])
         return out
 
@@ -196,18 +232,36 @@ def record(
     # view's regenerated history), which must come after this one.
     if sequence_nr is None:
         sequence_nr = next_sequence_nr()
-    node = cls(collect_next_edges(inputs), sequence_nr=sequence_nr)
+    node = new_node(cls, collect_next_edges(inputs), sequence_nr)
     node.saved = saved or {}
     if cls.derivative.reduce_broadcast:
-        node.shapes = tuple(None if t is None else t.shape for t in inputs)
-    meta = []
-    for i, out in enumerate(outputs):
-        _move_retains_grad(out, node, i)
-        out.grad_fn = node
-        out._output_nr = i
-        meta.append(InputMetadata(out._data.shape, out.dtype, out.device))
-    node.input_metadata = meta
-    node_created(node)
+        # The input shapes (raw tuples) only where an input was broadcast: backward then sums
+        # its gradient back; None (nothing to check) in the common same-shape case.
+        shape = outputs[0]._data.shape
+        shapes = tuple(None if t is None else t._data.shape for t in inputs)
+        for s in shapes:
+            if s is not None and s != shape:
+                node.shapes = shapes
+                break
+        else:
+            node.shapes = None
+    if len(outputs) == 1:
+        out = outputs[0]
+        if out._retains_grad:
+            _move_retains_grad(out, node, 0)
+        out._grad_fn = node
+        out._output_nr = 0
+        node.input_metadata = [_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device))]
+    else:
+        meta = []
+        for i, out in enumerate(outputs):
+            _move_retains_grad(out, node, i)
+            out.grad_fn = node
+            out._output_nr = i
+            meta.append(_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device)))
+        node.input_metadata = meta
+    if anomaly.enabled or graph._ENGINE.probe is not None:
+        node_created(node)
 
 
 # -- in-place ops on views: CopySlices -----------------------------------------------------
