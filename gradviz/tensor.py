@@ -53,11 +53,24 @@ class _VersionSnapshot(int):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
+    # Fields most tensors never set are class-level defaults; a tensor that sets one keeps it in
+    # its __dict__ (made only then, as torch tensors have one): every op's output writes nine
+    # slots instead of seventeen.
     __slots__ = (
-        "_data", "_requires_grad", "_grad_fn", "_output_nr", "grad", "_version_counter", "_grad_accumulator",
-        "_retains_grad", "_id", "name", "dtype", "device", "_base", "_hooks", "_view_version", "_view_no_grad",
-        "__weakref__",
+        "_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_id", "dtype", "device",
+        "_base", "__dict__", "__weakref__",
     )  # fmt: skip
+    grad: Tensor | None = None
+    _grad_accumulator: Any = None
+    _retains_grad: bool = False
+    name: str | None = None
+    _hooks: dict | None = None
+    # For a view: the version its grad_fn was made at. When the base or another view of it has
+    # been changed in place since, the view's history is stale and grad_fn makes a new one
+    # (AsStridedBackward0 of the base), as torch's view + in-place handling does.
+    _view_version: int = 0
+    # A view made in no_grad mode of a tensor that requires grad (torch's CreationMeta::NO_GRAD_MODE).
+    _view_no_grad: bool = False
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
@@ -67,22 +80,26 @@ class Tensor:
         self.device: Device = device
         self._requires_grad = requires_grad
         self._grad_fn: Node | None = None
-        # For a view: the version its grad_fn was made at. When the base or another view of it has
-        # been changed in place since, the view's history is stale and grad_fn makes a new one
-        # (AsStridedBackward0 of the base), as torch's view + in-place handling does.
-        self._view_version = 0
-        # A view made in no_grad mode of a tensor that requires grad (torch's CreationMeta::NO_GRAD_MODE).
-        self._view_no_grad = False
         self._output_nr = 0
-        self.grad: Tensor | None = None
         # Shared with views of this tensor: an in-place change to either bumps both.
         self._version_counter: list[int] = [0]
-        self._grad_accumulator = None
-        self._retains_grad = False
         self._id = next(_tensor_ids)
-        self.name: str | None = None
         self._base: Tensor | None = None
-        self._hooks: dict | None = None
+
+    @classmethod
+    def _wrap(cls, data: Any, dtype: DType, device: Device) -> Tensor:
+        """A new tensor over ``data`` whose gradviz dtype the caller knows (ops' hot path)."""
+        t = object.__new__(cls)
+        t._data = data
+        t.dtype = dtype
+        t.device = device
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._version_counter = [0]
+        t._id = next(_tensor_ids)
+        t._base = None
+        return t
 
     # -- basic properties
     @property
