@@ -30,10 +30,14 @@ double = float64
 long = int64
 
 _BY_NP = {d.np: d for d in (float32, float64, int64, bool_)}
+_BY_NP_DTYPE = {np.dtype(d.np): d for d in (float32, float64, int64, bool_)}
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     """The gradviz dtype for an array's dtype; other numpy types fold into the nearest one."""
+    d = _BY_NP_DTYPE.get(np_dtype)  # an array's dtype: no np.dtype() call
+    if d is not None:
+        return d
     d = _BY_NP.get(np.dtype(np_dtype))
     if d is not None:
         return d
