@@ -17,6 +17,8 @@ from gradviz.ops.derivatives import DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
+_BY_NP_DTYPE = _dtype._BY_NP_DTYPE
+_wrap = Tensor._wrap
 
 Scalar = int | float | bool
 
@@ -28,6 +30,9 @@ def _new(data: Any, dev) -> Tensor:
     # numpy ufuncs on 0-d arrays return numpy scalars: a tensor always holds a (writable) array.
     if isinstance(data, np.generic):
         data = np.array(data)
+    dt = _BY_NP_DTYPE.get(data.dtype)
+    if dt is not None:
+        return _wrap(data, dt, dev)
     return Tensor(data, dev)
 
 
@@ -97,6 +102,12 @@ def _cast(arr: Any, dt: _dtype.dtype) -> Any:
 def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> tuple[Any, Tensor | None]:
     """op on the data, in torch's result dtype (``floating``: an integral result becomes the
     default float, as true division)."""
+    tb = type(b)
+    if (tb is float or tb is int) and a.dtype.is_floating_point:
+        # A floating tensor and a Python number: the result is the tensor's dtype (torch's
+        # wrapped numbers; numpy's weak Python scalars agree), so no promotion or cast to work out.
+        out = op(a._data, b)
+        return (np.asarray(out) if isinstance(out, np.generic) else out), None
     if isinstance(b, np.ndarray):
         raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
     dt = result_type(a, b)
