@@ -914,7 +914,10 @@ def _variable(node: Any) -> Any:
     has = _HAS_VARIABLE.get(t)
     if has is None:
         has = _HAS_VARIABLE[t] = 1 if hasattr(t, "variable") else (2 if t.__dictoffset__ else 0)
-    return getattr(node, "variable", None) if has else None
+    if has == 1:
+        return getattr(node, "variable", None)
+    # not getattr: a node class with a __getattr__ (OpNode's) would run it, and raise, for each node
+    return node.__dict__.get("variable") if has == 2 else None
 
 
 def _task_id(task: Any) -> Any:
