@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from gradviz import autograd
+from gradviz import autograd, nn
 from gradviz._dtype import bool_ as bool  # noqa: A001 - torch.bool
 from gradviz._dtype import double, dtype, float32, float64, int64, long
 from gradviz._dtype import float as float  # noqa: A001 - torch.float

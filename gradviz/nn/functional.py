@@ -1,0 +1,235 @@
+"""torch.nn.functional's losses and activations, with torch's backward nodes.
+
+``cross_entropy`` is ``nll_loss(log_softmax(input, 1), target)`` as in torch: a
+``NllLossBackward0`` node after a ``LogSoftmaxBackward0``, whose backward is one scatter and
+one fused kernel instead of the five nodes of a hand-written ``-(log_softmax * onehot).sum()``.
+Under ``create_graph=True`` the backward records torch's ``NllLossBackwardBackward0`` and
+``MseLossBackwardBackward0`` nodes, with torch's edges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.ops import functions as F
+from gradviz.ops.core import Derivative, node_class, record, save
+from gradviz.tensor import Tensor
+
+__all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
+
+# torch's Reduction enum, as the nodes save it (_saved_reduction).
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction_enum(reduction: str) -> int:
+    try:
+        return _REDUCTIONS[reduction]
+    except KeyError:
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+# -- nll_loss ---------------------------------------------------------------------------------
+
+
+def _class_weights(weight: Tensor | None, safe_t: np.ndarray, mask: np.ndarray, dtype: Any) -> np.ndarray:
+    """Each target's weight (0 where the target is ignore_index)."""
+    if weight is None:
+        return mask.astype(dtype)
+    return weight._data[safe_t].astype(dtype, copy=False) * mask
+
+
+def _nll_parts(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_index: int) -> tuple:
+    """(x with a batch dim, target with one, safe target, per-target weights), checked."""
+    if x.ndim == 1:
+        x, t = x[None], t.reshape(1)
+    mask = t != ignore_index
+    n_classes = x.shape[1]
+    bad = mask & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    safe_t = np.where(mask, t, 0)
+    w = _class_weights(weight, safe_t, mask, x.dtype)
+    return x, t, safe_t, w
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The negative log likelihood of ``target`` (class indices) under ``input`` (log-probabilities,
+    classes along dim 1, or dim 0 for a single sample). torch's node: NllLossBackward0, one edge."""
+    red = _reduction_enum(reduction)
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
+    x = input._data
+    if x.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    xb, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
+    picked = np.take_along_axis(xb, safe_t[:, None, ...], axis=1)[:, 0]
+    losses = -picked * w
+    total_weight = w.sum(dtype=x.dtype)
+    if red == 0:
+        data = losses.reshape(target._data.shape)
+    elif red == 2:
+        data = np.asarray(losses.sum(dtype=x.dtype))
+    else:
+        data = np.asarray(losses.sum(dtype=x.dtype) / total_weight, dtype=x.dtype)
+    out = F._new(data, input.device)
+    if _grad_state.enabled and input.requires_grad:
+        record(_NLL, (input,), [out], {
+            "self": save(input), "target": target.detach(), "weight": weight, "total_weight": float(total_weight),
+            "reduction": red, "ignore_index": ignore_index,
+        })  # fmt: skip
+    return out
+
+
+def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                      ignore_index: int, total_weight: float) -> Tensor:  # fmt: skip
+    """torch's nll_loss_backward kernel: -grad (times the target's weight, over the total weight
+    for a mean) at each target's class, 0 elsewhere. A node (NllLossBackwardBackward0) only under
+    create_graph=True."""
+    x = input._data
+    _, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
+    g = grad_output._data
+    coef = -w * (g.reshape(t.shape) if reduction == 0 else g)
+    if reduction == 1:
+        coef = coef / total_weight
+    gi = np.zeros(x.shape if x.ndim > 1 else (1,) + x.shape, dtype=x.dtype)
+    np.put_along_axis(gi, safe_t[:, None, ...], coef.astype(x.dtype, copy=False)[:, None, ...], axis=1)
+    out = F._new(gi.reshape(x.shape), grad_output.device)
+    if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
+        record(_NLL_BACKWARD, (grad_output, input), [out], {
+            "target": target, "weight": weight, "reduction": reduction, "ignore_index": ignore_index,
+        })  # fmt: skip
+    return out
+
+
+_REDUCTION_NAMES = {v: k for k, v in _REDUCTIONS.items()}
+
+
+def _nll_grad(n: Any, g: Tensor) -> Tensor:
+    return nll_loss_backward(g, n["self"], n["target"], n["weight"], n["reduction"], n["ignore_index"],
+                             n["total_weight"])  # fmt: skip
+
+
+def _nll_backward_grad_output(n: Any, g: Tensor) -> Tensor:
+    # torch: nll_loss(grad, target, weight, reduction, ignore_index)
+    return nll_loss(g, n["target"], n["weight"], ignore_index=n["ignore_index"],
+                    reduction=_REDUCTION_NAMES[n["reduction"]])  # fmt: skip
+
+
+def _nll_backward_self(n: Any, g: Tensor) -> Tensor:
+    return F.zeros_for(g.shape, g.dtype, g.device)  # torch: zeros_like(grad), no history
+
+
+_NLL = node_class(Derivative("NllLossBackward0", (_nll_grad,)))
+_NLL_BACKWARD = node_class(Derivative(
+    "NllLossBackwardBackward0", (_nll_backward_grad_output, _nll_backward_self), order=(0, 1)
+))  # fmt: skip
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:  # fmt: skip
+    """Softmax cross-entropy against class indices: ``nll_loss(log_softmax(input, 1), target)``,
+    as torch computes it (LogSoftmaxBackward0, then NllLossBackward0)."""
+    if label_smoothing != 0.0:
+        raise NotImplementedError("gradviz: cross_entropy with label_smoothing is not implemented")
+    if target.dtype.is_floating_point:
+        raise NotImplementedError("gradviz: cross_entropy with class probabilities is not implemented")
+    class_dim = 0 if input.ndim == 1 else 1
+    return nll_loss(F.log_softmax(input, class_dim), target, weight, ignore_index=ignore_index,
+                    reduction=reduction)  # fmt: skip
+
+
+# -- activations ------------------------------------------------------------------------------
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        return input.relu_()
+    return F.relu(input)
+
+
+def _softmax_dim(ndim: int) -> int:
+    # torch's legacy implicit dim (with a deprecation warning there): 0 for 0-, 1- and 3-d inputs
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    return F.softmax(input, _softmax_dim(input.ndim) if dim is None else dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    return F.log_softmax(input, _softmax_dim(input.ndim) if dim is None else dim, dtype)
+
+
+# -- mse_loss ---------------------------------------------------------------------------------
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
+    """Mean (or summed, or per-element) squared error. torch's node: MseLossBackward0, with an
+    edge for input and one for target."""
+    if weight is not None:
+        raise NotImplementedError("gradviz: mse_loss with weight is not implemented")
+    red = _reduction_enum(reduction)
+    if input.shape != target.shape:
+        raise NotImplementedError("gradviz: mse_loss of differently shaped input and target is not implemented")
+    x, y = input._data, target._data
+    d = x - y
+    sq = d * d
+    if red == 0:
+        data = sq
+    elif red == 2:
+        data = np.asarray(sq.sum(dtype=x.dtype))
+    else:
+        data = np.asarray(sq.mean(dtype=x.dtype), dtype=x.dtype)
+    out = F._new(data, input.device)
+    if _grad_state.enabled and (input.requires_grad or target.requires_grad):
+        record(_MSE, (input, target), [out], {"self": save(input), "target": save(target), "reduction": red})
+    return out
+
+
+def mse_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, reduction: int) -> Tensor:
+    """torch's mse_loss_backward kernel: 2 (input - target) grad (over the count for a mean).
+    A node (MseLossBackwardBackward0) only under create_graph=True."""
+    x, y, g = input._data, target._data, grad_output._data
+    norm = 2.0 / x.size if reduction == 1 else 2.0
+    data = ((x - y) * (norm * g)).astype(x.dtype, copy=False)
+    out = F._new(data, grad_output.device)
+    if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad or target.requires_grad):
+        record(_MSE_BACKWARD, (grad_output, input, target), [out], {
+            "grad_output": save(grad_output), "self": save(input), "target": save(target), "reduction": reduction,
+        })  # fmt: skip
+    return out
+
+
+def _mse_norm(n: Any, g: Tensor) -> float:
+    return 2.0 / g._data.size if n["reduction"] == 1 else 2.0
+
+
+def _mse_double_grad_output(n: Any, g: Tensor) -> Tensor:
+    # torch's mse_loss_double_backward_grad_output: sum of 2 (self - target) g, over the count
+    # for a mean; elementwise for 'none'.
+    r = F.mul(F.mul_scalar(F.sub(n["self"], n["target"]), _mse_norm(n, g)), g)
+    return r if n["reduction"] == 0 else F.sum(r)
+
+
+def _mse_double_self(n: Any, g: Tensor) -> Tensor:
+    # torch's mse_loss_double_backward: 2 grad grad_output (over the count for a mean)
+    return F.mul_scalar(F.mul(g, n["grad_output"]), _mse_norm(n, g))
+
+
+def _mse_double_target(n: Any, g: Tensor) -> Tensor:
+    return F.neg(_mse_double_self(n, g))
+
+
+_MSE = node_class(Derivative("MseLossBackward0", (
+    lambda n, g: mse_loss_backward(g, n["self"], n["target"], n["reduction"]),
+    lambda n, g: mse_loss_backward(g, n["target"], n["self"], n["reduction"]),
+)))  # fmt: skip
+_MSE_BACKWARD = node_class(Derivative(
+    "MseLossBackwardBackward0", (_mse_double_grad_output, _mse_double_self, _mse_double_target),
+))  # fmt: skip
