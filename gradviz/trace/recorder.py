@@ -314,7 +314,7 @@ class _ThreadTid(threading.local):
 # Events are recorded as rows ``(event class, ts, tid, *fields)``: a tuple appended to a list is
 # what the engine's thread pays for an event. Rows become events (in memory) or JSON lines (to a
 # file) in batches: every SPILL_ROWS rows, every FLUSH_INTERVAL and at the end.
-SPILL_ROWS = 8192
+SPILL_ROWS = 2048  # ~300 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
 _now = time.perf_counter_ns
 _TraceBegin = ev.TraceBegin
 _TraceEnd = ev.TraceEnd
@@ -462,6 +462,8 @@ class Recorder(Probe):
                 end = (_TraceEnd, _now() - self._t0, tid, status, n, text)
                 self.status = status
                 if self._writer is not None:
+                    if len(self._rows) > SPILL_ROWS:
+                        self._spill()
                     rows = self._rows
                     self._rows = []
                     last = codec.MAKERS[_TraceEnd](n, *end[1:])
@@ -513,8 +515,15 @@ class Recorder(Probe):
             return
         self._rows = []
         seq0 = self._base
-        self._base = seq0 + len(rows)
-        self._writer.write_lines(codec.encode_rows(rows, seq0), len(rows))
+        n = len(rows)
+        self._base = seq0 + n
+        step = SPILL_ROWS
+        if n <= step:
+            self._writer.write_lines(codec.encode_rows(rows, seq0), n)
+            return
+        for i in range(0, n, step):  # a big walk's rows: in batches the JSON of which stays in cache
+            part = rows[i : i + step]
+            self._writer.write_lines(codec.encode_rows(part, seq0 + i), len(part))
 
     @property
     def trace(self) -> Trace:
