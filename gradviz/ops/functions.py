@@ -1056,8 +1056,19 @@ def expand_as(a: Tensor, other: Tensor) -> Tensor:
 def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum g over the dims that broadcasting added or stretched, back to ``shape``."""
     shape = tuple(shape)
-    if g.shape == shape:
+    x = g._data
+    if x.shape == shape:
         return g
+    if not (_grad_state.enabled and g.requires_grad) and x.dtype != np.bool_:
+        # No graph to record: the same numpy reduction as below, without the ops around it.
+        if not shape:
+            return _new(np.asarray(x.sum()), g.device)
+        lead = x.ndim - len(shape)
+        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+        if not dims and not lead:
+            return g
+        data = x.sum(axis=dims, keepdims=True) if dims else x
+        return _new(data.reshape(shape) if lead else data, g.device)
     if not shape:
         return sum(g)
     lead = g.ndim - len(shape)
