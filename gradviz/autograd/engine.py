@@ -97,6 +97,8 @@ class InputBuffer:
         return len(self.buffer)
 
 
+_new_input_buffer = object.__new__
+
 # -- tasks and queues ------------------------------------------------------------------------
 
 
@@ -130,6 +132,9 @@ class NodeTask:
         if self.fn is None:
             return (1, self.reentrant_depth, 0)
         return (2, self.reentrant_depth, self.fn.sequence_nr)
+
+
+_new_node_task = object.__new__
 
 
 class ReadyQueue:
@@ -911,7 +916,8 @@ class Engine:
                         info = exec_info.get(next_fn)
                         if info is None or not info.should_execute():
                             continue  # pruned: not on a path to the requested outputs
-                    buf = InputBuffer(len(next_fn.input_metadata))
+                    buf = _new_input_buffer(InputBuffer)
+                    buf.buffer = [None] * len(next_fn.input_metadata)
                     if output is not None:
                         outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
                     mode = buf.add(input_nr, output)
@@ -938,7 +944,14 @@ class Engine:
                 task.outstanding_tasks += 1
                 device = buf.device()
                 queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
-                queue.push(NodeTask(task, next_fn, buf), increment_outstanding=False)
+                # A NodeTask as its __init__ makes one, without the call.
+                node_task = _new_node_task(NodeTask)
+                node_task._base = task.weak_self
+                node_task.fn = next_fn
+                node_task.inputs = buf
+                node_task.is_shutdown = False
+                node_task.reentrant_depth = task.reentrant_depth
+                queue.push(node_task, increment_outstanding=False)
             task.outstanding_tasks -= 1
             return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
 
@@ -1006,18 +1019,21 @@ def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe |
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
     """Count, for every node reachable from root, how many edges point at it (iterative)."""
     dependencies = task.dependencies
+    get = dependencies.get
     seen = task.nodes_in_graph
+    add = seen.add
     stack = [root]
+    push, pop = stack.append, stack.pop
     while stack:
-        fn = stack.pop()
-        if fn.topological_nr < min_topo_nr:
+        fn = pop()
+        if min_topo_nr and fn.topological_nr < min_topo_nr:
             continue
         for next_fn, _ in fn.next_edges:
             if next_fn is not None:
-                dependencies[next_fn] = dependencies.get(next_fn, 0) + 1
+                dependencies[next_fn] = get(next_fn, 0) + 1
                 if next_fn not in seen:
-                    seen.add(next_fn)
-                    stack.append(next_fn)
+                    add(next_fn)
+                    push(next_fn)
 
 
 def compute_min_topological_nr(outputs: list[Edge]) -> int:

@@ -311,16 +311,17 @@ class SavedVariable:
 
     def __init__(self, tensor: Tensor, is_output: bool = False):
         self.tensor: Tensor | None = tensor
-        self.version = tensor._version[0]
+        # The counter itself, not Tensor._version (which builds a snapshot object per read).
+        self.version = tensor._version_counter[0]
         self.released = False
         self.is_output = is_output
-        self.shape = tensor.shape
+        self.shape = tensor._data.shape
 
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         t = self.tensor
         if self.released or t is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        if t._version[0] != self.version:
+        if t._version_counter[0] != self.version:
             raise RuntimeError(_modified_message(t, self.version))
         return t
 
