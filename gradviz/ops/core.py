@@ -238,13 +238,12 @@ def record(
         # The input shapes (raw tuples) only where an input was broadcast: backward then sums
         # its gradient back; None (nothing to check) in the common same-shape case.
         shape = outputs[0]._data.shape
-        shapes = tuple(None if t is None else t._data.shape for t in inputs)
-        for s in shapes:
-            if s is not None and s != shape:
-                node.shapes = shapes
+        shapes = None
+        for t in inputs:
+            if t is not None and t._data.shape != shape:
+                shapes = tuple(None if u is None else u._data.shape for u in inputs)
                 break
-        else:
-            node.shapes = None
+        node.shapes = shapes
     if len(outputs) == 1:
         out = outputs[0]
         if out._retains_grad:
