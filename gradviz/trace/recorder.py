@@ -15,8 +15,11 @@ One recording at a time per process: starting a second while one is active raise
 nested recording would silently steal events from the outer one).
 
 Outside a recording nothing is recorded and nothing is paid beyond the engine's ``probe is None``
-check. Inside one, every probe call takes the recorder's lock once: seq is assigned and the event
-appended under that lock, so file order is seq order even with several engine threads.
+check. Inside one, every probe call takes the recorder's lock once and appends a row (event class,
+ts, tid, fields) under it: a row's position is its seq, so file order is seq order even with
+several engine threads. Rows become JSON lines in batches (SPILL_ROWS, every FLUSH_INTERVAL from a
+shared flusher thread, and at stop), or events when an in-memory recording's ``trace`` is read:
+the engine's threads pay for a tuple, not for an event and its encoding one at a time.
 
 Every trace is self-contained: a node, queue, thread or leaf first referenced by a step (because
 it was made before the recording started) gets its creation event just before that step.
