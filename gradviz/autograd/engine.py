@@ -789,16 +789,26 @@ class Engine:
         prev_task, prev_grad = tls.current_graph_task, grad_state.enabled
         current = None
         future = graph_task.future if graph_task is not None else None
+        # A successor evaluate_function found ready and that pop() would return next anyway
+        # (see _hold_next): (fn, InputBuffer) of local_task, already counted as outstanding.
+        held = None
         try:
-            while future is None or not future.done:
-                task = queue.pop()
-                if task.is_shutdown:
-                    break
-                ref = task._base
-                local_task = ref() if ref is not None else None
-                if local_task is None:
-                    continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-                fn = task.fn
+            while True:
+                if held is None:
+                    if future is not None and future.done:
+                        break
+                    task = queue.pop()
+                    if task.is_shutdown:
+                        break
+                    ref = task._base
+                    local_task = ref() if ref is not None else None
+                    if local_task is None:
+                        continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
+                    fn, inputs = task.fn, task.inputs
+                    del task
+                else:
+                    fn, inputs = held
+                    held = None
                 if fn is not None and not local_task.has_error:
                     if local_task is not current:
                         current = local_task
@@ -808,7 +818,7 @@ class Engine:
                     grad_state.enabled = local_task.create_graph
                     try:
                         # Decrements outstanding_tasks itself, under the lock it pushes under.
-                        done = self.evaluate_function(local_task, fn, task.inputs, local_task.cpu_ready_queue)
+                        done, held = self.evaluate_function(local_task, fn, inputs, local_task.cpu_ready_queue, queue)
                     except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
                         self.thread_on_exception(local_task, fn, exc)
                         done = self._decrement_outstanding(local_task)
@@ -828,7 +838,9 @@ class Engine:
                     # keep the last one alive (NodeTasks hold tasks weakly for that reason).
                     tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
                     current = None
-                del local_task, task
+                del fn, inputs
+                if held is None:
+                    del local_task
         finally:
             tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
 
@@ -848,11 +860,13 @@ class Engine:
             probe.error(task, fn, exc, forward)
         task.set_exception(exc, fn)
 
-    def evaluate_function(self, task: GraphTask, fn: Node, inputs: InputBuffer,
-                          cpu_ready_queue: ReadyQueue) -> bool:  # fmt: skip
+    def evaluate_function(self, task: GraphTask, fn: Node, inputs: InputBuffer, cpu_ready_queue: ReadyQueue,
+                          local_queue: ReadyQueue | None = None) -> tuple[bool, tuple | None]:  # fmt: skip
         """Run fn and hand its outputs on. Decrements task.outstanding_tasks for this NodeTask
-        when it returns normally (in the same critical section as the successors' pushes) and
-        returns whether that completed the task; when it raises, the caller decrements."""
+        when it returns normally (in the same critical section as the successors' pushes);
+        returns whether that completed the task, and the successor the calling thread should
+        run next instead of popping ``local_queue`` (its queue), if any. When it raises, the
+        caller decrements."""
         probe = self.probe
         exec_info = task.exec_info
         if exec_info:
@@ -868,7 +882,7 @@ class Engine:
                         if probe is not None:
                             probe.captured_grad(task, fn, input_nr, output_idx, grads[input_nr])
             if not info.needed:
-                return self._decrement_outstanding(task)
+                return self._decrement_outstanding(task), None
         if probe is None and fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None \
                 and fn._pre_hooks is None and fn._post_hooks is None:  # fmt: skip
             # No hooks, nothing recording: the node and the output check alone.
@@ -891,69 +905,111 @@ class Engine:
                         probe.anomaly(task, fn, message, fn._metadata.get("traceback_") if fn._metadata else None)
                     raise RuntimeError(message)
         next_edges = fn.next_edges
+        # Successors ready for local_queue, pushed after the loop (in order) but for the one the
+        # next pop would return, which this thread runs next (only when nothing records: the
+        # probe hears every push and pop).
+        hold = local_queue is not None and probe is None
+        ready_local: list | None = None
         with task.mutex:
-            dependencies = task.dependencies
-            not_ready = task.not_ready
-            for i in range(num_outputs):
-                next_fn, input_nr = next_edges[i]
-                if next_fn is None:
-                    continue
-                remaining = dependencies.get(next_fn)
-                if remaining is None:
-                    raise RuntimeError(f"dependency not found for {next_fn.name()}")
-                remaining -= 1
-                is_ready = remaining == 0
-                if is_ready:
-                    del dependencies[next_fn]
-                else:
-                    dependencies[next_fn] = remaining
-                if probe is not None:
-                    probe.dependency_decrement(task, next_fn, fn, remaining)
-                output = outputs[i]
-                buf = not_ready.get(next_fn)
-                if buf is None:
-                    if exec_info:
-                        info = exec_info.get(next_fn)
-                        if info is None or not info.should_execute():
-                            continue  # pruned: not on a path to the requested outputs
-                    buf = _new_input_buffer(InputBuffer)
-                    buf.buffer = [None] * len(next_fn.input_metadata)
-                    if output is not None:
-                        outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
-                    mode = buf.add(input_nr, output)
+            try:
+                dependencies = task.dependencies
+                not_ready = task.not_ready
+                for i in range(num_outputs):
+                    next_fn, input_nr = next_edges[i]
+                    if next_fn is None:
+                        continue
+                    remaining = dependencies.get(next_fn)
+                    if remaining is None:
+                        raise RuntimeError(f"dependency not found for {next_fn.name()}")
+                    remaining -= 1
+                    is_ready = remaining == 0
+                    if is_ready:
+                        del dependencies[next_fn]
+                    else:
+                        dependencies[next_fn] = remaining
                     if probe is not None:
-                        probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
-                    if not is_ready:
-                        not_ready[next_fn] = buf
+                        probe.dependency_decrement(task, next_fn, fn, remaining)
+                    output = outputs[i]
+                    buf = not_ready.get(next_fn)
+                    if buf is None:
+                        if exec_info:
+                            info = exec_info.get(next_fn)
+                            if info is None or not info.should_execute():
+                                continue  # pruned: not on a path to the requested outputs
+                        buf = _new_input_buffer(InputBuffer)
+                        buf.buffer = [None] * len(next_fn.input_metadata)
+                        if output is not None:
+                            outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
+                        mode = buf.add(input_nr, output)
                         if probe is not None:
-                            probe.not_ready_park(task, next_fn, remaining)
+                            probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
+                        if not is_ready:
+                            not_ready[next_fn] = buf
+                            if probe is not None:
+                                probe.not_ready_park(task, next_fn, remaining)
+                            continue
+                    else:
+                        if output is not None:
+                            outputs[i] = None
+                        mode = buf.add(input_nr, output)
+                        if probe is not None:
+                            probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
+                        if not is_ready:
+                            continue
+                        del not_ready[next_fn]
+                        if probe is not None:
+                            probe.not_ready_take(task, next_fn)
+                    del output
+                    # Counted here, under the lock held anyway, before the task is visible to pop().
+                    task.outstanding_tasks += 1
+                    device = buf.device()
+                    queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
+                    if hold and queue is local_queue:
+                        if ready_local is None:
+                            ready_local = [(next_fn, buf)]
+                        else:
+                            ready_local.append((next_fn, buf))
                         continue
-                else:
-                    if output is not None:
-                        outputs[i] = None
-                    mode = buf.add(input_nr, output)
-                    if probe is not None:
-                        probe.buffer_add(task, next_fn, input_nr, output, mode, fn)
-                    if not is_ready:
-                        continue
-                    del not_ready[next_fn]
-                    if probe is not None:
-                        probe.not_ready_take(task, next_fn)
-                del output
-                # Counted here, under the lock held anyway, before the task is visible to pop().
-                task.outstanding_tasks += 1
-                device = buf.device()
-                queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
-                # A NodeTask as its __init__ makes one, without the call.
-                node_task = _new_node_task(NodeTask)
-                node_task._base = task.weak_self
-                node_task.fn = next_fn
-                node_task.inputs = buf
-                node_task.is_shutdown = False
-                node_task.reentrant_depth = task.reentrant_depth
-                queue.push(node_task, increment_outstanding=False)
+                    # A NodeTask as its __init__ makes one, without the call.
+                    node_task = _new_node_task(NodeTask)
+                    node_task._base = task.weak_self
+                    node_task.fn = next_fn
+                    node_task.inputs = buf
+                    node_task.is_shutdown = False
+                    node_task.reentrant_depth = task.reentrant_depth
+                    queue.push(node_task, increment_outstanding=False)
+            except BaseException:
+                # Successors counted but not yet pushed must still reach the queue: they are
+                # popped and skipped there (the task has failed), which balances the count.
+                if ready_local is not None:
+                    _push_counted(task, local_queue, ready_local, None)
+                raise
+            held = self._hold_next(task, local_queue, ready_local) if ready_local is not None else None
             task.outstanding_tasks -= 1
-            return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
+            return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error), held
+
+    @staticmethod
+    def _hold_next(task: GraphTask, queue: ReadyQueue, ready: list[tuple]) -> tuple | None:
+        """Push ``ready`` ((fn, buffer) pairs of task, in the order they became ready) to
+        ``queue``, the calling thread's own, but for the one its next pop() would return: that
+        one is returned for the thread to run at once. It is the one with the highest
+        sequence_nr, if no other in ``ready`` ties with it and it ranks above the queue's head
+        (ReadyQueue's order); otherwise all are pushed and None is returned. A push from another
+        thread racing with this is the same as one arriving just after that pop."""
+        best = None
+        best_seq = -1
+        tie = False
+        for item in ready:
+            seq = item[0].sequence_nr
+            if seq > best_seq:
+                best, best_seq, tie = item, seq, False
+            elif seq == best_seq:
+                tie = True
+        heap = queue._heap
+        if tie or (heap and heap[0][:3] <= (2, -task.reentrant_depth, -best_seq)):
+            best = None
+        _push_counted(task, queue, ready, best)
+        return best
 
     def call_function(self, task: GraphTask, fn: Node, inputs: InputBuffer, probe: Probe | None) -> list:
         """Hooks and the node, in torch's order: tensor pre-hooks, retains_grad hooks, pre-hooks,
@@ -992,6 +1048,21 @@ class Engine:
             raise RuntimeError("Final callbacks can only be installed during backward pass.")
         with task.mutex:
             task.final_callbacks.append(callback)
+
+
+def _push_counted(task: GraphTask, queue: ReadyQueue, items: list[tuple], skip: tuple | None) -> None:
+    """Push NodeTasks of task for (fn, buffer) pairs already counted in outstanding_tasks, in
+    order, but for ``skip``."""
+    weak, depth = task.weak_self, task.reentrant_depth
+    for item in items:
+        if item is skip:
+            continue
+        node_task = _new_node_task(NodeTask)
+        node_task._base = weak
+        node_task.fn, node_task.inputs = item
+        node_task.is_shutdown = False
+        node_task.reentrant_depth = depth
+        queue.push(node_task, increment_outstanding=False)
 
 
 def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe | None) -> list:
