@@ -232,37 +232,55 @@ class ExecInfo:
         return self.needed or self.captures is not None
 
 
+# _future_cond protects: every _Future's value, error, done and _waiters. One condition for all
+# futures: completing one is frequent (every backward), waiting on one that is not yet done is
+# rare (a task finishing on another thread), and a per-future Event cost 3 us to make.
+_future_cond = threading.Condition(threading.Lock())
+
+
 class _Future:
     """Completes once, with captured gradients or an exception."""
 
+    __slots__ = ("value", "error", "done", "_waiters")
+
     def __init__(self) -> None:
-        self._done = threading.Event()
         self.value: list[Any] | None = None
         self.error: BaseException | None = None
-        # True once value or error is set (a plain read for the engine loop's per-node check;
-        # written after them, before the event is set).
+        # True once value or error is set (read without the lock by the engine loop's check).
         self.done = False
+        self._waiters = 0
 
     def completed(self) -> bool:
         return self.done
 
-    def mark_completed(self, value: list[Any]) -> None:
-        if not self._done.is_set():
-            self.value = value
+    def _complete(self, value: list[Any] | None, error: BaseException | None) -> None:
+        with _future_cond:
+            if self.done:
+                return
+            self.value, self.error = value, error
             self.done = True
-            self._done.set()
+            if self._waiters:
+                _future_cond.notify_all()
+
+    def mark_completed(self, value: list[Any]) -> None:
+        self._complete(value, None)
 
     def set_error(self, exc: BaseException) -> None:
-        if not self._done.is_set():
-            self.error = exc
-            self.done = True
-            self._done.set()
+        self._complete(None, exc)
 
     def wait_done(self) -> None:
-        self._done.wait()
+        if self.done:
+            return
+        with _future_cond:
+            self._waiters += 1
+            try:
+                while not self.done:
+                    _future_cond.wait()
+            finally:
+                self._waiters -= 1
 
     def wait(self) -> list[Any]:
-        self._done.wait()
+        self.wait_done()
         if self.error is not None:
             raise self.error
         return self.value or []
