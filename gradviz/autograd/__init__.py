@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from gradviz.autograd import graph
 from gradviz.autograd.engine import (
     Engine,
@@ -27,18 +29,15 @@ from gradviz.autograd.graph import Edge, Identity, Node, gradient_edge
 
 
 def _as_tuple(x: Any) -> tuple:
-    from gradviz.tensor import Tensor
-
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor.Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs: tuple, grads: tuple) -> list:
-    from gradviz.tensor import Tensor, ones_like
-
+    Tensor, ones_like = _tensor.Tensor, _tensor.ones_like
     new_grads = []
     for i, (out, grad) in enumerate(zip(outputs, grads, strict=True)):
         if isinstance(grad, Tensor):
@@ -56,7 +55,11 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype!r}"
                     )
-                new_grads.append(ones_like(out))
+                if out._data.shape == () and type(out._data) is np.ndarray:
+                    # The usual scalar loss: ones_like without its device and dtype resolution.
+                    new_grads.append(Tensor._wrap(np.ones((), out._data.dtype), out.dtype, out.device))
+                else:
+                    new_grads.append(ones_like(out))
             else:
                 new_grads.append(None)
         else:
@@ -200,3 +203,6 @@ __all__ = [
     "set_grad_enabled",
     "set_max_recursion_depth",
 ]
+
+# At the end: gradviz.tensor imports this package's modules (functions above look it up late).
+from gradviz import tensor as _tensor  # noqa: E402
