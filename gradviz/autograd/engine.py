@@ -55,10 +55,14 @@ _queue_ids = itertools.count(1)
 class InputBuffer:
     """The gradients arriving for one node, one slot per node input, summed as they come."""
 
-    __slots__ = ("buffer",)
+    __slots__ = ("buffer", "owned")
 
     def __init__(self, size: int):
         self.buffer: list[Any] = [None] * size
+        # Bit i set: slot i holds a gradient this buffer made its own by adding into it in
+        # place; it stays the only holder (nothing hands out a buffer's contents before the
+        # node runs), so later adds skip the ownership checks.
+        self.owned = 0
 
     def add(self, pos: int, var: Any) -> str:
         """Put ``var`` in slot ``pos``; returns "set", "accumulate" or "undefined"."""
@@ -69,6 +73,11 @@ class InputBuffer:
         if old is None:
             buffer[pos] = var
             return "set"
+        if self.owned >> pos & 1 and not _grad_state.enabled:
+            od, vd = old._data, var._data
+            if od.dtype == vd.dtype and od.shape == vd.shape:
+                od += vd
+                return "accumulate"
         # In place only when the buffer is the first gradient's sole holder and no graph is being
         # built (torch's rule): a tensor the user may also hold (from a hook, a capture, a root
         # gradient) is never changed. References: the list, ``old``, getrefcount's argument.
@@ -80,6 +89,7 @@ class InputBuffer:
             and graph.stealable(old)
         ):
             old._data += var._data
+            self.owned |= 1 << pos
             return "accumulate"
         buffer[pos] = old + var
         return "accumulate"
@@ -956,6 +966,7 @@ class Engine:
                                 continue  # pruned: not on a path to the requested outputs
                         buf = _new_input_buffer(InputBuffer)
                         buf.buffer = [None] * len(next_fn.input_metadata)
+                        buf.owned = 0
                         if output is not None:
                             outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
                         mode = buf.add(input_nr, output)
