@@ -988,10 +988,14 @@ class Engine:
                         del not_ready[next_fn]
                         if probe is not None:
                             probe.not_ready_take(task, next_fn)
-                    del output
                     # Counted here, under the lock held anyway, before the task is visible to pop().
                     task.outstanding_tasks += 1
-                    device = buf.device()
+                    if output is not None and len(buf.buffer) == 1:
+                        # One slot: its gradient's device (what InputBuffer.device() finds).
+                        dev = buf.buffer[0].device
+                        device = CPU_DEVICE if dev is _CPU or dev.type == "cpu" else dev._str
+                    else:
+                        device = buf.device()
                     queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
                     if hold and queue is local_queue:
                         if ready_local is None:
@@ -999,6 +1003,7 @@ class Engine:
                         else:
                             ready_local.append((next_fn, buf))
                         continue
+                    del output
                     # A NodeTask as its __init__ makes one, without the call.
                     node_task = _new_node_task(NodeTask)
                     node_task._base = task.weak_self
@@ -1013,7 +1018,17 @@ class Engine:
                 if ready_local is not None:
                     _push_counted(task, local_queue, ready_local, None)
                 raise
-            held = self._hold_next(task, local_queue, ready_local) if ready_local is not None else None
+            held = None
+            if ready_local is not None:
+                if len(ready_local) == 1:
+                    # The chain case, inline: run it next unless the queue's head outranks it.
+                    heap = local_queue._heap
+                    if not heap or heap[0][:3] > (2, -task.reentrant_depth, -ready_local[0][0].sequence_nr):
+                        held = ready_local[0]
+                    else:
+                        _push_counted(task, local_queue, ready_local, None)
+                else:
+                    held = self._hold_next(task, local_queue, ready_local)
             task.outstanding_tasks -= 1
             return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error), held
 
