@@ -318,7 +318,6 @@ class GraphTask:
         self.outstanding_tasks = 0
         self.not_ready: dict[Node, InputBuffer] = {}
         self.dependencies: dict[Node, int] = {}
-        self.nodes_in_graph: set[Node] = set()
         self.captured_vars: list[Any] = []
         self.has_error = False
         self.future_completed = False
@@ -1132,11 +1131,9 @@ def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe |
 
 
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
-    """Count, for every node reachable from root, how many edges point at it (iterative)."""
+    """Count, for every node reachable from root, how many edges point at it (iterative).
+    A node is in ``dependencies`` once it has been reached, so that dict is also the seen set."""
     dependencies = task.dependencies
-    get = dependencies.get
-    seen = task.nodes_in_graph
-    add = seen.add
     stack = [root]
     push, pop = stack.append, stack.pop
     while stack:
@@ -1145,10 +1142,12 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
             continue
         for next_fn, _ in fn.next_edges:
             if next_fn is not None:
-                dependencies[next_fn] = get(next_fn, 0) + 1
-                if next_fn not in seen:
-                    add(next_fn)
+                n = dependencies.get(next_fn)
+                if n is None:
+                    dependencies[next_fn] = 1
                     push(next_fn)
+                else:
+                    dependencies[next_fn] = n + 1
 
 
 def compute_min_topological_nr(outputs: list[Edge]) -> int:
