@@ -1198,7 +1198,8 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
                 raise RuntimeError(_validate_error(format_error, fn,
                     f"invalid gradient at index {i} - expected device {device} but got {grad.device}"
                 ))  # fmt: skip
-        grads[i] = grad
+        if grad is not grads[i]:
+            grads[i] = grad
     return grads
 
 
