@@ -24,7 +24,6 @@ from gradviz.autograd.graph import (
     collect_next_edges,
     gradient_edge,
     new_node,
-    next_sequence_nr,
     node_created,
 )
 from gradviz.tensor import Tensor
@@ -231,7 +230,10 @@ def record(
     # The number first, then the edges, as torch: reading an input's grad_fn may make a node (a
     # view's regenerated history), which must come after this one.
     if sequence_nr is None:
-        sequence_nr = next_sequence_nr()
+        # next_sequence_nr(), inline (graph building's hot path)
+        counter = graph._sequence
+        sequence_nr = counter.value
+        counter.value = sequence_nr + 1
     node = new_node(cls, collect_next_edges(inputs), sequence_nr)
     node.saved = saved or {}
     if cls.derivative.reduce_broadcast:
