@@ -915,8 +915,25 @@ class Engine:
             # No hooks, nothing recording: the node and the output check alone.
             buffer = inputs.buffer
             inputs.buffer = None  # the node is the gradients' only holder (AccumulateGrad steals)
-            outputs = validate_outputs(fn.next_edges, fn.apply(buffer), None, fn)
+            outputs = fn.apply(buffer)
             del buffer
+            # validate_outputs inline for the usual case, where every gradient already fits
+            # (shape, dtype and device objects of its input); otherwise the full check.
+            edges = fn.next_edges
+            if type(outputs) is list and len(outputs) == len(edges):
+                for i in range(len(edges)):
+                    grad = outputs[i]
+                    if grad is not None:
+                        next_fn, input_nr = edges[i]
+                        if next_fn is not None:
+                            meta = next_fn.input_metadata[input_nr]
+                            if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
+                                outputs = validate_outputs(edges, outputs, None, fn)
+                                break
+                else:
+                    outputs = list(outputs)  # evaluate_function clears the entries it hands on
+            else:
+                outputs = validate_outputs(edges, outputs, None, fn)
         else:
             outputs = self.call_function(task, fn, inputs, probe)
         if not task.keep_graph:
