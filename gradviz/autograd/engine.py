@@ -910,8 +910,7 @@ class Engine:
                             probe.captured_grad(task, fn, input_nr, output_idx, grads[input_nr])
             if not info.needed:
                 return self._decrement_outstanding(task), None
-        if probe is None and fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None \
-                and fn._pre_hooks is None and fn._post_hooks is None:  # fmt: skip
+        if probe is None and not fn._hooked:
             # No hooks, nothing recording: the node and the output check alone.
             buffer = inputs.buffer
             inputs.buffer = None  # the node is the gradients' only holder (AccumulateGrad steals)

@@ -113,10 +113,22 @@ class Node:
     _post_hooks: dict[int, Callable] | None = None
     # Tensor hooks registered on this node's inputs: slot -> {handle id: fn}.
     _tensor_pre_hooks: dict[int, dict[int, Callable]] | None = None
-    # retain_grad() of a non-leaf: slot -> fn. Runs after all tensor pre-hooks.
-    _retains_grad_hooks: dict[int, Callable] | None = None
+    _retains_grad_hooks_: dict[int, Callable] | None = None
     _metadata: dict | None = None
     source: str | None = None
+    # True once any of the hook fields above was set: the engine tests this one field per node.
+    _hooked = False
+
+    @property
+    def _retains_grad_hooks(self) -> dict[int, Callable] | None:
+        """retain_grad() of a non-leaf: slot -> fn. Runs after all tensor pre-hooks."""
+        return self._retains_grad_hooks_
+
+    @_retains_grad_hooks.setter
+    def _retains_grad_hooks(self, value: dict[int, Callable] | None) -> None:
+        # Set from ops and Tensor.retain_grad: a property, so that _hooked follows.
+        self._retains_grad_hooks_ = value
+        self._hooked = True
 
     def __init__(self, next_edges: list[Edge] | None = None, sequence_nr: int | None = None):
         self._id = next(_node_ids)
@@ -172,6 +184,7 @@ class Node:
         """Post-hook ``fn(grad_inputs, grad_outputs)``; may return replacement grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -180,6 +193,7 @@ class Node:
         """Pre-hook ``fn(grad_outputs)``; may return replacement grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -187,6 +201,7 @@ class Node:
     def _register_tensor_pre_hook(self, slot: int, fn: Callable) -> RemovableHandle:
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
+            self._hooked = True
         hooks = self._tensor_pre_hooks.setdefault(slot, {})
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
