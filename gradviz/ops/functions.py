@@ -1067,6 +1067,10 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
         dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
         if not dims and not lead:
             return g
+        if lead and dims == tuple(range(lead)):
+            # Only leading dims summed (a bias): the result has the shape already, and owns its
+            # memory (so AccumulateGrad can take it without a copy).
+            return _new(x.sum(axis=dims), g.device)
         data = x.sum(axis=dims, keepdims=True) if dims else x
         return _new(data.reshape(shape) if lead else data, g.device)
     if not shape:
