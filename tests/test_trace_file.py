@@ -225,6 +225,16 @@ def test_the_issue_example_message(tmp_path):
         load(path)
 
 
+@pytest.mark.parametrize("field", ["before", "after"])
+def test_a_bad_stats_field_is_named_by_its_own_name(tmp_path, field):
+    # Stats-typed fields other than 'stats' once reported 'stats.norm' (found by the fuzz test).
+    b = diamond().events
+    k = next(i for i, e in enumerate(b) if isinstance(e, ev.AccumulateGradUpdate))
+    path = _bad_file(tmp_path, _set(k, field, {}))
+    with pytest.raises(TraceError, match=rf"event {k} \(accumulate_grad\): field '{field}.norm' is missing$"):
+        load(path)
+
+
 def test_empty_and_non_json_files(tmp_path):
     (tmp_path / "empty.json").write_bytes(b"")
     with pytest.raises(TraceError, match="empty file"):

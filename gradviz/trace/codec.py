@@ -287,7 +287,7 @@ def _describe_problem(cls: type[ev.Event], d: dict[str, Any]) -> FieldProblem:
 # --- generated per-kind encoders and decoders ------------------------------------------------
 
 
-def _gen(spec: Spec, var: str, depth: int = 0) -> tuple[str, str] | None:
+def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str, str] | None:
     """(check, convert): Python expressions over ``var``, the check True when the value is valid
     as it commonly is (no non-finite strings), the conversion giving the event's value. None
     where only the general path will do (``any``)."""
@@ -297,9 +297,10 @@ def _gen(spec: Spec, var: str, depth: int = 0) -> tuple[str, str] | None:
     if k == "float":
         return f"(type({var}) is float or type({var}) is int)", f"float({var})"
     if k == "stats":
-        return f"type({var}) is dict", f"_stats_dec({var})"
+        # The field's own name goes along, so a problem inside reads 'before.norm', not 'stats.norm'.
+        return f"type({var}) is dict", f"_stats_dec({var}, {path!r})"
     if k == "optional":
-        inner = _gen(spec.items[0], var, depth)
+        inner = _gen(spec.items[0], var, depth, path)
         if inner is None:
             return None
         conv = var if inner[1] == var else f"(None if {var} is None else {inner[1]})"
@@ -324,18 +325,18 @@ def _gen(spec: Spec, var: str, depth: int = 0) -> tuple[str, str] | None:
     return None
 
 
-def _stats_dec(v: dict[str, Any]) -> ev.Stats:
+def _stats_dec(v: dict[str, Any], path: str = "stats") -> ev.Stats:
     """The common case of a stats object; anything else goes through the general path."""
     try:
         norm, lo, hi, nan, inf = v["norm"], v["min"], v["max"], v["nan"], v["inf"]
     except KeyError:
-        return _convert(_STATS_SPEC, v, "stats")
+        return _convert(_STATS_SPEC, v, path)
     if (
         type(norm) is float and type(lo) is float and type(hi) is float
         and type(nan) is int and type(inf) is int
     ):  # fmt: skip
         return _make_stats(norm, lo, hi, nan, inf)
-    return _convert(_STATS_SPEC, v, "stats")
+    return _convert(_STATS_SPEC, v, path)
 
 
 _STATS_SPEC = Spec("stats")
@@ -374,7 +375,7 @@ def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[d
     for i, (name, spec, _required) in enumerate(specs):
         var = f"v{i}"
         ns[f"_spec_{i}"] = spec
-        fast = _gen(spec, var)
+        fast = _gen(spec, var, path=name)
         if fast is None:  # values: usually null
             lines.append(f"    if {var} is not None:\n        {var} = _conv(_spec_{i}, {var}, '{name}')")
         elif fast[1] == var:
