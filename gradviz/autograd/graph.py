@@ -288,7 +288,7 @@ class AccumulateGrad(Node):
                 mode = "set"
             elif not grad_enabled:
                 old._data += new_grad._data.astype(old._data.dtype, copy=False)
-                old._version[0] += 1
+                old._version_counter[0] += 1
                 result, mode = old, "accumulate"
             else:
                 result, mode = old + new_grad, "replace"
@@ -322,22 +322,38 @@ def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
 class SavedVariable:
     """A tensor a node kept for backward, with the version it had when saved."""
 
-    __slots__ = ("tensor", "version", "released", "is_output", "shape")
+    __slots__ = ("tensor", "version", "released", "is_output", "shape", "output_nr")
 
     def __init__(self, tensor: Tensor, is_output: bool = False):
-        self.tensor: Tensor | None = tensor
         # The counter itself, not Tensor._version (which builds a snapshot object per read).
         self.version = tensor._version_counter[0]
         self.released = False
         self.is_output = is_output
         self.shape = tensor._data.shape
+        self.output_nr = tensor._output_nr
+        if is_output:
+            # Holding the output itself would make a cycle (output -> grad_fn -> this node ->
+            # output) that keeps the graph alive until the garbage collector runs. As torch does,
+            # keep an alias without grad_fn and give it back its grad_fn in unpack.
+            alias = type(tensor)._wrap(tensor._data, tensor.dtype, tensor.device)
+            alias._version_counter = tensor._version_counter
+            self.tensor: Tensor | None = alias
+        else:
+            self.tensor = tensor
 
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         t = self.tensor
         if self.released or t is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
-            raise RuntimeError(_modified_message(t, self.version))
+            raise RuntimeError(_modified_message(t, self.version, saved_for if self.is_output else None,
+                                                 self.output_nr))
+        if self.is_output and saved_for is not None:
+            out = type(t)._wrap(t._data, t.dtype, t.device)
+            out._version_counter = t._version_counter
+            out._grad_fn = saved_for
+            out._output_nr = self.output_nr
+            return out
         return t
 
     def release(self) -> None:
@@ -353,13 +369,15 @@ ERR_BACKWARD_TWICE = (
 )
 
 
-def _modified_message(t: Tensor, expected: int) -> str:
+def _modified_message(t: Tensor, expected: int, saver: Node | None = None, output_nr: int = 0) -> str:
     kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[t.dtype.name]
     dims = ", ".join(str(d) for d in t.shape)
-    where = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn is not None else ""
+    # A saved output names the node that saved it (its grad_fn when saved), as torch does.
+    fn, nr = (saver, output_nr) if saver is not None else (t.grad_fn, t._output_nr)
+    where = f", which is output {nr} of {fn.name()}," if fn is not None else ""
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [gradviz.{kind}Tensor [{dims}]]{where} is at version {t._version[0]}; "
+        f"operation: [gradviz.{kind}Tensor [{dims}]]{where} is at version {t._version_counter[0]}; "
         f"expected version {expected} instead. Hint: enable anomaly detection to find the "
         "operation that failed to compute its gradient, with "
         "gradviz.autograd.set_detect_anomaly(True)."
