@@ -324,10 +324,9 @@ def test_backward_twice_retain_graph_ok_then_fails():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "gradviz/autograd/graph.py (engine owner): for a saved *output* torch names the node that saved "
-    "it (SavedVariable keeps it: 'output 0 of Exp' even after add_ changed grad_fn), strips the "
-    "Backward<N> suffix, and hints 'set_detect_anomaly(True, check_nan=False)'; _modified_message "
-    "uses the tensor's current grad_fn.name() ('AddBackward0') and the old hint"))
+    "gradviz/autograd/graph.py: for a saved *output* both now name the node that saved it, but torch "
+    "strips the Backward<N> suffix ('output 0 of Exp', gradviz: 'of ExpBackward0') and hints "
+    "'set_detect_anomaly(True, check_nan=False)'; gradviz keeps the suffix and the shorter hint"))
 def test_inplace_message_exact():
     msgs = []
     for T in (torch, gradviz):

@@ -118,16 +118,17 @@ def sub_(a: Tensor, b: Any, alpha: Any = 1) -> Tensor:
     return _inplace("sub", a, b, (lambda x, y: x - y * alpha) if alpha != 1 else np.subtract, alpha=alpha)
 
 
-def mul_(a: Tensor, b: Any) -> Tensor:
-    def saved(x: Tensor, y: Any) -> dict:
-        # The old value of a is overwritten, so a gradient for b needs a copy of it: a recorded
-        # clone, as torch's original_self, so that double backward still reaches a's graph.
-        s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
-        if isinstance(y, Tensor) and y.requires_grad:
-            s["self"] = save(x.clone())
-        return s
+def _saved_old_self(x: Tensor, y: Any) -> dict:
+    """What mul_/div_ save: the old value of a is overwritten, so a gradient for b needs a copy of
+    it: a recorded clone, as torch's original_self, so that double backward still reaches a's graph."""
+    s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
+    if isinstance(y, Tensor) and y.requires_grad:
+        s["self"] = save(x.clone())
+    return s
 
-    return _inplace("mul", a, b, np.multiply, saved)
+
+def mul_(a: Tensor, b: Any) -> Tensor:
+    return _inplace("mul", a, b, np.multiply, _saved_old_self)
 
 
 def div_(a: Tensor, b: Any) -> Tensor:
@@ -136,13 +137,7 @@ def div_(a: Tensor, b: Any) -> Tensor:
             "result type Float can't be cast to the desired output type Long"
         )
 
-    def saved(x: Tensor, y: Any) -> dict:
-        s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
-        if isinstance(y, Tensor) and y.requires_grad:
-            s["self"] = save(x.clone())
-        return s
-
-    return _inplace("div", a, b, np.true_divide, saved)
+    return _inplace("div", a, b, np.true_divide, _saved_old_self)
 
 
 def zero_(a: Tensor) -> Tensor:

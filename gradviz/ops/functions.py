@@ -451,9 +451,7 @@ def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Te
     data = np.clip(x, min, max).astype(result_type(a, min, max).np, copy=False)
     out = _new(data, a.device)
     if _grad_state.enabled and a.requires_grad:
-        mask = np.ones(x.shape, dtype=bool) if False else (
-            ((x >= min) if min is not None else True) & ((x <= max) if max is not None else True)
-        )
+        mask = ((x >= min) if min is not None else True) & ((x <= max) if max is not None else True)
         record(NODES["clamp"], (a,), [out], {"mask": _new(np.asarray(mask), a.device)})
     return out
 
@@ -1326,7 +1324,7 @@ def clone(a: Tensor, contiguous: bool = False) -> Tensor:
 
 
 def contiguous(a: Tensor) -> Tensor:
-    if a._data.flags["C_CONTIGUOUS"] if hasattr(a._data, "flags") else True:
+    if a._data.flags["C_CONTIGUOUS"]:  # numpy and cupy arrays alike
         return a
     return clone(a, contiguous=True)
 

@@ -342,22 +342,27 @@ def _stats_dec(v: dict[str, Any], path: str = "stats") -> ev.Stats:
 _STATS_SPEC = Spec("stats")
 
 
+def _dict_items(cls: type[ev.Event], value: Callable[[str], str]) -> str:
+    """The dict literal of an event, ``value(field)`` giving the expression of each field."""
+    items = ['"seq": ' + value("seq"), f'"kind": "{cls.kind}"', '"ts": ' + value("ts"), '"tid": ' + value("tid")]
+    for name, spec, _ in _SPECS[cls][3:]:
+        base = spec.items[0] if spec.kind == "optional" else spec
+        if base.kind == "stats":
+            items.append(f'"{name}": _stats({value(name)})')
+        elif base.kind in ("any", "float"):
+            items.append(f'"{name}": _any({value(name)})')
+        else:
+            items.append(f'"{name}": {value(name)}')
+    return "{" + ", ".join(items) + "}"
+
+
 def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[dict], Any]]:
     specs = _SPECS[cls]
     ns: dict[str, Any] = {"_cls": cls, "_stats": _encode_stats, "_any": _encode_any, "_conv": _convert,
                           "_problem": _describe_problem, "_stats_dec": _stats_dec,
                           "_only_int": frozenset([int]), "_only_str": frozenset([str])}  # fmt: skip
     # encoder: a dict literal; tuples are fine as they are (both backends write them as arrays)
-    items = ['"seq": e.seq', f'"kind": "{cls.kind}"', '"ts": e.ts', '"tid": e.tid']
-    for name, spec, _ in specs[3:]:
-        base = spec.items[0] if spec.kind == "optional" else spec
-        if base.kind == "stats":
-            items.append(f'"{name}": _stats(e.{name})')
-        elif base.kind in ("any", "float"):
-            items.append(f'"{name}": _any(e.{name})')
-        else:
-            items.append(f'"{name}": e.{name}')
-    src = "def encode(e):\n    return {" + ", ".join(items) + "}\n"
+    src = "def encode(e):\n    return " + _dict_items(cls, lambda n: f"e.{n}") + "\n"
     # decoder: read every field, check the cheap ones inline, convert the rest; any failure goes
     # to the slow path which names the field.
     lines = ["def decode(d):", "    try:"]
@@ -498,20 +503,6 @@ _BY_FREQUENCY = (
     ev.EdgeCreated, ev.NodeCreated, ev.SavedRelease, ev.AccumulateGradUpdate, ev.TensorCreated,
 )  # fmt: skip
 _ORDER = _BY_FREQUENCY + tuple(t for t in ev.EVENT_TYPES if t not in _BY_FREQUENCY)
-
-
-def _dict_items(cls: type[ev.Event], value: Callable[[str], str]) -> str:
-    """The dict literal of an event, ``value(field)`` giving the expression of each field."""
-    items = ['"seq": ' + value("seq"), f'"kind": "{cls.kind}"', '"ts": ' + value("ts"), '"tid": ' + value("tid")]
-    for name, spec, _ in _SPECS[cls][3:]:
-        base = spec.items[0] if spec.kind == "optional" else spec
-        if base.kind == "stats":
-            items.append(f'"{name}": _stats({value(name)})')
-        elif base.kind in ("any", "float"):
-            items.append(f'"{name}": _any({value(name)})')
-        else:
-            items.append(f'"{name}": {value(name)}')
-    return "{" + ", ".join(items) + "}"
 
 
 def _make_batch_encoders() -> tuple[Callable[[list], list], Callable[[list, int], list]]:
