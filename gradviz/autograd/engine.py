@@ -96,18 +96,23 @@ class InputBuffer:
 
     def device(self) -> str:
         """The first non-CPU device among the gradients; cpu if there is none."""
-        for var in self.buffer:
-            if var is not None:
-                dev = var.device
-                if dev is not _CPU and dev.type != "cpu":
-                    return dev._str
-        return CPU_DEVICE
+        return _buffer_device(self.buffer)
 
     def __len__(self) -> int:
         return len(self.buffer)
 
 
 _new_input_buffer = object.__new__
+
+
+def _buffer_device(grads: list) -> str:
+    """InputBuffer.device() of a buffer's list."""
+    for var in grads:
+        if var is not None:
+            dev = var.device
+            if dev is not _CPU and dev.type != "cpu":
+                return dev._str
+    return CPU_DEVICE
 
 # -- tasks and queues ------------------------------------------------------------------------
 
@@ -198,6 +203,43 @@ class ReadyQueue:
                 probe.queue_push(self, item, len(self._heap))
             if self._waiting:
                 self._not_empty.notify()
+
+    def push_counted(self, task: GraphTask, items: list[tuple] | tuple, skip: tuple | None = None) -> None:
+        """Queue a NodeTask of ``task`` for each (fn, gradient list) pair of ``items`` but
+        ``skip``, in order, in one lock section. The caller has counted them in the task's
+        outstanding_tasks (under the task's mutex, which it may still hold)."""
+        weak = task.weak_self
+        depth = task.reentrant_depth
+        key_depth = -depth
+        heap = self._heap
+        count = self._count
+        pushed = 0
+        lock = self._lock
+        lock.acquire()
+        try:
+            for item in items:
+                if item is skip:
+                    continue
+                fn = item[0]
+                # A NodeTask as its __init__ makes one, without the call.
+                node_task = _new_node_task(NodeTask)
+                node_task._base = weak
+                node_task.fn = fn
+                buf = _new_input_buffer(InputBuffer)
+                buf.buffer = item[1]
+                buf.owned = 0
+                node_task.inputs = buf
+                node_task.is_shutdown = False
+                node_task.reentrant_depth = depth
+                heapq.heappush(heap, (2, key_depth, -fn.sequence_nr, next(count), node_task))
+                pushed += 1
+                probe = _ENGINE.probe
+                if probe is not None:
+                    probe.queue_push(self, node_task, len(heap))
+            if self._waiting and pushed:
+                self._not_empty.notify(pushed)
+        finally:
+            lock.release()
 
     def push_shutdown(self) -> None:
         self.push(NodeTask(None, None, InputBuffer(0), is_shutdown=True), increment_outstanding=False)
@@ -817,7 +859,7 @@ class Engine:
         current = None
         future = graph_task.future if graph_task is not None else None
         # A successor evaluate_function found ready and that pop() would return next anyway
-        # (see _hold_next): (fn, InputBuffer) of local_task, already counted as outstanding.
+        # (see _hold_next): (fn, gradient list) of local_task, already counted as outstanding.
         held = None
         try:
             while True:
@@ -831,7 +873,7 @@ class Engine:
                     local_task = ref() if ref is not None else None
                     if local_task is None:
                         continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-                    fn, inputs = task.fn, task.inputs
+                    fn, inputs = task.fn, task.inputs.buffer
                     del task
                 else:
                     fn, inputs = held
@@ -887,18 +929,145 @@ class Engine:
             probe.error(task, fn, exc, forward)
         task.set_exception(exc, fn)
 
-    def evaluate_function(self, task: GraphTask, fn: Node, inputs: InputBuffer, cpu_ready_queue: ReadyQueue,
+    def evaluate_function(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
                           local_queue: ReadyQueue | None = None) -> tuple[bool, tuple | None]:  # fmt: skip
-        """Run fn and hand its outputs on. Decrements task.outstanding_tasks for this NodeTask
-        when it returns normally (in the same critical section as the successors' pushes);
-        returns whether that completed the task, and the successor the calling thread should
-        run next instead of popping ``local_queue`` (its queue), if any. When it raises, the
-        caller decrements."""
+        """Run fn on ``inputs`` (its gathered gradients, an InputBuffer's list) and hand its
+        outputs on. Decrements task.outstanding_tasks for this NodeTask when it returns normally
+        (in the same critical section as the successors' pushes); returns whether that completed
+        the task, and the successor the calling thread should run next instead of popping
+        ``local_queue`` (its queue), if any: (fn, gradient list), already counted. When it
+        raises, the caller decrements."""
+        if self.probe is not None or task.exec_info:
+            return self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
+        # Nothing records and every node runs (backward() without inputs=): the steps of the
+        # general path in the same order, without the probe's calls, the exec_info pruning, or
+        # InputBuffer.add for a buffer made here (its first gradient is simply set).
+        if fn._hooked:
+            outputs = self.call_function(task, fn, inputs, None)
+        else:
+            outputs = fn._apply_all(inputs)
+            edges = fn.next_edges
+            # validate_outputs inline for the usual case, where every gradient already fits
+            # (shape, dtype and device objects of its input); otherwise the full check.
+            if type(outputs) is list and len(outputs) == len(edges):
+                for i in range(len(edges)):
+                    grad = outputs[i]
+                    if grad is not None:
+                        next_fn, input_nr = edges[i]
+                        if next_fn is not None:
+                            meta = next_fn.input_metadata[input_nr]
+                            if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
+                                outputs = validate_outputs(edges, outputs, None, fn)
+                                break
+                else:
+                    if not fn._fresh_outputs:
+                        outputs = list(outputs)  # the loop below clears the entries it hands on
+            else:
+                outputs = validate_outputs(edges, outputs, None, fn)
+        if not task.keep_graph:
+            fn.release_variables()
+        if anomaly.enabled and anomaly.check_nan:
+            _check_nan(task, fn, outputs, None)
+        edges = fn.next_edges
+        dependencies = task.dependencies
+        not_ready = task.not_ready
+        # Successors ready for local_queue, pushed after the loop but for the one this thread's
+        # next pop() would return, which it runs next: the first one, and all in order once
+        # there are two (the chain case makes no list).
+        first = more = None
+        mutex = task.mutex
+        mutex.acquire()
+        try:
+            try:
+                for i in range(len(outputs)):
+                    next_fn, input_nr = edges[i]
+                    if next_fn is None:
+                        continue
+                    remaining = dependencies.get(next_fn)
+                    if remaining is None:
+                        raise RuntimeError(f"dependency not found for {next_fn.name()}")
+                    output = outputs[i]
+                    if output is not None:
+                        outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
+                    if remaining != 1:
+                        dependencies[next_fn] = remaining - 1
+                        buf = not_ready.get(next_fn)
+                        if buf is None:
+                            buf = _new_input_buffer(InputBuffer)
+                            slots = buf.buffer = [None] * len(next_fn.input_metadata)
+                            buf.owned = 0
+                            if output is not None:
+                                slots[input_nr] = output
+                            not_ready[next_fn] = buf
+                        elif output is not None:
+                            buf.add(input_nr, output)
+                        continue
+                    del dependencies[next_fn]
+                    buf = not_ready.pop(next_fn, None)
+                    if buf is None:
+                        # Ready at its first gradient: a plain list, no InputBuffer to fill (one
+                        # is made only if the node goes through a queue).
+                        slots = [None] * len(next_fn.input_metadata)
+                        if output is not None:
+                            slots[input_nr] = output
+                    else:
+                        if output is not None:
+                            buf.add(input_nr, output)
+                        slots = buf.buffer
+                    del output
+                    # Counted here, under the lock held anyway, before the task is visible to pop().
+                    task.outstanding_tasks += 1
+                    if len(slots) == 1:
+                        # One slot: its gradient's device (what InputBuffer.device() finds).
+                        grad = slots[0]
+                        if grad is None or (dev := grad.device) is _CPU or dev.type == "cpu":
+                            queue = cpu_ready_queue
+                        else:
+                            queue = self._device_queue(dev._str)
+                        del grad
+                    else:
+                        device = _buffer_device(slots)
+                        queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
+                    if queue is local_queue:
+                        if first is None:
+                            first = (next_fn, slots)
+                        elif more is None:
+                            more = [first, (next_fn, slots)]
+                        else:
+                            more.append((next_fn, slots))
+                        continue
+                    queue.push_counted(task, ((next_fn, slots),))
+            except BaseException:
+                # Successors counted but not yet pushed must still reach the queue: they are
+                # popped and skipped there (the task has failed), which balances the count.
+                if first is not None:
+                    local_queue.push_counted(task, more or (first,))
+                raise
+            held = None
+            if first is not None:
+                if more is None:
+                    # The chain case: run it next unless the queue's head outranks it (a tie
+                    # goes to the head, pushed first; _LAST makes the head lose only then).
+                    heap = local_queue._heap
+                    if not heap or heap[0] > (2, -task.reentrant_depth, -first[0].sequence_nr, _LAST):
+                        held = first
+                    else:
+                        local_queue.push_counted(task, (first,))
+                else:
+                    held = _hold_next(task, local_queue, more)
+            task.outstanding_tasks -= 1
+            return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error), held
+        finally:
+            mutex.release()
+
+    def _evaluate_function_general(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
+                                   local_queue: ReadyQueue | None) -> tuple[bool, tuple | None]:  # fmt: skip
+        """evaluate_function with a probe to tell and exec_info to follow (grad(), inputs=)."""
         probe = self.probe
         exec_info = task.exec_info
         if exec_info:
             info = exec_info[fn]
-            grads = inputs.buffer
+            grads = inputs
             if not info.needed:
                 # Tensor pre-hooks still run exactly once, before the capture.
                 grads = call_tensor_pre_hooks(task, fn, grads, probe)
@@ -912,10 +1081,7 @@ class Engine:
                 return self._decrement_outstanding(task), None
         if probe is None and not fn._hooked:
             # No hooks, nothing recording: the node and the output check alone.
-            buffer = inputs.buffer
-            inputs.buffer = None  # the node is the gradients' only holder (AccumulateGrad steals)
-            outputs = fn.apply(buffer)
-            del buffer
+            outputs = fn.apply(inputs)
             # validate_outputs inline for the usual case, where every gradient already fits
             # (shape, dtype and device objects of its input); otherwise the full check.
             edges = fn.next_edges
@@ -940,13 +1106,8 @@ class Engine:
             if probe is not None and released:
                 probe.saved_release(fn, released)
         num_outputs = len(outputs)
-        if num_outputs and anomaly.enabled and anomaly.check_nan:
-            for i, out in enumerate(outputs):
-                if out is not None and bool(np.isnan(out._data).any()):
-                    message = f"Function '{fn.name()}' returned nan values in its {i}th output."
-                    if probe is not None:
-                        probe.anomaly(task, fn, message, fn._metadata.get("traceback_") if fn._metadata else None)
-                    raise RuntimeError(message)
+        if anomaly.enabled and anomaly.check_nan:
+            _check_nan(task, fn, outputs, probe)
         next_edges = fn.next_edges
         # Successors ready for local_queue, pushed after the loop (in order) but for the one the
         # next pop would return, which this thread runs next (only when nothing records: the
@@ -1005,79 +1166,44 @@ class Engine:
                             probe.not_ready_take(task, next_fn)
                     # Counted here, under the lock held anyway, before the task is visible to pop().
                     task.outstanding_tasks += 1
-                    if output is not None and len(buf.buffer) == 1:
-                        # One slot: its gradient's device (what InputBuffer.device() finds).
-                        dev = buf.buffer[0].device
-                        device = CPU_DEVICE if dev is _CPU or dev.type == "cpu" else dev._str
-                    else:
-                        device = buf.device()
+                    device = buf.device()
                     queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
                     if hold and queue is local_queue:
                         if ready_local is None:
-                            ready_local = [(next_fn, buf)]
+                            ready_local = [(next_fn, buf.buffer)]
                         else:
-                            ready_local.append((next_fn, buf))
+                            ready_local.append((next_fn, buf.buffer))
                         continue
                     del output
-                    # A NodeTask as its __init__ makes one, without the call.
-                    node_task = _new_node_task(NodeTask)
-                    node_task._base = task.weak_self
-                    node_task.fn = next_fn
-                    node_task.inputs = buf
-                    node_task.is_shutdown = False
-                    node_task.reentrant_depth = task.reentrant_depth
-                    queue.push(node_task, increment_outstanding=False)
+                    queue.push_counted(task, ((next_fn, buf.buffer),))
             except BaseException:
                 # Successors counted but not yet pushed must still reach the queue: they are
                 # popped and skipped there (the task has failed), which balances the count.
                 if ready_local is not None:
-                    _push_counted(task, local_queue, ready_local, None)
+                    local_queue.push_counted(task, ready_local)
                 raise
             held = None
             if ready_local is not None:
                 if len(ready_local) == 1:
                     # The chain case, inline: run it next unless the queue's head outranks it.
                     heap = local_queue._heap
-                    if not heap or heap[0][:3] > (2, -task.reentrant_depth, -ready_local[0][0].sequence_nr):
+                    if not heap or heap[0] > (2, -task.reentrant_depth, -ready_local[0][0].sequence_nr, _LAST):
                         held = ready_local[0]
                     else:
-                        _push_counted(task, local_queue, ready_local, None)
+                        local_queue.push_counted(task, ready_local)
                 else:
-                    held = self._hold_next(task, local_queue, ready_local)
+                    held = _hold_next(task, local_queue, ready_local)
             task.outstanding_tasks -= 1
             return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error), held
 
-    @staticmethod
-    def _hold_next(task: GraphTask, queue: ReadyQueue, ready: list[tuple]) -> tuple | None:
-        """Push ``ready`` ((fn, buffer) pairs of task, in the order they became ready) to
-        ``queue``, the calling thread's own, but for the one its next pop() would return: that
-        one is returned for the thread to run at once. It is the one with the highest
-        sequence_nr, if no other in ``ready`` ties with it and it ranks above the queue's head
-        (ReadyQueue's order); otherwise all are pushed and None is returned. A push from another
-        thread racing with this is the same as one arriving just after that pop."""
-        best = None
-        best_seq = -1
-        tie = False
-        for item in ready:
-            seq = item[0].sequence_nr
-            if seq > best_seq:
-                best, best_seq, tie = item, seq, False
-            elif seq == best_seq:
-                tie = True
-        heap = queue._heap
-        if tie or (heap and heap[0][:3] <= (2, -task.reentrant_depth, -best_seq)):
-            best = None
-        _push_counted(task, queue, ready, best)
-        return best
-
-    def call_function(self, task: GraphTask, fn: Node, inputs: InputBuffer, probe: Probe | None) -> list:
+    def call_function(self, task: GraphTask, fn: Node, inputs: list, probe: Probe | None) -> list:
         """Hooks and the node, in torch's order: tensor pre-hooks, retains_grad hooks, pre-hooks,
         the function, output validation, post-hooks."""
         if probe is not None:
             probe.node_begin(task, fn, _state.tls.current_depth)
         ok = False
         try:
-            grads = call_tensor_pre_hooks(task, fn, inputs.buffer, probe)
+            grads = call_tensor_pre_hooks(task, fn, inputs, probe)
             if fn._pre_hooks:
                 for hook in list(fn._pre_hooks.values()):
                     if probe is not None:
@@ -1109,19 +1235,43 @@ class Engine:
             task.final_callbacks.append(callback)
 
 
-def _push_counted(task: GraphTask, queue: ReadyQueue, items: list[tuple], skip: tuple | None) -> None:
-    """Push NodeTasks of task for (fn, buffer) pairs already counted in outstanding_tasks, in
-    order, but for ``skip``."""
-    weak, depth = task.weak_self, task.reentrant_depth
-    for item in items:
-        if item is skip:
-            continue
-        node_task = _new_node_task(NodeTask)
-        node_task._base = weak
-        node_task.fn, node_task.inputs = item
-        node_task.is_shutdown = False
-        node_task.reentrant_depth = depth
-        queue.push(node_task, increment_outstanding=False)
+def _hold_next(task: GraphTask, queue: ReadyQueue, ready: list[tuple]) -> tuple | None:
+    """Push ``ready`` ((fn, gradient list) pairs of task, in the order they became ready, counted in
+    its outstanding_tasks) to ``queue``, the calling thread's own, but for the one its next pop()
+    would return: that one is returned for the thread to run at once. It is the one with the
+    highest sequence_nr, if no other in ``ready`` ties with it and it ranks above the queue's
+    head (ReadyQueue's order); otherwise all are pushed and None is returned. A push from another
+    thread racing with this is the same as one arriving just after that pop."""
+    best = None
+    best_seq = -1
+    tie = False
+    for item in ready:
+        seq = item[0].sequence_nr
+        if seq > best_seq:
+            best, best_seq, tie = item, seq, False
+        elif seq == best_seq:
+            tie = True
+    heap = queue._heap
+    if tie or (heap and not heap[0] > (2, -task.reentrant_depth, -best_seq, _LAST)):
+        best = None
+    queue.push_counted(task, ready, best)
+    return best
+
+
+# Compared with a queue entry (cls, -depth, -sequence_nr, push order, NodeTask), a key
+# (2, -depth, -sequence_nr, _LAST) ranks after an entry with the same first three fields: that
+# entry was pushed first, so it pops first.
+_LAST = float("inf")
+
+
+def _check_nan(task: GraphTask, fn: Node, outputs: list, probe: Probe | None) -> None:
+    """Anomaly mode's check of a node's outputs (set_detect_anomaly(True, check_nan=True))."""
+    for i, out in enumerate(outputs):
+        if out is not None and bool(np.isnan(out._data).any()):
+            message = f"Function '{fn.name()}' returned nan values in its {i}th output."
+            if probe is not None:
+                probe.anomaly(task, fn, message, fn._metadata.get("traceback_") if fn._metadata else None)
+            raise RuntimeError(message)
 
 
 def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe | None) -> list:

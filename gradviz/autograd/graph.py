@@ -118,6 +118,9 @@ class Node:
     source: str | None = None
     # True once any of the hook fields above was set: the engine tests this one field per node.
     _hooked = False
+    # True where apply always returns a new list that nothing else holds: the engine then clears
+    # its entries as it hands them on without copying it first.
+    _fresh_outputs = False
 
     @property
     def _retains_grad_hooks(self) -> dict[int, Callable] | None:
@@ -211,6 +214,11 @@ class Node:
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         raise NotImplementedError(f"{self.name()} has no backward")
 
+    def _apply_all(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        """apply, called by the engine where every input with an edge needs its gradient (no
+        grad()/inputs= pruning in the running task): a node may skip looking that up."""
+        return self.apply(grads)
+
     def release_variables(self) -> int:
         """Free saved tensors; returns how many were released."""
         return 0
@@ -230,6 +238,7 @@ class GraphRoot(Node):
     """Starts a backward with several roots: it 'returns' the given root gradients."""
 
     __slots__ = ("outputs",)
+    _fresh_outputs = True
 
     def __init__(self, roots: list[Edge], grads: list[Tensor | None]):
         super().__init__(list(roots))
@@ -243,6 +252,7 @@ class Identity(Node):
     """Stands in for an input unreachable from the graph (torch's NOTE: Autograd Unreachable Input)."""
 
     __slots__ = ()
+    _fresh_outputs = True
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         return list(grads)
@@ -252,6 +262,7 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient into a leaf's ``.grad``. One per leaf, shared by every use."""
 
     __slots__ = ("variable", "lock")
+    _fresh_outputs = True
 
     def __init__(self, variable: Tensor):
         super().__init__([], sequence_nr=MAX_SEQUENCE_NR)
@@ -297,6 +308,8 @@ class AccumulateGrad(Node):
             if probe is not None:
                 probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
         return []
+
+    _apply_all = apply
 
 
 # References to a gradient that AccumulateGrad.apply receives from the engine and nothing else

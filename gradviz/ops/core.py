@@ -53,6 +53,13 @@ class OpNode(Node):
 
     __slots__ = ("saved", "shapes")
     derivative: Derivative  # set on each generated subclass
+    _fresh_outputs = True  # apply and apply_needed build their lists
+    # The derivative's fields that backward reads per node, as class attributes of each generated
+    # subclass (node_class): a class attribute is a cached type lookup, a dataclass field two.
+    _general = False  # multi-output or all-inputs formulas: apply_needed always
+    _formulas: tuple = ()
+    _order: tuple[int, ...] = ()
+    _reduce = False
 
     def __getitem__(self, key: str) -> Any:
         v = self.saved[key]
@@ -63,30 +70,33 @@ class OpNode(Node):
         return v
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
-        d = self.derivative
-        edges = self.next_edges
-        if d.multi_output or d.all_inputs is not None:
-            return self.apply_needed(grads, needed_outputs(edges))
-        task = _engine_state.tls.current_graph_task
-        if task is not None and task.exec_info:
-            return self.apply_needed(grads, needed_outputs(edges))
+        if not self._general:
+            task = _engine_state.tls.current_graph_task
+            if task is None or not task.exec_info:
+                return self._apply_all(grads)
+        return self.apply_needed(grads, needed_outputs(self.next_edges))
+
+    def _apply_all(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        if self._general:
+            return self.apply_needed(grads, needed_outputs(self.next_edges))
         # The common case, without the generic loops: one output gradient, and every input with
-        # an edge needs its gradient (no grad()/inputs= pruning in this task).
+        # an edge needs its gradient.
         g = grads[0]
+        edges = self.next_edges
         n_out = len(edges)
         if g is None:
             return [None] * n_out
-        formulas = d.grads
+        formulas = self._formulas
         if n_out == 1:
             f = formulas[0]
             out: list[Tensor | None] = [f(self, g) if f is not None and edges[0][0] is not None else None]
         else:
             out = [None] * n_out
-            for i in d.order or range(n_out):
+            for i in self._order or range(n_out):
                 f = formulas[i]
                 if f is not None and edges[i][0] is not None:
                     out[i] = f(self, g)
-        if d.reduce_broadcast:
+        if self._reduce:
             shapes = self.shapes
             if shapes is not None:
                 from gradviz.ops.functions import sum_to
@@ -210,7 +220,10 @@ def node_class(d: Derivative) -> type[OpNode]:
     """The OpNode subclass for a row, named as torch names it, so type(fn).__name__ matches."""
     cls = _NODE_CLASSES.get(d.name)
     if cls is None:
-        cls = type(d.name, (OpNode,), {"__slots__": (), "derivative": d})
+        cls = type(d.name, (OpNode,), {
+            "__slots__": (), "derivative": d, "_general": d.multi_output or d.all_inputs is not None,
+            "_formulas": d.grads, "_order": d.order, "_reduce": d.reduce_broadcast,
+        })  # fmt: skip
         _NODE_CLASSES[d.name] = cls
     return cls
 
