@@ -858,26 +858,19 @@ class Engine:
         prev_task, prev_grad = tls.current_graph_task, grad_state.enabled
         current = None
         future = graph_task.future if graph_task is not None else None
-        # A successor evaluate_function found ready and that pop() would return next anyway
-        # (see _hold_next): (fn, gradient list) of local_task, already counted as outstanding.
-        held = None
         try:
             while True:
-                if held is None:
-                    if future is not None and future.done:
-                        break
-                    task = queue.pop()
-                    if task.is_shutdown:
-                        break
-                    ref = task._base
-                    local_task = ref() if ref is not None else None
-                    if local_task is None:
-                        continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-                    fn, inputs = task.fn, task.inputs.buffer
-                    del task
-                else:
-                    fn, inputs = held
-                    held = None
+                if future is not None and future.done:
+                    break
+                task = queue.pop()
+                if task.is_shutdown:
+                    break
+                ref = task._base
+                local_task = ref() if ref is not None else None
+                if local_task is None:
+                    continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
+                fn, inputs = task.fn, task.inputs.buffer
+                del task
                 if fn is not None and not local_task.has_error:
                     if local_task is not current:
                         current = local_task
@@ -885,14 +878,12 @@ class Engine:
                     # Inside the engine, grad mode is what the task asked for (create_graph);
                     # set per node, since a node may leave it changed.
                     grad_state.enabled = local_task.create_graph
-                    try:
-                        # Decrements outstanding_tasks itself, under the lock it pushes under.
-                        done, held = self.evaluate_function(local_task, fn, inputs, local_task.cpu_ready_queue, queue)
-                    except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
-                        self.thread_on_exception(local_task, fn, exc)
-                        done = self._decrement_outstanding(local_task)
+                    # Runs fn and the successors this thread would pop next, decrements
+                    # outstanding_tasks for each, and gives a node's error to the task itself.
+                    done = self.evaluate_function(local_task, fn, inputs, local_task.cpu_ready_queue, queue)
                 else:
                     done = self._decrement_outstanding(local_task)
+                del fn, inputs
                 if done:
                     tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
                     current = None
@@ -907,9 +898,7 @@ class Engine:
                     # keep the last one alive (NodeTasks hold tasks weakly for that reason).
                     tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
                     current = None
-                del fn, inputs
-                if held is None:
-                    del local_task
+                del local_task
         finally:
             tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
 
@@ -930,135 +919,161 @@ class Engine:
         task.set_exception(exc, fn)
 
     def evaluate_function(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
-                          local_queue: ReadyQueue | None = None) -> tuple[bool, tuple | None]:  # fmt: skip
+                          local_queue: ReadyQueue | None = None) -> bool:  # fmt: skip
         """Run fn on ``inputs`` (its gathered gradients, an InputBuffer's list) and hand its
-        outputs on. Decrements task.outstanding_tasks for this NodeTask when it returns normally
-        (in the same critical section as the successors' pushes); returns whether that completed
-        the task, and the successor the calling thread should run next instead of popping
-        ``local_queue`` (its queue), if any: (fn, gradient list), already counted. When it
-        raises, the caller decrements."""
-        if self.probe is not None or task.exec_info:
-            return self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
-        # Nothing records and every node runs (backward() without inputs=): the steps of the
-        # general path in the same order, without the probe's calls, the exec_info pruning, or
-        # InputBuffer.add for a buffer made here (its first gradient is simply set).
-        if fn._hooked:
-            outputs = self.call_function(task, fn, inputs, None)
-        else:
-            outputs = fn._apply_all(inputs)
-            edges = fn.next_edges
-            # validate_outputs inline for the usual case, where every gradient already fits
-            # (shape, dtype and device objects of its input); otherwise the full check.
-            if type(outputs) is list and len(outputs) == len(edges):
-                for i in range(len(edges)):
-                    grad = outputs[i]
-                    if grad is not None:
-                        next_fn, input_nr = edges[i]
-                        if next_fn is not None:
-                            meta = next_fn.input_metadata[input_nr]
-                            if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
-                                outputs = validate_outputs(edges, outputs, None, fn)
-                                break
-                else:
-                    if not fn._fresh_outputs:
-                        outputs = list(outputs)  # the loop below clears the entries it hands on
-            else:
-                outputs = validate_outputs(edges, outputs, None, fn)
-        if not task.keep_graph:
-            fn.release_variables()
-        if anomaly.enabled and anomaly.check_nan:
-            _check_nan(task, fn, outputs, None)
-        edges = fn.next_edges
+        outputs on; then, on this thread, each successor found ready that the thread's next pop()
+        from ``local_queue`` (its queue) would return anyway (see _hold_next), until there is
+        none. Each node's NodeTask is decremented in task.outstanding_tasks in the critical
+        section that pushes (and counts) its successors. A node that raises gives its error to
+        the task (thread_on_exception) and is decremented then. Returns whether the last
+        decrement completed the task."""
+        grad_state = _grad_state
         dependencies = task.dependencies
         not_ready = task.not_ready
-        # Successors ready for local_queue, pushed after the loop but for the one this thread's
-        # next pop() would return, which it runs next: the first one, and all in order once
-        # there are two (the chain case makes no list).
-        first = more = None
         mutex = task.mutex
-        mutex.acquire()
-        try:
+        key_depth = -task.reentrant_depth
+        while True:
             try:
-                for i in range(len(outputs)):
-                    next_fn, input_nr = edges[i]
-                    if next_fn is None:
-                        continue
-                    remaining = dependencies.get(next_fn)
-                    if remaining is None:
-                        raise RuntimeError(f"dependency not found for {next_fn.name()}")
-                    output = outputs[i]
-                    if output is not None:
-                        outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
-                    if remaining != 1:
-                        dependencies[next_fn] = remaining - 1
-                        buf = not_ready.get(next_fn)
-                        if buf is None:
-                            buf = _new_input_buffer(InputBuffer)
-                            slots = buf.buffer = [None] * len(next_fn.input_metadata)
-                            buf.owned = 0
-                            if output is not None:
-                                slots[input_nr] = output
-                            not_ready[next_fn] = buf
-                        elif output is not None:
-                            buf.add(input_nr, output)
-                        continue
-                    del dependencies[next_fn]
-                    buf = not_ready.pop(next_fn, None)
-                    if buf is None:
-                        # Ready at its first gradient: a plain list, no InputBuffer to fill (one
-                        # is made only if the node goes through a queue).
-                        slots = [None] * len(next_fn.input_metadata)
-                        if output is not None:
-                            slots[input_nr] = output
-                    else:
-                        if output is not None:
-                            buf.add(input_nr, output)
-                        slots = buf.buffer
-                    del output
-                    # Counted here, under the lock held anyway, before the task is visible to pop().
-                    task.outstanding_tasks += 1
-                    if len(slots) == 1:
-                        # One slot: its gradient's device (what InputBuffer.device() finds).
-                        grad = slots[0]
-                        if grad is None or (dev := grad.device) is _CPU or dev.type == "cpu":
-                            queue = cpu_ready_queue
-                        else:
-                            queue = self._device_queue(dev._str)
-                        del grad
-                    else:
-                        device = _buffer_device(slots)
-                        queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
-                    if queue is local_queue:
-                        if first is None:
-                            first = (next_fn, slots)
-                        elif more is None:
-                            more = [first, (next_fn, slots)]
-                        else:
-                            more.append((next_fn, slots))
-                        continue
-                    queue.push_counted(task, ((next_fn, slots),))
-            except BaseException:
-                # Successors counted but not yet pushed must still reach the queue: they are
-                # popped and skipped there (the task has failed), which balances the count.
-                if first is not None:
-                    local_queue.push_counted(task, more or (first,))
-                raise
-            held = None
-            if first is not None:
-                if more is None:
-                    # The chain case: run it next unless the queue's head outranks it (a tie
-                    # goes to the head, pushed first; _LAST makes the head lose only then).
-                    heap = local_queue._heap
-                    if not heap or heap[0] > (2, -task.reentrant_depth, -first[0].sequence_nr, _LAST):
-                        held = first
-                    else:
-                        local_queue.push_counted(task, (first,))
+                if self.probe is not None or task.exec_info:
+                    done, held = self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
                 else:
-                    held = _hold_next(task, local_queue, more)
-            task.outstanding_tasks -= 1
-            return task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error), held
-        finally:
-            mutex.release()
+                    # Nothing records and every node runs (backward() without inputs=): the steps
+                    # of the general path in the same order, without the probe's calls, the
+                    # exec_info pruning, or InputBuffer.add for a buffer made here (its first
+                    # gradient is simply set).
+                    if fn._hooked:
+                        outputs = self.call_function(task, fn, inputs, None)
+                    else:
+                        outputs = fn._apply_all(inputs)
+                        edges = fn.next_edges
+                        # validate_outputs inline for the usual case, where every gradient
+                        # already fits (shape, dtype and device objects of its input);
+                        # otherwise the full check.
+                        if type(outputs) is list and len(outputs) == len(edges):
+                            for i in range(len(edges)):
+                                grad = outputs[i]
+                                if grad is not None:
+                                    next_fn, input_nr = edges[i]
+                                    if next_fn is not None:
+                                        meta = next_fn.input_metadata[input_nr]
+                                        if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
+                                                or grad.device is not meta[2]):  # fmt: skip
+                                            outputs = validate_outputs(edges, outputs, None, fn)
+                                            break
+                            else:
+                                if not fn._fresh_outputs:
+                                    outputs = list(outputs)  # the loop below clears what it hands on
+                        else:
+                            outputs = validate_outputs(edges, outputs, None, fn)
+                    del inputs
+                    if not task.keep_graph:
+                        fn.release_variables()
+                    if anomaly.enabled and anomaly.check_nan:
+                        _check_nan(task, fn, outputs, None)
+                    edges = fn.next_edges
+                    # Successors ready for local_queue, pushed after the loop but for the one
+                    # this thread's next pop() would return, which it runs next: the first one,
+                    # and all in order once there are two (the chain case makes no list).
+                    first = more = None
+                    mutex.acquire()
+                    try:
+                        try:
+                            for i in range(len(outputs)):
+                                next_fn, input_nr = edges[i]
+                                if next_fn is None:
+                                    continue
+                                remaining = dependencies.get(next_fn)
+                                if remaining is None:
+                                    raise RuntimeError(f"dependency not found for {next_fn.name()}")
+                                output = outputs[i]
+                                if output is not None:
+                                    outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
+                                if remaining != 1:
+                                    dependencies[next_fn] = remaining - 1
+                                    buf = not_ready.get(next_fn)
+                                    if buf is None:
+                                        buf = _new_input_buffer(InputBuffer)
+                                        slots = buf.buffer = [None] * len(next_fn.input_metadata)
+                                        buf.owned = 0
+                                        if output is not None:
+                                            slots[input_nr] = output
+                                        not_ready[next_fn] = buf
+                                    elif output is not None:
+                                        buf.add(input_nr, output)
+                                    continue
+                                del dependencies[next_fn]
+                                buf = not_ready.pop(next_fn, None)
+                                if buf is None:
+                                    # Ready at its first gradient: a plain list, no InputBuffer
+                                    # to fill (one is made only if the node goes through a queue).
+                                    slots = [None] * len(next_fn.input_metadata)
+                                    if output is not None:
+                                        slots[input_nr] = output
+                                else:
+                                    if output is not None:
+                                        buf.add(input_nr, output)
+                                    slots = buf.buffer
+                                del output
+                                # Counted here, under the lock held anyway, before the task is
+                                # visible to pop().
+                                task.outstanding_tasks += 1
+                                if len(slots) == 1:
+                                    # One slot: its gradient's device (InputBuffer.device()).
+                                    grad = slots[0]
+                                    if grad is None or (dev := grad.device) is _CPU or dev.type == "cpu":
+                                        queue = cpu_ready_queue
+                                    else:
+                                        queue = self._device_queue(dev._str)
+                                    del grad
+                                else:
+                                    device = _buffer_device(slots)
+                                    queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
+                                if queue is local_queue:
+                                    if first is None:
+                                        first = (next_fn, slots)
+                                    elif more is None:
+                                        more = [first, (next_fn, slots)]
+                                    else:
+                                        more.append((next_fn, slots))
+                                    continue
+                                queue.push_counted(task, ((next_fn, slots),))
+                        except BaseException:
+                            # Successors counted but not yet pushed must still reach the queue:
+                            # they are popped and skipped there (the task has failed), which
+                            # balances the count.
+                            if first is not None:
+                                local_queue.push_counted(task, more or (first,))
+                            raise
+                        held = None
+                        if first is not None:
+                            if more is None:
+                                # The chain case: run it next unless the queue's head outranks
+                                # it (a tie goes to the head, pushed first; _LAST makes the head
+                                # lose only then).
+                                heap = local_queue._heap
+                                if not heap or heap[0] > (2, key_depth, -first[0].sequence_nr, _LAST):
+                                    held = first
+                                else:
+                                    local_queue.push_counted(task, (first,))
+                            else:
+                                held = _hold_next(task, local_queue, more)
+                        task.outstanding_tasks -= 1
+                        done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
+                    finally:
+                        mutex.release()
+            except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                self.thread_on_exception(task, fn, exc)
+                return self._decrement_outstanding(task)
+            if held is None:
+                return done
+            # held is counted in outstanding_tasks, so the task is not done: run it as
+            # thread_main would have after popping it.
+            fn, inputs = held
+            del held
+            if task.has_error:
+                return self._decrement_outstanding(task)
+            # A node may leave grad mode changed: the task's (create_graph) again for each node.
+            grad_state.enabled = task.create_graph
 
     def _evaluate_function_general(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
                                    local_queue: ReadyQueue | None) -> tuple[bool, tuple | None]:  # fmt: skip
