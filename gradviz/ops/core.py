@@ -17,13 +17,16 @@ from gradviz.autograd import graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
+    NO_EDGE,
+    Edge,
     InputMetadata,
     Node,
     SavedVariable,
+    _node_ids,
+    _sequence,
     _tuple_new,
-    collect_next_edges,
+    grad_accumulator,
     gradient_edge,
-    new_node,
     node_created,
 )
 from gradviz.tensor import Tensor
@@ -163,6 +166,7 @@ class OpNode(Node):
 
 
 _NODE_CLASSES: dict[str, type[OpNode]] = {}
+_object_new = object.__new__
 
 
 # torch exposes a node's saved values as attributes, _saved_<name> (fn._saved_self,
@@ -255,20 +259,50 @@ def record(
     # The number first, then the edges, as torch: reading an input's grad_fn may make a node (a
     # view's regenerated history), which must come after this one.
     if sequence_nr is None:
-        # next_sequence_nr(), inline (graph building's hot path)
-        counter = graph._sequence
-        sequence_nr = counter.value
-        counter.value = sequence_nr + 1
-    node = new_node(cls, collect_next_edges(inputs), sequence_nr)
+        sequence_nr = _sequence.take()
+    # collect_next_edges and new_node inline, topological_nr computed in the same pass (graph
+    # building's hot path: one op, one record).
+    edges = []
+    topo = 0
+    for t in inputs:
+        if t is None:
+            edges.append(NO_EDGE)
+            continue
+        if t._base is None:
+            # Not a view: grad_fn and requires_grad are the plain fields (no history to regenerate).
+            fn = t._grad_fn
+            if fn is None:
+                if not t._requires_grad:
+                    edges.append(NO_EDGE)
+                    continue
+                fn = grad_accumulator(t)
+                edges.append(_tuple_new(Edge, (fn, 0)))
+            else:
+                edges.append(_tuple_new(Edge, (fn, t._output_nr)))
+        else:
+            if not t.requires_grad:
+                edges.append(NO_EDGE)
+                continue
+            edge = gradient_edge(t)
+            edges.append(edge)
+            fn = edge[0]
+            if fn is None:
+                continue
+        n = fn.topological_nr
+        if n >= topo:
+            topo = n + 1
+    node = _object_new(cls)
+    node._id = next(_node_ids)
+    node.sequence_nr = sequence_nr
+    node.next_edges = edges
+    node.topological_nr = topo
     if saved:
         node.saved = saved
-        for key in saved:
-            if key not in _SAVED_NAMES:
-                _add_saved_names(saved)
-                break
+        if not saved.keys() <= _SAVED_NAMES:
+            _add_saved_names(saved)
     else:
         node.saved = {}
-    if cls.derivative.reduce_broadcast:
+    if cls._reduce:
         # The input shapes (raw tuples) only where an input was broadcast: backward then sums
         # its gradient back; None (nothing to check) in the common same-shape case.
         shape = outputs[0]._data.shape
@@ -284,7 +318,21 @@ def record(
             _move_retains_grad(out, node, 0)
         out._grad_fn = node
         out._output_nr = 0
-        node.input_metadata = [_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device))]
+        # An elementwise op's output has its first input's metadata: share that tuple (an
+        # immutable one) rather than make an equal one.
+        t = inputs[0] if inputs else None
+        meta = None
+        if t is not None and (fn := t._grad_fn) is not None:
+            try:
+                meta = fn.input_metadata[t._output_nr]
+            except IndexError:  # a custom Function's node numbers non-tensor outputs too
+                pass
+            else:
+                if meta[0] != out._data.shape or meta[1] is not out.dtype or meta[2] is not out.device:
+                    meta = None
+        if meta is None:
+            meta = _tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device))
+        node.input_metadata = [meta]
     else:
         meta = []
         for i, out in enumerate(outputs):
