@@ -118,7 +118,9 @@ def _buffer_device(grads: list) -> str:
 
 
 class NodeTask:
-    """One node to run for one graph task, with its gathered gradients.
+    """One node to run for one graph task, with its gathered gradients (``inputs``: the
+    InputBuffer's list, one slot per node input; an InputBuffer given to the constructor is
+    taken apart).
 
     The task is held weakly, as torch's ``NodeTask::base_``: a NodeTask left in a queue after its
     caller gave up (an error elsewhere, a late wake-up) must not keep the GraphTask, its buffers
@@ -127,12 +129,12 @@ class NodeTask:
 
     __slots__ = ("_base", "fn", "inputs", "is_shutdown", "reentrant_depth")
 
-    def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: InputBuffer,
+    def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: InputBuffer | list,
                  is_shutdown: bool = False):  # fmt: skip
         # One weak reference per GraphTask, made with it, shared by all its NodeTasks.
         self._base = graph_task.weak_self if graph_task is not None else None
         self.fn = fn
-        self.inputs = inputs
+        self.inputs = inputs.buffer if type(inputs) is InputBuffer else inputs
         self.is_shutdown = is_shutdown
         self.reentrant_depth = graph_task.reentrant_depth if graph_task is not None else 0
 
@@ -225,10 +227,7 @@ class ReadyQueue:
                 node_task = _new_node_task(NodeTask)
                 node_task._base = weak
                 node_task.fn = fn
-                buf = _new_input_buffer(InputBuffer)
-                buf.buffer = item[1]
-                buf.owned = 0
-                node_task.inputs = buf
+                node_task.inputs = item[1]
                 node_task.is_shutdown = False
                 node_task.reentrant_depth = depth
                 heapq.heappush(heap, (2, key_depth, -fn.sequence_nr, next(count), node_task))
@@ -869,7 +868,7 @@ class Engine:
                 local_task = ref() if ref is not None else None
                 if local_task is None:
                     continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-                fn, inputs = task.fn, task.inputs.buffer
+                fn, inputs = task.fn, task.inputs
                 del task
                 if fn is not None and not local_task.has_error:
                     if local_task is not current:
@@ -1315,15 +1314,17 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
     """Count, for every node reachable from root, how many edges point at it (iterative).
     A node is in ``dependencies`` once it has been reached, so that dict is also the seen set."""
     dependencies = task.dependencies
+    get = dependencies.get
     stack = [root]
     push, pop = stack.append, stack.pop
     while stack:
         fn = pop()
         if min_topo_nr and fn.topological_nr < min_topo_nr:
             continue
-        for next_fn, _ in fn.next_edges:
+        for edge in fn.next_edges:
+            next_fn = edge[0]
             if next_fn is not None:
-                n = dependencies.get(next_fn)
+                n = get(next_fn)
                 if n is None:
                     dependencies[next_fn] = 1
                     push(next_fn)

@@ -145,9 +145,12 @@ class OpNode(Node):
     def release_variables(self) -> int:
         n = 0
         for v in self.saved.values():
-            if type(v) is SavedVariable and not v.released:
-                v.release()
-                n += 1
+            if type(v) is SavedVariable:
+                if not v.released:
+                    # SavedVariable.release, inline (once per node in every backward)
+                    v.tensor = None
+                    v.released = True
+                    n += 1
             elif type(v) is list:
                 for s in v:
                     if type(s) is SavedVariable and not s.released:
