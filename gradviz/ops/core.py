@@ -65,8 +65,16 @@ class OpNode(Node):
     _reduce = False
 
     def __getitem__(self, key: str) -> Any:
+        """A saved value as the backward formulas read it (``n["result"]``)."""
         v = self.saved[key]
         if type(v) is SavedVariable:
+            if v.is_output and not _grad_state.enabled and not v.released:
+                # No graph is being built (create_graph off): the formula only computes with
+                # the tensor, so the alias the variable keeps will do, checked as unpack checks
+                # it, without a new tensor to carry this node as its grad_fn.
+                t = v.tensor
+                if t is not None and t._version_counter[0] == v.version:
+                    return t
             return v.unpack(self)
         if type(v) is list and v and type(v[0]) is SavedVariable:
             return [s.unpack(self) for s in v]
@@ -183,7 +191,7 @@ def _saved_property(key: str) -> property:
     def get(self: OpNode) -> Any:
         v = self.saved.get(key)
         if type(v) is SavedVariable:
-            return self[key]
+            return v.unpack(self)  # with this node as a saved output's grad_fn, as torch gives it
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '_saved_{key}'")
 
     return property(get)
