@@ -240,6 +240,34 @@ class ReadyQueue:
         finally:
             lock.release()
 
+    def push_pending(self, task: GraphTask, pending: list[tuple]) -> None:
+        """Queue, and empty, ``pending``: entries (2, -depth, -sequence_nr, push order, fn,
+        gradients) of ``task`` that evaluate_function kept aside, counted in its
+        outstanding_tasks, their push order taken from this queue's count when they became
+        ready (so they rank as if pushed then)."""
+        weak = task.weak_self
+        depth = task.reentrant_depth
+        heap = self._heap
+        lock = self._lock
+        lock.acquire()
+        try:
+            for entry in pending:
+                node_task = _new_node_task(NodeTask)
+                node_task._base = weak
+                node_task.fn = entry[4]
+                node_task.inputs = entry[5]
+                node_task.is_shutdown = False
+                node_task.reentrant_depth = depth
+                heapq.heappush(heap, (entry[0], entry[1], entry[2], entry[3], node_task))
+                probe = _ENGINE.probe
+                if probe is not None:
+                    probe.queue_push(self, node_task, len(heap))
+            if self._waiting:
+                self._not_empty.notify(len(pending))
+        finally:
+            pending.clear()
+            lock.release()
+
     def push_shutdown(self) -> None:
         self.push(NodeTask(None, None, InputBuffer(0), is_shutdown=True), increment_outstanding=False)
 
@@ -925,15 +953,28 @@ class Engine:
         none. Each node's NodeTask is decremented in task.outstanding_tasks in the critical
         section that pushes (and counts) its successors. A node that raises gives its error to
         the task (thread_on_exception) and is decremented then. Returns whether the last
-        decrement completed the task."""
+        decrement completed the task.
+
+        Successors ready for ``local_queue`` but not run at once wait in ``pending``, a heap of
+        entries (2, -depth, -sequence_nr, push order, fn, gradients) ordered as the queue's,
+        with their place in its push order taken when they became ready: only this thread pops
+        its own queue, so when the next node to run is one of them it runs without the round
+        trip through the queue (NodeTask, two lock sections). They go to the queue, in that
+        order, before the thread would pop, before a node that may run user code (a hook, a
+        custom Function, a reentrant backward: anything that could look at the queue), and on
+        an error."""
         grad_state = _grad_state
         dependencies = task.dependencies
         not_ready = task.not_ready
         mutex = task.mutex
         key_depth = -task.reentrant_depth
+        pending: list[tuple] = []
+        push_order = local_queue._count if local_queue is not None else None
         while True:
             try:
                 if self.probe is not None or task.exec_info:
+                    if pending:
+                        local_queue.push_pending(task, pending)
                     done, held = self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
                 else:
                     # Nothing records and every node runs (backward() without inputs=): the steps
@@ -1045,7 +1086,7 @@ class Engine:
                             raise
                         held = None
                         if first is not None:
-                            if more is None:
+                            if more is None and not pending:
                                 # The chain case: run it next unless the queue's head outranks
                                 # it (a tie goes to the head, pushed first; _LAST makes the head
                                 # lose only then).
@@ -1055,22 +1096,40 @@ class Engine:
                                 else:
                                     local_queue.push_counted(task, (first,))
                             else:
-                                held = _hold_next(task, local_queue, more)
+                                for next_fn, slots in more or (first,):
+                                    heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
+                                                             next_fn, slots))  # fmt: skip
+                        if held is None and pending:
+                            # What pop() would return: the best pending entry, unless the queue's
+                            # head (pushed by another thread meanwhile) outranks it.
+                            top = pending[0]
+                            heap = local_queue._heap
+                            if not heap or heap[0] > top:
+                                heapq.heappop(pending)
+                                held = (top[4], top[5])
                         task.outstanding_tasks -= 1
                         done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
                     finally:
                         mutex.release()
             except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                if pending:
+                    local_queue.push_pending(task, pending)  # to be popped and skipped
                 self.thread_on_exception(task, fn, exc)
                 return self._decrement_outstanding(task)
             if held is None:
+                if pending:
+                    local_queue.push_pending(task, pending)
                 return done
             # held is counted in outstanding_tasks, so the task is not done: run it as
             # thread_main would have after popping it.
             fn, inputs = held
             del held
             if task.has_error:
+                if pending:
+                    local_queue.push_pending(task, pending)
                 return self._decrement_outstanding(task)
+            if pending and (fn._hooked or not fn._defer_safe):
+                local_queue.push_pending(task, pending)
             # A node may leave grad mode changed: the task's (create_graph) again for each node.
             grad_state.enabled = task.create_graph
 

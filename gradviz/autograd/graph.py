@@ -123,6 +123,9 @@ class Node:
     # True where apply always returns a new list that nothing else holds: the engine then clears
     # its entries as it hands them on without copying it first.
     _fresh_outputs = False
+    # True where apply runs no user code (no Python hook, no custom backward that could start a
+    # reentrant backward): the engine may then keep ready successors out of its queue meanwhile.
+    _defer_safe = False
 
     @property
     def _retains_grad_hooks(self) -> dict[int, Callable] | None:
@@ -265,6 +268,7 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable", "lock")
     _fresh_outputs = True
+    _defer_safe = True
 
     def __init__(self, variable: Tensor):
         super().__init__([], sequence_nr=MAX_SEQUENCE_NR)

@@ -57,6 +57,7 @@ class OpNode(Node):
     __slots__ = ("saved", "shapes")
     derivative: Derivative  # set on each generated subclass
     _fresh_outputs = True  # apply and apply_needed build their lists
+    _defer_safe = True  # formulas call ops, never user code
     # The derivative's fields that backward reads per node, as class attributes of each generated
     # subclass (node_class): a class attribute is a cached type lookup, a dataclass field two.
     _general = False  # multi-output or all-inputs formulas: apply_needed always
