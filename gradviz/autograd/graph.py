@@ -276,6 +276,25 @@ class AccumulateGrad(Node):
         # Held while .grad is read and written: several graph tasks (threads) may share a leaf.
         self.lock = threading.Lock()
         self.input_metadata = [_tuple_new(InputMetadata, (variable._data.shape, variable.dtype, variable.device))]
+        if variable._hooks:
+            self._hooked = True
+
+    # A leaf's hooks live on the leaf (torch keeps them in its autograd meta), not on this node:
+    # the tensor holds its accumulator weakly, so one registered before any op used the leaf, or
+    # after its last graph was freed, must still run from the accumulator made later.
+    @property
+    def _tensor_pre_hooks(self) -> dict[int, dict[int, Callable]] | None:
+        hooks = self.variable._hooks
+        return {0: hooks} if hooks else None
+
+    def _register_tensor_pre_hook(self, slot: int, fn: Callable) -> RemovableHandle:
+        var = self.variable
+        if var._hooks is None:
+            var._hooks = {}
+        self._hooked = True
+        handle = RemovableHandle(var._hooks)
+        var._hooks[handle.id] = fn
+        return handle
 
     @property
     def device(self) -> str:

@@ -1,0 +1,200 @@
+"""The engine's untraced fast path (issue 7) against its general path.
+
+With no probe and no exec_info, evaluate_function runs held successors itself, keeps ready
+successors for its own queue aside instead of pushing them, and reads saved outputs without a
+new tensor. None of that may change which node runs when, what the gradients are, or whether
+``.grad`` aliases a tensor the user can still see. The general path is what a probe sees (every
+push and pop), so installing a probe that does nothing gives the reference order.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradviz
+from gradviz.autograd.engine import get_default_engine
+from gradviz.autograd.graph import AccumulateGrad
+from gradviz.autograd.probe import Probe
+from gradviz.ops.core import OpNode
+
+ENGINE = get_default_engine()
+
+
+def _run_order(build: Callable[[], tuple[Any, Any]], probe: Probe | None) -> tuple[list[str], Any]:
+    """Names of the nodes in the order their apply ran (seen by a profile function, which
+    leaves the engine's path alone), and the leaf's gradient."""
+    leaf, loss = build()
+    order: list[str] = []
+    apply_codes = {OpNode._apply_all.__code__, OpNode.apply.__code__, AccumulateGrad.apply.__code__}
+
+    # Each node named by its place in a breadth-first walk from the root: two builds of one
+    # graph name their nodes alike (sequence numbers differ between builds).
+    place: dict[int, int] = {}
+    walk = [loss.grad_fn]
+    while walk:
+        node = walk.pop(0)
+        if id(node) not in place:
+            place[id(node)] = len(place)
+            walk.extend(e[0] for e in node.next_edges if e[0] is not None)
+    seen: set[int] = set()
+
+    def prof(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in apply_codes:
+            node = frame.f_locals["self"]
+            if id(node) not in seen:  # OpNode.apply calls _apply_all: one entry a node
+                seen.add(id(node))
+                order.append(f"{node.name()}#{place[id(node)]}")
+
+    prev_probe = ENGINE.probe
+    ENGINE.probe = probe
+    sys.setprofile(prof)
+    try:
+        loss.backward()
+    finally:
+        sys.setprofile(None)
+        ENGINE.probe = prev_probe
+    return order, leaf.grad.numpy().copy()
+
+
+def _w2(branches: int = 40) -> Callable[[], tuple[Any, Any]]:
+    def build() -> tuple[Any, Any]:
+        x = gradviz.tensor(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+        acc = None
+        for i in range(branches):
+            b = (x * (0.5 + i / branches)).tanh()
+            acc = b if acc is None else acc + b
+        return x, acc.sum()
+
+    return build
+
+
+def _diamonds() -> tuple[Any, Any]:
+    x = gradviz.tensor([0.3, -0.2, 0.9], requires_grad=True)
+    y = x
+    for _ in range(20):
+        a, b = y.sigmoid(), y.exp()
+        y = a * b + y * 0.5
+    return x, y.sum()
+
+
+def _tree() -> tuple[Any, Any]:
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    level = [x * float(i + 1) for i in range(16)]
+    while len(level) > 1:
+        level = [level[i] * level[i + 1] * 0.5 for i in range(0, len(level), 2)]
+    return x, level[0].sum()
+
+
+@pytest.mark.parametrize("build", [_w2(), _diamonds, _tree], ids=["fan_in", "diamonds", "tree"])
+def test_fast_path_runs_nodes_in_the_order_the_queue_gives(build: Callable[[], tuple[Any, Any]]) -> None:
+    fast, g_fast = _run_order(build, None)
+    queued, g_queued = _run_order(build, Probe())
+    assert fast == queued
+    np.testing.assert_allclose(g_fast, g_queued, rtol=1e-6)
+
+
+def test_nodes_from_two_threads_tie_on_sequence_nr_and_keep_push_order() -> None:
+    # Sequence numbers are per thread: graphs built on two threads give equal numbers, and the
+    # queue breaks such ties by push order. The fast path must too.
+    def graph() -> tuple[Any, Any]:
+        parts: dict[str, Any] = {}
+        x = gradviz.tensor([0.5, 1.5], requires_grad=True)
+
+        def build(name: str, k: float) -> None:
+            y = x
+            for _ in range(5):
+                y = (y * k).tanh()
+            parts[name] = y
+
+        # One after the other, each on a fresh thread: both chains number their nodes from 0.
+        for name, k in (("a", 0.7), ("b", 1.3)):
+            t = threading.Thread(target=build, args=(name, k))
+            t.start()
+            t.join()
+        assert parts["a"].grad_fn.sequence_nr == parts["b"].grad_fn.sequence_nr
+        return x, (parts["a"] + parts["b"]).sum()
+
+    fast, g_fast = _run_order(graph, None)
+    queued, g_queued = _run_order(graph, Probe())
+    assert fast == queued
+    np.testing.assert_allclose(g_fast, g_queued, rtol=1e-6)
+
+
+def test_a_hooked_node_sees_the_queue_with_every_ready_node_in_it() -> None:
+    # A node that may run user code (here a tensor hook) runs with nothing kept aside: what the
+    # hook could observe of the queue is what the queue-only path shows.
+    seen: list[int] = []
+    x = gradviz.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    acc = None
+    for i in range(6):
+        b = (x * (i + 1.0)).tanh()
+        if i == 3:
+            b.register_hook(lambda g: seen.append(len(gradviz.autograd.engine._state.tls.local_ready_queue)))
+        acc = b if acc is None else acc + b
+    acc.sum().backward()
+    fast_seen = list(seen)
+    seen.clear()
+    x.grad = None
+    acc = None
+    for i in range(6):
+        b = (x * (i + 1.0)).tanh()
+        if i == 3:
+            b.register_hook(lambda g: seen.append(len(gradviz.autograd.engine._state.tls.local_ready_queue)))
+        acc = b if acc is None else acc + b
+    ENGINE.probe = Probe()
+    try:
+        acc.sum().backward()
+    finally:
+        ENGINE.probe = None
+    assert fast_seen == seen
+
+
+def test_a_hook_on_a_leaf_registered_before_its_first_use_runs() -> None:
+    # The leaf holds its AccumulateGrad weakly: the hook must live on the leaf, as torch's do.
+    import torch
+
+    for T in (torch, gradviz):
+        x = T.ones(3, requires_grad=True)
+        keep = T.tensor([5.0, 5.0, 5.0])
+        handle = x.register_hook(lambda t, keep=keep: keep)
+        (x * 2.0).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0, 5.0])
+        handle.remove()
+        x.grad = None
+        (x * 2.0).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_accumulate_grad_never_aliases_a_gradient_the_user_holds() -> None:
+    x = gradviz.ones(3, requires_grad=True)
+    g = gradviz.tensor([1.0, 2.0, 3.0])
+    (x + 0).backward(g)  # AddBackward0 passes g through to x
+    assert not np.shares_memory(x.grad._data, g._data)
+    x.grad = None
+    x.backward(g)  # the root is x's AccumulateGrad itself
+    assert not np.shares_memory(x.grad._data, g._data)
+    x.grad = None
+    keep = gradviz.tensor([5.0, 5.0, 5.0])
+    handle = x.register_hook(lambda t: keep)
+    (x * 2.0).sum().backward()
+    handle.remove()
+    assert not np.shares_memory(x.grad._data, keep._data)
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0, 5.0])
+
+
+def test_formula_read_of_a_saved_output_keeps_version_checks_and_torch_unpack_for_users() -> None:
+    x = gradviz.tensor([0.1, 0.2], requires_grad=True)
+    y = x.tanh()
+    fn = y.grad_fn
+    assert fn._saved_result.grad_fn is fn  # what users read still carries its node, as torch's
+    with gradviz.no_grad():
+        assert fn._saved_result.grad_fn is fn
+    y.mul_(2.0)  # in place after saving: the formula's read must still refuse it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
