@@ -1090,16 +1090,19 @@ class Engine:
                                 # The chain case: run it next unless the queue's head or a
                                 # pending entry outranks it (a tie goes to those, pushed first;
                                 # _LAST makes them lose only then).
-                                key = (2, key_depth, -first[0].sequence_nr, _LAST)
                                 heap = local_queue._heap
-                                if (not heap or heap[0] > key) and (not pending or pending[0] > key):
+                                if not heap and not pending:
                                     held = first
-                                elif pending:
-                                    next_fn, slots = first
-                                    heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                             next_fn, slots))  # fmt: skip
                                 else:
-                                    local_queue.push_counted(task, (first,))
+                                    key = (2, key_depth, -first[0].sequence_nr, _LAST)
+                                    if (not heap or heap[0] > key) and (not pending or pending[0] > key):
+                                        held = first
+                                    elif pending:
+                                        next_fn, slots = first
+                                        heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
+                                                                 next_fn, slots))  # fmt: skip
+                                    else:
+                                        local_queue.push_counted(task, (first,))
                             else:
                                 for next_fn, slots in more or (first,):
                                     heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
