@@ -419,7 +419,22 @@ def cos(a: Tensor) -> Tensor:
 
 
 def tanh(a: Tensor) -> Tensor:
-    return _unary("tanh", a, lambda x: np.tanh(_float_arg(a)), save_result=True)
+    x = a._data
+    dt = a.dtype
+    if dt.is_floating_point:
+        # numpy's own float32 kernel (SIMD), not float64 rounded: 6x faster on W3's activations.
+        # Neither matches torch bit for bit; both stay within 1 ulp of it (measured over every
+        # 13th float32, tests/test_ops_float32.py).
+        data = np.tanh(x)
+        if type(data) is not np.ndarray and isinstance(data, np.generic):
+            data = np.array(data)
+    else:
+        data = np.tanh(x.astype(np.float64)).astype(np.float32)
+        dt = _dtype.float32
+    out = _wrap(data, dt, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["tanh"], (a,), [out], {"result": save(out, True)})
+    return out
 
 
 def sigmoid(a: Tensor) -> Tensor:
