@@ -146,7 +146,22 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
 # -- arithmetic ------------------------------------------------------------------------------
 
 
+def _number_result(d: Any) -> Any:
+    # numpy gives a scalar, not a 0-d array, for a 0-d operand: a tensor always holds an array.
+    return d if type(d) is np.ndarray or not isinstance(d, np.generic) else np.asarray(d)
+
+
 def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
+    tb = type(b)
+    if (tb is float or tb is int) and alpha == 1 and type(a) is Tensor and a.dtype.is_floating_point:
+        # A floating tensor plus a Python number (W1's + 0.0001): the tensor's dtype, one
+        # numpy call, no promotion to work out.
+        d = a._data + b
+        out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
+        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None or a._base is not None):
+            if a.requires_grad:
+                record(NODES["add"], (a, None), [out], {"alpha": alpha})
+        return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
     out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
@@ -191,6 +206,15 @@ def rsub(a: Tensor, b: Scalar, alpha: Scalar = 1) -> Tensor:
 
 
 def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
+    tb = type(b)
+    if (tb is float or tb is int) and a.dtype.is_floating_point:
+        # A floating tensor times a Python number (W1's * 1.0001, W2's x * c): as add's.
+        d = a._data * b
+        out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
+        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None or a._base is not None):
+            if a.requires_grad:
+                record(NODES["mul"], (a, None), [out], {"other": b})
+        return out
     out_data, bt = _binary_data(a, b, np.multiply)
     out = _new(out_data, a.device)
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
@@ -890,9 +914,10 @@ def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) 
 
 
 def _owned_like(g: Any, y: Any) -> bool:
-    # Whether a result may be built in a fresh buffer of y's shape and dtype, with out=: numpy
-    # arrays (a 0-d ufunc result is a scalar, not an array), g of the same dtype and shape.
-    return type(y) is np.ndarray and y.ndim > 0 and g.dtype is y.dtype and g.shape == y.shape
+    # Whether to build a result in one fresh buffer of y's shape and dtype, with out=: numpy
+    # arrays, g of the same dtype and shape, and large enough that the temporaries it saves cost
+    # more than out='s own overhead (measured: even at 2-4k elements, 1.5 us saved at 16k).
+    return type(y) is np.ndarray and y.size >= 4096 and g.dtype is y.dtype and g.shape == y.shape
 
 
 def threshold_backward_data(g: Any, a: Any, threshold: float) -> Any:
