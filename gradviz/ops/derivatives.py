@@ -261,7 +261,7 @@ def _maxmin(lose: str):
 
 DERIVATIVES: dict[str, D] = {
     # arithmetic (gradients summed back over broadcast dims; order=(1, 0): "other" runs first)
-    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n["alpha"])),
+    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n.saved["alpha"])),
              reduce_broadcast=True, order=(1, 0)),
     "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(F.neg(g), n["alpha"])),
              reduce_broadcast=True, order=(1, 0)),
@@ -270,7 +270,7 @@ DERIVATIVES: dict[str, D] = {
     "add_scalar": D("AddBackward1", (lambda n, g: g,)),
     "sub_scalar": D("SubBackward1", (lambda n, g: g,)),
     "div_scalar": D("DivBackward1", (lambda n, g: F.div_scalar(g, n["other"]),)),
-    "mul_scalar": D("MulBackward1", (lambda n, g: _mul_number(g, n["other"]),)),
+    "mul_scalar": D("MulBackward1", (lambda n, g: _mul_number(g, n.saved["other"]),)),
     "mul": D("MulBackward0", (_mul_other, lambda n, g: F.mul(g, n["self"])),
              reduce_broadcast=True, order=(1, 0)),
     "div": D("DivBackward0", (
