@@ -961,7 +961,8 @@ def log_softmax_backward_data_data(g: Any, y: Any, dim: int) -> Any:
         np.multiply(data, np.add.reduce(g, axis=dim, keepdims=True), out=data)
         np.subtract(g, data, out=data)
         return data
-    return g - np.exp(y) * g.sum(axis=dim, keepdims=True)
+    gsum = np.add.reduce(g, axis=dim, keepdims=True) if type(g) is np.ndarray else g.sum(axis=dim, keepdims=True)
+    return g - np.exp(y) * gsum
 
 
 def threshold_backward(grad: Tensor, a: Tensor, threshold: float) -> Tensor:
