@@ -208,3 +208,32 @@ def test_mm_fast_path_keeps_the_errors():
         a @ gradviz.ones(2, 3)
     with pytest.raises(RuntimeError, match="same dtype"):
         a @ gradviz.ones(3, 2, dtype=gradviz.float64)
+
+
+def _names(t) -> list[str]:
+    seen, out, stack = set(), [], [t.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        out.append(type(fn).__name__)
+        stack.extend(f for f, _ in fn.next_functions)
+    return sorted(out)
+
+
+def test_number_formulas_record_torchs_nodes_under_create_graph():
+    # var's formula scales the incoming gradient by a number (MulBackward1 when that gradient
+    # requires grad); differentiating through that node with create_graph must record torch's
+    # MulBackward1 again, not the array fast path's nothing or a MulBackward0.
+    got = []
+    for T in (torch, gradviz):
+        x = T.tensor([0.5, -1.0, 2.0, 0.25], dtype=T.float64, requires_grad=True)
+        v = T.tensor(1.5, dtype=T.float64, requires_grad=True)
+        (g1,) = T.autograd.grad(x.var(), x, grad_outputs=v, create_graph=True)
+        (g2,) = T.autograd.grad((g1 * g1).sum(), v, create_graph=True)
+        got.append((_names(g1), _names(g2), g2.detach().numpy()))
+    assert "MulBackward1" in got[0][1]
+    assert got[1][0] == got[0][0]
+    assert got[1][1] == got[0][1]
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-12)

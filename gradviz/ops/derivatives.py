@@ -43,19 +43,29 @@ def _saved_data(n, key):
     return n[key]._data  # raises unpack's error
 
 
-def _mul_number(g, c):
-    """g * c for a number c (MulBackward0/1 with a number, DivBackward1's g / c is its own)."""
+def _number_fast(g, c) -> bool:
+    """Whether g * c may skip the tensor op: no graph to build, c a Python int or float, g
+    floating (numpy then keeps g's dtype, torch's result for a wrapped number)."""
     tc = type(c)
-    if not _grad_state.enabled and (tc is float or tc is int) and g.dtype.is_floating_point:
-        return _out(g._data * c, g)
-    return F.mul(g, c)
+    return not _grad_state.enabled and (tc is float or tc is int) and g.dtype.is_floating_point
 
 
 def _mul_other(n, g):
+    # MulBackward0, self's gradient: grad * other (a saved tensor, or the number itself)
     other = n.saved["other"]
     if type(other) is SavedVariable:
         return F.mul(g, n["other"])
-    return _mul_number(g, other)
+    if _number_fast(g, other):
+        return _out(g._data * other, g)
+    return F.mul(g, other)
+
+
+def _mul_scalar(n, g):
+    # MulBackward1: grad * other, recorded (under create_graph) as torch's MulBackward1 again
+    other = n.saved["other"]
+    if _number_fast(g, other):
+        return _out(g._data * other, g)
+    return F.mul_scalar(g, other)
 
 
 def _tanh(n, g):
@@ -130,8 +140,8 @@ def _mm_mat2(n, g):
 def _maybe_multiply(g, alpha):
     if alpha == 1:
         return g
-    if not _grad_state.enabled and (type(alpha) is float or type(alpha) is int) and g.dtype.is_floating_point:
-        return _mul_number(g, alpha)
+    if _number_fast(g, alpha):
+        return _out(g._data * alpha, g)
     return F.mul_scalar(g, alpha)
 
 
@@ -270,7 +280,7 @@ DERIVATIVES: dict[str, D] = {
     "add_scalar": D("AddBackward1", (lambda n, g: g,)),
     "sub_scalar": D("SubBackward1", (lambda n, g: g,)),
     "div_scalar": D("DivBackward1", (lambda n, g: F.div_scalar(g, n["other"]),)),
-    "mul_scalar": D("MulBackward1", (lambda n, g: _mul_number(g, n.saved["other"]),)),
+    "mul_scalar": D("MulBackward1", (_mul_scalar,)),
     "mul": D("MulBackward0", (_mul_other, lambda n, g: F.mul(g, n["self"])),
              reduce_broadcast=True, order=(1, 0)),
     "div": D("DivBackward0", (
