@@ -237,3 +237,20 @@ def test_number_formulas_record_torchs_nodes_under_create_graph():
     assert got[1][0] == got[0][0]
     assert got[1][1] == got[0][1]
     np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2,))])
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("float64", "float64"), ("float32", "float64"),
+                                    ("int64", "int64"), ("int64", "float32")])  # fmt: skip
+def test_tensor_tensor_add_as_torch(shapes, dtypes):
+    rng = np.random.default_rng(8)
+    res = []
+    for T in (torch, gradviz):
+        a = T.tensor(rng.integers(-3, 3, shapes[0]), dtype=getattr(T, dtypes[0]))
+        b = T.tensor(rng.integers(-3, 3, shapes[1]), dtype=getattr(T, dtypes[1]))
+        res.append(a + b)
+        rng = np.random.default_rng(8)
+    want, got = res
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    assert type(got._data) is np.ndarray and got._data.shape == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -162,6 +162,16 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
             if a.requires_grad:
                 record(NODES["add"], (a, None), [out], {"alpha": alpha})
         return out
+    if tb is Tensor and alpha == 1 and type(a) is Tensor:
+        dt = a.dtype
+        if dt is b.dtype and a.device is b.device and dt.is_floating_point:
+            # Two floating tensors of one dtype on one device (W3's bias adds, W2's sum of
+            # branches): the dtype is the result's; one numpy call.
+            d = a._data + b._data
+            out = _wrap(d if type(d) is np.ndarray else _number_result(d), dt, a.device)
+            if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+                record(NODES["add"], (a, b), [out], {"alpha": alpha})
+            return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
     out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
