@@ -102,11 +102,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         data = np.asarray(data if red == 2 else data / total, dtype=x.dtype)
         out = F._new(data, input.device)
         if _grad_state.enabled and input.requires_grad:
-            # plain_at: the target's version when it was found plain, so that backward need not
-            # look again unless the target changed in place since (a gradviz-only entry).
             record(_NLL, (input,), [out], {
                 "self": save(input), "target": target.detach(), "weight": None, "total_weight": float(total),
-                "reduction": red, "ignore_index": ignore_index, "plain_at": target._version_counter[0],
+                "reduction": red, "ignore_index": ignore_index,
             })  # fmt: skip
         return out
     xb, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
@@ -132,13 +130,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
 
 
 def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
-                      ignore_index: int, total_weight: float, *, plain: bool = False) -> Tensor:  # fmt: skip
+                      ignore_index: int, total_weight: float) -> Tensor:  # fmt: skip
     """torch's nll_loss_backward kernel: -grad (times the target's weight, over the total weight
     for a mean) at each target's class, 0 elsewhere. A node (NllLossBackwardBackward0) only under
-    create_graph=True. ``plain``: the caller knows the targets are plain (see _plain_targets)."""
+    create_graph=True."""
     x = input._data
     g = grad_output._data
-    if reduction != 0 and g.ndim == 0 and (plain or _plain_targets(x, target._data, weight, ignore_index)):
+    if reduction != 0 and g.ndim == 0 and _plain_targets(x, target._data, weight, ignore_index):
         # Each target's weight is 1: -grad (over the total weight for a mean) at the targets.
         t = target._data
         if g.dtype == x.dtype:
@@ -179,10 +177,8 @@ _REDUCTION_NAMES = {v: k for k, v in _REDUCTIONS.items()}
 
 def _nll_grad(n: Any, g: Tensor) -> Tensor:
     saved = n.saved
-    target = saved["target"]
-    plain = saved.get("plain_at") == target._version_counter[0]
-    return nll_loss_backward(g, n["self"], target, saved["weight"], saved["reduction"], saved["ignore_index"],
-                             saved["total_weight"], plain=plain)  # fmt: skip
+    return nll_loss_backward(g, n["self"], saved["target"], saved["weight"], saved["reduction"],
+                             saved["ignore_index"], saved["total_weight"])  # fmt: skip
 
 
 def _nll_backward_grad_output(n: Any, g: Tensor) -> Tensor:
