@@ -17,6 +17,7 @@ from gradviz.ops.derivatives import DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
+_ADD_NODE, _MUL_NODE = NODES["add"], NODES["mul"]  # the tensor-number fast paths' lookups, once
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
 
@@ -158,9 +159,10 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
         # numpy call, no promotion to work out.
         d = a._data + b
         out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
-        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None or a._base is not None):
-            if a.requires_grad:
-                record(NODES["add"], (a, None), [out], {"alpha": alpha})
+        # a.requires_grad without the property call (a view's flag is its base's)
+        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
+                                    or (a._base is not None and a._base.requires_grad)):
+            record(_ADD_NODE, (a, None), [out], {"alpha": alpha})
         return out
     if tb is Tensor and alpha == 1 and type(a) is Tensor:
         dt = a.dtype
@@ -221,9 +223,10 @@ def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
         # A floating tensor times a Python number (W1's * 1.0001, W2's x * c): as add's.
         d = a._data * b
         out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
-        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None or a._base is not None):
-            if a.requires_grad:
-                record(NODES["mul"], (a, None), [out], {"other": b})
+        # a.requires_grad without the property call (a view's flag is its base's)
+        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
+                                    or (a._base is not None and a._base.requires_grad)):
+            record(_MUL_NODE, (a, None), [out], {"other": b})
         return out
     out_data, bt = _binary_data(a, b, np.multiply)
     out = _new(out_data, a.device)
