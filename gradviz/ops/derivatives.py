@@ -55,7 +55,8 @@ def _mul_other(n, g):
     other = n.saved["other"]
     if type(other) is SavedVariable:
         return F.mul(g, n["other"])
-    if _number_fast(g, other):
+    tc = type(other)
+    if (tc is float or tc is int) and not _grad_state.enabled and g.dtype.is_floating_point:  # _number_fast
         return _out(g._data * other, g)
     return F.mul(g, other)
 
