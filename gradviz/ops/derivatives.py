@@ -71,33 +71,33 @@ def _mul_scalar(n, g):
 
 def _tanh(n, g):
     if not _grad_state.enabled:
-        return _out(F.tanh_backward_data(g._data, _saved_data(n, "result")), g)
+        return _out(F._tanh_backward_kernel(g._data, _saved_data(n, "result")), g)
     return F.tanh_backward(g, n["result"])
 
 
 def _sigmoid(n, g):
     if not _grad_state.enabled:
-        return _out(F.sigmoid_backward_data(g._data, _saved_data(n, "result")), g)
+        return _out(F._sigmoid_backward_kernel(g._data, _saved_data(n, "result")), g)
     return F.sigmoid_backward(g, n["result"])
 
 
 def _softmax(n, g):
     if not _grad_state.enabled:
-        data = F.softmax_backward_data_data(g._data, _saved_data(n, "result"), n.saved["dim"])
+        data = F._softmax_backward_kernel(g._data, _saved_data(n, "result"), n.saved["dim"])
         return _out(data, g)
     return F.softmax_backward_data(g, n["result"], n["dim"])
 
 
 def _log_softmax(n, g):
     if not _grad_state.enabled:
-        data = F.log_softmax_backward_data_data(g._data, _saved_data(n, "result"), n.saved["dim"])
+        data = F._log_softmax_backward_kernel(g._data, _saved_data(n, "result"), n.saved["dim"])
         return _out(data, g)
     return F.log_softmax_backward_data(g, n["result"], n["dim"])
 
 
 def _relu(n, g):
     if not _grad_state.enabled:
-        return _out(F.threshold_backward_data(g._data, _saved_data(n, "result"), 0.0), g)
+        return _out(F._threshold_backward_kernel(g._data, _saved_data(n, "result"), 0.0), g)
     return F.threshold_backward(g, n["result"], 0.0)
 
 # Where torch's C++ formula is ``a * b`` with two computed operands, the compiler evaluates the

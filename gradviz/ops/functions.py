@@ -929,20 +929,19 @@ def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) 
 
 # The kernels on arrays: the backward formulas call these directly when no graph is being built
 # (create_graph off), the Tensor functions below when one may be.
-
-
-# Whether to build a kernel's result in one fresh buffer of y's shape and dtype, with out=: numpy
-# arrays, g of the same dtype and shape, and large enough that the temporaries saved cost more
-# than out='s own overhead (measured: even at 2-4k elements, 1.5 us saved at 16k). Written out
-# in each kernel: W2 calls them with 16 elements a thousand times, where a call is measurable.
+#
+# A kernel builds its result in one fresh buffer with out= when y is a numpy array of at least
+# _OUT_MIN elements and g has its dtype and shape: the temporaries saved then cost more than
+# out='s own overhead (measured: break-even at 2-4k elements, 1.5 us saved at 16k). The test is
+# written out in each kernel: W2 calls them a thousand times on 16 elements, where a call shows.
 _OUT_MIN = 4096
 
 
-def threshold_backward_data(g: Any, a: Any, threshold: float) -> Any:
+def _threshold_backward_kernel(g: Any, a: Any, threshold: float) -> Any:
     return np.where(a > threshold, g, 0).astype(g.dtype, copy=False)
 
 
-def tanh_backward_data(g: Any, y: Any) -> Any:
+def _tanh_backward_kernel(g: Any, y: Any) -> Any:
     """g * (1 - y * y)."""
     if type(y) is np.ndarray and y.size >= _OUT_MIN and g.dtype is y.dtype and g.shape == y.shape:
         # One buffer: the same roundings, two fewer temporaries (1.5 us on a 64x256 gradient).
@@ -953,7 +952,7 @@ def tanh_backward_data(g: Any, y: Any) -> Any:
     return g * (1 - y * y)
 
 
-def sigmoid_backward_data(g: Any, y: Any) -> Any:
+def _sigmoid_backward_kernel(g: Any, y: Any) -> Any:
     """g * y * (1 - y), multiplied left to right."""
     if type(y) is np.ndarray and y.size >= _OUT_MIN and g.dtype is y.dtype and g.shape == y.shape:
         data = g * y
@@ -962,12 +961,12 @@ def sigmoid_backward_data(g: Any, y: Any) -> Any:
     return g * y * (1 - y)
 
 
-def softmax_backward_data_data(g: Any, y: Any, dim: int) -> Any:
+def _softmax_backward_kernel(g: Any, y: Any, dim: int) -> Any:
     """y * (g - sum(g * y, dim))."""
     return y * (g - (g * y).sum(axis=dim, keepdims=True))
 
 
-def log_softmax_backward_data_data(g: Any, y: Any, dim: int) -> Any:
+def _log_softmax_backward_kernel(g: Any, y: Any, dim: int) -> Any:
     """g - exp(y) * sum(g, dim)."""
     if type(y) is np.ndarray and y.size >= _OUT_MIN and g.dtype is y.dtype and g.shape == y.shape:
         data = np.exp(y)
@@ -980,25 +979,25 @@ def log_softmax_backward_data_data(g: Any, y: Any, dim: int) -> Any:
 
 def threshold_backward(grad: Tensor, a: Tensor, threshold: float) -> Tensor:
     """grad where a > threshold, else 0 (relu's backward)."""
-    data = threshold_backward_data(grad._data, a._data, threshold)
+    data = _threshold_backward_kernel(grad._data, a._data, threshold)
     return _backward_op("threshold_backward", grad, a, data, {"threshold": threshold})
 
 
 def tanh_backward(grad: Tensor, y: Tensor) -> Tensor:
-    return _backward_op("tanh_backward", grad, y, tanh_backward_data(grad._data, y._data), {})
+    return _backward_op("tanh_backward", grad, y, _tanh_backward_kernel(grad._data, y._data), {})
 
 
 def sigmoid_backward(grad: Tensor, y: Tensor) -> Tensor:
-    return _backward_op("sigmoid_backward", grad, y, sigmoid_backward_data(grad._data, y._data), {})
+    return _backward_op("sigmoid_backward", grad, y, _sigmoid_backward_kernel(grad._data, y._data), {})
 
 
 def softmax_backward_data(grad: Tensor, y: Tensor, dim: int) -> Tensor:
-    data = softmax_backward_data_data(grad._data, y._data, dim)
+    data = _softmax_backward_kernel(grad._data, y._data, dim)
     return _backward_op("softmax_backward_data", grad, y, data, {"dim": dim})
 
 
 def log_softmax_backward_data(grad: Tensor, y: Tensor, dim: int) -> Tensor:
-    data = log_softmax_backward_data_data(grad._data, y._data, dim)
+    data = _log_softmax_backward_kernel(grad._data, y._data, dim)
     return _backward_op("log_softmax_backward_data", grad, y, data, {"dim": dim})
 
 
