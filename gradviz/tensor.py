@@ -261,7 +261,7 @@ class Tensor:
     # -- autograd API
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the graph."""
-        t = Tensor(self._data, self.device)
+        t = Tensor._wrap(self._data, self.dtype, self.device)
         t._version_counter = self._version_counter
         return t
 

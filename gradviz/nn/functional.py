@@ -41,6 +41,35 @@ def _class_weights(weight: Tensor | None, safe_t: np.ndarray, mask: np.ndarray, 
     return weight._data[safe_t].astype(dtype, copy=False) * mask
 
 
+_ROWS: dict[int, np.ndarray] = {}
+
+
+def _rows(n: int) -> np.ndarray:
+    """np.arange(n), read-only and kept for the next call with the same batch size."""
+    r = _ROWS.get(n)
+    if r is None:
+        r = np.arange(n)
+        r.flags.writeable = False
+        if len(_ROWS) < 64:
+            _ROWS[n] = r
+    return r
+
+
+def _plain_targets(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_index: int) -> bool:
+    """Whether this is the common case: a batch of class indices (2-d input, 1-d target), no
+    class weights, every target a valid class and none of them ignore_index. Then each target's
+    weight is 1 and the total weight the batch size, which spares the masks and the casts (the
+    results are the same floats: the weights are exact ones)."""
+    if weight is not None or x.ndim != 2 or t.ndim != 1 or not t.size:
+        return False
+    if type(t) is not np.ndarray or t.dtype.kind != "i":
+        return False
+    n_classes = x.shape[1]
+    if np.minimum.reduce(t) < 0 or np.maximum.reduce(t) >= n_classes:
+        return False
+    return not (0 <= ignore_index < n_classes and (t == ignore_index).any())
+
+
 def _nll_parts(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_index: int) -> tuple:
     """(x with a batch dim, target with one, safe target, per-target weights), checked."""
     if x.ndim == 1:
@@ -65,6 +94,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     x = input._data
     if x.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
+    if red != 0 and _plain_targets(x, target._data, weight, ignore_index):
+        # -sum(picked) is the sum of -picked bit for bit (rounding is symmetric in sign).
+        t = target._data
+        total = x.dtype.type(t.shape[0])
+        data = -np.add.reduce(x[_rows(t.shape[0]), t], dtype=x.dtype)
+        data = np.asarray(data if red == 2 else data / total, dtype=x.dtype)
+        out = F._new(data, input.device)
+        if _grad_state.enabled and input.requires_grad:
+            record(_NLL, (input,), [out], {
+                "self": save(input), "target": target.detach(), "weight": None, "total_weight": float(total),
+                "reduction": red, "ignore_index": ignore_index,
+            })  # fmt: skip
+        return out
     xb, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
     if xb.ndim == 2:
         picked = xb[np.arange(xb.shape[0]), safe_t]  # plain indexing: take_along_axis costs 3x
@@ -93,8 +135,26 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
     for a mean) at each target's class, 0 elsewhere. A node (NllLossBackwardBackward0) only under
     create_graph=True."""
     x = input._data
-    _, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
     g = grad_output._data
+    if reduction != 0 and g.ndim == 0 and _plain_targets(x, target._data, weight, ignore_index):
+        # Each target's weight is 1: -grad (over the total weight for a mean) at the targets.
+        t = target._data
+        if g.dtype == x.dtype:
+            # In Python floats: float64 arithmetic rounded once to float32 on assignment equals
+            # float32 arithmetic for one division (53 >= 2 * 24 + 2 bits), and costs less than
+            # numpy's 0-d operations.
+            coef = -float(g) / total_weight if reduction == 1 else -float(g)
+        else:
+            coef = -g / total_weight if reduction == 1 else -g
+        gi = np.zeros(x.shape, dtype=x.dtype)
+        gi[_rows(t.shape[0]), t] = coef
+        out = F._new(gi, grad_output.device)
+        if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
+            record(_NLL_BACKWARD, (grad_output, input), [out], {
+                "target": target, "weight": weight, "reduction": reduction, "ignore_index": ignore_index,
+            })  # fmt: skip
+        return out
+    _, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
     coef = -w * (g.reshape(t.shape) if reduction == 0 else g)
     if reduction == 1:
         coef = coef / total_weight
@@ -116,8 +176,9 @@ _REDUCTION_NAMES = {v: k for k, v in _REDUCTIONS.items()}
 
 
 def _nll_grad(n: Any, g: Tensor) -> Tensor:
-    return nll_loss_backward(g, n["self"], n["target"], n["weight"], n["reduction"], n["ignore_index"],
-                             n["total_weight"])  # fmt: skip
+    saved = n.saved
+    return nll_loss_backward(g, n["self"], saved["target"], saved["weight"], saved["reduction"],
+                             saved["ignore_index"], saved["total_weight"])  # fmt: skip
 
 
 def _nll_backward_grad_output(n: Any, g: Tensor) -> Tensor:

@@ -9,8 +9,96 @@ run with ``create_graph=True`` records its own graph. Names are checked against 
 
 from __future__ import annotations
 
+import numpy as np
+
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import SavedVariable
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
+from gradviz.tensor import Tensor
+
+# Formulas written with tensor ops build the graph a create_graph=True backward needs. Without
+# one (grad mode off in the engine: create_graph=False), the hot ones compute on the arrays
+# directly and make one tensor: no views, no intermediate tensors, no per-op dispatch. The
+# numbers are the same (the same numpy operations in the same order).
+_wrap = Tensor._wrap
+
+
+def _out(data, g):
+    """The gradient tensor over ``data``: g's dtype and device when numpy kept them (always, for
+    gradients that arrive validated), else what the data says (0-d results, cupy arrays)."""
+    dt = g.dtype
+    if type(data) is np.ndarray and data.dtype is dt.np:
+        return _wrap(data, dt, g.device)
+    return F._new(data, g.device)
+
+
+def _saved_data(n, key):
+    """The array of saved tensor ``key``, with unpack's checks (released, modified in place)
+    but without the tensor unpack builds for a saved output."""
+    v = n.saved[key]
+    t = v.tensor
+    if t is not None and not v.released and t._version_counter[0] == v.version:
+        return t._data
+    return n[key]._data  # raises unpack's error
+
+
+def _number_fast(g, c) -> bool:
+    """Whether g * c may skip the tensor op: no graph to build, c a Python int or float, g
+    floating (numpy then keeps g's dtype, torch's result for a wrapped number)."""
+    tc = type(c)
+    return not _grad_state.enabled and (tc is float or tc is int) and g.dtype.is_floating_point
+
+
+def _mul_other(n, g):
+    # MulBackward0, self's gradient: grad * other (a saved tensor, or the number itself)
+    other = n.saved["other"]
+    if type(other) is SavedVariable:
+        return F.mul(g, n["other"])
+    tc = type(other)
+    if (tc is float or tc is int) and not _grad_state.enabled and g.dtype.is_floating_point:  # _number_fast
+        return _out(g._data * other, g)
+    return F.mul(g, other)
+
+
+def _mul_scalar(n, g):
+    # MulBackward1: grad * other, recorded (under create_graph) as torch's MulBackward1 again
+    other = n.saved["other"]
+    if _number_fast(g, other):
+        return _out(g._data * other, g)
+    return F.mul_scalar(g, other)
+
+
+def _tanh(n, g):
+    if not _grad_state.enabled:
+        return _out(F._tanh_backward_kernel(g._data, _saved_data(n, "result")), g)
+    return F.tanh_backward(g, n["result"])
+
+
+def _sigmoid(n, g):
+    if not _grad_state.enabled:
+        return _out(F._sigmoid_backward_kernel(g._data, _saved_data(n, "result")), g)
+    return F.sigmoid_backward(g, n["result"])
+
+
+def _softmax(n, g):
+    if not _grad_state.enabled:
+        data = F._softmax_backward_kernel(g._data, _saved_data(n, "result"), n.saved["dim"])
+        return _out(data, g)
+    return F.softmax_backward_data(g, n["result"], n["dim"])
+
+
+def _log_softmax(n, g):
+    if not _grad_state.enabled:
+        data = F._log_softmax_backward_kernel(g._data, _saved_data(n, "result"), n.saved["dim"])
+        return _out(data, g)
+    return F.log_softmax_backward_data(g, n["result"], n["dim"])
+
+
+def _relu(n, g):
+    if not _grad_state.enabled:
+        return _out(F._threshold_backward_kernel(g._data, _saved_data(n, "result"), 0.0), g)
+    return F.threshold_backward(g, n["result"], 0.0)
 
 # Where torch's C++ formula is ``a * b`` with two computed operands, the compiler evaluates the
 # right one first; so do these (it decides the numbering of a create_graph backward's nodes).
@@ -30,19 +118,32 @@ def _reciprocal(n, g):
 
 def _mm_mat1(n, g):
     # torch's mm_mat1_backward: a column-major self gets its gradient column-major too.
+    if not _grad_state.enabled:
+        # No graph to build: one product on the arrays, one tensor (not two views and an mm).
+        m2 = _saved_data(n, "mat2")
+        data = (m2 @ g._data.T).T if n.saved["self_colmajor"] else g._data @ m2.T
+        return _out(data, g)
     if n["self_colmajor"]:
         return F.t(F.mm(n["mat2"], F.t(g)))
     return F.mm(g, F.t(n["mat2"]))
 
 
 def _mm_mat2(n, g):
+    if not _grad_state.enabled:
+        m1 = _saved_data(n, "self")
+        data = (g._data.T @ m1).T if n.saved["mat2_colmajor"] else m1.T @ g._data
+        return _out(data, g)
     if n["mat2_colmajor"]:
         return F.t(F.mm(F.t(g), n["self"]))
     return F.mm(F.t(n["self"]), g)
 
 
 def _maybe_multiply(g, alpha):
-    return g if alpha == 1 else F.mul_scalar(g, alpha)
+    if alpha == 1:
+        return g
+    if _number_fast(g, alpha):
+        return _out(g._data * alpha, g)
+    return F.mul_scalar(g, alpha)
 
 
 def _zero_scalar(g):
@@ -171,7 +272,7 @@ def _maxmin(lose: str):
 
 DERIVATIVES: dict[str, D] = {
     # arithmetic (gradients summed back over broadcast dims; order=(1, 0): "other" runs first)
-    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n["alpha"])),
+    "add": D("AddBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(g, n.saved["alpha"])),
              reduce_broadcast=True, order=(1, 0)),
     "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(F.neg(g), n["alpha"])),
              reduce_broadcast=True, order=(1, 0)),
@@ -180,8 +281,8 @@ DERIVATIVES: dict[str, D] = {
     "add_scalar": D("AddBackward1", (lambda n, g: g,)),
     "sub_scalar": D("SubBackward1", (lambda n, g: g,)),
     "div_scalar": D("DivBackward1", (lambda n, g: F.div_scalar(g, n["other"]),)),
-    "mul_scalar": D("MulBackward1", (lambda n, g: F.mul_scalar(g, n["other"]),)),
-    "mul": D("MulBackward0", (lambda n, g: F.mul(g, n["other"]), lambda n, g: F.mul(g, n["self"])),
+    "mul_scalar": D("MulBackward1", (_mul_scalar,)),
+    "mul": D("MulBackward0", (_mul_other, lambda n, g: F.mul(g, n["self"])),
              reduce_broadcast=True, order=(1, 0)),
     "div": D("DivBackward0", (
         lambda n, g: F.div(g, n["other"]),
@@ -223,9 +324,9 @@ DERIVATIVES: dict[str, D] = {
     "log1p": D("Log1PBackward0", (lambda n, g: F.div(g, F.add_scalar(n["self"], 1.0)),)),
     "sin": D("SinBackward0", (lambda n, g: F.mul(g, F.cos(n["self"])),)),
     "cos": D("CosBackward0", (lambda n, g: F.mul(g, F.neg(F.sin(n["self"]))),)),
-    "tanh": D("TanhBackward0", (lambda n, g: F.tanh_backward(g, n["result"]),)),
-    "sigmoid": D("SigmoidBackward0", (lambda n, g: F.sigmoid_backward(g, n["result"]),)),
-    "relu": D("ReluBackward0", (lambda n, g: F.threshold_backward(g, n["result"], 0.0),)),
+    "tanh": D("TanhBackward0", (_tanh,)),
+    "sigmoid": D("SigmoidBackward0", (_sigmoid,)),
+    "relu": D("ReluBackward0", (_relu,)),
     "reciprocal": D("ReciprocalBackward0", (_reciprocal,)),
     "clamp": D("ClampBackward1", (lambda n, g: F.where(n["mask"], g, _zero_scalar(g)),)),
     # linear algebra
@@ -252,8 +353,8 @@ DERIVATIVES: dict[str, D] = {
     "amin": D("AminBackward0", (_amaxmin_grad,)),
     "var": D("VarBackward0", (_var,)),
     "std": D("StdBackward0", (_std,)),
-    "softmax": D("SoftmaxBackward0", (lambda n, g: F.softmax_backward_data(g, n["result"], n["dim"]),)),
-    "log_softmax": D("LogSoftmaxBackward0", (lambda n, g: F.log_softmax_backward_data(g, n["result"], n["dim"]),)),
+    "softmax": D("SoftmaxBackward0", (_softmax,)),
+    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,)),
     # torch's fused backward kernels, as nodes of a graph built by create_graph=True
     # (inputs: the incoming gradient, the saved forward value)
     "threshold_backward": D("ThresholdBackwardBackward0", (

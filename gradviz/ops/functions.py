@@ -17,6 +17,7 @@ from gradviz.ops.derivatives import DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
+_ADD_NODE, _MUL_NODE = NODES["add"], NODES["mul"]  # the tensor-number fast paths' lookups, once
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
 
@@ -108,6 +109,14 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
         # wrapped numbers; numpy's weak Python scalars agree), so no promotion or cast to work out.
         out = op(a._data, b)
         return (np.asarray(out) if isinstance(out, np.generic) else out), None
+    if tb is Tensor and a.dtype is b.dtype and a.device is b.device and a.dtype.is_floating_point:
+        # Two floating tensors of one dtype on one device (W3's bias adds): that dtype is the
+        # result's (an alpha that is a numpy float64 may widen numpy's result: cast back then).
+        x = a._data
+        out = op(x, b._data)
+        if type(out) is not np.ndarray or out.dtype is not x.dtype:
+            out = _cast(np.asarray(out), a.dtype)
+        return out, b
     if isinstance(b, np.ndarray):
         raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
     dt = result_type(a, b)
@@ -138,7 +147,33 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
 # -- arithmetic ------------------------------------------------------------------------------
 
 
+def _number_result(d: Any) -> Any:
+    # numpy gives a scalar, not a 0-d array, for a 0-d operand: a tensor always holds an array.
+    return d if type(d) is np.ndarray or not isinstance(d, np.generic) else np.asarray(d)
+
+
 def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
+    tb = type(b)
+    if (tb is float or tb is int) and alpha == 1 and type(a) is Tensor and a.dtype.is_floating_point:
+        # A floating tensor plus a Python number (W1's + 0.0001): the tensor's dtype, one
+        # numpy call, no promotion to work out.
+        d = a._data + b
+        out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
+        # a.requires_grad without the property call (a view's flag is its base's)
+        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
+                                    or (a._base is not None and a._base.requires_grad)):
+            record(_ADD_NODE, (a, None), [out], {"alpha": alpha})
+        return out
+    if tb is Tensor and alpha == 1 and type(a) is Tensor:
+        dt = a.dtype
+        if dt is b.dtype and a.device is b.device and dt.is_floating_point:
+            # Two floating tensors of one dtype on one device (W3's bias adds, W2's sum of
+            # branches): the dtype is the result's; one numpy call.
+            d = a._data + b._data
+            out = _wrap(d if type(d) is np.ndarray else _number_result(d), dt, a.device)
+            if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+                record(NODES["add"], (a, b), [out], {"alpha": alpha})
+            return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
     out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
@@ -183,6 +218,16 @@ def rsub(a: Tensor, b: Scalar, alpha: Scalar = 1) -> Tensor:
 
 
 def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
+    tb = type(b)
+    if (tb is float or tb is int) and a.dtype.is_floating_point:
+        # A floating tensor times a Python number (W1's * 1.0001, W2's x * c): as add's.
+        d = a._data * b
+        out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
+        # a.requires_grad without the property call (a view's flag is its base's)
+        if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
+                                    or (a._base is not None and a._base.requires_grad)):
+            record(_MUL_NODE, (a, None), [out], {"other": b})
+        return out
     out_data, bt = _binary_data(a, b, np.multiply)
     out = _new(out_data, a.device)
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
@@ -419,7 +464,22 @@ def cos(a: Tensor) -> Tensor:
 
 
 def tanh(a: Tensor) -> Tensor:
-    return _unary("tanh", a, lambda x: np.tanh(_float_arg(a)), save_result=True)
+    x = a._data
+    dt = a.dtype
+    if dt.is_floating_point:
+        # numpy's own float32 kernel (SIMD), not float64 rounded: 6x faster on W3's activations.
+        # Neither matches torch bit for bit; both stay within 1 ulp of it (measured over every
+        # 13th float32, tests/test_ops_float32.py).
+        data = np.tanh(x)
+        if type(data) is not np.ndarray and isinstance(data, np.generic):
+            data = np.array(data)
+    else:
+        data = np.tanh(x.astype(np.float64)).astype(np.float32)
+        dt = _dtype.float32
+    out = _wrap(data, dt, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["tanh"], (a,), [out], {"result": save(out, True)})
+    return out
 
 
 def sigmoid(a: Tensor) -> Tensor:
@@ -525,11 +585,12 @@ def _check_float_mm(a: Tensor, b: Tensor) -> None:
 
 def _colmajor(x: Any) -> bool:
     # torch's test in mm's backward: strides (1, rows), in elements
-    st = [d // x.itemsize for d in x.strides]
-    return st[0] == 1 and st[1] == x.shape[0]
+    item = x.itemsize
+    st = x.strides
+    return st[0] == item and st[1] == x.shape[0] * item
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
+def _check_mm(a: Tensor, b: Tensor) -> None:
     _check_float_mm(a, b)
     if a.ndim != 2 or b.ndim != 2:
         raise RuntimeError("self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix")
@@ -538,9 +599,15 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
             f"{b.shape[0]}x{b.shape[1]})"
         )
-    out = _new(a._data @ b._data, a.device)
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    x, y = a._data, b._data
+    if not (a.dtype is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
+        _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
+    out = _wrap(x @ y, a.dtype, a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-        saved = {"self_colmajor": _colmajor(a._data), "mat2_colmajor": _colmajor(b._data)}
+        saved = {"self_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y)}
         if a.requires_grad:
             saved["mat2"] = save(b)
         if b.requires_grad:
@@ -592,7 +659,9 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """torch.matmul's dispatch: dot, mv, mm, or folded/batched forms ending in an unsafe view."""
-    da, db = a.ndim, b.ndim
+    da, db = a._data.ndim, b._data.ndim
+    if da == 2 and db == 2:
+        return mm(a, b)
     if da == 1 and db == 1:
         return dot(a, b)
     if da == 2 and db == 1:
@@ -604,8 +673,6 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         if _grad_state.enabled and r.requires_grad:
             record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape, "dim": 0})
         return out
-    if da == 2 and db == 2:
-        return mm(a, b)
     if _should_fold(a, b):
         # Fold the batch of the larger operand into matrix rows: one mm (or mv) and a view back.
         transpose = db > da
@@ -830,8 +897,21 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
 
 def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     x = a._data if dtype is None else a._data.astype(dtype.np)
-    shifted = x - x.max(axis=dim, keepdims=True)
-    out = _new(shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True)), a.device)
+    if type(x) is np.ndarray and x.ndim:
+        # shifted - log(sum(exp(shifted))) with the shifted buffer reused for the result, and
+        # the ufuncs' reductions called directly (the same numbers, fewer temporaries and wrappers).
+        if x.ndim == 2 and (dim == 1 or dim == -1) and x.shape[1] <= 64:
+            # Short rows (W3's 10 classes): numpy's max along a short inner axis costs 4 us on
+            # 64x10, along the outer axis of a transposed copy 1.6 (max is exact either way).
+            shifted = x - np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None]
+        else:
+            shifted = x - np.maximum.reduce(x, axis=dim, keepdims=True)
+        lse = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
+        np.log(lse, out=lse)
+        out = _new(np.subtract(shifted, lse, out=shifted), a.device)
+    else:
+        shifted = x - x.max(axis=dim, keepdims=True)
+        out = _new(shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True)), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["log_softmax"], (a,), [out], {"result": save(out, True), "dim": dim % a.ndim})
     return out
@@ -847,29 +927,77 @@ def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) 
     return out
 
 
+# The kernels on arrays: the backward formulas call these directly when no graph is being built
+# (create_graph off), the Tensor functions below when one may be.
+#
+# A kernel builds its result in one fresh buffer with out= when y is a numpy array of at least
+# _OUT_MIN elements and g has its dtype and shape: the temporaries saved then cost more than
+# out='s own overhead (measured: break-even at 2-4k elements, 1.5 us saved at 16k). The test is
+# written out in each kernel: W2 calls them a thousand times on 16 elements, where a call shows.
+_OUT_MIN = 4096
+
+
+def _threshold_backward_kernel(g: Any, a: Any, threshold: float) -> Any:
+    return np.where(a > threshold, g, 0).astype(g.dtype, copy=False)
+
+
+def _tanh_backward_kernel(g: Any, y: Any) -> Any:
+    """g * (1 - y * y)."""
+    if type(y) is np.ndarray and y.size >= _OUT_MIN and g.dtype is y.dtype and g.shape == y.shape:
+        # One buffer: the same roundings, two fewer temporaries (1.5 us on a 64x256 gradient).
+        data = y * y
+        np.subtract(1, data, out=data)
+        np.multiply(g, data, out=data)
+        return data
+    return g * (1 - y * y)
+
+
+def _sigmoid_backward_kernel(g: Any, y: Any) -> Any:
+    """g * y * (1 - y), multiplied left to right."""
+    if type(y) is np.ndarray and y.size >= _OUT_MIN and g.dtype is y.dtype and g.shape == y.shape:
+        data = g * y
+        np.multiply(data, 1 - y, out=data)
+        return data
+    return g * y * (1 - y)
+
+
+def _softmax_backward_kernel(g: Any, y: Any, dim: int) -> Any:
+    """y * (g - sum(g * y, dim))."""
+    return y * (g - (g * y).sum(axis=dim, keepdims=True))
+
+
+def _log_softmax_backward_kernel(g: Any, y: Any, dim: int) -> Any:
+    """g - exp(y) * sum(g, dim)."""
+    if type(y) is np.ndarray and y.size >= _OUT_MIN and g.dtype is y.dtype and g.shape == y.shape:
+        data = np.exp(y)
+        np.multiply(data, np.add.reduce(g, axis=dim, keepdims=True), out=data)
+        np.subtract(g, data, out=data)
+        return data
+    gsum = np.add.reduce(g, axis=dim, keepdims=True) if type(g) is np.ndarray else g.sum(axis=dim, keepdims=True)
+    return g - np.exp(y) * gsum
+
+
 def threshold_backward(grad: Tensor, a: Tensor, threshold: float) -> Tensor:
     """grad where a > threshold, else 0 (relu's backward)."""
-    data = np.where(a._data > threshold, grad._data, 0).astype(grad._data.dtype, copy=False)
+    data = _threshold_backward_kernel(grad._data, a._data, threshold)
     return _backward_op("threshold_backward", grad, a, data, {"threshold": threshold})
 
 
 def tanh_backward(grad: Tensor, y: Tensor) -> Tensor:
-    return _backward_op("tanh_backward", grad, y, grad._data * (1 - y._data * y._data), {})
+    return _backward_op("tanh_backward", grad, y, _tanh_backward_kernel(grad._data, y._data), {})
 
 
 def sigmoid_backward(grad: Tensor, y: Tensor) -> Tensor:
-    return _backward_op("sigmoid_backward", grad, y, grad._data * y._data * (1 - y._data), {})
+    return _backward_op("sigmoid_backward", grad, y, _sigmoid_backward_kernel(grad._data, y._data), {})
 
 
 def softmax_backward_data(grad: Tensor, y: Tensor, dim: int) -> Tensor:
-    g, yd = grad._data, y._data
-    data = yd * (g - (g * yd).sum(axis=dim, keepdims=True))
+    data = _softmax_backward_kernel(grad._data, y._data, dim)
     return _backward_op("softmax_backward_data", grad, y, data, {"dim": dim})
 
 
 def log_softmax_backward_data(grad: Tensor, y: Tensor, dim: int) -> Tensor:
-    g, yd = grad._data, y._data
-    data = g - np.exp(yd) * g.sum(axis=dim, keepdims=True)
+    data = _log_softmax_backward_kernel(grad._data, y._data, dim)
     return _backward_op("log_softmax_backward_data", grad, y, data, {"dim": dim})
 
 
@@ -1053,12 +1181,19 @@ def expand_as(a: Tensor, other: Tensor) -> Tensor:
 
 def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum g over the dims that broadcasting added or stretched, back to ``shape``."""
-    shape = tuple(shape)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
     x = g._data
-    if x.shape == shape:
+    xs = x.shape
+    if xs == shape:
         return g
-    if not (_grad_state.enabled and g.requires_grad) and x.dtype != np.bool_:
+    if not (_grad_state.enabled and g.requires_grad) and g.dtype.is_floating_point:
         # No graph to record: the same numpy reduction as below, without the ops around it.
+        lead = len(xs) - len(shape)
+        if shape and lead > 0 and xs[lead:] == shape and type(x) is np.ndarray:
+            # Only leading dims summed (a bias): the result has the shape already, and owns its
+            # memory (so AccumulateGrad can take it without a copy).
+            return _wrap(np.add.reduce(x, 0 if lead == 1 else tuple(range(lead))), g.dtype, g.device)
         if not shape:
             return _new(np.asarray(x.sum()), g.device)
         lead = x.ndim - len(shape)
