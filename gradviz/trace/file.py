@@ -1,19 +1,19 @@
 """The trace file: written as a stream while recording, read back with validation.
 
-Layout (see docs/trace-format.md)::
+Layout (format 2; see docs/trace-format.md)::
 
-    {"format":"gradviz-trace","format_version":1,"events":[
-    {"seq":0,"kind":"trace_begin",...},
-    {"seq":1,"kind":"thread_start",...},
+    {"format":"gradviz-trace","format_version":2,"fields":{"trace_begin":["seq","kind",...],...},"stats":[...],"events":[
+    [0,"trace_begin",0,1,...],
+    [1,"thread_start",2210,1,"MainThread",null,"caller"],
     ...
-    {"seq":N,"kind":"trace_end",...}
+    [N,"trace_end",...]
     ]}
 
 One event per line, every event line but the last ends with a comma, so a finished file is one
 valid JSON document, and a file cut anywhere (crash, SIGKILL) is still readable line by line: the
 reader keeps every complete line and drops the partial last one. The writer flushes every few
 thousand events and whenever the recorder asks (it does so on a timer), so a killed process loses
-only its last moments.
+only its last moments. Format 1 files (one JSON object per event) are read as well.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.model import Trace
 
 HEADER = (
-    b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":'
-    + str(ev.FORMAT_VERSION).encode() + b',"events":[\n'
+    b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":' + str(ev.FORMAT_VERSION).encode()
+    + b',"fields":' + codec.dumps(codec.FIELDS) + b',"stats":' + codec.dumps(codec.STATS_FIELDS)
+    + b',"events":[\n'
 )  # fmt: skip
 FOOTER = b"]}\n"
 BATCH = 2048  # events encoded per JSON call: ~300 kB, which stays in cache
@@ -114,26 +115,44 @@ def _one_line(msg: str) -> str:
     return " ".join(str(msg).split())
 
 
+def _kind_of(d: Any) -> str | None:
+    """The kind an event line claims (object or array), for messages; None if it has none."""
+    if type(d) is dict:
+        k = d.get("kind")
+    elif type(d) is list and len(d) > 1:
+        k = d[1]
+    else:
+        k = None
+    return k if type(k) is str and len(k) < 40 else None
+
+
 def _event_error(name: str, i: int, d: Any, message: str) -> TraceError:
-    kind = d.get("kind") if type(d) is dict else None
-    what = f"event {i} ({kind})" if type(kind) is str and len(kind) < 40 else f"event {i}"
+    kind = _kind_of(d)
+    what = f"event {i} ({kind})" if kind is not None else f"event {i}"
     return TraceError(_one_line(f"{name}: {what}: {message}"))
 
 
 class _Reader:
-    """Checks events as they come: seq numbering, header first, trace_end last."""
+    """Checks events as they come: seq numbering, header first, trace_end last.
 
-    def __init__(self, name: str):
+    ``decoders``: kind -> decoder of the file's layout (arrays in format 2, objects in 1), and
+    ``key`` where a line holds its kind (1 or "kind"). Lines of the other layout, or odd ones,
+    go through ``codec.decode``, which takes either and names what is wrong."""
+
+    def __init__(self, name: str, decoders: dict[str, Any], key: Any):
         self.name = name
         self.events: list[ev.Event] = []
         self.ended = False
+        self.decoders = decoders
+        self.fast = {k: d for k, d in decoders.items() if ev.KINDS[k] not in _BOOKENDS}
+        self.key = key
 
     def add(self, d: Any) -> None:
         events = self.events
         i = len(events)
         try:
-            e = _DECODERS[d["kind"]](d)  # the common case, without codec.decode's checks
-        except (KeyError, TypeError):  # not an object, no or unknown kind: let decode say which
+            e = self.decoders[d[self.key]](d)  # the common case, without codec.decode's checks
+        except (KeyError, TypeError, IndexError):  # not an event, no or unknown kind: decode says
             e = self._decode(d, i)
         except codec.FieldProblem as p:
             raise _event_error(self.name, i, d, p.message) from None
@@ -147,7 +166,8 @@ class _Reader:
         anything odd go through ``add`` (all of them, once trace_end has been seen)."""
         events = self.events
         append = events.append
-        decoders = _FAST_DECODERS if not self.ended else {}
+        decoders = self.fast if not self.ended else {}
+        key = self.key
         i = len(events)
         it = iter(ds)
         if i == 0:
@@ -157,8 +177,8 @@ class _Reader:
                 break
         for d in it:
             try:
-                e = decoders[d["kind"]](d)
-            except (KeyError, TypeError):  # bookends, or not an object / no or unknown kind
+                e = decoders[d[key]](d)
+            except (KeyError, TypeError, IndexError):  # bookends, or not an event / unknown kind
                 self.add(d)
                 if self.ended:
                     decoders = {}
@@ -206,9 +226,39 @@ class _Reader:
             self.ended = True
 
 
-_DECODERS = codec._DECODERS
 _BOOKENDS = (ev.TraceBegin, ev.TraceEnd)
-_FAST_DECODERS = {k: d for k, d in _DECODERS.items() if ev.KINDS[k] not in _BOOKENDS}
+
+
+def _by_names(names: tuple[str, ...]) -> Any:
+    dec = codec._DECODERS
+
+    def decode(a: Any) -> ev.Event:
+        if type(a) is not list:
+            return codec.decode(a)
+        if len(a) > len(names):
+            raise codec.FieldProblem(None, f"has {len(a)} items, but the header declares {len(names)} fields")
+        return dec[a[1]](dict(zip(names, a)))
+
+    return decode
+
+
+def _reader_for(name: str, h: dict[str, Any]) -> _Reader:
+    """A reader of the layout the header announces."""
+    if h["format_version"] < 2:
+        return _Reader(name, codec._DECODERS, "kind")
+    declared = h.get("fields")
+    if declared is None:
+        return _Reader(name, codec._ARRAY_DECODERS, 1)
+    if type(declared) is not dict:
+        raise TraceError(f"{name}: header field 'fields' must be an object, got {codec._type_name(declared)}")
+    decoders = dict(codec._ARRAY_DECODERS)
+    for kind, names in declared.items():
+        if kind in decoders and tuple(names) != codec.FIELDS[kind]:
+            # Written with the fields in another order (or some left out): by name, slower.
+            if type(names) is not list or names[:2] != ["seq", "kind"] or not all(type(n) is str for n in names):
+                raise TraceError(f"{name}: header field 'fields.{kind}' must be a list of field names")
+            decoders[kind] = _by_names(tuple(names))
+    return _Reader(name, decoders, 1)
 
 
 def _check_header(name: str, h: Any) -> None:
@@ -252,7 +302,7 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
     except _BadJSON as exc:
         raise TraceError(f"{name}: line 1: not a gradviz trace header ({exc})") from None
     _check_header(name, header)
-    reader = _Reader(name)
+    reader = _reader_for(name, header)
     loads = codec.loads
     pos = 0
     n = len(data)
@@ -315,7 +365,7 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
     _check_header(name, doc)
     if "events" not in doc:
         raise TraceError(f"{name}: header field 'events' is missing")
-    reader = _Reader(name)
+    reader = _reader_for(name, doc)
     reader.add_all(doc["events"])
     return reader.events
 
