@@ -661,7 +661,9 @@ class Recorder(Probe):
         rows = self._rows
         append = rows.append
         ts = _now() - self._t0
-        names = _NAMES
+        infos = _CLASS_INFO
+        last_device: Any = None
+        last_name = ""
         # successors first, as a forward pass makes them: edges then point at known nodes
         stack: list[tuple[Any, bool]] = [(node, False)]
         pop = stack.pop
@@ -674,30 +676,45 @@ class Recorder(Probe):
             edges = n.next_edges
             if not expanded:
                 push((n, True))
-                for e in edges:
-                    f = e.function
+                for f, _ in edges:
                     if f is not None and f._id not in known:
                         push((f, False))
                 continue
-            cls = type(n)
-            name = names.get(cls)
+            info = infos.get(type(n))
+            if info is None:
+                info = _class_info(type(n))
+            name, has_var, plain_device = info
             if name is None:
-                name = _name_of(n)
-            var = _variable(n)
+                name = n.name()
             tensor = None
-            if var is not None:
-                tensor = self._tensor(var, tid, None)
+            if has_var:
+                var = n.variable
+                if var is not None:
+                    tensor = self._tensor(var, tid, None)
+            md = n.input_metadata
+            if plain_device:  # Node.device, without the property and str() of the same device again
+                if md:
+                    d = md[0].device
+                    if d is last_device:
+                        device = last_name
+                    else:
+                        device = last_name = str(d)
+                        last_device = d
+                else:
+                    device = "cpu"
+            else:
+                device = n.device
+                if type(device) is not str:
+                    device = str(device)
             saved = n.saved_shapes()
-            device = n.device
             append((
-                "node_created", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(n.input_metadata),
-                len(edges), device if type(device) is str else str(device),
-                tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (),
-                n.source, tensor,
+                "node_created", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
+                tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
             ))  # fmt: skip
-            for slot, e in enumerate(edges):
-                f = e.function
-                append(("edge_created", ts, tid, n_id, slot, None if f is None else f._id, e.input_nr))
+            slot = 0
+            for f, input_nr in edges:
+                append(("edge_created", ts, tid, n_id, slot, None if f is None else f._id, input_nr))
+                slot += 1
             known.add(n_id)  # after its rows: see the note on SPILL_ROWS
         if len(rows) >= self._spill_at:
             self._spill()
@@ -857,7 +874,7 @@ class Recorder(Probe):
                 self._announce(producer)
         if nid not in known:
             self._announce(node)
-        if stats is not None and _HAS_VARIABLE.get(type(node), 1):
+        if stats is not None and _HAS_VARIABLE.get(type(node), True):
             if _variable(node) is not None:
                 if mode == "set":
                     self._leaf_in[nid] = (stats, shape, dtype)  # type: ignore[assignment]
@@ -954,33 +971,31 @@ class Recorder(Probe):
             self._put("anomaly", tid, task.id, self._node(node, tid), message, forward)
 
 
-_NAMES: dict[type, str] = {}  # node class -> its name(), for classes that do not override Node.name
+# node class -> (its name() if the class does not override Node.name, whether it has a leaf,
+# whether its device is Node.device): what announcing a node would otherwise ask every node
+_CLASS_INFO: dict[type, tuple[str | None, bool, bool]] = {}
 
 
-def _name_of(n: Any) -> str:
+def _class_info(cls: type) -> tuple[str | None, bool, bool]:
     from gradviz.autograd.graph import Node
 
-    cls = type(n)
-    if getattr(cls, "name", None) is Node.name:
-        _NAMES[cls] = name = cls.__name__
-        return name
-    return n.name()
+    name = cls.__name__ if getattr(cls, "name", None) is Node.name else None
+    info = _CLASS_INFO[cls] = (name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"])
+    return info
 
 
-_HAS_VARIABLE: dict[type, int] = {}  # node class -> 1: has a variable slot, 2: maybe in __dict__, 0: no
+_HAS_VARIABLE: dict[type, bool] = {}  # node class -> whether it has a leaf (AccumulateGrad's variable)
 
 
 def _variable(node: Any) -> Any:
     """An AccumulateGrad's leaf, None for other nodes. By class: ``getattr(node, "variable",
-    None)`` on a node without one raises and catches an AttributeError (0.8 us a node)."""
+    None)`` on a node without one raises and catches an AttributeError (0.8 us a node), and a
+    node class with a __getattr__ (OpNode's) would run it."""
     t = type(node)
     has = _HAS_VARIABLE.get(t)
     if has is None:
-        has = _HAS_VARIABLE[t] = 1 if hasattr(t, "variable") else (2 if t.__dictoffset__ else 0)
-    if has == 1:
-        return getattr(node, "variable", None)
-    # not getattr: a node class with a __getattr__ (OpNode's) would run it, and raise, for each node
-    return node.__dict__.get("variable") if has == 2 else None
+        has = _HAS_VARIABLE[t] = hasattr(t, "variable")
+    return getattr(node, "variable", None) if has else None
 
 
 def _task_id(task: Any) -> Any:
