@@ -73,6 +73,38 @@ def test_saved_files_load_the_same_in_small_chunks(tmp_path, monkeypatch, make):
     assert load(tmp_path / "t.json").events == events
 
 
+@pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
+def test_typed_batches_load_what_the_general_path_loads(tmp_path, monkeypatch, make):
+    events = make().events
+    save(events, tmp_path / "t.json")
+    typed = load(tmp_path / "t.json").events
+    monkeypatch.setattr(codec, "typed_events", None)  # msgspec's typed records off: Python decoders
+    assert load(tmp_path / "t.json").events == typed == events
+
+
+def test_typed_batches_of_a_recording_with_nonfinite_stats_and_values(tmp_path, monkeypatch):
+    a = torch.tensor([1.0, 0.0, -1.0], requires_grad=True)
+    with gradviz.trace(tmp_path / "t.json", values=True):
+        (a / 0.0).sum().backward()  # nan and +-inf gradients
+    typed = load(tmp_path / "t.json").events
+    monkeypatch.setattr(codec, "typed_events", None)
+    assert load(tmp_path / "t.json").events == typed
+    grads = [e for e in typed if isinstance(e, ev.AccumulateGradUpdate)]
+    assert grads and math.isinf(grads[0].after.max) and math.isinf(grads[0].values[0])
+
+
+def test_a_bad_field_deep_in_a_typed_batch_is_named(tmp_path):
+    events = diamond().events
+    path = tmp_path / "t.json"
+    save(events, path)
+    lines = path.read_bytes().split(b"\n")
+    k = next(i for i, e in enumerate(events) if isinstance(e, ev.NodeEnd) and i > 20)
+    lines[k + 1] = lines[k + 1].replace(b',"ok",', b',"ok",null,', 1)  # one item too many
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(TraceError, match=rf"event {k} \(node_end\): has 8 items, but node_end has 7 fields"):
+        load(path)
+
+
 def test_a_bad_line_inside_a_chunk_is_named_as_line_by_line(tmp_path, monkeypatch):
     events = diamond().events
     path = tmp_path / "t.json"

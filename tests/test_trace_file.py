@@ -69,7 +69,7 @@ def test_every_event_survives_encode_dumps_loads_decode(e):
 
 def _named(a: list) -> dict:
     """A format 2 event array as a dict by field name."""
-    return dict(zip(codec.FIELDS[a[1]], a))
+    return dict(zip(codec.FIELDS[a[0]], a))
 
 
 def test_nonfinite_floats_are_strings_and_come_back():
@@ -195,7 +195,7 @@ def _bad_file(tmp_path, edit) -> str:
 def _set(index: int, field: str, value):
     def edit(lines):
         a = json.loads(lines[index + 1].rstrip(b","))
-        a[codec.FIELDS[a[1]].index(field)] = value
+        a[codec.FIELDS[a[0]].index(field)] = value
         lines[index + 1] = json.dumps(a).encode() + b","
 
     return edit
@@ -285,7 +285,7 @@ def test_every_event_kind_is_in_the_schema():
     defs = json_schema()["$defs"]
     for t in ev.EVENT_TYPES:
         items = defs[t.kind]["prefixItems"]
-        assert [i["title"] for i in items] == ["seq", "kind", "ts", "tid", *ev.field_names(t)[3:]]
+        assert [i["title"] for i in items] == ["kind", "ts", "tid", *ev.field_names(t)[3:], "seq"]
         assert list(codec.FIELDS[t.kind]) == [i["title"] for i in items]
 
 
@@ -330,12 +330,12 @@ def test_a_header_declaring_other_field_orders_is_read_by_name(tmp_path):
     lines = (tmp_path / "t.json").read_bytes().split(b"\n")
     header = json.loads(lines[0] + b"]}")
     names = list(codec.FIELDS["queue_push"])
-    names[-1], names[-2] = names[-2], names[-1]  # size before priority
+    names[-2], names[-3] = names[-3], names[-2]  # size before priority
     header["fields"]["queue_push"] = names
     for k, line in enumerate(lines[1:-2], 1):
         a = json.loads(line.rstrip(b","))
-        if a[1] == "queue_push":
-            a[-1], a[-2] = a[-2], a[-1]
+        if a[0] == "queue_push":
+            a[-2], a[-3] = a[-3], a[-2]
             lines[k] = json.dumps(a).encode() + (b"," if line.endswith(b",") else b"")
     lines[0] = json.dumps(header, separators=(",", ":")).encode()[:-2]
     (tmp_path / "t.json").write_bytes(b"\n".join(lines))

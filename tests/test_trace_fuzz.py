@@ -140,7 +140,7 @@ def test_changed_field_types_are_named(tmp_path, base, data):
     lines = _event_lines(base)
     i = data.draw(st.integers(0, len(lines) - 1))
     a = json.loads(lines[i].rstrip(b","))
-    names = codec.FIELDS[a[1]]
+    names = codec.FIELDS[a[0]]
     name = data.draw(st.sampled_from(sorted(names)))
     k = names.index(name)
     value = data.draw(JSON_VALUES.filter(lambda v: _json_type(v) != _json_type(a[k])))

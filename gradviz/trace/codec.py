@@ -1,15 +1,17 @@
 """Events <-> JSON: the only place that knows how an event looks in a file.
 
-Format 2 (written): each event is one JSON array, ``[seq, kind, ts, tid, *fields]``, the kind's
+Format 2 (written): each event is one JSON array, ``[kind, ts, tid, *fields, seq]``, the kind's
 fields in declaration order (the file's header line declares them, ``FIELDS``); a ``Stats`` is
 the array ``[norm, min, max, nan, inf]``. Format 1 (still read): each event is one JSON object
 with the same fields by name, a ``Stats`` an object. Tuples become arrays; floats that JSON
 cannot hold (NaN, +inf, -inf) are written as the strings ``"NaN"``, ``"Infinity"``,
 ``"-Infinity"``.
 
-Why arrays: a recording writes millions of events, and the recorder's rows
-``(kind, ts, tid, *fields)`` are already those arrays but for their seq, so a batch of rows goes
-to the JSON encoder as it is, with no per-event Python step; a line is also half as long.
+Why arrays, and this order: a recording writes millions of events, and the recorder's rows
+``(kind, ts, tid, *fields)`` are already those arrays but for their seq, which is appended in C
+(a seq anywhere else would cost a Python step per event), so a batch of rows goes to the JSON
+encoder as it is; the kind first is what msgspec needs to decode a line straight into a typed,
+validated record (``file.py``); a line is also half as long as an object.
 
 Speed matters here (millions of events), so the per-kind encoders and decoders are generated
 once from the event definitions (plain functions with the field names spelled out) instead of
@@ -416,7 +418,7 @@ _SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) 
 
 #: Format 2's field list of each kind: what the header declares, and each event array's layout.
 FIELDS: dict[str, tuple[str, ...]] = {
-    t.kind: ("seq", "kind", *ev.field_names(t)[1:]) for t in ev.EVENT_TYPES
+    t.kind: ("kind", *ev.field_names(t)[1:], "seq") for t in ev.EVENT_TYPES
 }
 
 
@@ -543,14 +545,13 @@ def _make_dict_decoder(cls: type[ev.Event]) -> Callable[[dict], Any]:
 
 
 def _make_array_decoder(cls: type[ev.Event]) -> Callable[[list], Any]:
-    """Format 2's: an event from its array ``[seq, kind, ts, tid, ...]``. An array of another
-    length (fields with defaults left out) or with anything wrong goes the object way, which
-    names the field."""
+    """Format 2's: an event from its array ``[kind, ts, tid, ..., seq]``. An array of another
+    length or with anything wrong goes the object way, which names the field."""
     n = len(_SPECS[cls]) + 1
     ns = _decoder_ns(cls)
     ns["_by_name"] = _by_name
     vars_ = [f"v{i}" for i in range(len(_SPECS[cls]))]
-    unpack = ", ".join([vars_[0], "_kind", *vars_[1:]])
+    unpack = ", ".join(["_kind", *vars_[1:], vars_[0]])
     lines = ["def decode(a):", f"    if len(a) != {n}:", "        return _by_name(_cls, a)", f"    {unpack} = a"]
     lines += _check_and_build(cls, ns, "return _by_name(_cls, a)")
     exec(compile("\n".join(lines) + "\n", f"<gradviz codec2 {cls.kind}>", "exec"), ns)
@@ -560,7 +561,7 @@ def _make_array_decoder(cls: type[ev.Event]) -> Callable[[list], Any]:
 def _by_name(cls: type[ev.Event], a: list) -> ev.Event:
     """An event array decoded by field name: the general path, with its precise messages."""
     names = FIELDS[cls.kind]
-    if len(a) > len(names):
+    if len(a) != len(names):
         raise FieldProblem(None, f"has {len(a)} items, but {cls.kind} has {len(names)} fields ({', '.join(names)})")
     return _DECODERS[cls.kind](dict(zip(names, a)))
 
@@ -589,10 +590,10 @@ def decode(d: Any) -> ev.Event:
 
 def decode_array(a: list) -> ev.Event:
     """Format 2's event array back into its event; FieldProblem says what does not fit."""
-    kind = a[1] if len(a) > 1 else None
+    kind = a[0] if a else None
     dec = _ARRAY_DECODERS.get(kind) if type(kind) is str else None
     if dec is None:
-        if len(a) < 2:
+        if not a:
             raise FieldProblem("kind", "field 'kind' is missing")
         if type(kind) is not str:
             raise FieldProblem("kind", f"field 'kind' must be str, got {_type_name(kind)}")
@@ -632,7 +633,7 @@ def _make_array_encoder(cls: type[ev.Event]) -> Callable[[Any], tuple]:
     attrgetter (one C call; ``kind`` is a class attribute, so it is read like a field)."""
     names = ev.field_names(cls)
     care = [_needs_care(spec) for _, spec, _ in _SPECS[cls]]
-    order = [names[0], "kind", *names[1:]]
+    order = ["kind", *names[1:], names[0]]
     if not any(care):
         return attrgetter(*order)  # type: ignore[return-value]
     parts = []
@@ -659,7 +660,7 @@ def encode(e: ev.Event) -> dict[str, Any]:
 
 
 def encode_array(e: ev.Event) -> tuple:
-    """The event as format 2's JSON-ready array ``(seq, kind, ts, tid, *fields)``."""
+    """The event as format 2's JSON-ready array ``(kind, ts, tid, *fields, seq)``."""
     return _ARRAY_ENCODERS[type(e)](e)
 
 
@@ -679,12 +680,12 @@ def encode_events(events: list[ev.Event]) -> bytes:
 # A row is ``(kind, ts, tid, *fields)``: an event's array but for its seq, which is its position
 # in the recording. Stats are plain tuples (finite) or Raw (not); values are Raw. So a batch of
 # rows is numbered and encoded without a Python step per row: zip(range) makes the 1-tuples
-# (seq,) and tuple concatenation prepends them, both in C.
+# (seq,) and tuple concatenation appends them, both in C.
 
 
 def encode_rows(rows: list[tuple], seq0: int) -> bytes:
     """The recorder's rows, numbered from ``seq0``, as file lines (``encode_events``' layout)."""
-    return _lines(list(map(_tuple_add, zip(range(seq0, seq0 + len(rows))), rows)))
+    return _lines(list(map(_tuple_add, rows, zip(range(seq0, seq0 + len(rows))))))
 
 
 def _row_value(v: Any) -> Any:
@@ -735,3 +736,86 @@ def row_of(e: ev.Event) -> tuple:
         out.append(v)
     return tuple(out)
 
+
+
+# --- typed decoding of whole batches (msgspec) -----------------------------------------------
+#
+# msgspec decodes a batch of format 2 lines straight into typed records in C, checking every
+# field's type on the way (a line's kind, its first item, picks the record type): no Python
+# step per field. Each record then becomes its event (twin build, no checks left to do but the
+# stats' non-finite strings). A batch msgspec refuses (a wrong type, an unknown kind, a lone
+# surrogate) goes the general way, which names the problem or reads what msgspec cannot.
+
+
+def _line_type(tp: Any) -> Any:
+    """A field's type as msgspec checks it: stats as arrays whose floats may be "NaN" etc."""
+    if tp is ev.Stats:
+        return tuple[float | str, float | str, float | str, int, int]
+    args = typing.get_args(tp)
+    if ev.Stats in args:
+        return tuple[float | str, float | str, float | str, int, int] | None
+    return tp
+
+
+def _typed_stats(t: Any, path: str) -> Any:
+    if t is None:
+        return None
+    norm, lo, hi, nan, inf = t
+    if type(norm) is float and type(lo) is float and type(hi) is float:
+        o = _new(_StatsTwin)
+        o.norm = norm
+        o.min = lo
+        o.max = hi
+        o.nan = nan
+        o.inf = inf
+        o.__class__ = ev.Stats
+        return o
+    return _convert(_STATS_SPEC, list(t), path)  # "NaN", "Infinity", "-Infinity", or a FieldProblem
+
+
+def _typed_any(v: Any) -> Any:
+    return None if v is None else _decode_any(v)
+
+
+def _make_typed() -> tuple[Callable[[bytes], list[ev.Event]] | None, tuple[type[BaseException], ...]]:
+    if _msgspec is None:
+        return None, ()
+    records = []
+    convert: dict[type, Callable[[Any], ev.Event]] = {}
+    for t in ev.EVENT_TYPES:
+        hints = typing.get_type_hints(t)
+        names = ev.field_names(t)
+        order = [*names[1:], names[0]]  # the line's layout, after its kind
+        rec = _msgspec.defstruct(
+            f"_Line_{t.kind}", [(n, _line_type(hints[n])) for n in order],
+            tag=t.kind, tag_field="kind", array_like=True, gc=False,
+        )  # fmt: skip
+        records.append(rec)
+        ns: dict[str, Any] = {"_cls": t, "_twin": _TWINS[t], "_new": object.__new__, "_stats": _typed_stats,
+                              "_any": _typed_any}  # fmt: skip
+        args = []
+        for name, spec, _ in _SPECS[t]:
+            c = _needs_care(spec)
+            args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c else f"s.{name}")
+        src = ["def convert(s):", *_build_lines(t, args), "    return o"]
+        exec(compile("\n".join(src) + "\n", f"<gradviz typed {t.kind}>", "exec"), ns)
+        convert[rec] = ns["convert"]
+    union = records[0]
+    for rec in records[1:]:
+        union = union | rec
+    decoder = _msgspec.json.Decoder(list[union])  # type: ignore[valid-type]
+    decode_records = decoder.decode
+
+    def typed_events(data: bytes) -> list[ev.Event]:
+        """A JSON array of format 2 event lines as events; msgspec's errors or FieldProblem if
+        any line does not fit (the general path then says which and why)."""
+        conv = convert
+        return [conv[type(r)](r) for r in decode_records(data)]
+
+    # msgspec's DecodeError and FieldProblem are ValueErrors, as is bad UTF-8's UnicodeDecodeError
+    return typed_events, (ValueError, RecursionError)
+
+
+#: ``typed_events(json_array_bytes) -> events`` where msgspec is installed, else None; and what
+#: it raises on a batch it does not take.
+typed_events, TYPED_ERRORS = _make_typed()

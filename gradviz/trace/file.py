@@ -2,11 +2,11 @@
 
 Layout (format 2; see docs/trace-format.md)::
 
-    {"format":"gradviz-trace","format_version":2,"fields":{"trace_begin":["seq","kind",...],...},"stats":[...],"events":[
-    [0,"trace_begin",0,1,...],
-    [1,"thread_start",2210,1,"MainThread",null,"caller"],
+    {"format":"gradviz-trace","format_version":2,"fields":{"trace_begin":["kind","ts",...,"seq"],...},"stats":[...],"events":[
+    ["trace_begin",0,1,...,0],
+    ["thread_start",2210,1,"MainThread",null,"caller",1],
     ...
-    [N,"trace_end",...]
+    ["trace_end",...,N]
     ]}
 
 One event per line, every event line but the last ends with a comma, so a finished file is one
@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from typing import IO, Any
 
 from gradviz.trace import codec
@@ -119,8 +120,8 @@ def _kind_of(d: Any) -> str | None:
     """The kind an event line claims (object or array), for messages; None if it has none."""
     if type(d) is dict:
         k = d.get("kind")
-    elif type(d) is list and len(d) > 1:
-        k = d[1]
+    elif type(d) is list and d:
+        k = d[0]
     else:
         k = None
     return k if type(k) is str and len(k) < 40 else None
@@ -136,7 +137,7 @@ class _Reader:
     """Checks events as they come: seq numbering, header first, trace_end last.
 
     ``decoders``: kind -> decoder of the file's layout (arrays in format 2, objects in 1), and
-    ``key`` where a line holds its kind (1 or "kind"). Lines of the other layout, or odd ones,
+    ``key`` where a line holds its kind (0 or "kind"). Lines of the other layout, or odd ones,
     go through ``codec.decode``, which takes either and names what is wrong."""
 
     def __init__(self, name: str, decoders: dict[str, Any], key: Any):
@@ -191,6 +192,21 @@ class _Reader:
             append(e)
             i += 1
 
+    def take(self, evs: list[ev.Event]) -> bool:
+        """Append ``evs``, events decoded and type-checked elsewhere (a typed batch), if they are
+        the next ones in order, without bookends but for a first trace_begin. False (nothing
+        taken) otherwise: ``add_all`` then goes through them one by one and names the problem."""
+        events = self.events
+        i = len(events)
+        if self.ended or not evs or list(map(_seq_of, evs)) != list(range(i, i + len(evs))):
+            return False
+        if not _BOOKEND_SET.isdisjoint(map(type, evs[1:] if i == 0 else evs)):
+            return False
+        if i == 0:
+            self._check(evs[0], [evs[0].kind], 0)  # trace_begin first, of a version this reads
+        events += evs
+        return True
+
     def _decode(self, d: Any, i: int) -> ev.Event:
         try:
             return codec.decode(d)
@@ -227,6 +243,8 @@ class _Reader:
 
 
 _BOOKENDS = (ev.TraceBegin, ev.TraceEnd)
+_BOOKEND_SET = frozenset(_BOOKENDS)
+_seq_of = attrgetter("seq")
 
 
 def _by_names(names: tuple[str, ...]) -> Any:
@@ -235,9 +253,9 @@ def _by_names(names: tuple[str, ...]) -> Any:
     def decode(a: Any) -> ev.Event:
         if type(a) is not list:
             return codec.decode(a)
-        if len(a) > len(names):
+        if len(a) != len(names):
             raise codec.FieldProblem(None, f"has {len(a)} items, but the header declares {len(names)} fields")
-        return dec[a[1]](dict(zip(names, a)))
+        return dec[a[0]](dict(zip(names, a)))
 
     return decode
 
@@ -248,17 +266,17 @@ def _reader_for(name: str, h: dict[str, Any]) -> _Reader:
         return _Reader(name, codec._DECODERS, "kind")
     declared = h.get("fields")
     if declared is None:
-        return _Reader(name, codec._ARRAY_DECODERS, 1)
+        return _Reader(name, codec._ARRAY_DECODERS, 0)
     if type(declared) is not dict:
         raise TraceError(f"{name}: header field 'fields' must be an object, got {codec._type_name(declared)}")
     decoders = dict(codec._ARRAY_DECODERS)
     for kind, names in declared.items():
         if kind in decoders and tuple(names) != codec.FIELDS[kind]:
             # Written with the fields in another order (or some left out): by name, slower.
-            if type(names) is not list or names[:2] != ["seq", "kind"] or not all(type(n) is str for n in names):
+            if type(names) is not list or names[:1] != ["kind"] or not all(type(n) is str for n in names):
                 raise TraceError(f"{name}: header field 'fields.{kind}' must be a list of field names")
             decoders[kind] = _by_names(tuple(names))
-    return _Reader(name, decoders, 1)
+    return _Reader(name, decoders, 0)
 
 
 def _check_header(name: str, h: Any) -> None:
@@ -303,6 +321,9 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
         raise TraceError(f"{name}: line 1: not a gradviz trace header ({exc})") from None
     _check_header(name, header)
     reader = _reader_for(name, header)
+    # whole chunks straight into events where msgspec can, for a file of this gradviz's layout
+    typed = codec.typed_events if reader.decoders == codec._ARRAY_DECODERS else None
+    typed_errors = codec.TYPED_ERRORS
     loads = codec.loads
     pos = 0
     n = len(data)
@@ -312,8 +333,16 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
             end = data.rfind(b",\n", pos)
             if end < pos:
                 break
+        chunk = b"[" + data[pos:end] + b"]"
+        if typed is not None:
+            try:
+                if reader.take(typed(chunk)):
+                    pos = end + 2
+                    continue
+            except typed_errors:
+                pass  # the general way below finds the problem, or reads what msgspec cannot
         try:
-            ds = loads(b"[" + data[pos:end] + b"]")
+            ds = loads(chunk)
         except (ValueError, RecursionError):
             break  # the line-by-line pass below says where and why
         reader.add_all(ds)

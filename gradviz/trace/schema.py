@@ -70,22 +70,17 @@ def _item(name: str, schema: dict[str, Any], doc: str | None) -> dict[str, Any]:
 
 
 def _event_schema(cls: type[ev.Event]) -> dict[str, Any]:
-    """An event is an array ``[seq, kind, ts, tid, *fields]``: prefixItems, one per field, titled."""
+    """An event is an array ``[kind, ts, tid, *fields, seq]``: prefixItems, one per field, titled."""
     docs = _field_docs(cls)
     specs = codec.field_specs(cls)
-    seq_name, seq_spec, _ = specs[0]
-    items = [_item(seq_name, _schema(seq_spec), docs.get(seq_name)), _item("kind", {"const": cls.kind}, None)]
-    required = 2
-    for name, spec, req in specs[1:]:
+    items = [_item("kind", {"const": cls.kind}, None)]
+    for name, spec, _ in (*specs[1:], specs[0]):
         items.append(_item(name, _schema(spec), docs.get(name)))
-        if req:
-            required = len(items)
     doc = (cls.__doc__ or "").strip()
     out: dict[str, Any] = {"type": "array"}
     if doc and not doc.startswith(cls.__name__ + "("):  # dataclasses invent a docstring
         out["description"] = " ".join(doc.split())
-    # fields with defaults may be left out at the end (the writer writes them all)
-    out.update({"prefixItems": items, "minItems": required, "maxItems": len(items), "items": False})
+    out.update({"prefixItems": items, "minItems": len(items), "maxItems": len(items), "items": False})
     return out
 
 
@@ -111,8 +106,8 @@ def json_schema() -> dict[str, Any]:
         "title": f"gradviz trace, format {ev.FORMAT_VERSION}",
         "description": (
             "A recording of gradviz's autograd engine: one object whose 'events' array holds the "
-            "events in seq order (seq = position, from 0), each an array [seq, kind, ts, tid, "
-            "*fields] laid out as 'fields' declares. Generated from gradviz.trace.events; "
+            "events in seq order (seq = position, from 0), each an array [kind, ts, tid, "
+            "*fields, seq] laid out as 'fields' declares. Generated from gradviz.trace.events; "
             "see docs/trace-format.md."
         ),
         "type": "object",
