@@ -170,7 +170,16 @@ def _norm(f: np.ndarray, amax: float) -> float:
     # squares cannot overflow there; otherwise float64, scaled for huge values.
     n = f.size
     if f.dtype.kind == "f" and amax * amax * n < _SUM_MAX.get(f.dtype.itemsize, 0.0):
-        return float(np.sqrt(_einsum("i,i->", f, f)))
+        if _vecdot is None or n < _DOT_MIN or f.dtype.itemsize not in (4, 8):
+            return float(np.sqrt(_einsum("i,i->", f, f)))
+        # vecdot is BLAS's dot, twice einsum's speed on big arrays (a 784x256 gradient: 13 us
+        # instead of 27), fed rows of at most _DOT_ROW elements: OpenBLAS runs a dot of up to
+        # 10,000 on the calling thread, so its pool is never woken (see above).
+        m = n - n % _DOT_ROW
+        total = float(_add(_vecdot(f[:m].reshape(-1, _DOT_ROW), f[:m].reshape(-1, _DOT_ROW)))) if m else 0.0
+        if m < n:
+            total += float(_einsum("i,i->", f[m:], f[m:]))
+        return math.sqrt(total)
     f = f.astype(np.float64, copy=False)
     if amax < 1e150:  # squares cannot overflow
         return float(np.sqrt(_add(np.square(f))))
@@ -188,6 +197,9 @@ except ImportError:  # pragma: no cover - numpy 1.x
 # below the dtype's max, with room to spare; float16 (11-bit sums) always goes the float64 way
 _SUM_MAX = {4: 3e38 / 4, 8: 1.7e308 / 4}
 _add = np.add.reduce
+_vecdot = getattr(np, "vecdot", None)  # numpy >= 2
+_DOT_ROW = 8192
+_DOT_MIN = 4096  # below this, einsum's lower call cost wins
 
 
 def _array(x: Any) -> Any:
