@@ -15,11 +15,12 @@ One recording at a time per process: starting a second while one is active raise
 nested recording would silently steal events from the outer one).
 
 Outside a recording nothing is recorded and nothing is paid beyond the engine's ``probe is None``
-check. Inside one, every probe call takes the recorder's lock once and appends a row (event class,
-ts, tid, fields) under it: a row's position is its seq, so file order is seq order even with
-several engine threads. Rows become JSON lines in batches (SPILL_ROWS, every FLUSH_INTERVAL from a
-shared flusher thread, and at stop), or events when an in-memory recording's ``trace`` is read:
-the engine's threads pay for a tuple, not for an event and its encoding one at a time.
+check. Inside one, every probe call appends a row ``(kind, ts, tid, *fields)`` to one list (the
+per-node steps without taking a lock: see the note above SPILL_ROWS): a row's position is its
+seq, so file order is seq order even with several engine threads. Rows become JSON lines in
+batches (SPILL_ROWS, every FLUSH_INTERVAL from a shared flusher thread, and at stop), or events
+when an in-memory recording's ``trace`` is read: the engine's threads pay for a tuple, not for an
+event and its encoding one at a time.
 
 Every trace is self-contained: a node, queue, thread or leaf first referenced by a step (because
 it was made before the recording started) gets its creation event just before that step.
@@ -137,6 +138,7 @@ def _odd(norm: float, lo: float, hi: float, nans: int, infs: int) -> Raw:
 
 _amin = np.minimum.reduce
 _amax = np.maximum.reduce
+_ndarray = np.ndarray
 
 
 _SMALL = 16  # up to this many elements, Python floats beat numpy's per-call overhead
@@ -416,6 +418,7 @@ class Recorder(Probe):
         self._spill_at = SPILL_ROWS if path is not None else sys.maxsize  # in memory: kept as rows
         self._t0 = 0
         self._closed = False
+        self._final_count = 0
         self._started = False
         self._events: list[ev.Event] | None = None  # in memory, once stopped
         self._writer: Any = None
@@ -443,6 +446,8 @@ class Recorder(Probe):
     @property
     def count(self) -> int:
         """Events recorded so far."""
+        if self._closed:  # not len(rows): a step finishing after stop may have appended to them
+            return self._final_count
         return self._base + len(self._rows)
 
     def start(self) -> Recorder:
@@ -500,6 +505,7 @@ class Recorder(Probe):
                 n = self._base + k
                 end = ("trace_end", _now() - self._t0, tid, status, n, text)
                 self.status = status
+                self._final_count = n + 1
                 if self._writer is not None:
                     last = codec.events_from_rows([end], n)[0]
                     self._writer.close(last, codec.encode_rows(rows[:k], self._base), k)  # one write
@@ -541,11 +547,7 @@ class Recorder(Probe):
         self.stop("interrupted")
 
     def _timed_flush(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._spill()
-
-    def _spill_now(self) -> None:
+        """Spill, from a thread that does not hold the lock (the flusher; node_end)."""
         with self._lock:
             if not self._closed:
                 self._spill()
@@ -874,7 +876,11 @@ class Recorder(Probe):
             else:
                 device = str(dev)
                 self._device_seen = (dev, device)
-            stats = _stats_row(data)
+            if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
+                x = data.item()  # a chain's gradient: _stats_row's case without the call
+                stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            else:
+                stats = _stats_row(data)
             values = self._values(data) if self.values else None
         nid = node._id
         known = self._nodes
@@ -926,7 +932,7 @@ class Recorder(Probe):
         self._append(("node_end", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
                       "ok" if ok else "error"))  # fmt: skip
         if len(self._rows) >= self._spill_at:  # once a node: often enough to spill in cache-sized batches
-            self._spill_now()
+            self._timed_flush()
 
     def hook(self, task: Any, node: Any, kind: str, fn: Any) -> None:
         with self._lock:
