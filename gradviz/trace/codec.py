@@ -159,6 +159,19 @@ def _lines(objs: list[Any]) -> bytes:
             return _ms_encode_lines(objs).replace(b"\n", b",\n")
         except (TypeError, UnicodeEncodeError, OverflowError):
             pass  # a lone surrogate, an int beyond 64 bits: each value by itself, as dumps can
+    elif _orjson is not None:  # pragma: no cover - exercised when msgspec is absent
+        # one call for the batch, then a line break before each event: an event array starts
+        # with its kind, so `],["` is where one ends and the next begins, unless a value holds
+        # an array of strings after another array (trace_begin's devices and argv, "NaN" stats):
+        # the count of breaks then says so, and that batch goes value by value
+        try:
+            blob = _orjson_dumps(objs, default=_hook)
+        except TypeError:
+            blob = None
+        if blob is not None:
+            out = blob.replace(b'],["', b'],\n["')
+            if len(out) - len(blob) == len(objs) - 1:
+                return out[1:-1] + b",\n"
     return b",\n".join(map(dumps, objs)) + b",\n"
 
 
