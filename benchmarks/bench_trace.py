@@ -156,10 +156,11 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="small sizes, one round: a smoke run")
     p.add_argument("--events", type=int, default=None, help="events for the write/load rates (default 1,000,000)")
     p.add_argument("--rounds", type=int, default=None, help="timed rounds (default 5; quick 1)")
-    p.add_argument("--stdlib", action="store_true", help="without orjson: the stdlib json fallback's rates")
+    p.add_argument("--stdlib", action="store_true", help="without msgspec and orjson: the stdlib json fallback's rates")
     args = p.parse_args()
     if args.stdlib:
-        sys.modules["orjson"] = None  # type: ignore[assignment]  # the import fails: codec falls back
+        for name in ("msgspec", "orjson"):
+            sys.modules[name] = None  # type: ignore[assignment]  # the import fails: codec falls back
     import _harness as h
 
     h.pin_threads([])

@@ -98,8 +98,8 @@ def test_unreadable_files_are_one_line_errors(tmp_path, content, message):
 
 def test_malformed_event_names_event_and_field(tmp_path, recorded):
     lines = recorded.read_bytes().split(b"\n")
-    k = next(i for i, ln in enumerate(lines) if b'"kind":"queue_push"' in ln)
-    lines[k] = lines[k].replace(b'"size":1', b'"size":"1"')
+    k = next(i for i, ln in enumerate(lines) if ln.startswith(b'["queue_push",') and ln.endswith(b',1,%d],' % (i - 1)))
+    lines[k] = lines[k].replace(b',1,%d],' % (k - 1), b',"1",%d],' % (k - 1))  # size, before seq
     bad = tmp_path / "bad.json"
     bad.write_bytes(b"\n".join(lines))
     r = info(str(bad))

@@ -29,7 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _row(e: ev.Event) -> tuple:
-    return (type(e), *(getattr(e, f) for f in ev.field_names(type(e))[1:]))
+    return codec.row_of(e)
+
+
+def _fields(e: ev.Event) -> list:
+    return [getattr(e, f) for f in ev.field_names(type(e))[1:]]
 
 
 # --- encoding ----------------------------------------------------------------------------------
@@ -41,7 +45,7 @@ def test_a_batch_encodes_as_its_events_one_by_one(events):
     one_by_one = b"".join(codec.encode_line(e) + b",\n" for e in events)
     assert bytes(codec.encode_events(events)) == one_by_one
     seq0 = events[0].seq if events else 0
-    renumbered = [codec.MAKERS[type(e)](seq0 + i, *_row(e)[1:]) for i, e in enumerate(events)]
+    renumbered = [codec.MAKERS[type(e)](seq0 + i, *_fields(e)) for i, e in enumerate(events)]
     assert bytes(codec.encode_rows([_row(e) for e in events], seq0)) == b"".join(
         codec.encode_line(e) + b",\n" for e in renumbered
     )
@@ -67,6 +71,38 @@ def test_saved_files_load_the_same_in_small_chunks(tmp_path, monkeypatch, make):
     save(events, tmp_path / "t.json")
     monkeypatch.setattr(trace_file, "CHUNK_BYTES", 200)  # a few lines a chunk
     assert load(tmp_path / "t.json").events == events
+
+
+@pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
+def test_typed_batches_load_what_the_general_path_loads(tmp_path, monkeypatch, make):
+    events = make().events
+    save(events, tmp_path / "t.json")
+    typed = load(tmp_path / "t.json").events
+    monkeypatch.setattr(codec, "typed_events", None)  # msgspec's typed records off: Python decoders
+    assert load(tmp_path / "t.json").events == typed == events
+
+
+def test_typed_batches_of_a_recording_with_nonfinite_stats_and_values(tmp_path, monkeypatch):
+    a = torch.tensor([1.0, 0.0, -1.0], requires_grad=True)
+    with gradviz.trace(tmp_path / "t.json", values=True):
+        (a / 0.0).sum().backward()  # nan and +-inf gradients
+    typed = load(tmp_path / "t.json").events
+    monkeypatch.setattr(codec, "typed_events", None)
+    assert load(tmp_path / "t.json").events == typed
+    grads = [e for e in typed if isinstance(e, ev.AccumulateGradUpdate)]
+    assert grads and math.isinf(grads[0].after.max) and math.isinf(grads[0].values[0])
+
+
+def test_a_bad_field_deep_in_a_typed_batch_is_named(tmp_path):
+    events = diamond().events
+    path = tmp_path / "t.json"
+    save(events, path)
+    lines = path.read_bytes().split(b"\n")
+    k = next(i for i, e in enumerate(events) if isinstance(e, ev.NodeEnd) and i > 20)
+    lines[k + 1] = lines[k + 1].replace(b',"ok",', b',"ok",null,', 1)  # one item too many
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(TraceError, match=rf"event {k} \(node_end\): has 8 items, but node_end has 7 fields"):
+        load(path)
 
 
 def test_a_bad_line_inside_a_chunk_is_named_as_line_by_line(tmp_path, monkeypatch):
@@ -148,17 +184,20 @@ def test_an_in_memory_snapshot_while_recording_is_a_prefix():
     assert snap.truncated and rec.trace.events[: len(snap.events)] == snap.events
 
 
-def test_recording_to_a_file_without_orjson(tmp_path):
+@pytest.mark.parametrize("blocked, backend", [(("orjson", "msgspec"), "json"), (("msgspec",), "orjson")])
+def test_recording_to_a_file_with_each_json_backend(tmp_path, blocked, backend):
     script = (
-        "import sys; sys.modules['orjson'] = None\n"
+        "import sys\n"
+        f"for name in {blocked!r}: sys.modules[name] = None\n"
         "import gradviz, gradviz as torch\n"
         "from gradviz.trace import codec, load, recorder\n"
         "from gradviz.trace.check import invariants\n"
-        "assert codec.JSON_BACKEND == 'json'\n"
+        f"assert codec.JSON_BACKEND == {backend!r}\n"
         "recorder.SPILL_ROWS = 4\n"
         "a = torch.tensor([1.0, 2.0], requires_grad=True)\n"
         "with gradviz.trace(sys.argv[1]) as rec:\n"
         "    (a * a).exp().sum().backward()\n"
+        "    (a / 0.0).sum().backward()  # non-finite stats\n"
         "t = load(sys.argv[1])\n"
         "assert invariants(t) == [] and len(t.events) == rec.count\n"
     )

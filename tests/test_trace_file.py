@@ -67,12 +67,18 @@ def test_every_event_survives_encode_dumps_loads_decode(e):
     assert list(d)[:4] == ["seq", "kind", "ts", "tid"]
 
 
+def _named(a: list) -> dict:
+    """A format 2 event array as a dict by field name."""
+    return dict(zip(codec.FIELDS[a[0]], a))
+
+
 def test_nonfinite_floats_are_strings_and_come_back():
     s = ev.Stats(math.nan, -math.inf, math.inf, 1, 2)
     e = ev.CapturedGrad(0, 0, 1, task=1, node=2, input_nr=0, index=0, stats=s, values=[math.nan, 1.5])
-    d = json.loads(codec.encode_line(e))  # strict JSON: no NaN literals
-    assert d["stats"] == {"norm": "NaN", "min": "-Infinity", "max": "Infinity", "nan": 1, "inf": 2}
-    back = codec.decode(d)
+    a = json.loads(codec.encode_line(e))  # strict JSON: no NaN literals
+    assert _named(a)["stats"] == ["NaN", "-Infinity", "Infinity", 1, 2]
+    assert _named(a)["values"] == ["NaN", 1.5]
+    back = codec.decode(a)
     assert math.isnan(back.stats.norm) and back.stats.min == -math.inf and math.isnan(back.values[0])
 
 
@@ -111,24 +117,28 @@ def test_decode_missing_field_and_nested_stats():
     assert codec.decode(b) == ev.TaskEnd(0, 0, 1, 1, "ok", None)
 
 
-def test_stdlib_fallback_writes_and_reads_the_same_file(tmp_path):
-    """Without orjson (blocked in a subprocess) the same trace is written byte for byte."""
+@pytest.mark.parametrize("blocked", [("orjson", "msgspec"), ("msgspec",)])
+def test_fallback_backends_write_and_read_the_same_file(tmp_path, blocked):
+    """Without the fast JSON libraries (blocked in a subprocess) the same trace is written byte
+    for byte."""
     events = diamond().events
-    save(events, tmp_path / "orjson.json")
+    save(events, tmp_path / "fast.json")
+    backend = "json" if "orjson" in blocked else "orjson"
     script = (
-        "import sys; sys.modules['orjson'] = None\n"
+        "import sys\n"
+        f"for name in {blocked!r}: sys.modules[name] = None\n"
         "sys.path.insert(0, sys.argv[2])\n"
         "from gradviz.trace import codec, load\n"
         "from gradviz.trace.file import save\n"
         "from trace_builders import diamond\n"
-        "assert codec.JSON_BACKEND == 'json'\n"
+        f"assert codec.JSON_BACKEND == {backend!r}\n"
         "save(diamond().events, sys.argv[1])\n"
         "assert load(sys.argv[1]).events == diamond().events\n"
     )
     subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "json.json"), str(ROOT / "tests")], check=True, cwd=ROOT
     )
-    assert (tmp_path / "json.json").read_bytes() == (tmp_path / "orjson.json").read_bytes()
+    assert (tmp_path / "json.json").read_bytes() == (tmp_path / "fast.json").read_bytes()
 
 
 # --- the file ----------------------------------------------------------------------------------
@@ -184,9 +194,9 @@ def _bad_file(tmp_path, edit) -> str:
 
 def _set(index: int, field: str, value):
     def edit(lines):
-        d = json.loads(lines[index + 1].rstrip(b","))
-        d[field] = value
-        lines[index + 1] = json.dumps(d).encode() + b","
+        a = json.loads(lines[index + 1].rstrip(b","))
+        a[codec.FIELDS[a[0]].index(field)] = value
+        lines[index + 1] = json.dumps(a).encode() + b","
 
     return edit
 
@@ -198,7 +208,7 @@ def _set(index: int, field: str, value):
         (_set(5, "seq", 6), 5, "event 5 ({kind}): field 'seq' must be 5 (events are numbered from 0 in file "
                                "order), got 6"),
         (lambda lines: lines.pop(8), 8, "event 7 ({kind}): field 'seq' must be 7"),
-        (lambda lines: lines.__setitem__(9, b'{"seq": 8, oops'), 0, "event 8 (line 10): not valid JSON"),
+        (lambda lines: lines.__setitem__(9, b'[8, oops'), 0, "event 8 (line 10): not valid JSON"),
         (lambda lines: lines.__setitem__(0, b"{}"), 0, "not a gradviz trace"),
         (_set(0, "format_version", 99), 0, "event 0 (trace_begin): field 'format_version' is 99: written by a "
                                            "newer gradviz"),
@@ -233,6 +243,12 @@ def test_a_bad_stats_field_is_named_by_its_own_name(tmp_path, field):
     path = _bad_file(tmp_path, _set(k, field, {}))
     with pytest.raises(TraceError, match=rf"event {k} \(accumulate_grad\): field '{field}.norm' is missing$"):
         load(path)
+    path = _bad_file(tmp_path, _set(k, field, [1.0, 1.0, 1.0, 0]))
+    with pytest.raises(TraceError, match=rf"event {k} \(accumulate_grad\): field '{field}' must be a stats array"):
+        load(path)
+    path = _bad_file(tmp_path, _set(k, field, [1.0, 1.0, 1.0, 0, "0"]))
+    with pytest.raises(TraceError, match=rf"event {k} \(accumulate_grad\): field '{field}.inf' must be int, got str$"):
+        load(path)
 
 
 def test_empty_and_non_json_files(tmp_path):
@@ -260,7 +276,7 @@ def test_schema_accepts_written_traces_and_rejects_a_bad_field(tmp_path):
         save(make().events, tmp_path / "t.json")
         jsonschema.validate(json.loads((tmp_path / "t.json").read_bytes()), schema)
     doc = json.loads((tmp_path / "t.json").read_bytes())
-    doc["events"][3]["tid"] = "1"
+    doc["events"][3][3] = "1"  # tid
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)
 
@@ -268,5 +284,59 @@ def test_schema_accepts_written_traces_and_rejects_a_bad_field(tmp_path):
 def test_every_event_kind_is_in_the_schema():
     defs = json_schema()["$defs"]
     for t in ev.EVENT_TYPES:
-        props = defs[t.kind]["properties"]
-        assert list(props) == ["seq", "kind", "ts", "tid", *ev.field_names(t)[3:]]
+        items = defs[t.kind]["prefixItems"]
+        assert [i["title"] for i in items] == ["kind", "ts", "tid", *ev.field_names(t)[3:], "seq"]
+        assert list(codec.FIELDS[t.kind]) == [i["title"] for i in items]
+
+
+# --- format 1 ---------------------------------------------------------------------------------
+
+
+def _save_v1(events, path) -> None:
+    """A file as gradviz wrote them before format 2: one object per event."""
+    lines = [json.dumps(codec.encode(e), separators=(",", ":")).encode() for e in events]
+    path.write_bytes(
+        b'{"format":"gradviz-trace","format_version":1,"events":[\n' + b",\n".join(lines) + b"\n]}\n"
+    )
+
+
+@pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
+def test_format_1_files_still_load(tmp_path, make):
+    events = make().events
+    _save_v1(events, tmp_path / "v1.json")
+    assert load(tmp_path / "v1.json").events == events
+    data = (tmp_path / "v1.json").read_bytes()
+    (tmp_path / "cut.json").write_bytes(data[: len(data) // 2])
+    with pytest.warns(TraceWarning):
+        cut = load(tmp_path / "cut.json")
+    assert cut.events == events[: len(cut.events)] and len(cut.events) > 2
+
+
+def test_format_1_errors_name_the_field(tmp_path):
+    events = diamond().events
+    _save_v1(events, tmp_path / "v1.json")
+    lines = (tmp_path / "v1.json").read_bytes().split(b"\n")
+    d = json.loads(lines[18].rstrip(b","))
+    d["task"] = "1"
+    lines[18] = json.dumps(d).encode() + b","
+    (tmp_path / "v1.json").write_bytes(b"\n".join(lines))
+    with pytest.raises(TraceError, match=rf"event 17 \({events[17].kind}\): field 'task' must be int, got str"):
+        load(tmp_path / "v1.json")
+
+
+def test_a_header_declaring_other_field_orders_is_read_by_name(tmp_path):
+    events = diamond().events
+    save(events, tmp_path / "t.json")
+    lines = (tmp_path / "t.json").read_bytes().split(b"\n")
+    header = json.loads(lines[0] + b"]}")
+    names = list(codec.FIELDS["queue_push"])
+    names[-2], names[-3] = names[-3], names[-2]  # size before priority
+    header["fields"]["queue_push"] = names
+    for k, line in enumerate(lines[1:-2], 1):
+        a = json.loads(line.rstrip(b","))
+        if a[0] == "queue_push":
+            a[-2], a[-3] = a[-3], a[-2]
+            lines[k] = json.dumps(a).encode() + (b"," if line.endswith(b",") else b"")
+    lines[0] = json.dumps(header, separators=(",", ":")).encode()[:-2]
+    (tmp_path / "t.json").write_bytes(b"\n".join(lines))
+    assert load(tmp_path / "t.json").events == events

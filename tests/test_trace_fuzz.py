@@ -15,7 +15,7 @@ from trace_builders import diamond
 
 from gradviz.cli import main
 from gradviz.trace import TraceError, TraceWarning, codec, load
-from gradviz.trace.file import save
+from gradviz.trace.file import HEADER, save
 
 EVENTS = diamond().events
 FUZZ = settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -97,7 +97,8 @@ def _event_lines(base: bytes) -> list[bytes]:
 
 def _rebuild(lines: list[bytes]) -> bytes:
     body = [ln.rstrip(b",") for ln in lines]
-    return b"\n".join([b'{"format":"gradviz-trace","format_version":1,"events":[', b",\n".join(body), b"]}", b""])
+    header = HEADER.rstrip(b"\n")
+    return b"\n".join([header, b",\n".join(body), b"]}", b""])
 
 
 @FUZZ
@@ -138,12 +139,14 @@ def _json_type(v) -> str:
 def test_changed_field_types_are_named(tmp_path, base, data):
     lines = _event_lines(base)
     i = data.draw(st.integers(0, len(lines) - 1))
-    d = json.loads(lines[i].rstrip(b","))
-    name = data.draw(st.sampled_from(sorted(d)))
-    value = data.draw(JSON_VALUES.filter(lambda v: _json_type(v) != _json_type(d[name])))
-    d_was_null = d[name] is None
-    d[name] = value
-    lines[i] = json.dumps(d).encode()
+    a = json.loads(lines[i].rstrip(b","))
+    names = codec.FIELDS[a[0]]
+    name = data.draw(st.sampled_from(sorted(names)))
+    k = names.index(name)
+    value = data.draw(JSON_VALUES.filter(lambda v: _json_type(v) != _json_type(a[k])))
+    d_was_null = a[k] is None
+    a[k] = value
+    lines[i] = json.dumps(a).encode()
     path = tmp_path / "retyped.json"
     path.write_bytes(_rebuild(lines))
     kind, result = outcome(path)
@@ -151,7 +154,7 @@ def test_changed_field_types_are_named(tmp_path, base, data):
         assert f"event {i}" in result and f"field '{name}" in result, result
     else:  # only fields that take any value, or null, may change type and still load; and an
         # optional field set from null to a value of its type (thread_start's device: null -> "")
-        got = json.loads(codec.encode_line(result.events[i]))[name]  # type: ignore[attr-defined]
+        got = json.loads(codec.encode_line(result.events[i]))[k]  # type: ignore[attr-defined]
         assert name == "values" or value is None or (d_was_null and got == value), (name, value)
     if data.draw(st.integers(0, 9)) == 0:
         info_behaves(path)

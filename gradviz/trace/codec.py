@@ -1,15 +1,26 @@
-"""Events <-> JSON-ready dicts and bytes: the only place that knows how an event looks in a file.
+"""Events <-> JSON: the only place that knows how an event looks in a file.
 
-Each event is one JSON object: ``seq``, ``kind``, ``ts``, ``tid``, then the kind's fields in
-declaration order. Tuples become arrays; ``Stats`` becomes an object; floats that JSON cannot
-hold (NaN, +inf, -inf) are written as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
+Format 2 (written): each event is one JSON array, ``[kind, ts, tid, *fields, seq]``, the kind's
+fields in declaration order (the file's header line declares them, ``FIELDS``); a ``Stats`` is
+the array ``[norm, min, max, nan, inf]``. Format 1 (still read): each event is one JSON object
+with the same fields by name, a ``Stats`` an object. Tuples become arrays; floats that JSON
+cannot hold (NaN, +inf, -inf) are written as the strings ``"NaN"``, ``"Infinity"``,
+``"-Infinity"``.
+
+Why arrays, and this order: a recording writes millions of events, and the recorder's rows
+``(kind, ts, tid, *fields)`` are already those arrays but for their seq, which is appended in C
+(a seq anywhere else would cost a Python step per event), so a batch of rows goes to the JSON
+encoder as it is; the kind first is what msgspec needs to decode a line straight into a typed,
+validated record (``file.py``); a line is also half as long as an object.
 
 Speed matters here (millions of events), so the per-kind encoders and decoders are generated
 once from the event definitions (plain functions with the field names spelled out) instead of
 walking ``dataclasses.fields`` for every event. Decoders validate every field; on the first
 problem the slow path (``_describe_problem``) works out exactly which field is wrong and why.
 
-orjson is used when installed (the ``fast`` extra); the stdlib ``json`` module otherwise.
+JSON backends, fastest first, each optional: msgspec (its ``encode_lines`` writes a batch of
+events as lines in one call), orjson, the stdlib ``json`` module. They write the same bytes but
+for the spelling of some floats (``1e-05`` in the stdlib's, ``0.00001`` in the others').
 """
 
 from __future__ import annotations
@@ -20,11 +31,17 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING
+from operator import add as _tuple_add
+from operator import attrgetter
 from typing import Any
 
 from gradviz.trace import events as ev
 
-try:  # optional speed-up, same output
+try:  # optional speed-ups, same output
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - exercised when msgspec is absent
+    _msgspec = None
+try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised when orjson is absent
     _orjson = None
@@ -32,10 +49,11 @@ except ImportError:  # pragma: no cover - exercised when orjson is absent
 import json as _json
 
 __all__ = [
-    "JSON_BACKEND", "FieldProblem", "dumps", "loads", "encode", "decode", "field_specs", "Spec",
+    "JSON_BACKEND", "FieldProblem", "dumps", "loads", "encode", "decode", "field_specs", "Spec", "FIELDS",
+    "encode_line", "encode_events", "encode_rows", "events_from_rows", "decode_array", "Raw",
 ]  # fmt: skip
 
-JSON_BACKEND = "orjson" if _orjson is not None else "json"
+JSON_BACKEND = "msgspec" if _msgspec is not None else "orjson" if _orjson is not None else "json"
 
 
 class FieldProblem(ValueError):
@@ -47,9 +65,28 @@ class FieldProblem(ValueError):
         self.message = message
 
 
+class Raw:
+    """A value in a recorder row that JSON cannot take as it is (a ``Stats`` or ``values`` with
+    NaN or infinities): ``value`` for the event, ``json`` for the file. The encoders' hook
+    writes ``json``; rows that need no care carry plain tuples and lists."""
+
+    __slots__ = ("value", "json")
+
+    def __init__(self, value: Any, json: Any):
+        self.value = value
+        self.json = json
+
+
+def _hook(obj: Any) -> Any:
+    if type(obj) is Raw:
+        return obj.json
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
 # --- JSON backends ---------------------------------------------------------------------------
 
-_escaping = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_escaping = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False, default=_hook)
+_stdlib = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_hook)
 
 
 def _dumps_escaped(obj: Any) -> bytes:
@@ -57,7 +94,36 @@ def _dumps_escaped(obj: Any) -> bytes:
     return _escaping.encode(obj).encode("ascii")
 
 
-if _orjson is not None:
+def _dumps_stdlib(obj: Any) -> bytes:
+    try:
+        return _stdlib.encode(obj).encode("utf-8")
+    except UnicodeEncodeError:
+        return _dumps_escaped(obj)
+
+
+if _msgspec is not None:
+    _ms_encoder = _msgspec.json.Encoder(enc_hook=_hook)
+    _ms_encode = _ms_encoder.encode
+    _ms_encode_lines = _ms_encoder.encode_lines
+    _ms_decode = _msgspec.json.Decoder().decode
+    _MsError = _msgspec.DecodeError
+
+    def dumps(obj: Any) -> bytes:
+        """Compact JSON bytes."""
+        try:
+            return _ms_encode(obj)
+        except (TypeError, UnicodeEncodeError, OverflowError):
+            return _dumps_escaped(obj)
+
+    def loads(data: bytes | str) -> Any:
+        try:
+            return _ms_decode(data)
+        except _MsError:
+            # msgspec refuses escaped lone surrogates, which _dumps_escaped writes: the stdlib
+            # reads them; anything else it also rejects, with its own message
+            return _json.loads(data)
+
+elif _orjson is not None:  # pragma: no cover - exercised when msgspec is absent
     _orjson_dumps = _orjson.dumps
     _orjson_loads = _orjson.loads
     _OrjsonDecodeError = _orjson.JSONDecodeError
@@ -65,29 +131,48 @@ if _orjson is not None:
     def dumps(obj: Any) -> bytes:
         """Compact JSON bytes."""
         try:
-            return _orjson_dumps(obj)
-        except TypeError:
-            return _dumps_escaped(obj)
+            return _orjson_dumps(obj, default=_hook)
+        except TypeError:  # big ints, lone surrogates
+            return _dumps_stdlib(obj)
 
     def loads(data: bytes | str) -> Any:
         try:
             return _orjson_loads(data)
         except _OrjsonDecodeError:
-            # orjson refuses escaped lone surrogates, which _dumps_escaped writes: the stdlib
-            # reads them; anything else it also rejects, with its own message
             return _json.loads(data)
 
 else:  # pragma: no cover
-    _encoder = _json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-    def dumps(obj: Any) -> bytes:
-        try:
-            return _encoder.encode(obj).encode("utf-8")
-        except UnicodeEncodeError:
-            return _dumps_escaped(obj)
+    dumps = _dumps_stdlib
 
     def loads(data: bytes | str) -> Any:
         return _json.loads(data)
+
+
+def _lines(objs: list[Any]) -> bytes:
+    """JSON values as file lines, each followed by ``,\\n`` (the writer's layout)."""
+    if not objs:
+        return b""
+    if _msgspec is not None:
+        try:
+            # one call for the batch; a newline cannot occur inside an encoded value (strings
+            # escape it), so each one marks an end of line
+            return _ms_encode_lines(objs).replace(b"\n", b",\n")
+        except (TypeError, UnicodeEncodeError, OverflowError):
+            pass  # a lone surrogate, an int beyond 64 bits: each value by itself, as dumps can
+    elif _orjson is not None:  # pragma: no cover - exercised when msgspec is absent
+        # one call for the batch, then a line break before each event: an event array starts
+        # with its kind, so `],["` is where one ends and the next begins, unless a value holds
+        # an array of strings after another array (trace_begin's devices and argv, "NaN" stats):
+        # the count of breaks then says so, and that batch goes value by value
+        try:
+            blob = _orjson_dumps(objs, default=_hook)
+        except TypeError:
+            blob = None
+        if blob is not None:
+            out = blob.replace(b'],["', b'],\n["')
+            if len(out) - len(blob) == len(objs) - 1:
+                return out[1:-1] + b",\n"
+    return b",\n".join(map(dumps, objs)) + b",\n"
 
 
 # --- non-finite floats -----------------------------------------------------------------------
@@ -106,6 +191,7 @@ def _float_out(x: float) -> float | str:
 
 
 def _encode_stats(s: ev.Stats | None) -> dict[str, Any] | None:
+    """A Stats as format 1 writes it (an object)."""
     if s is None:
         return None
     norm, lo, hi = s.norm, s.min, s.max
@@ -113,6 +199,16 @@ def _encode_stats(s: ev.Stats | None) -> dict[str, Any] | None:
         return {"norm": norm, "min": lo, "max": hi, "nan": s.nan, "inf": s.inf}
     return {"norm": _float_out(norm), "min": _float_out(lo), "max": _float_out(hi),
             "nan": s.nan, "inf": s.inf}  # fmt: skip
+
+
+def stats_json(s: ev.Stats | None) -> Any:
+    """A Stats as format 2 writes it: ``[norm, min, max, nan, inf]``."""
+    if s is None:
+        return None
+    norm, lo, hi = s.norm, s.min, s.max
+    if norm - norm == 0 and lo - lo == 0 and hi - hi == 0:
+        return (norm, lo, hi, s.nan, s.inf)
+    return [_float_out(norm), _float_out(lo), _float_out(hi), s.nan, s.inf]
 
 
 def _encode_any(v: Any) -> Any:
@@ -156,7 +252,7 @@ class Spec:
         if k == "tuple":
             return "[" + ", ".join(i.describe() for i in self.items) + "]"
         if k == "stats":
-            return "a stats object"
+            return "a stats array"
         if k == "float":
             return "a number"
         if k == "any":
@@ -254,7 +350,14 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
                 )  # fmt: skip
             return tuple(_convert(s, x, f"{path}[{i}]") for i, (s, x) in enumerate(zip(spec.items, v)))
     elif k == "stats":
-        if type(v) is dict:
+        if type(v) is list or type(v) is tuple:  # format 2: [norm, min, max, nan, inf]
+            if len(v) != len(_STATS_FIELDS):
+                raise FieldProblem(
+                    path, f"field '{path}' must be a stats array [{', '.join(STATS_FIELDS)}] "
+                    f"({len(_STATS_FIELDS)} items), got {len(v)} items",
+                )  # fmt: skip
+            return ev.Stats(*(_convert(sub, x, f"{path}.{name}") for (name, sub), x in zip(_STATS_FIELDS, v)))
+        if type(v) is dict:  # format 1: {"norm": ..., ...}
             vals = []
             for name, sub in _STATS_FIELDS:
                 if name not in v:
@@ -265,6 +368,7 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
 
 
 _STATS_FIELDS = [(name, spec) for name, spec, _ in field_specs(ev.Stats)]  # type: ignore[arg-type]
+STATS_FIELDS: tuple[str, ...] = tuple(name for name, _ in _STATS_FIELDS)
 
 
 _DEFAULTS = {t: {f.name: f.default for f in dataclasses.fields(t) if f.default is not MISSING}
@@ -284,7 +388,54 @@ def _describe_problem(cls: type[ev.Event], d: dict[str, Any]) -> FieldProblem:
     return FieldProblem(None, "does not match its definition")  # pragma: no cover - fast path agrees
 
 
-# --- generated per-kind encoders and decoders ------------------------------------------------
+# --- building events fast --------------------------------------------------------------------
+#
+# A frozen dataclass refuses attribute stores (its __setattr__ raises), so its __init__ goes
+# through object.__setattr__ by name for every field: 1 us for a ten-field event. Each event
+# class gets a twin subclass that adds no slots and stores attributes plainly; an event is built
+# as the twin (plain slot stores, a few ns each) and then given its real class. The layouts are
+# the same, so the class assignment is allowed, and what comes out is an ordinary frozen event.
+
+
+def _twin(cls: type) -> type:
+    return type(f"_Building{cls.__name__}", (cls,), {
+        "__slots__": (), "__setattr__": object.__setattr__, "__delattr__": object.__delattr__,
+    })  # fmt: skip
+
+
+_TWINS: dict[type, type] = {t: _twin(t) for t in (*ev.EVENT_TYPES, ev.Stats)}
+
+
+def _build_lines(cls: type, args: list[str], indent: str = "    ") -> list[str]:
+    """Source lines making ``o``, an instance of cls, from the expressions ``args`` (field order)."""
+    lines = [f"{indent}o = _new(_twin)"]
+    lines += [f"{indent}o.{n} = {a}" for n, a in zip(ev.field_names(cls), args)]  # type: ignore[arg-type]
+    lines.append(f"{indent}o.__class__ = _cls")
+    return lines
+
+
+def _make_maker(cls: type) -> Callable[..., Any]:
+    """A constructor taking every field positionally, three times as fast as the frozen
+    dataclass's __init__ (see _TWINS); it builds the same object (events have no __post_init__)."""
+    names = ev.field_names(cls)  # type: ignore[arg-type]
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_twin": _TWINS[cls]}
+    src = f"def make({', '.join(names)}):\n" + "\n".join(_build_lines(cls, list(names))) + "\n    return o\n"
+    exec(compile(src, f"<gradviz make {cls.__name__}>", "exec"), ns)
+    return ns["make"]
+
+
+MAKERS: dict[type[ev.Event], Callable[..., Any]] = {t: _make_maker(t) for t in ev.EVENT_TYPES}
+make_stats: Callable[[float, float, float, int, int], ev.Stats] = _make_maker(ev.Stats)
+_make_stats = make_stats
+_SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) for t in ev.EVENT_TYPES}
+
+#: Format 2's field list of each kind: what the header declares, and each event array's layout.
+FIELDS: dict[str, tuple[str, ...]] = {
+    t.kind: ("kind", *ev.field_names(t)[1:], "seq") for t in ev.EVENT_TYPES
+}
+
+
+# --- generated per-kind decoders -------------------------------------------------------------
 
 
 def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str, str] | None:
@@ -298,7 +449,7 @@ def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str
         return f"(type({var}) is float or type({var}) is int)", f"float({var})"
     if k == "stats":
         # The field's own name goes along, so a problem inside reads 'before.norm', not 'stats.norm'.
-        return f"type({var}) is dict", f"_stats_dec({var}, {path!r})"
+        return f"(type({var}) is list or type({var}) is dict)", f"_stats_dec({var}, {path!r})"
     if k == "optional":
         inner = _gen(spec.items[0], var, depth, path)
         if inner is None:
@@ -325,25 +476,149 @@ def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str
     return None
 
 
-def _stats_dec(v: dict[str, Any], path: str = "stats") -> ev.Stats:
-    """The common case of a stats object; anything else goes through the general path."""
-    try:
-        norm, lo, hi, nan, inf = v["norm"], v["min"], v["max"], v["nan"], v["inf"]
-    except KeyError:
-        return _convert(_STATS_SPEC, v, path)
+def _stats_dec(v: Any, path: str = "stats") -> ev.Stats:
+    """The common case of a stats array (format 2) or object (format 1); anything else goes
+    through the general path."""
+    if type(v) is list:
+        if len(v) == 5:
+            norm, lo, hi, nan, inf = v
+        else:
+            return _convert(_STATS_SPEC, v, path)
+    else:
+        try:
+            norm, lo, hi, nan, inf = v["norm"], v["min"], v["max"], v["nan"], v["inf"]
+        except KeyError:
+            return _convert(_STATS_SPEC, v, path)
     if (
         type(norm) is float and type(lo) is float and type(hi) is float
         and type(nan) is int and type(inf) is int
     ):  # fmt: skip
-        return _make_stats(norm, lo, hi, nan, inf)
+        o = _new(_StatsTwin)
+        o.norm = norm
+        o.min = lo
+        o.max = hi
+        o.nan = nan
+        o.inf = inf
+        o.__class__ = ev.Stats
+        return o
     return _convert(_STATS_SPEC, v, path)
 
 
 _STATS_SPEC = Spec("stats")
+_StatsTwin = _TWINS[ev.Stats]
+_new = object.__new__
+
+
+def _decoder_ns(cls: type[ev.Event]) -> dict[str, Any]:
+    return {
+        "_cls": cls, "_twin": _TWINS[cls], "_new": object.__new__, "_conv": _convert, "_problem": _describe_problem,
+        "_stats_dec": _stats_dec, "_only_int": frozenset([int]), "_only_str": frozenset([str]),
+    }  # fmt: skip
+
+
+def _check_and_build(cls: type[ev.Event], ns: dict[str, Any], fail: str) -> list[str]:
+    """The body shared by both decoders, once the fields are in v0, v1, ...: check the cheap
+    ones inline, convert the rest, build the event. ``fail``: the statement run on a problem."""
+    lines = []
+    checks = []
+    args = []
+    for i, (name, spec, _required) in enumerate(_SPECS[cls]):
+        var = f"v{i}"
+        args.append(var)
+        ns[f"_spec_{i}"] = spec
+        fast = _gen(spec, var, path=name)
+        if fast is None:  # values: usually null
+            lines.append(f"    if {var} is not None:\n        {var} = _conv(_spec_{i}, {var}, '{name}')")
+        elif fast[1] == var:
+            checks.append(fast[0])  # valid as read: checked all at once below
+        else:
+            lines.append(f"    {var} = {fast[1]} if {fast[0]} else _conv(_spec_{i}, {var}, '{name}')")
+    if checks:
+        lines.insert(0, "    if not (" + " and ".join(checks) + f"):\n        {fail}")
+    lines += _build_lines(cls, args)
+    lines.append("    return o")
+    return lines
+
+
+def _make_dict_decoder(cls: type[ev.Event]) -> Callable[[dict], Any]:
+    """Format 1's: an event from its object. Any failure goes to the slow path naming the field."""
+    specs = _SPECS[cls]
+    ns = _decoder_ns(cls)
+    lines = ["def decode(d):", "    try:"]
+    for i, (name, _spec, required) in enumerate(specs):
+        if required:
+            lines.append(f"        v{i} = d['{name}']")
+        else:
+            lines.append(f"        v{i} = d.get('{name}', _default_{i})")
+            ns[f"_default_{i}"] = _DEFAULTS[cls][name]
+    lines.append("    except KeyError:\n        raise _problem(_cls, d) from None")
+    lines += _check_and_build(cls, ns, "raise _problem(_cls, d)")
+    exec(compile("\n".join(lines) + "\n", f"<gradviz codec {cls.kind}>", "exec"), ns)
+    return ns["decode"]
+
+
+def _make_array_decoder(cls: type[ev.Event]) -> Callable[[list], Any]:
+    """Format 2's: an event from its array ``[kind, ts, tid, ..., seq]``. An array of another
+    length or with anything wrong goes the object way, which names the field."""
+    n = len(_SPECS[cls]) + 1
+    ns = _decoder_ns(cls)
+    ns["_by_name"] = _by_name
+    vars_ = [f"v{i}" for i in range(len(_SPECS[cls]))]
+    unpack = ", ".join(["_kind", *vars_[1:], vars_[0]])
+    lines = ["def decode(a):", f"    if len(a) != {n}:", "        return _by_name(_cls, a)", f"    {unpack} = a"]
+    lines += _check_and_build(cls, ns, "return _by_name(_cls, a)")
+    exec(compile("\n".join(lines) + "\n", f"<gradviz codec2 {cls.kind}>", "exec"), ns)
+    return ns["decode"]
+
+
+def _by_name(cls: type[ev.Event], a: list) -> ev.Event:
+    """An event array decoded by field name: the general path, with its precise messages."""
+    names = FIELDS[cls.kind]
+    if len(a) != len(names):
+        raise FieldProblem(None, f"has {len(a)} items, but {cls.kind} has {len(names)} fields ({', '.join(names)})")
+    return _DECODERS[cls.kind](dict(zip(names, a)))
+
+
+_DECODERS: dict[str, Callable[[dict], Any]] = {t.kind: _make_dict_decoder(t) for t in ev.EVENT_TYPES}
+_ARRAY_DECODERS: dict[str, Callable[[list], Any]] = {t.kind: _make_array_decoder(t) for t in ev.EVENT_TYPES}
+
+
+def decode(d: Any) -> ev.Event:
+    """An event read from a file (an array, format 2, or an object, format 1) back into its
+    event; FieldProblem says what does not fit."""
+    if type(d) is list:
+        return decode_array(d)
+    if type(d) is not dict:
+        raise FieldProblem(None, f"must be a JSON array, got {_type_name(d)}")
+    kind = d.get("kind")
+    dec = _DECODERS.get(kind) if type(kind) is str else None
+    if dec is None:
+        if "kind" not in d:
+            raise FieldProblem("kind", "field 'kind' is missing")
+        if type(kind) is not str:
+            raise FieldProblem("kind", f"field 'kind' must be str, got {_type_name(kind)}")
+        raise FieldProblem("kind", f"field 'kind' is {kind!r}, not a known event kind")
+    return dec(d)
+
+
+def decode_array(a: list) -> ev.Event:
+    """Format 2's event array back into its event; FieldProblem says what does not fit."""
+    kind = a[0] if a else None
+    dec = _ARRAY_DECODERS.get(kind) if type(kind) is str else None
+    if dec is None:
+        if not a:
+            raise FieldProblem("kind", "field 'kind' is missing")
+        if type(kind) is not str:
+            raise FieldProblem("kind", f"field 'kind' must be str, got {_type_name(kind)}")
+        raise FieldProblem("kind", f"field 'kind' is {kind!r}, not a known event kind")
+    return dec(a)
+
+
+# --- encoding ----------------------------------------------------------------------------------
 
 
 def _dict_items(cls: type[ev.Event], value: Callable[[str], str]) -> str:
-    """The dict literal of an event, ``value(field)`` giving the expression of each field."""
+    """The dict literal of an event (format 1), ``value(field)`` giving each field's expression."""
     items = ['"seq": ' + value("seq"), f'"kind": "{cls.kind}"', '"ts": ' + value("ts"), '"tid": ' + value("tid")]
     for name, spec, _ in _SPECS[cls][3:]:
         base = spec.items[0] if spec.kind == "optional" else spec
@@ -356,195 +631,204 @@ def _dict_items(cls: type[ev.Event], value: Callable[[str], str]) -> str:
     return "{" + ", ".join(items) + "}"
 
 
-def _make_codec(cls: type[ev.Event]) -> tuple[Callable[[Any], dict], Callable[[dict], Any]]:
-    specs = _SPECS[cls]
-    ns: dict[str, Any] = {"_cls": cls, "_stats": _encode_stats, "_any": _encode_any, "_conv": _convert,
-                          "_problem": _describe_problem, "_stats_dec": _stats_dec,
-                          "_only_int": frozenset([int]), "_only_str": frozenset([str])}  # fmt: skip
-    # encoder: a dict literal; tuples are fine as they are (both backends write them as arrays)
-    src = "def encode(e):\n    return " + _dict_items(cls, lambda n: f"e.{n}") + "\n"
-    # decoder: read every field, check the cheap ones inline, convert the rest; any failure goes
-    # to the slow path which names the field.
-    lines = ["def decode(d):", "    try:"]
-    args = []
-    for i, (name, _spec, required) in enumerate(specs):
-        var = f"v{i}"
-        args.append(var)
-        if required:
-            lines.append(f"        {var} = d['{name}']")
-        else:
-            lines.append(f"        {var} = d.get('{name}', _default_{i})")
-            ns[f"_default_{i}"] = _DEFAULTS[cls][name]
-    lines.append("    except KeyError:\n        raise _problem(_cls, d) from None")
-    checks = []
-    for i, (name, spec, _required) in enumerate(specs):
-        var = f"v{i}"
-        ns[f"_spec_{i}"] = spec
-        fast = _gen(spec, var, path=name)
-        if fast is None:  # values: usually null
-            lines.append(f"    if {var} is not None:\n        {var} = _conv(_spec_{i}, {var}, '{name}')")
-        elif fast[1] == var:
-            checks.append(fast[0])  # valid as read: checked all at once below
-        else:
-            lines.append(f"    {var} = {fast[1]} if {fast[0]} else _conv(_spec_{i}, {var}, '{name}')")
-    if checks:
-        lines.append("    if not (" + " and ".join(checks) + "):\n        raise _problem(_cls, d)")
-    # the maker's body inlined (see _make_maker): a call with a dozen arguments saved per event
-    ns["_new"] = object.__new__
-    lines.append("    o = _new(_cls)")
-    for i, n in enumerate(ev.field_names(cls)):
-        ns[f"_set{i}"] = getattr(cls, n).__set__
-        lines.append(f"    _set{i}(o, {args[i]})")
-    lines.append("    return o")
-    src += "\n".join(lines) + "\n"
-    exec(compile(src, f"<gradviz codec {cls.kind}>", "exec"), ns)
-    return ns["encode"], ns["decode"]
+def _needs_care(spec: Spec) -> str | None:
+    """How a field's value becomes JSON in format 2: None (as it is), 'stats' or 'any'."""
+    base = spec.items[0] if spec.kind == "optional" else spec
+    if base.kind == "stats":
+        return "stats"
+    if base.kind in ("any", "float"):
+        return "any"
+    return None
 
 
-def _make_maker(cls: type) -> Callable[..., Any]:
-    """A constructor taking every field positionally, twice as fast as the frozen dataclass's
-    __init__ (slot descriptors' __set__ instead of object.__setattr__ by name); it builds the
-    same object (events have no __post_init__)."""
+def _make_array_encoder(cls: type[ev.Event]) -> Callable[[Any], tuple]:
+    """event -> its format 2 array, as a tuple. Kinds whose fields all go as they are get an
+    attrgetter (one C call; ``kind`` is a class attribute, so it is read like a field)."""
     names = ev.field_names(cls)
-    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    body = ["    o = _new(_cls)"]
-    for i, n in enumerate(names):
-        ns[f"_set{i}"] = getattr(cls, n).__set__  # the slot's member descriptor
-        body.append(f"    _set{i}(o, {n})")
-    src = f"def make({', '.join(names)}):\n" + "\n".join(body) + "\n    return o\n"
-    exec(compile(src, f"<gradviz make {cls.__name__}>", "exec"), ns)
-    return ns["make"]
+    care = [_needs_care(spec) for _, spec, _ in _SPECS[cls]]
+    order = ["kind", *names[1:], names[0]]
+    if not any(care):
+        return attrgetter(*order)  # type: ignore[return-value]
+    parts = []
+    for n in order:
+        c = None if n == "kind" else care[names.index(n)]
+        parts.append(f"{'_stats' if c == 'stats' else '_any'}(e.{n})" if c else f"e.{n}")
+    ns: dict[str, Any] = {"_stats": stats_json, "_any": _encode_any}
+    exec(compile(f"def encode(e):\n    return ({', '.join(parts)},)\n", f"<gradviz enc2 {cls.kind}>", "exec"), ns)
+    return ns["encode"]
 
 
-MAKERS: dict[type[ev.Event], Callable[..., Any]] = {t: _make_maker(t) for t in ev.EVENT_TYPES}
-make_stats: Callable[[float, float, float, int, int], ev.Stats] = _make_maker(ev.Stats)
-_make_stats = make_stats
-_SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) for t in ev.EVENT_TYPES}
 _ENCODERS: dict[type[ev.Event], Callable[[Any], dict]] = {}
-_DECODERS: dict[str, Callable[[dict], Any]] = {}
 for _t in ev.EVENT_TYPES:
-    _ENCODERS[_t], _DECODERS[_t.kind] = _make_codec(_t)
+    _ns: dict[str, Any] = {"_stats": _encode_stats, "_any": _encode_any}
+    exec(f"def encode(e):\n    return {_dict_items(_t, lambda n: f'e.{n}')}\n", _ns)
+    _ENCODERS[_t] = _ns["encode"]
+_ARRAY_ENCODERS: dict[type[ev.Event], Callable[[Any], tuple]] = {t: _make_array_encoder(t) for t in ev.EVENT_TYPES}
 
 
 def encode(e: ev.Event) -> dict[str, Any]:
-    """The event as a JSON-ready dict (field order: seq, kind, ts, tid, then the kind's fields)."""
+    """The event as format 1's JSON-ready dict (field order: seq, kind, ts, tid, then the kind's
+    fields): the fields by name, for tools and for reading errors."""
     return _ENCODERS[type(e)](e)
 
 
-def decode(d: Any) -> ev.Event:
-    """A dict read from a file back into its event; FieldProblem says what does not fit."""
-    if type(d) is not dict:
-        raise FieldProblem(None, f"must be a JSON object, got {_type_name(d)}")
-    kind = d.get("kind")
-    dec = _DECODERS.get(kind) if type(kind) is str else None
-    if dec is None:
-        if "kind" not in d:
-            raise FieldProblem("kind", "field 'kind' is missing")
-        if type(kind) is not str:
-            raise FieldProblem("kind", f"field 'kind' must be str, got {_type_name(kind)}")
-        raise FieldProblem("kind", f"field 'kind' is {kind!r}, not a known event kind")
-    return dec(d)
+def encode_array(e: ev.Event) -> tuple:
+    """The event as format 2's JSON-ready array ``(kind, ts, tid, *fields, seq)``."""
+    return _ARRAY_ENCODERS[type(e)](e)
 
 
 def encode_line(e: ev.Event) -> bytes:
-    return dumps(_ENCODERS[type(e)](e))
+    """One event's line (format 2), without the separator."""
+    return dumps(_ARRAY_ENCODERS[type(e)](e))
 
 
-# --- batches: what the writer and the recorder use -------------------------------------------
+def encode_events(events: list[ev.Event]) -> bytes:
+    """Events as file lines, each followed by ``,\\n``: one JSON call for the batch."""
+    enc = _ARRAY_ENCODERS
+    return _lines([enc[type(e)](e) for e in events])
+
+
+# --- the recorder's rows -----------------------------------------------------------------------
 #
-# One JSON call for thousands of events instead of one each: the backend's per-call cost
-# (argument parsing, buffer allocation, bytes object) was a third of encoding an event. The
-# list comes out as ``[{..},{..}]``; splitting it into lines is one ``replace`` of the
-# ``},{"seq":`` between events (an end marker appended to the list gives the last event its
-# separator too). That byte sequence cannot occur inside a string (a quote in a string is
-# escaped), only in a ``values`` holding objects with a "seq" key: the length check catches
-# that, and such a batch goes the per-event way.
-
-_SEP = b'},{"seq":'
-_LINE_SEP = b'},\n{"seq":'
-
-if _orjson is not None:
-    _dumps_batch = _orjson_dumps
-    _BATCH_ERRORS: tuple[type[Exception], ...] = (TypeError,)  # big ints, lone surrogates
-else:  # pragma: no cover - the stdlib fallback (tested in a subprocess)
-
-    def _dumps_batch(obj: Any) -> bytes:
-        return _encoder.encode(obj).encode("utf-8")
-
-    _BATCH_ERRORS = (UnicodeEncodeError, ValueError, TypeError)
+# A row is ``(kind, ts, tid, *fields)``: an event's array but for its seq, which is its position
+# in the recording. Stats are plain tuples (finite) or Raw (not); values are Raw. So a batch of
+# rows is numbered and encoded without a Python step per row: zip(range) makes the 1-tuples
+# (seq,) and tuple concatenation appends them, both in C.
 
 
-_END = {"seq": None}  # a last element, so the last real event also gets its ",\n" from replace
-_END_LEN = len(b'{"seq":null}]')
+def encode_rows(rows: list[tuple], seq0: int) -> bytes:
+    """The recorder's rows, numbered from ``seq0``, as file lines (``encode_events``' layout)."""
+    return _lines(list(map(_tuple_add, rows, zip(range(seq0, seq0 + len(rows))))))
 
 
-def lines(dicts: list[dict[str, Any]]) -> bytes | memoryview:
-    """Encoded events as file lines, each followed by ``,\n`` (the writer's layout)."""
-    n = len(dicts)
-    if n == 0:
-        return b""
-    dicts.append(_END)
-    try:
-        blob = _dumps_batch(dicts)
-    except _BATCH_ERRORS:
-        blob = None
-    finally:
-        dicts.pop()
-    if blob is not None:
-        out = blob.replace(_SEP, _LINE_SEP)
-        if len(out) - len(blob) == n:  # each replacement adds one byte: none inside a value
-            return memoryview(out)[1:-_END_LEN]  # no brackets, no end marker, and no copy
-    return b"".join([dumps(d) + b",\n" for d in dicts])
+def _row_value(v: Any) -> Any:
+    return v.value if type(v) is Raw else v
 
 
-# Kinds in the order a backward emits them most: the batch encoders test them in this order.
-_BY_FREQUENCY = (
-    ev.QueuePush, ev.QueuePop, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.DependencyDecrement,
-    ev.EdgeCreated, ev.NodeCreated, ev.SavedRelease, ev.AccumulateGradUpdate, ev.TensorCreated,
-)  # fmt: skip
-_ORDER = _BY_FREQUENCY + tuple(t for t in ev.EVENT_TYPES if t not in _BY_FREQUENCY)
+def _row_stats(v: Any) -> Any:
+    if type(v) is tuple:
+        return make_stats(*v)
+    return v.value if type(v) is Raw else v
 
 
-def _make_batch_encoders() -> tuple[Callable[[list], list], Callable[[list, int], list]]:
-    """``dicts_of_events(events)`` and ``dicts_of_rows(rows, seq0)``: one loop over the batch
-    with the kinds tested inline, so an event costs a dict literal and no function call."""
-    ns: dict[str, Any] = {"_stats": _encode_stats, "_any": _encode_any}
-    ev_src = ["def dicts_of_events(events):", "    out = []", "    append = out.append", "    for e in events:",
-              "        t = type(e)"]  # fmt: skip
-    row_src = ["def dicts_of_rows(rows, seq):", "    out = []", "    append = out.append", "    for r in rows:",
-               "        t = r[0]"]  # fmt: skip
-    for k, cls in enumerate(_ORDER):
-        ns[f"_C{k}"] = cls
-        names = ev.field_names(cls)
-        kw = "if" if k == 0 else "elif"
-        ev_src.append(f"        {kw} t is _C{k}:")
-        ev_src.append("            append(" + _dict_items(cls, lambda n: f"e.{n}") + ")")
-        row_src.append(f"        {kw} t is _C{k}:")
-        row_src.append("            _c, " + ", ".join(f"v_{n}" for n in names[1:]) + ", = r")
-        row_src.append("            append(" + _dict_items(cls, lambda n: "seq" if n == "seq" else f"v_{n}") + ")")
-    ev_src += ["        else:", "            append(_ENCODERS[t](e))", "    return out"]
-    row_src += ["        else:", "            raise TypeError(f'not an event class: {t!r}')", "        seq += 1",
-                "    return out"]  # fmt: skip
-    ns["_ENCODERS"] = _ENCODERS
-    exec(compile("\n".join(ev_src) + "\n\n" + "\n".join(row_src) + "\n", "<gradviz batch encoders>", "exec"), ns)
-    return ns["dicts_of_events"], ns["dicts_of_rows"]
+def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple], Any]:
+    names = ev.field_names(cls)
+    care = [_needs_care(spec) for _, spec, _ in _SPECS[cls]]
+    ns: dict[str, Any] = {"_cls": cls, "_twin": _TWINS[cls], "_new": object.__new__, "_stats": _row_stats,
+                          "_value": _row_value}  # fmt: skip
+    args = ["seq"]
+    for n, c in zip(names[1:], care[1:]):
+        args.append(f"_stats(v_{n})" if c == "stats" else f"_value(v_{n})" if c else f"v_{n}")
+    src = ["def make(seq, r):", "    _k, " + ", ".join(f"v_{n}" for n in names[1:]) + ", = r"]
+    src += _build_lines(cls, args) + ["    return o"]
+    exec(compile("\n".join(src) + "\n", f"<gradviz row {cls.kind}>", "exec"), ns)
+    return ns["make"]
 
 
-_dicts_of_events, _dicts_of_rows = _make_batch_encoders()
-
-
-def encode_events(events: list[ev.Event]) -> bytes | memoryview:
-    """Events as file lines (``lines``)."""
-    return lines(_dicts_of_events(events))
-
-
-def encode_rows(rows: list[tuple], seq0: int) -> bytes | memoryview:
-    """The recorder's rows ``(cls, ts, tid, *fields)``, numbered from ``seq0``, as file lines
-    (``lines``)."""
-    return lines(_dicts_of_rows(rows, seq0))
+_FROM_ROW: dict[str, Callable[[int, tuple], Any]] = {t.kind: _make_from_row(t) for t in ev.EVENT_TYPES}
 
 
 def events_from_rows(rows: list[tuple], seq0: int) -> list[ev.Event]:
     """The recorder's rows as events, numbered from ``seq0``."""
-    make = MAKERS
-    return [make[r[0]](seq, *r[1:]) for seq, r in enumerate(rows, seq0)]
+    make = _FROM_ROW
+    return [make[r[0]](seq, r) for seq, r in enumerate(rows, seq0)]
+
+
+def row_of(e: ev.Event) -> tuple:
+    """The recorder's row of an event (for tests and tools that replay events into rows)."""
+    names = ev.field_names(type(e))
+    out: list[Any] = [e.kind]
+    for (_n, spec, _r), name in zip(_SPECS[type(e)][1:], names[1:]):
+        v = getattr(e, name)
+        c = _needs_care(spec)
+        if c == "stats" and v is not None:
+            j = stats_json(v)
+            v = j if type(j) is tuple else Raw(v, j)
+        elif c and v is not None:
+            v = Raw(v, _encode_any(v))
+        out.append(v)
+    return tuple(out)
+
+
+
+# --- typed decoding of whole batches (msgspec) -----------------------------------------------
+#
+# msgspec decodes a batch of format 2 lines straight into typed records in C, checking every
+# field's type on the way (a line's kind, its first item, picks the record type): no Python
+# step per field. Each record then becomes its event (twin build, no checks left to do but the
+# stats' non-finite strings). A batch msgspec refuses (a wrong type, an unknown kind, a lone
+# surrogate) goes the general way, which names the problem or reads what msgspec cannot.
+
+
+def _line_type(tp: Any) -> Any:
+    """A field's type as msgspec checks it: stats as arrays whose floats may be "NaN" etc."""
+    if tp is ev.Stats:
+        return tuple[float | str, float | str, float | str, int, int]
+    args = typing.get_args(tp)
+    if ev.Stats in args:
+        return tuple[float | str, float | str, float | str, int, int] | None
+    return tp
+
+
+def _typed_stats(t: Any, path: str) -> Any:
+    if t is None:
+        return None
+    norm, lo, hi, nan, inf = t
+    if type(norm) is float and type(lo) is float and type(hi) is float:
+        o = _new(_StatsTwin)
+        o.norm = norm
+        o.min = lo
+        o.max = hi
+        o.nan = nan
+        o.inf = inf
+        o.__class__ = ev.Stats
+        return o
+    return _convert(_STATS_SPEC, list(t), path)  # "NaN", "Infinity", "-Infinity", or a FieldProblem
+
+
+def _typed_any(v: Any) -> Any:
+    return None if v is None else _decode_any(v)
+
+
+def _make_typed() -> tuple[Callable[[bytes], list[ev.Event]] | None, tuple[type[BaseException], ...]]:
+    if _msgspec is None:
+        return None, ()
+    records = []
+    convert: dict[type, Callable[[Any], ev.Event]] = {}
+    for t in ev.EVENT_TYPES:
+        hints = typing.get_type_hints(t)
+        names = ev.field_names(t)
+        order = [*names[1:], names[0]]  # the line's layout, after its kind
+        rec = _msgspec.defstruct(
+            f"_Line_{t.kind}", [(n, _line_type(hints[n])) for n in order],
+            tag=t.kind, tag_field="kind", array_like=True, gc=False,
+        )  # fmt: skip
+        records.append(rec)
+        ns: dict[str, Any] = {"_cls": t, "_twin": _TWINS[t], "_new": object.__new__, "_stats": _typed_stats,
+                              "_any": _typed_any}  # fmt: skip
+        args = []
+        for name, spec, _ in _SPECS[t]:
+            c = _needs_care(spec)
+            args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c else f"s.{name}")
+        src = ["def convert(s):", *_build_lines(t, args), "    return o"]
+        exec(compile("\n".join(src) + "\n", f"<gradviz typed {t.kind}>", "exec"), ns)
+        convert[rec] = ns["convert"]
+    union = records[0]
+    for rec in records[1:]:
+        union = union | rec
+    decoder = _msgspec.json.Decoder(list[union])  # type: ignore[valid-type]
+    decode_records = decoder.decode
+
+    def typed_events(data: bytes) -> list[ev.Event]:
+        """A JSON array of format 2 event lines as events; msgspec's errors or FieldProblem if
+        any line does not fit (the general path then says which and why)."""
+        conv = convert
+        return [conv[type(r)](r) for r in decode_records(data)]
+
+    # msgspec's DecodeError and FieldProblem are ValueErrors, as is bad UTF-8's UnicodeDecodeError
+    return typed_events, (ValueError, RecursionError)
+
+
+#: ``typed_events(json_array_bytes) -> events`` where msgspec is installed, else None; and what
+#: it raises on a batch it does not take.
+typed_events, TYPED_ERRORS = _make_typed()

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 FORMAT_NAME = "gradviz-trace"
 
 # Priority classes of a ready-queue task (first element of a priority key).

@@ -1,19 +1,19 @@
 """The trace file: written as a stream while recording, read back with validation.
 
-Layout (see docs/trace-format.md)::
+Layout (format 2; see docs/trace-format.md)::
 
-    {"format":"gradviz-trace","format_version":1,"events":[
-    {"seq":0,"kind":"trace_begin",...},
-    {"seq":1,"kind":"thread_start",...},
+    {"format":"gradviz-trace","format_version":2,"fields":{"trace_begin":["kind","ts",...,"seq"],...},"stats":[...],"events":[
+    ["trace_begin",0,1,...,0],
+    ["thread_start",2210,1,"MainThread",null,"caller",1],
     ...
-    {"seq":N,"kind":"trace_end",...}
+    ["trace_end",...,N]
     ]}
 
 One event per line, every event line but the last ends with a comma, so a finished file is one
 valid JSON document, and a file cut anywhere (crash, SIGKILL) is still readable line by line: the
 reader keeps every complete line and drops the partial last one. The writer flushes every few
 thousand events and whenever the recorder asks (it does so on a timer), so a killed process loses
-only its last moments.
+only its last moments. Format 1 files (one JSON object per event) are read as well.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from operator import attrgetter
+from typing import Any
 
 from gradviz.trace import codec
 from gradviz.trace import events as ev
@@ -29,8 +30,9 @@ from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.model import Trace
 
 HEADER = (
-    b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":'
-    + str(ev.FORMAT_VERSION).encode() + b',"events":[\n'
+    b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":' + str(ev.FORMAT_VERSION).encode()
+    + b',"fields":' + codec.dumps(codec.FIELDS) + b',"stats":' + codec.dumps(codec.STATS_FIELDS)
+    + b',"events":[\n'
 )  # fmt: skip
 FOOTER = b"]}\n"
 BATCH = 2048  # events encoded per JSON call: ~300 kB, which stays in cache
@@ -38,16 +40,28 @@ BATCH = 2048  # events encoded per JSON call: ~300 kB, which stays in cache
 
 class TraceWriter:
     """Streams events to a file. Not thread-safe: the recorder calls it under its own lock, which
-    is also what keeps file order equal to seq order."""
+    is also what keeps file order equal to seq order.
+
+    It writes to the file descriptor itself (os.write), without Python's buffered file: every
+    write is handed to the OS at once anyway, and the buffered layer cost a tenth of a small
+    recording (opening, flushing and closing it)."""
 
     def __init__(self, path: str | os.PathLike[str], *, batch: int = BATCH):
         self.path = os.fspath(path)
         self.batch = batch
         self.written = 0  # events handed to the OS
         self._pending: list[ev.Event] = []
-        self._f: IO[bytes] | None = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        self._f.write(HEADER)
-        self._f.flush()  # a file that exists at all is a readable (empty) trace
+        self._fd: int | None = os.open(self.path, _OPEN_FLAGS, 0o666)
+        self._write(HEADER)  # a file that exists at all is a readable (empty) trace
+
+    def _write(self, data: bytes | memoryview) -> None:
+        fd = self._fd
+        assert fd is not None
+        n = os.write(fd, data)
+        if n < len(data):  # a short write (a signal, a full disk): the rest, or OSError
+            view = memoryview(data)
+            while n < len(view):
+                n += os.write(fd, view[n:])
 
     def write(self, e: ev.Event) -> None:
         pending = self._pending
@@ -58,7 +72,7 @@ class TraceWriter:
     def flush(self) -> None:
         """Hand buffered events to the OS (no fsync: surviving the process is what matters)."""
         pending = self._pending
-        if not pending or self._f is None:
+        if not pending or self._fd is None:
             return
         data = codec.encode_events(pending)
         n = len(pending)
@@ -66,45 +80,51 @@ class TraceWriter:
         self._out(data, n)
 
     def write_lines(self, data: bytes | memoryview, count: int) -> None:
-        """Append ``count`` events already encoded as lines (``codec.lines``), after any pending
-        ones, and hand them to the OS: the recorder encodes its own batches."""
+        """Append ``count`` events already encoded as lines (``codec.encode_rows``), after any
+        pending ones, and hand them to the OS: the recorder encodes its own batches."""
         if self._pending:
             self.flush()
         self._out(data, count)
 
-    def _out(self, data: bytes | memoryview, count: int, *, flush: bool = True) -> None:
-        f = self._f
-        if f is None or not count:
+    def _out(self, data: bytes | memoryview, count: int) -> None:
+        if self._fd is None or not count:
             return
-        f.write(data)
-        if flush:
-            f.flush()
+        self._write(data)
         self.written += count
 
     def close(self, last: ev.TraceEnd, lines: bytes | memoryview = b"", count: int = 0) -> None:
-        """Write ``count`` events encoded as ``lines`` (``codec.lines``), if any, then the final
-        event (no trailing comma) and the footer: the file becomes valid JSON. One flush."""
-        f = self._f
-        if f is None:
+        """Write ``count`` events encoded as ``lines`` (``codec.encode_rows``), if any, then the
+        final event (no trailing comma) and the footer: the file becomes valid JSON. One write."""
+        if self._fd is None:
             return
         if self._pending:
             self.flush()
-        self._out(lines, count, flush=False)
-        f.write(codec.encode_line(last) + b"\n" + FOOTER)
-        f.close()
+        end = codec.encode_line(last) + b"\n" + FOOTER
+        if count:
+            self._write(bytes(lines) + end if len(lines) < _JOIN_MAX else lines)
+            if len(lines) >= _JOIN_MAX:
+                self._write(end)
+            self.written += count
+        else:
+            self._write(end)
+        os.close(self._fd)
         self.written += 1
-        self._f = None
+        self._fd = None
 
     def abandon(self) -> None:
         """Flush and close without finishing (what a crash leaves, minus the lost buffer)."""
-        if self._f is not None:
+        if self._fd is not None:
             self.flush()
-            self._f.close()
-            self._f = None
+            os.close(self._fd)
+            self._fd = None
 
     @property
     def closed(self) -> bool:
-        return self._f is None
+        return self._fd is None
+
+
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+_JOIN_MAX = 1 << 20  # the last lines and the end in one write, unless copying them costs more
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -114,26 +134,44 @@ def _one_line(msg: str) -> str:
     return " ".join(str(msg).split())
 
 
+def _kind_of(d: Any) -> str | None:
+    """The kind an event line claims (object or array), for messages; None if it has none."""
+    if type(d) is dict:
+        k = d.get("kind")
+    elif type(d) is list and d:
+        k = d[0]
+    else:
+        k = None
+    return k if type(k) is str and len(k) < 40 else None
+
+
 def _event_error(name: str, i: int, d: Any, message: str) -> TraceError:
-    kind = d.get("kind") if type(d) is dict else None
-    what = f"event {i} ({kind})" if type(kind) is str and len(kind) < 40 else f"event {i}"
+    kind = _kind_of(d)
+    what = f"event {i} ({kind})" if kind is not None else f"event {i}"
     return TraceError(_one_line(f"{name}: {what}: {message}"))
 
 
 class _Reader:
-    """Checks events as they come: seq numbering, header first, trace_end last."""
+    """Checks events as they come: seq numbering, header first, trace_end last.
 
-    def __init__(self, name: str):
+    ``decoders``: kind -> decoder of the file's layout (arrays in format 2, objects in 1), and
+    ``key`` where a line holds its kind (0 or "kind"). Lines of the other layout, or odd ones,
+    go through ``codec.decode``, which takes either and names what is wrong."""
+
+    def __init__(self, name: str, decoders: dict[str, Any], key: Any):
         self.name = name
         self.events: list[ev.Event] = []
         self.ended = False
+        self.decoders = decoders
+        self.fast = {k: d for k, d in decoders.items() if ev.KINDS[k] not in _BOOKENDS}
+        self.key = key
 
     def add(self, d: Any) -> None:
         events = self.events
         i = len(events)
         try:
-            e = _DECODERS[d["kind"]](d)  # the common case, without codec.decode's checks
-        except (KeyError, TypeError):  # not an object, no or unknown kind: let decode say which
+            e = self.decoders[d[self.key]](d)  # the common case, without codec.decode's checks
+        except (KeyError, TypeError, IndexError):  # not an event, no or unknown kind: decode says
             e = self._decode(d, i)
         except codec.FieldProblem as p:
             raise _event_error(self.name, i, d, p.message) from None
@@ -147,7 +185,8 @@ class _Reader:
         anything odd go through ``add`` (all of them, once trace_end has been seen)."""
         events = self.events
         append = events.append
-        decoders = _FAST_DECODERS if not self.ended else {}
+        decoders = self.fast if not self.ended else {}
+        key = self.key
         i = len(events)
         it = iter(ds)
         if i == 0:
@@ -157,8 +196,8 @@ class _Reader:
                 break
         for d in it:
             try:
-                e = decoders[d["kind"]](d)
-            except (KeyError, TypeError):  # bookends, or not an object / no or unknown kind
+                e = decoders[d[key]](d)
+            except (KeyError, TypeError, IndexError):  # bookends, or not an event / unknown kind
                 self.add(d)
                 if self.ended:
                     decoders = {}
@@ -170,6 +209,21 @@ class _Reader:
                 self._check(e, d, i)
             append(e)
             i += 1
+
+    def take(self, evs: list[ev.Event]) -> bool:
+        """Append ``evs``, events decoded and type-checked elsewhere (a typed batch), if they are
+        the next ones in order, without bookends but for a first trace_begin. False (nothing
+        taken) otherwise: ``add_all`` then goes through them one by one and names the problem."""
+        events = self.events
+        i = len(events)
+        if self.ended or not evs or list(map(_seq_of, evs)) != list(range(i, i + len(evs))):
+            return False
+        if not _BOOKEND_SET.isdisjoint(map(type, evs[1:] if i == 0 else evs)):
+            return False
+        if i == 0:
+            self._check(evs[0], [evs[0].kind], 0)  # trace_begin first, of a version this reads
+        events += evs
+        return True
 
     def _decode(self, d: Any, i: int) -> ev.Event:
         try:
@@ -206,9 +260,41 @@ class _Reader:
             self.ended = True
 
 
-_DECODERS = codec._DECODERS
 _BOOKENDS = (ev.TraceBegin, ev.TraceEnd)
-_FAST_DECODERS = {k: d for k, d in _DECODERS.items() if ev.KINDS[k] not in _BOOKENDS}
+_BOOKEND_SET = frozenset(_BOOKENDS)
+_seq_of = attrgetter("seq")
+
+
+def _by_names(names: tuple[str, ...]) -> Any:
+    dec = codec._DECODERS
+
+    def decode(a: Any) -> ev.Event:
+        if type(a) is not list:
+            return codec.decode(a)
+        if len(a) != len(names):
+            raise codec.FieldProblem(None, f"has {len(a)} items, but the header declares {len(names)} fields")
+        return dec[a[0]](dict(zip(names, a)))
+
+    return decode
+
+
+def _reader_for(name: str, h: dict[str, Any]) -> _Reader:
+    """A reader of the layout the header announces."""
+    if h["format_version"] < 2:
+        return _Reader(name, codec._DECODERS, "kind")
+    declared = h.get("fields")
+    if declared is None:
+        return _Reader(name, codec._ARRAY_DECODERS, 0)
+    if type(declared) is not dict:
+        raise TraceError(f"{name}: header field 'fields' must be an object, got {codec._type_name(declared)}")
+    decoders = dict(codec._ARRAY_DECODERS)
+    for kind, names in declared.items():
+        if kind in decoders and tuple(names) != codec.FIELDS[kind]:
+            # Written with the fields in another order (or some left out): by name, slower.
+            if type(names) is not list or names[:1] != ["kind"] or not all(type(n) is str for n in names):
+                raise TraceError(f"{name}: header field 'fields.{kind}' must be a list of field names")
+            decoders[kind] = _by_names(tuple(names))
+    return _Reader(name, decoders, 0)
 
 
 def _check_header(name: str, h: Any) -> None:
@@ -252,7 +338,10 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
     except _BadJSON as exc:
         raise TraceError(f"{name}: line 1: not a gradviz trace header ({exc})") from None
     _check_header(name, header)
-    reader = _Reader(name)
+    reader = _reader_for(name, header)
+    # whole chunks straight into events where msgspec can, for a file of this gradviz's layout
+    typed = codec.typed_events if reader.decoders == codec._ARRAY_DECODERS else None
+    typed_errors = codec.TYPED_ERRORS
     loads = codec.loads
     pos = 0
     n = len(data)
@@ -262,8 +351,16 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
             end = data.rfind(b",\n", pos)
             if end < pos:
                 break
+        chunk = b"[" + data[pos:end] + b"]"
+        if typed is not None:
+            try:
+                if reader.take(typed(chunk)):
+                    pos = end + 2
+                    continue
+            except typed_errors:
+                pass  # the general way below finds the problem, or reads what msgspec cannot
         try:
-            ds = loads(b"[" + data[pos:end] + b"]")
+            ds = loads(chunk)
         except (ValueError, RecursionError):
             break  # the line-by-line pass below says where and why
         reader.add_all(ds)
@@ -315,7 +412,7 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
     _check_header(name, doc)
     if "events" not in doc:
         raise TraceError(f"{name}: header field 'events' is missing")
-    reader = _Reader(name)
+    reader = _reader_for(name, doc)
     reader.add_all(doc["events"])
     return reader.events
 

@@ -15,11 +15,12 @@ One recording at a time per process: starting a second while one is active raise
 nested recording would silently steal events from the outer one).
 
 Outside a recording nothing is recorded and nothing is paid beyond the engine's ``probe is None``
-check. Inside one, every probe call takes the recorder's lock once and appends a row (event class,
-ts, tid, fields) under it: a row's position is its seq, so file order is seq order even with
-several engine threads. Rows become JSON lines in batches (SPILL_ROWS, every FLUSH_INTERVAL from a
-shared flusher thread, and at stop), or events when an in-memory recording's ``trace`` is read:
-the engine's threads pay for a tuple, not for an event and its encoding one at a time.
+check. Inside one, every probe call appends a row ``(kind, ts, tid, *fields)`` to one list (the
+per-node steps without taking a lock: see the note above SPILL_ROWS): a row's position is its
+seq, so file order is seq order even with several engine threads. Rows become JSON lines in
+batches (SPILL_ROWS, every FLUSH_INTERVAL from a shared flusher thread, and at stop), or events
+when an in-memory recording's ``trace`` is read: the engine's threads pay for a tuple, not for an
+event and its encoding one at a time.
 
 Every trace is self-contained: a node, queue, thread or leaf first referenced by a step (because
 it was made before the recording started) gets its creation event just before that step.
@@ -43,6 +44,7 @@ import numpy as np
 from gradviz.autograd.probe import Probe
 from gradviz.trace import codec
 from gradviz.trace import events as ev
+from gradviz.trace.codec import Raw
 from gradviz.trace.codec import make_stats as _make_stats
 from gradviz.trace.model import Trace
 
@@ -85,7 +87,14 @@ def _host(a: Any) -> np.ndarray:
 
 
 def stats_of(data: Any) -> ev.Stats:
-    """norm/min/max/NaN/Inf of an array (numpy or cupy).
+    """norm/min/max/NaN/Inf of an array (numpy or cupy)."""
+    s = _stats_row(data)
+    return _make_stats(*s) if type(s) is tuple else s.value
+
+
+def _stats_row(data: Any) -> tuple[float, float, float, int, int] | Raw:
+    """``stats_of`` as a recorder row holds it: a plain tuple when all finite (the common case,
+    which JSON takes as it is), else a ``Raw`` with the Stats and its JSON.
 
     min and max in the array's own dtype (no float64 copy): NaN propagates through them and
     +-inf shows in them, so finite extremes mean a finite array and the NaN/Inf counting passes
@@ -94,12 +103,12 @@ def stats_of(data: Any) -> ev.Stats:
     a = _host(data)
     n = a.size
     if n == 0:
-        return _Stats(0.0, _NAN, _NAN, 0, 0)
+        return _odd(0.0, _NAN, _NAN, 0, 0)
     if n == 1:  # a scalar-like gradient (every node of a chain): no lists, no numpy reductions
         x = float(a.item()) if a.dtype.kind != "c" else float(a.real.item())
         if x - x == 0.0:
-            return _Stats(abs(x), x, x, 0, 0)
-        return _Stats(_NAN, _NAN, _NAN, 1, 0) if x != x else _Stats(math.inf, x, x, 0, 1)
+            return (abs(x), x, x, 0, 0)
+        return _odd(_NAN, _NAN, _NAN, 1, 0) if x != x else _odd(math.inf, x, x, 0, 1)
     if n <= _SMALL:
         return _small_stats(a.ravel().tolist())
     f = a.ravel()
@@ -109,37 +118,45 @@ def stats_of(data: Any) -> ev.Stats:
         kind = "f"
     lo, hi = float(_amin(f)), float(_amax(f))
     if lo - lo == 0.0 and hi - hi == 0.0:  # both finite (NaN and inf fail): the common case
-        return _Stats(_norm(f, max(-lo, hi)), lo, hi, 0, 0)
+        norm = _norm(f, max(-lo, hi))
+        return (norm, lo, hi, 0, 0) if norm - norm == 0.0 else _odd(norm, lo, hi, 0, 0)
     f = f.astype(np.float64, copy=False)
     isnan = np.isnan(f)
     nans = int(np.count_nonzero(isnan))
     infs = int(np.count_nonzero(np.isinf(f)))
     if nans == n:
-        return _Stats(_NAN, _NAN, _NAN, nans, infs)
+        return _odd(_NAN, _NAN, _NAN, nans, infs)
     norm = _NAN if nans else math.inf
-    return _Stats(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
+    return _odd(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
+
+
+def _odd(norm: float, lo: float, hi: float, nans: int, infs: int) -> Raw:
+    """Stats with a NaN or an infinity: JSON needs them spelled as strings."""
+    s = _make_stats(norm, lo, hi, nans, infs)
+    return Raw(s, codec.stats_json(s))
 
 
 _amin = np.minimum.reduce
 _amax = np.maximum.reduce
-_Stats = _make_stats  # Stats(...) without the frozen dataclass's per-field object.__setattr__
+_ndarray = np.ndarray
 
 
 _SMALL = 16  # up to this many elements, Python floats beat numpy's per-call overhead
 
 
-def _small_stats(xs: list[Any]) -> ev.Stats:
+def _small_stats(xs: list[Any]) -> tuple[float, float, float, int, int] | Raw:
     vals = [float(x) for x in xs]
     finite = [x for x in vals if x - x == 0.0]  # NaN and +-inf fail this
     nans = sum(1 for x in vals if x != x)
     infs = len(vals) - len(finite) - nans
     if len(finite) == len(vals):
         lo, hi = min(vals), max(vals)
-        return _Stats(_norm_list(vals, max(-lo, hi)), lo, hi, 0, 0)
+        norm = _norm_list(vals, max(-lo, hi))
+        return (norm, lo, hi, 0, 0) if norm - norm == 0.0 else _odd(norm, lo, hi, 0, 0)
     if nans == len(vals):
-        return _Stats(_NAN, _NAN, _NAN, nans, 0)
+        return _odd(_NAN, _NAN, _NAN, nans, 0)
     rest = [x for x in vals if x == x]
-    return _Stats(_NAN if nans else math.inf, min(rest), max(rest), nans, infs)
+    return _odd(_NAN if nans else math.inf, min(rest), max(rest), nans, infs)
 
 
 def _norm_list(vals: list[float], amax: float) -> float:
@@ -155,7 +172,16 @@ def _norm(f: np.ndarray, amax: float) -> float:
     # squares cannot overflow there; otherwise float64, scaled for huge values.
     n = f.size
     if f.dtype.kind == "f" and amax * amax * n < _SUM_MAX.get(f.dtype.itemsize, 0.0):
-        return float(np.sqrt(_einsum("i,i->", f, f)))
+        if _vecdot is None or n < _DOT_MIN or f.dtype.itemsize not in (4, 8):
+            return float(np.sqrt(_einsum("i,i->", f, f)))
+        # vecdot is BLAS's dot, twice einsum's speed on big arrays (a 784x256 gradient: 13 us
+        # instead of 27), fed rows of at most _DOT_ROW elements: OpenBLAS runs a dot of up to
+        # 10,000 on the calling thread, so its pool is never woken (see above).
+        m = n - n % _DOT_ROW
+        total = float(_add(_vecdot(f[:m].reshape(-1, _DOT_ROW), f[:m].reshape(-1, _DOT_ROW)))) if m else 0.0
+        if m < n:
+            total += float(_einsum("i,i->", f[m:], f[m:]))
+        return math.sqrt(total)
     f = f.astype(np.float64, copy=False)
     if amax < 1e150:  # squares cannot overflow
         return float(np.sqrt(_add(np.square(f))))
@@ -173,6 +199,9 @@ except ImportError:  # pragma: no cover - numpy 1.x
 # below the dtype's max, with room to spare; float16 (11-bit sums) always goes the float64 way
 _SUM_MAX = {4: 3e38 / 4, 8: 1.7e308 / 4}
 _add = np.add.reduce
+_vecdot = getattr(np, "vecdot", None)  # numpy >= 2
+_DOT_ROW = 8192
+_DOT_MIN = 4096  # below this, einsum's lower call cost wins
 
 
 def _array(x: Any) -> Any:
@@ -320,61 +349,55 @@ class _ThreadTid(threading.local):
     tid: int | None = None
 
 
-# Events are recorded as rows ``(event class, ts, tid, *fields)``: a tuple appended to a list is
-# what the engine's thread pays for an event. Rows become events (in memory) or JSON lines (to a
-# file) in batches: every SPILL_ROWS rows, every FLUSH_INTERVAL and at the end.
-SPILL_ROWS = 2048  # ~300 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
+# Events are recorded as rows ``(kind, ts, tid, *fields)`` (codec's row layout): a tuple appended
+# to a list is what the engine's thread pays for an event. Rows become JSON lines (to a file) or
+# events (in memory) in batches: every SPILL_ROWS rows, every FLUSH_INTERVAL and at the end.
+#
+# The steps of every node (queue push/pop, node begin/end, buffer add, dependency decrement) take
+# no lock: list.append is atomic under the GIL, and a row's position in the list is its seq, so
+# rows from several threads are numbered in the order they were appended. The one list lives as
+# long as the recording; spills take a slice off its front under the lock (rows appended
+# meanwhile stay), never swap it for another, which could lose an append racing with the swap.
+# The lock serialises what changes the recorder's own state: announcing a node, queue, thread
+# or leaf (whose rows must precede any row naming it: the id joins its set only after its rows
+# are appended, so a thread that sees it known also sees its rows before its own), spilling,
+# starting and stopping. Timestamps are taken before the append: across threads they may be out
+# of seq order by a thread switch, within a thread they never are.
+SPILL_ROWS = 2048  # ~150 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
 _now = time.perf_counter_ns
-_TraceBegin = ev.TraceBegin
-_TraceEnd = ev.TraceEnd
-_ThreadStart = ev.ThreadStart
-_ThreadEnd = ev.ThreadEnd
-_QueueCreated = ev.QueueCreated
-_TensorCreated = ev.TensorCreated
-_NodeCreated = ev.NodeCreated
-_EdgeCreated = ev.EdgeCreated
-_QueuePush = ev.QueuePush
-_QueuePop = ev.QueuePop
-_BufferAdd = ev.BufferAdd
-_NodeBegin = ev.NodeBegin
-_NodeEnd = ev.NodeEnd
-_DependencyDecrement = ev.DependencyDecrement
-_AccumulateGradUpdate = ev.AccumulateGradUpdate
-_SavedRelease = ev.SavedRelease
 
 
-def _queue_probe(cls: type[ev.Event]) -> Callable[[Recorder, Any, Any, int], None]:
-    """Recorder.queue_push / queue_pop: one function each, with the event class in a closure
-    (not a shared helper taking it: that would be one more call on every push and pop)."""
+def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
+    """Recorder.queue_push / queue_pop: one function each, with the kind in a closure (not a
+    shared helper taking it: that would be one more call on every push and pop)."""
 
     def probe(self: Recorder, queue: Any, node_task: Any, size: int) -> None:
         fn = node_task.fn
-        gt = node_task.graph_task
-        with self._lock:
-            if self._closed:
-                return
-            tid = self._local.tid or self._current_tid()
-            qid = queue.id
-            device = self._queues.get(qid)
-            if device is None:
-                self._queue(queue, tid)
-                device = self._queues[qid]
-            if fn is None:
-                nid = None
-                what = "shutdown" if node_task.is_shutdown else "wakeup"
+        qid = queue.id
+        device = self._queues.get(qid)
+        # the priority key as NodeTask.key() makes it, without the call
+        if fn is None:
+            nid = None
+            if node_task.is_shutdown:
+                what, key = "shutdown", (0, 0, 0)
             else:
-                nid = fn._id
-                if nid not in self._nodes:
-                    self._node(fn, tid)
-                what = "shutdown" if node_task.is_shutdown else "node"
-            rows = self._rows
-            rows.append((cls, _now() - self._t0, tid, qid, device, None if gt is None else gt.id, nid, what,
-                         node_task.key(), size))  # fmt: skip
-            if len(rows) >= self._spill_at:
-                self._spill()
+                what, key = "wakeup", (1, node_task.reentrant_depth, 0)
+        else:
+            nid = fn._id
+            if nid not in self._nodes:
+                self._announce(fn)
+            if node_task.is_shutdown:
+                what, key = "shutdown", (0, 0, 0)
+            else:
+                what, key = "node", (2, node_task.reentrant_depth, fn.sequence_nr)
+        if device is None:
+            device = self._announce_queue(queue)
+        gt = node_task.graph_task
+        self._append((kind, _now() - self._t0, self._local.tid or self._tid(), qid, device,
+                      None if gt is None else gt.id, nid, what, key, size))  # fmt: skip
 
-    probe.__name__ = cls.kind
-    probe.__qualname__ = f"Recorder.{cls.kind}"
+    probe.__name__ = kind
+    probe.__qualname__ = f"Recorder.{kind}"
     return probe
 
 
@@ -390,10 +413,12 @@ class Recorder(Probe):
         self.values = values
         self._lock = threading.Lock()
         self._rows: list[tuple] = []  # recorded, not yet spilled; the first has seq _base
+        self._append = self._rows.append
         self._base = 0
         self._spill_at = SPILL_ROWS if path is not None else sys.maxsize  # in memory: kept as rows
         self._t0 = 0
         self._closed = False
+        self._final_count = 0
         self._started = False
         self._events: list[ev.Event] | None = None  # in memory, once stopped
         self._writer: Any = None
@@ -405,10 +430,12 @@ class Recorder(Probe):
         self._nodes: set[int] = set()
         self._tensors: set[int] = set()
         self._queues: dict[int, str] = {}  # queue id -> its device's name
-        # AccumulateGrad node id -> (stats, shape, dtype) of the one gradient its InputBuffer got,
-        # until a hook might change it: in "set" mode the leaf's new .grad is a copy of it
-        self._leaf_in: dict[int, tuple[ev.Stats, tuple[int, ...], str]] = {}
+        # AccumulateGrad node id -> (stats row, shape, dtype) of the one gradient its InputBuffer
+        # got, until a hook might change it: in "set" mode the leaf's new .grad is a copy of it
+        self._leaf_in: dict[int, tuple[Any, tuple[int, ...], str]] = {}
         self._tensor_sources: dict[int, str | None] = {}  # leaves made while recording, not yet emitted
+        self._dtype_seen: tuple[Any, str] = (None, "")  # buffer_add's last (dtype, name)
+        self._device_seen: tuple[Any, str] = (None, "")  # and (device, name)
         self._engine: Any = None
         self._prev_probe: Any = None
         self._trace: Trace | None = None
@@ -419,6 +446,8 @@ class Recorder(Probe):
     @property
     def count(self) -> int:
         """Events recorded so far."""
+        if self._closed:  # not len(rows): a step finishing after stop may have appended to them
+            return self._final_count
         return self._base + len(self._rows)
 
     def start(self) -> Recorder:
@@ -438,11 +467,11 @@ class Recorder(Probe):
             with self._lock:
                 tid = self._assign_tid(threading.current_thread())
                 self._put(
-                    _TraceBegin, tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
+                    "trace_begin", tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     _PYTHON_VERSION, _PLATFORM,
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
                 )  # fmt: skip
-                self._announce(threading.current_thread(), tid, None, None)
+                self._announce_thread(threading.current_thread(), tid, None, None)
             if self._engine is not None:
                 self._prev_probe = self._engine.probe
                 self._engine.probe = self
@@ -466,19 +495,24 @@ class Recorder(Probe):
                 text = None
                 if error is not None:
                     text = _error_text(error)
-                    self._put(ev.Error, tid, None, None, type(error).__name__, str(error), None)
-                n = self._base + len(self._rows)
-                end = (_TraceEnd, _now() - self._t0, tid, status, n, text)
+                    self._put("error", tid, None, None, type(error).__name__, str(error), None)
+                # A step still under way on another thread may append after this: past the end,
+                # its row is left out of the slice, as it would be if it came after stop.
+                if self._writer is not None and len(self._rows) > SPILL_ROWS:
+                    self._spill()
+                rows = self._rows
+                k = len(rows)
+                n = self._base + k
+                end = ("trace_end", _now() - self._t0, tid, status, n, text)
                 self.status = status
+                self._final_count = n + 1
                 if self._writer is not None:
-                    if len(self._rows) > SPILL_ROWS:
-                        self._spill()
-                    rows = self._rows
-                    self._rows = []
-                    last = codec.MAKERS[_TraceEnd](n, *end[1:])
-                    self._writer.close(last, codec.encode_rows(rows, self._base), len(rows))  # one write
+                    last = codec.events_from_rows([end], n)[0]
+                    self._writer.close(last, codec.encode_rows(rows[:k], self._base), k)  # one write
+                    del rows[:]
                     self._base = n + 1
                 else:
+                    self._rows = rows[:k]
                     self._rows.append(end)
                 self._closed = True
             _active = None
@@ -513,6 +547,7 @@ class Recorder(Probe):
         self.stop("interrupted")
 
     def _timed_flush(self) -> None:
+        """Spill, from a thread that does not hold the lock (the flusher; node_end)."""
         with self._lock:
             if not self._closed:
                 self._spill()
@@ -520,27 +555,23 @@ class Recorder(Probe):
     def _spill(self) -> None:
         """Under the lock: encode the rows recorded so far and hand them to the OS, in one go."""
         rows = self._rows
-        if not rows or self._writer is None:
+        n = len(rows)  # rows appended from here on stay for the next spill
+        if not n or self._writer is None:
             return
-        self._rows = []
         seq0 = self._base
-        n = len(rows)
-        self._base = seq0 + n
         step = SPILL_ROWS
-        if n <= step:
-            self._writer.write_lines(codec.encode_rows(rows, seq0), n)
-            return
         for i in range(0, n, step):  # a big walk's rows: in batches the JSON of which stays in cache
-            part = rows[i : i + step]
-            self._writer.write_lines(codec.encode_rows(part, seq0 + i), len(part))
+            j = min(i + step, n)
+            self._writer.write_lines(codec.encode_rows(rows[i:j], seq0 + i), j - i)
+        del rows[:n]
+        self._base = seq0 + n
 
     @property
     def trace(self) -> Trace:
         """The recorded trace (a snapshot while an in-memory recording is still running)."""
         if self._writer is None:
             if not self._closed:
-                with self._lock:
-                    rows = list(self._rows)
+                rows = self._rows[:]
                 return Trace(codec.events_from_rows(rows, 0), truncated=True)
             if self._trace is None:
                 self._events = codec.events_from_rows(self._rows, 0)
@@ -556,14 +587,29 @@ class Recorder(Probe):
             self._trace = load(self.path)  # type: ignore[arg-type]
         return self._trace
 
-    # -- emitting (all under self._lock) --------------------------------------------------------
-    def _put(self, cls: type[ev.Event], tid: int, *fields: Any) -> None:
+    # -- emitting: the slow paths, all under self._lock -------------------------------------------
+    def _put(self, kind: str, tid: int, *fields: Any) -> None:
         if self._closed:  # a worker finishing a step after stop(): too late for this trace
             return
         rows = self._rows
-        rows.append((cls, _now() - self._t0, tid, *fields))
+        rows.append((kind, _now() - self._t0, tid, *fields))
         if len(rows) >= self._spill_at:
             self._spill()
+
+    def _tid(self) -> int:
+        """The calling thread's tid, announcing the thread if it is new (not under the lock)."""
+        with self._lock:
+            return self._current_tid()
+
+    def _announce(self, node: Any) -> None:
+        """Announce node (and its unknown successors), from a step that holds no lock."""
+        with self._lock:
+            self._node(node, self._current_tid())
+
+    def _announce_queue(self, queue: Any) -> str:
+        with self._lock:
+            self._queue(queue, self._current_tid())
+        return self._queues[queue.id]
 
     def _assign_tid(self, thread: Any) -> int:
         tid = self._next_tid
@@ -573,11 +619,11 @@ class Recorder(Probe):
             self._local.tid = tid
         return tid
 
-    def _announce(self, thread: Any, tid: int, role: str | None, device: str | None) -> None:
+    def _announce_thread(self, thread: Any, tid: int, role: str | None, device: str | None) -> None:
         if role is None:
             role = getattr(thread, "gv_role", None) or "caller"
             device = getattr(thread, "gv_device", None)
-        self._put(_ThreadStart, tid, thread.name if thread is not None else f"thread-{tid}", device, role)
+        self._put("thread_start", tid, thread.name if thread is not None else f"thread-{tid}", device, role)
 
     def _current_tid(self) -> int:
         tid = self._local.tid
@@ -588,7 +634,7 @@ class Recorder(Probe):
                 tid = self._local.tid = known[0]
             else:
                 tid = self._assign_tid(thread)
-                self._announce(thread, tid, None, None)
+                self._announce_thread(thread, tid, None, None)
         return tid
 
     def _tid_of(self, ident: int | None) -> int | None:
@@ -602,15 +648,16 @@ class Recorder(Probe):
         if known is not None and known[1] is thread:
             return known[0]
         tid = self._assign_tid(thread)
-        self._announce(thread, tid, None, None)
+        self._announce_thread(thread, tid, None, None)
         return tid
 
     def _queue(self, q: Any, tid: int) -> int:
         qid = q.id
         if qid not in self._queues:
-            device = self._queues[qid] = str(q.device)
+            device = str(q.device)
             owner = self._tid_of(getattr(q, "owner", None))
-            self._put(_QueueCreated, tid, qid, device, owner, str(q.name))
+            self._put("queue_created", tid, qid, device, owner, str(q.name))
+            self._queues[qid] = device  # known once its row is in: see above
         return qid
 
     def _node(self, node: Any, tid: int) -> int:
@@ -625,8 +672,12 @@ class Recorder(Probe):
             return nid
         if self._closed:
             return nid
-        append = self._rows.append
+        rows = self._rows
+        append = rows.append
         ts = _now() - self._t0
+        infos = _CLASS_INFO
+        last_device: Any = None
+        last_name = ""
         # successors first, as a forward pass makes them: edges then point at known nodes
         stack: list[tuple[Any, bool]] = [(node, False)]
         pop = stack.pop
@@ -639,52 +690,74 @@ class Recorder(Probe):
             edges = n.next_edges
             if not expanded:
                 push((n, True))
-                for e in edges:
-                    f = e.function
+                for f, _ in edges:
                     if f is not None and f._id not in known:
                         push((f, False))
                 continue
-            known.add(n_id)
-            var = _variable(n)
+            info = infos.get(type(n))
+            if info is None:
+                info = _class_info(type(n))
+            name, has_var, plain_device = info
+            if name is None:
+                name = n.name()
             tensor = None
-            if var is not None:
-                tensor = self._tensor(var, tid, None)
-                append = self._rows.append  # _tensor may have spilled: the rows list is a new one
-            saved = tuple([tuple(sh) for sh in n.saved_shapes()])
-            device = n.device
+            if has_var:
+                var = n.variable
+                if var is not None:
+                    tensor = self._tensor(var, tid, None)
+            md = n.input_metadata
+            if plain_device:  # Node.device, without the property and str() of the same device again
+                if md:
+                    d = md[0].device
+                    if d is last_device:
+                        device = last_name
+                    else:
+                        device = last_name = str(d)
+                        last_device = d
+                else:
+                    device = "cpu"
+            else:
+                device = n.device
+                if type(device) is not str:
+                    device = str(device)
+            saved = n.saved_shapes()
             append((
-                _NodeCreated, ts, tid, n_id, n.name(), n.sequence_nr, n.topological_nr, n.num_inputs,
-                len(edges), device if type(device) is str else str(device), saved, getattr(n, "source", None),
-                tensor,
+                "node_created", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
+                tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
             ))  # fmt: skip
-            for slot, e in enumerate(edges):
-                f = e.function
-                append((_EdgeCreated, ts, tid, n_id, slot, None if f is None else f._id, e.input_nr))
-        if len(self._rows) >= self._spill_at:
+            slot = 0
+            for f, input_nr in edges:
+                append(("edge_created", ts, tid, n_id, slot, None if f is None else f._id, input_nr))
+                slot += 1
+            known.add(n_id)  # after its rows: see the note on SPILL_ROWS
+        if len(rows) >= self._spill_at:
             self._spill()
         return nid
 
     def _tensor(self, t: Any, tid: int, name: str | None) -> int:
         tensor_id = t._id
         if tensor_id not in self._tensors:
-            self._tensors.add(tensor_id)
             source = self._tensor_sources.pop(tensor_id, None)
             self._put(
-                _TensorCreated, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
+                "tensor_created", tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
                 str(t.device), source,
             )  # fmt: skip
+            self._tensors.add(tensor_id)
         return tensor_id
 
-    def _values(self, data: Any) -> Any:
+    def _values(self, data: Any) -> Raw | None:
         if not self.values or data is None:
             return None
         a = _host(data)
-        return a.tolist() if a.size <= VALUES_MAX else None
+        if a.size > VALUES_MAX:
+            return None
+        v = a.tolist()
+        return Raw(v, codec._encode_any(v))
 
     # -- the probe ------------------------------------------------------------------------------
     # The steps a backward takes for every node (queue push/pop, node begin/end, buffer add,
-    # dependency decrement) are written out in full: no helper calls between the engine and the
-    # row, since the recorder's share of a recorded backward is mostly these few lines.
+    # dependency decrement) are written out in full and take no lock (see above): the
+    # recorder's share of a recorded backward is mostly these few lines.
     def thread_start(self, role: str, device: str | None) -> None:
         thread = threading.current_thread()
         with self._lock:
@@ -692,12 +765,12 @@ class Recorder(Probe):
             if known is not None and known[1] is thread:
                 self._local.tid = known[0]
             else:
-                self._announce(thread, self._assign_tid(thread), role, device)
+                self._announce_thread(thread, self._assign_tid(thread), role, device)
 
     def thread_end(self) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(_ThreadEnd, tid)
+            self._put("thread_end", tid)
             self._tids.pop(threading.get_ident(), None)
             self._local.tid = None
 
@@ -734,7 +807,7 @@ class Recorder(Probe):
             outs = tuple((node(e.function, tid), e.input_nr) for e in outputs if e.function is not None)
             q = self._queue(task.cpu_ready_queue, tid)
             self._put(
-                ev.TaskBegin, tid, task.id, root_edges, gr, bool(task.keep_graph), bool(task.create_graph),
+                "task_begin", tid, task.id, root_edges, gr, bool(task.keep_graph), bool(task.create_graph),
                 bool(task.accumulate_grad), outs, task.reentrant_depth, tid, q,
             )  # fmt: skip
 
@@ -744,7 +817,7 @@ class Recorder(Probe):
             known = self._nodes
             node = self._node
             counts = sorted([(n._id if n._id in known else node(n, tid), c) for n, c in task.dependencies.items()])
-            self._put(ev.Dependencies, tid, task.id, tuple(counts))
+            self._put("dependencies", tid, task.id, tuple(counts))
 
     def exec_info(self, task: Any) -> None:
         with self._lock:
@@ -757,185 +830,190 @@ class Recorder(Probe):
                     needed.append(nid)
                 for input_nr, index in info.captures or ():  # (input_nr, output index) pairs
                     captured.append((nid, input_nr, index))
-            self._put(ev.ExecInfo, tid, task.id, tuple(sorted(needed)), tuple(sorted(captured)))
+            self._put("exec_info", tid, task.id, tuple(sorted(needed)), tuple(sorted(captured)))
 
     def task_end(self, task: Any, error: BaseException | None) -> None:
         with self._lock:
             tid = self._current_tid()
             if error is None:
-                self._put(ev.TaskEnd, tid, task.id, "ok", None)
+                self._put("task_end", tid, task.id, "ok", None)
             else:
-                self._put(ev.TaskEnd, tid, task.id, "error", _error_text(error))
+                self._put("task_end", tid, task.id, "error", _error_text(error))
 
     def dependency_decrement(self, task: Any, node: Any, by: Any, remaining: int) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            tid = self._local.tid or self._current_tid()
-            nid = node._id
-            by_id = by._id
-            known = self._nodes
-            if nid not in known:
-                self._node(node, tid)
-            if by_id not in known:
-                self._node(by, tid)
-            rows = self._rows
-            rows.append((_DependencyDecrement, _now() - self._t0, tid, task.id, nid, by_id, remaining))
-            if len(rows) >= self._spill_at:
-                self._spill()
+        nid = node._id
+        by_id = by._id
+        known = self._nodes
+        if by_id not in known:
+            self._announce(by)
+        if nid not in known:
+            self._announce(node)
+        self._append(("dependency_decrement", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, by_id,
+                      remaining))  # fmt: skip
 
-    queue_push = _queue_probe(_QueuePush)
-    queue_pop = _queue_probe(_QueuePop)
+    queue_push = _queue_probe("queue_push")
+    queue_pop = _queue_probe("queue_pop")
 
     def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
         if grad is None:
             shape = dtype = device = stats = values = None
         else:
-            data = _array(grad)
+            data = getattr(grad, "_data", grad)
             shape = data.shape
-            dtype = _dtype_name(getattr(grad, "dtype", None) or data.dtype)
-            device = str(getattr(grad, "device", "cpu"))
-            stats = stats_of(data)
-            values = self._values(data) if self.values else None
-        with self._lock:
-            if self._closed:
-                return
-            tid = self._local.tid or self._current_tid()
-            nid = node._id
-            known = self._nodes
-            if nid not in known:
-                self._node(node, tid)
-            if producer is None:
-                pid = None
+            # dtype and device names: the last ones asked for, by identity (one pair per
+            # tuple, so a thread switch between two stores cannot pair a name with another key)
+            dt = getattr(grad, "dtype", None) or data.dtype
+            last = self._dtype_seen
+            if last[0] is dt:
+                dtype = last[1]
             else:
-                pid = producer._id
-                if pid not in known:
-                    self._node(producer, tid)
-            if stats is not None and _variable(node) is not None:
+                dtype = _dtype_name(dt)
+                self._dtype_seen = (dt, dtype)
+            dev = getattr(grad, "device", "cpu")
+            last = self._device_seen
+            if last[0] is dev:
+                device = last[1]
+            else:
+                device = str(dev)
+                self._device_seen = (dev, device)
+            if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
+                x = data.item()  # a chain's gradient: _stats_row's case without the call
+                stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            else:
+                stats = _stats_row(data)
+            values = self._values(data) if self.values else None
+        nid = node._id
+        known = self._nodes
+        if producer is None:
+            pid = None
+        else:
+            pid = producer._id
+            if pid not in known:
+                self._announce(producer)
+        if nid not in known:
+            self._announce(node)
+        if stats is not None and _HAS_VARIABLE.get(type(node), True):
+            if _variable(node) is not None:
                 if mode == "set":
                     self._leaf_in[nid] = (stats, shape, dtype)  # type: ignore[assignment]
                 else:
                     self._leaf_in.pop(nid, None)
-            rows = self._rows
-            rows.append((_BufferAdd, _now() - self._t0, tid, task.id, nid, slot, mode, pid, shape, dtype, device,
-                         stats, values))  # fmt: skip
-            if len(rows) >= self._spill_at:
-                self._spill()
+        self._append(("buffer_add", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, slot, mode, pid,
+                      shape, dtype, device, stats, values))  # fmt: skip
 
     def not_ready_park(self, task: Any, node: Any, remaining: int) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(ev.NotReadyPark, tid, task.id, self._node(node, tid), remaining)
+            self._put("not_ready_park", tid, task.id, self._node(node, tid), remaining)
 
     def not_ready_take(self, task: Any, node: Any) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(ev.NotReadyTake, tid, task.id, self._node(node, tid))
+            self._put("not_ready_take", tid, task.id, self._node(node, tid))
 
     def pool_push(self, task: Any, depth: int) -> None:
         with self._lock:
-            self._put(ev.PoolPush, self._current_tid(), task.id, depth)
+            self._put("pool_push", self._current_tid(), task.id, depth)
 
     def pool_take(self, task: Any) -> None:
         with self._lock:
-            self._put(ev.PoolTake, self._current_tid(), task.id)
+            self._put("pool_take", self._current_tid(), task.id)
 
     def node_begin(self, task: Any, node: Any, depth: int) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            tid = self._local.tid or self._current_tid()
-            nid = node._id
-            if nid not in self._nodes:
-                self._node(node, tid)
-            rows = self._rows
-            rows.append((_NodeBegin, _now() - self._t0, tid, task.id, nid, depth))
-            if len(rows) >= self._spill_at:
-                self._spill()
+        nid = node._id
+        if nid not in self._nodes:
+            self._announce(node)
+        self._append(("node_begin", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, depth))
 
     def node_end(self, task: Any, node: Any, ok: bool) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            tid = self._local.tid or self._current_tid()
-            nid = node._id
-            if nid not in self._nodes:
-                self._node(node, tid)
-            rows = self._rows
-            rows.append((_NodeEnd, _now() - self._t0, tid, task.id, nid, "ok" if ok else "error"))
-            if len(rows) >= self._spill_at:
-                self._spill()
+        nid = node._id
+        if nid not in self._nodes:
+            self._announce(node)
+        self._append(("node_end", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
+                      "ok" if ok else "error"))  # fmt: skip
+        if len(self._rows) >= self._spill_at:  # once a node: often enough to spill in cache-sized batches
+            self._timed_flush()
 
     def hook(self, task: Any, node: Any, kind: str, fn: Any) -> None:
         with self._lock:
             self._leaf_in.pop(node._id, None)  # the hook may change the gradient
             tid = self._current_tid()
-            self._put(ev.Hook, tid, task.id, self._node(node, tid), kind, _qualname(fn))
+            self._put("hook", tid, task.id, self._node(node, tid), kind, _qualname(fn))
 
     def accumulate_grad(self, task: Any, node: Any, tensor: Any, before: Any, after: Any, mode: str) -> None:
         if task is None:  # an AccumulateGrad called by hand, outside any backward: not an engine step
             return
-        before_stats = None if before is None else stats_of(_array(before))
+        before_stats = None if before is None else _stats_row(_array(before))
         after_data = _array(after)
-        with self._lock:
-            seen = self._leaf_in.pop(node._id, None)
+        seen = self._leaf_in.pop(node._id, None)
         if (
             seen is not None and mode == "set" and before is None and seen[1] == after_data.shape
             and seen[2] == _dtype_name(getattr(after, "dtype", None) or after_data.dtype)
         ):  # fmt: skip
             after_stats = seen[0]  # .grad was set to a copy of the gradient summarised in buffer_add
         else:
-            after_stats = stats_of(after_data)
+            after_stats = _stats_row(after_data)
         values = self._values(after_data) if self.values else None
         with self._lock:
             tid = self._current_tid()
             nid = self._node(node, tid)
             t = self._tensor(tensor, tid, None)
-            self._put(_AccumulateGradUpdate, tid, task.id, nid, t, mode, before_stats, after_stats, values)
+            self._put("accumulate_grad", tid, task.id, nid, t, mode, before_stats, after_stats, values)
 
     def captured_grad(self, task: Any, node: Any, input_nr: int, index: int, grad: Any) -> None:
         data = None if grad is None else _array(grad)
-        stats = None if data is None else stats_of(data)
+        stats = None if data is None else _stats_row(data)
         values = self._values(data)
         with self._lock:
             tid = self._current_tid()
-            self._put(ev.CapturedGrad, tid, task.id, self._node(node, tid), input_nr, index, stats, values)
+            self._put("captured_grad", tid, task.id, self._node(node, tid), input_nr, index, stats, values)
 
     def saved_release(self, node: Any, count: int) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(_SavedRelease, tid, self._node(node, tid), count)
+            self._put("saved_release", tid, self._node(node, tid), count)
 
     def callback(self, task: Any, fn: Any) -> None:
         with self._lock:
-            self._put(ev.Callback, self._current_tid(), task.id, _qualname(fn))
+            self._put("callback", self._current_tid(), task.id, _qualname(fn))
 
     def error(self, task: Any, node: Any, exc: BaseException, forward: str | None) -> None:
         with self._lock:
             tid = self._current_tid()
             nid = None if node is None else self._node(node, tid)
-            self._put(ev.Error, tid, _task_id(task), nid, type(exc).__name__, str(exc), forward)
+            self._put("error", tid, _task_id(task), nid, type(exc).__name__, str(exc), forward)
 
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put(ev.Anomaly, tid, task.id, self._node(node, tid), message, forward)
+            self._put("anomaly", tid, task.id, self._node(node, tid), message, forward)
 
 
-_HAS_VARIABLE: dict[type, int] = {}  # node class -> 1: has a variable slot, 2: maybe in __dict__, 0: no
+# node class -> (its name() if the class does not override Node.name, whether it has a leaf,
+# whether its device is Node.device): what announcing a node would otherwise ask every node
+_CLASS_INFO: dict[type, tuple[str | None, bool, bool]] = {}
+
+
+def _class_info(cls: type) -> tuple[str | None, bool, bool]:
+    from gradviz.autograd.graph import Node
+
+    name = cls.__name__ if getattr(cls, "name", None) is Node.name else None
+    info = _CLASS_INFO[cls] = (name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"])
+    return info
+
+
+_HAS_VARIABLE: dict[type, bool] = {}  # node class -> whether it has a leaf (AccumulateGrad's variable)
 
 
 def _variable(node: Any) -> Any:
     """An AccumulateGrad's leaf, None for other nodes. By class: ``getattr(node, "variable",
-    None)`` on a node without one raises and catches an AttributeError (0.8 us a node)."""
+    None)`` on a node without one raises and catches an AttributeError (0.8 us a node), and a
+    node class with a __getattr__ (OpNode's) would run it."""
     t = type(node)
     has = _HAS_VARIABLE.get(t)
     if has is None:
-        has = _HAS_VARIABLE[t] = 1 if hasattr(t, "variable") else (2 if t.__dictoffset__ else 0)
-    if has == 1:
-        return getattr(node, "variable", None)
-    # not getattr: a node class with a __getattr__ (OpNode's) would run it, and raise, for each node
-    return node.__dict__.get("variable") if has == 2 else None
+        has = _HAS_VARIABLE[t] = hasattr(t, "variable")
+    return getattr(node, "variable", None) if has else None
 
 
 def _task_id(task: Any) -> Any:

@@ -61,39 +61,41 @@ def _described(schema: dict[str, Any], doc: str | None) -> dict[str, Any]:
     return {"description": doc, **schema} if doc else schema
 
 
+def _item(name: str, schema: dict[str, Any], doc: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"title": name}
+    if doc:
+        out["description"] = doc
+    out.update(schema)
+    return out
+
+
 def _event_schema(cls: type[ev.Event]) -> dict[str, Any]:
+    """An event is an array ``[kind, ts, tid, *fields, seq]``: prefixItems, one per field, titled."""
     docs = _field_docs(cls)
-    props: dict[str, Any] = {}
-    required = []
     specs = codec.field_specs(cls)
-    seq_name, seq_spec, _ = specs[0]  # seq, then kind, as the writer orders them
-    props[seq_name] = _described(_schema(seq_spec), docs.get(seq_name))
-    required.append(seq_name)
-    props["kind"] = {"const": cls.kind}
-    required.append("kind")
-    for name, spec, req in specs[1:]:
-        props[name] = _described(_schema(spec), docs.get(name))
-        if req:
-            required.append(name)
+    items = [_item("kind", {"const": cls.kind}, None)]
+    for name, spec, _ in (*specs[1:], specs[0]):
+        items.append(_item(name, _schema(spec), docs.get(name)))
     doc = (cls.__doc__ or "").strip()
-    out: dict[str, Any] = {"type": "object"}
+    out: dict[str, Any] = {"type": "array"}
     if doc and not doc.startswith(cls.__name__ + "("):  # dataclasses invent a docstring
         out["description"] = " ".join(doc.split())
-    out.update({"properties": props, "required": required})
+    out.update({"prefixItems": items, "minItems": len(items), "maxItems": len(items), "items": False})
     return out
 
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a complete trace file of format ``FORMAT_VERSION``."""
+    stats_docs = _field_docs(ev.Stats)
+    stats_items = [_item(name, _schema(spec), stats_docs.get(name)) for name, spec, _ in codec.field_specs(ev.Stats)]  # type: ignore[arg-type]
     defs: dict[str, Any] = {
         "stats": {
-            "type": "object",
-            "description": "A summary of a tensor's values; non-finite floats are strings.",
-            "properties": {
-                name: _described(_schema(spec), _field_docs(ev.Stats).get(name))
-                for name, spec, _ in codec.field_specs(ev.Stats)  # type: ignore[arg-type]
-            },
-            "required": [name for name, _, _ in codec.field_specs(ev.Stats)],  # type: ignore[arg-type]
+            "type": "array",
+            "description": "A summary of a tensor's values, [norm, min, max, nan, inf]; non-finite floats are strings.",
+            "prefixItems": stats_items,
+            "minItems": len(stats_items),
+            "maxItems": len(stats_items),
+            "items": False,
         }
     }
     for t in ev.EVENT_TYPES:
@@ -104,13 +106,20 @@ def json_schema() -> dict[str, Any]:
         "title": f"gradviz trace, format {ev.FORMAT_VERSION}",
         "description": (
             "A recording of gradviz's autograd engine: one object whose 'events' array holds the "
-            "events in seq order (seq = position, from 0). Generated from gradviz.trace.events; "
+            "events in seq order (seq = position, from 0), each an array [kind, ts, tid, "
+            "*fields, seq] laid out as 'fields' declares. Generated from gradviz.trace.events; "
             "see docs/trace-format.md."
         ),
         "type": "object",
         "properties": {
             "format": {"const": ev.FORMAT_NAME},
             "format_version": {"const": ev.FORMAT_VERSION},
+            "fields": {
+                "description": "Each kind's array layout: its field names, in order.",
+                "type": "object",
+                "properties": {k: {"const": list(v)} for k, v in codec.FIELDS.items()},
+            },
+            "stats": {"description": "The stats array's layout.", "const": list(codec.STATS_FIELDS)},
             "events": {
                 "type": "array",
                 "items": {
@@ -118,7 +127,7 @@ def json_schema() -> dict[str, Any]:
                 },
             },
         },
-        "required": ["format", "format_version", "events"],
+        "required": ["format", "format_version", "fields", "events"],
         "$defs": defs,
     }
 
