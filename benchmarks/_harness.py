@@ -52,7 +52,7 @@ CLOCKS = ("wall", "cpu")
 DEFAULT_CLOCK = "cpu"
 
 # Packages whose versions go into every result file: what the numbers were measured against.
-VERSIONED = ("numpy", "torch", "autograd", "mygrad", "micrograd", "orjson")
+VERSIONED = ("numpy", "torch", "autograd", "mygrad", "micrograd", "orjson", "msgspec")
 
 
 @dataclass

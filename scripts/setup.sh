@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up gradviz on a fresh machine: the `dot` program (graphviz), then the package.
-#   bash scripts/setup.sh          # the package and its runtime dependencies
+#   bash scripts/setup.sh          # the package, its runtime dependencies and the fast trace codecs
 #   bash scripts/setup.sh --test   # also the test dependencies (pytest, hypothesis, ruff, torch==2.13.0)
+#   bash scripts/setup.sh --bench  # also the peers the benchmarks compare against
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,8 +21,9 @@ if ! command -v dot >/dev/null 2>&1; then
 fi
 
 PY=${PYTHON:-python3}
-if [ "${1:-}" = "--test" ]; then
-    $PY -m pip install -q -e '.[test]'
-else
-    $PY -m pip install -q -e .
-fi
+case "${1:-}" in
+    --test) $PY -m pip install -q -e '.[test,fast]' ;;
+    --bench) $PY -m pip install -q -e '.[bench,fast]' ;;
+    "") $PY -m pip install -q -e '.[fast]' ;;
+    *) echo "setup: unknown option '$1' (use --test or --bench)" >&2; exit 2 ;;
+esac
