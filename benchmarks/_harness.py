@@ -209,8 +209,14 @@ def ratios(
     return out
 
 
+def _chosen(workload: Workload, cfg: Config) -> list[Impl]:
+    """The implementations --impl asked for, and always the subject (every ratio is against it)."""
+    only = cfg.only_impls
+    return [i for i in workload.impls if not only or i.name in only or i.name == workload.subject]
+
+
 def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
-    impls = [i for i in workload.impls if not cfg.only_impls or i.name in cfg.only_impls or i.name == workload.subject]
+    impls = _chosen(workload, cfg)
     workload = dataclasses.replace(workload, impls=impls)
     facts = {}
     for impl in impls:
@@ -455,7 +461,7 @@ def run_bench(
     measured = []
     for w in selected:
         f = w.repeats_factor
-        log(f"{w.key}: {', '.join(i.name for i in w.impls)} x {cfg.repeats * f} (+{cfg.warmup * f} warmup)")
+        log(f"{w.key}: {', '.join(i.name for i in _chosen(w, cfg))} x {cfg.repeats * f} (+{cfg.warmup * f} warmup)")
         measured.append(run_workload(w, cfg))
     return {
         "schema": SCHEMA,
