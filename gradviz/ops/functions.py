@@ -13,7 +13,7 @@ from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import CPU, array_module, as_device, to_device_array
 from gradviz.ops.core import node_class, record, save
-from gradviz.ops.derivatives import DERIVATIVES
+from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
@@ -934,7 +934,7 @@ def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) 
 # _OUT_MIN elements and g has its dtype and shape: the temporaries saved then cost more than
 # out='s own overhead (measured: break-even at 2-4k elements, 1.5 us saved at 16k). The test is
 # written out in each kernel: W2 calls them a thousand times on 16 elements, where a call shows.
-_OUT_MIN = 4096
+# (_OUT_MIN itself is defined in derivatives.py, whose formulas test it too.)
 
 
 def _threshold_backward_kernel(g: Any, a: Any, threshold: float) -> Any:
