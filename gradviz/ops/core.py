@@ -111,12 +111,10 @@ class OpNode(Node):
         if self._reduce:
             shapes = self.shapes
             if shapes is not None:
-                from gradviz.ops.functions import sum_to
-
                 for i in range(n_out):
                     gi = out[i]
                     if gi is not None and gi._data.shape != shapes[i]:
-                        out[i] = sum_to(gi, shapes[i])
+                        out[i] = _sum_to(gi, shapes[i])
         return out
 
     def apply_needed(self, grads: list[Tensor | None], needed: list[bool]) -> list[Tensor | None]:
@@ -144,11 +142,9 @@ class OpNode(Node):
                 out[i] = fn(self, arg)
         if d.reduce_broadcast and self.shapes is not None:
             # After all formulas, as torch sums broadcast gradients back in validate_outputs.
-            from gradviz.ops.functions import sum_to
-
             for i, g in enumerate(out):
                 if g is not None and g._data.shape != self.shapes[i]:
-                    out[i] = sum_to(g, self.shapes[i])
+                    out[i] = _sum_to(g, self.shapes[i])
         return out
 
     def release_variables(self) -> int:
@@ -175,6 +171,14 @@ class OpNode(Node):
             elif type(v) is list:
                 shapes.extend(tuple(s.shape) for s in v if type(s) is SavedVariable)
         return shapes
+
+
+def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """functions.sum_to. functions.py (which imports this module) puts sum_to itself here once
+    defined: an import statement in backward runs importlib's _handle_fromlist per gradient."""
+    from gradviz.ops.functions import sum_to
+
+    return sum_to(g, shape)
 
 
 _NODE_CLASSES: dict[str, type[OpNode]] = {}
@@ -321,7 +325,7 @@ def record(
         shapes = None
         for t in inputs:
             if t is not None and t._data.shape != shape:
-                shapes = tuple(None if u is None else u._data.shape for u in inputs)
+                shapes = tuple([None if u is None else u._data.shape for u in inputs])
                 break
         node.shapes = shapes
     if len(outputs) == 1:

@@ -11,13 +11,15 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import SavedVariable
 from gradviz.device import CPU, array_module, as_device, to_device_array
+from gradviz.ops import core as _core
 from gradviz.ops.core import node_class, record, save
 from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
-_ADD_NODE, _MUL_NODE = NODES["add"], NODES["mul"]  # the tensor-number fast paths' lookups, once
+_ADD_NODE, _MUL_NODE, _MM_NODE = NODES["add"], NODES["mul"], NODES["mm"]  # hot paths' lookups, once
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
 
@@ -172,7 +174,7 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
             d = a._data + b._data
             out = _wrap(d if type(d) is np.ndarray else _number_result(d), dt, a.device)
             if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-                record(NODES["add"], (a, b), [out], {"alpha": alpha})
+                record(_ADD_NODE, (a, b), [out], {"alpha": alpha})
             return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
@@ -606,13 +608,18 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     if not (a.dtype is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
         _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
     out = _wrap(x @ y, a.dtype, a.device)
-    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-        saved = {"self_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y)}
-        if a.requires_grad:
-            saved["mat2"] = save(b)
-        if b.requires_grad:
-            saved["self"] = save(a)
-        record(NODES["mm"], (a, b), [out], saved)
+    if _grad_state.enabled:
+        # Each requires_grad once (a property), SavedVariable without save()'s call: the Python
+        # right after a large product runs on cold caches, where every step costs 2x.
+        ra = a.requires_grad
+        rb = b.requires_grad
+        if ra or rb:
+            saved = {"self_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y)}
+            if ra:
+                saved["mat2"] = SavedVariable(b)
+            if rb:
+                saved["self"] = SavedVariable(a)
+            record(_MM_NODE, (a, b), [out], saved)
     return out
 
 
@@ -1215,6 +1222,9 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     if lead:
         g = view(g, shape) if g.numel() == int(np.prod(shape)) else reshape(g, shape)
     return g
+
+
+_core._sum_to = sum_to  # what OpNode's backward sums broadcast gradients with
 
 
 # -- indexing --------------------------------------------------------------------------------
