@@ -63,6 +63,7 @@ class OpNode(Node):
     _general = False  # multi-output or all-inputs formulas: apply_needed always
     _formulas: tuple = ()
     _order: tuple[int, ...] = ()
+    _other_first = False  # _order == (1, 0)
     _reduce = False
 
     def __getitem__(self, key: str) -> Any:
@@ -102,6 +103,23 @@ class OpNode(Node):
         if n_out == 1:
             f = formulas[0]
             out: list[Tensor | None] = [f(self, g) if f is not None and edges[0][0] is not None else None]
+        elif n_out == 2:
+            # Binary ops (add, mul, mm, ...: most nodes with two edges) without the loop; the
+            # same order as the loop's (torch's: "other" first where _order says so).
+            f0 = formulas[0]
+            f1 = formulas[1]
+            g0 = g1 = None
+            if self._other_first:
+                if f1 is not None and edges[1][0] is not None:
+                    g1 = f1(self, g)
+                if f0 is not None and edges[0][0] is not None:
+                    g0 = f0(self, g)
+            else:
+                if f0 is not None and edges[0][0] is not None:
+                    g0 = f0(self, g)
+                if f1 is not None and edges[1][0] is not None:
+                    g1 = f1(self, g)
+            out = [g0, g1]
         else:
             out = [None] * n_out
             for i in self._order or range(n_out):
@@ -242,7 +260,8 @@ def node_class(d: Derivative) -> type[OpNode]:
     if cls is None:
         cls = type(d.name, (OpNode,), {
             "__slots__": (), "derivative": d, "_general": d.multi_output or d.all_inputs is not None,
-            "_formulas": d.grads, "_order": d.order, "_reduce": d.reduce_broadcast,
+            "_formulas": d.grads, "_order": d.order, "_other_first": d.order == (1, 0),
+            "_reduce": d.reduce_broadcast,
         })  # fmt: skip
         _NODE_CLASSES[d.name] = cls
     return cls
