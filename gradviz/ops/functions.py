@@ -19,7 +19,8 @@ from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
-_ADD_NODE, _MUL_NODE, _MM_NODE = NODES["add"], NODES["mul"], NODES["mm"]  # hot paths' lookups, once
+# The hot paths' node classes, looked up once
+_ADD_NODE, _MUL_NODE, _MM_NODE, _TANH_NODE = NODES["add"], NODES["mul"], NODES["mm"], NODES["tanh"]
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
 
@@ -480,7 +481,7 @@ def tanh(a: Tensor) -> Tensor:
         dt = _dtype.float32
     out = _wrap(data, dt, a.device)
     if _grad_state.enabled and a.requires_grad:
-        record(NODES["tanh"], (a,), [out], {"result": save(out, True)})
+        record(_TANH_NODE, (a,), [out], {"result": SavedVariable(out, True)})
     return out
 
 
