@@ -49,6 +49,8 @@ class device:  # noqa: N801 - mirrors torch.device
         return f"device(type='{self.type}', index={self.index})"
 
     def __eq__(self, other: object) -> bool:
+        if other is self:  # the usual case (tensors share the device objects): no isinstance
+            return True
         if isinstance(other, str):
             other = device(other)
         return isinstance(other, device) and other._str == self._str

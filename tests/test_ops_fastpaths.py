@@ -64,6 +64,21 @@ def test_backward_fast_path_equals_formula_path(name, shape, dtype):
         _same(a, b)
 
 
+@pytest.mark.parametrize("shape", [(), (5,), (64, 80)])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_tanh_backward_inline_path_equals_kernel(shape, dtype):
+    # TanhBackward0's formula computes g * (1 - y * y) with a 0-d one of y's dtype below the
+    # kernels' out= size: the same floats as the kernel's Python 1 (and the create_graph path).
+    rng = np.random.default_rng(0)
+    x = gradviz.tensor(np.asarray(rng.standard_normal(shape) * 2, dtype=dtype), requires_grad=True)
+    up = gradviz.tensor(np.asarray(rng.standard_normal(shape), dtype=dtype))
+    fast = _grads(lambda t: t.tanh(), [x], up, create_graph=False)[0]
+    y = np.tanh(x.detach().numpy())
+    want = np.asarray(up.numpy() * (1 - y * y))
+    _same(fast, want)
+    _same(fast, _grads(lambda t: t.tanh(), [x], up, create_graph=True)[0])
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", ["row", "col_self", "col_mat2", "col_both"])
 def test_mm_backward_fast_path_keeps_values_and_layout(dtype, layout):

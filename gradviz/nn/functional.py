@@ -65,9 +65,14 @@ def _plain_targets(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_i
     if type(t) is not np.ndarray or t.dtype.kind != "i":
         return False
     n_classes = x.shape[1]
-    if np.minimum.reduce(t) < 0 or np.maximum.reduce(t) >= n_classes:
+    # Seen as unsigned integers of the same size, negative targets are the largest: one
+    # reduction checks both bounds (the maximum, not the minimum and the maximum).
+    if np.maximum.reduce(t.view(_UNSIGNED[t.dtype.itemsize])) >= n_classes:
         return False
     return not (0 <= ignore_index < n_classes and (t == ignore_index).any())
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _nll_parts(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_index: int) -> tuple:

@@ -63,6 +63,7 @@ class OpNode(Node):
     _general = False  # multi-output or all-inputs formulas: apply_needed always
     _formulas: tuple = ()
     _order: tuple[int, ...] = ()
+    _other_first = False  # _order == (1, 0)
     _reduce = False
 
     def __getitem__(self, key: str) -> Any:
@@ -102,6 +103,23 @@ class OpNode(Node):
         if n_out == 1:
             f = formulas[0]
             out: list[Tensor | None] = [f(self, g) if f is not None and edges[0][0] is not None else None]
+        elif n_out == 2:
+            # Binary ops (add, mul, mm, ...: most nodes with two edges) without the loop; the
+            # same order as the loop's (torch's: "other" first where _order says so).
+            f0 = formulas[0]
+            f1 = formulas[1]
+            g0 = g1 = None
+            if self._other_first:
+                if f1 is not None and edges[1][0] is not None:
+                    g1 = f1(self, g)
+                if f0 is not None and edges[0][0] is not None:
+                    g0 = f0(self, g)
+            else:
+                if f0 is not None and edges[0][0] is not None:
+                    g0 = f0(self, g)
+                if f1 is not None and edges[1][0] is not None:
+                    g1 = f1(self, g)
+            out = [g0, g1]
         else:
             out = [None] * n_out
             for i in self._order or range(n_out):
@@ -111,12 +129,10 @@ class OpNode(Node):
         if self._reduce:
             shapes = self.shapes
             if shapes is not None:
-                from gradviz.ops.functions import sum_to
-
                 for i in range(n_out):
                     gi = out[i]
                     if gi is not None and gi._data.shape != shapes[i]:
-                        out[i] = sum_to(gi, shapes[i])
+                        out[i] = _sum_to(gi, shapes[i])
         return out
 
     def apply_needed(self, grads: list[Tensor | None], needed: list[bool]) -> list[Tensor | None]:
@@ -144,11 +160,9 @@ class OpNode(Node):
                 out[i] = fn(self, arg)
         if d.reduce_broadcast and self.shapes is not None:
             # After all formulas, as torch sums broadcast gradients back in validate_outputs.
-            from gradviz.ops.functions import sum_to
-
             for i, g in enumerate(out):
                 if g is not None and g._data.shape != self.shapes[i]:
-                    out[i] = sum_to(g, self.shapes[i])
+                    out[i] = _sum_to(g, self.shapes[i])
         return out
 
     def release_variables(self) -> int:
@@ -175,6 +189,14 @@ class OpNode(Node):
             elif type(v) is list:
                 shapes.extend(tuple(s.shape) for s in v if type(s) is SavedVariable)
         return shapes
+
+
+def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """functions.sum_to. functions.py (which imports this module) puts sum_to itself here once
+    defined: an import statement in backward runs importlib's _handle_fromlist per gradient."""
+    from gradviz.ops.functions import sum_to
+
+    return sum_to(g, shape)
 
 
 _NODE_CLASSES: dict[str, type[OpNode]] = {}
@@ -238,7 +260,8 @@ def node_class(d: Derivative) -> type[OpNode]:
     if cls is None:
         cls = type(d.name, (OpNode,), {
             "__slots__": (), "derivative": d, "_general": d.multi_output or d.all_inputs is not None,
-            "_formulas": d.grads, "_order": d.order, "_reduce": d.reduce_broadcast,
+            "_formulas": d.grads, "_order": d.order, "_other_first": d.order == (1, 0),
+            "_reduce": d.reduce_broadcast,
         })  # fmt: skip
         _NODE_CLASSES[d.name] = cls
     return cls
@@ -321,7 +344,7 @@ def record(
         shapes = None
         for t in inputs:
             if t is not None and t._data.shape != shape:
-                shapes = tuple(None if u is None else u._data.shape for u in inputs)
+                shapes = tuple([None if u is None else u._data.shape for u in inputs])
                 break
         node.shapes = shapes
     if len(outputs) == 1:

@@ -11,13 +11,16 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import SavedVariable
 from gradviz.device import CPU, array_module, as_device, to_device_array
+from gradviz.ops import core as _core
 from gradviz.ops.core import node_class, record, save
-from gradviz.ops.derivatives import DERIVATIVES
+from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
-_ADD_NODE, _MUL_NODE = NODES["add"], NODES["mul"]  # the tensor-number fast paths' lookups, once
+# The hot paths' node classes, looked up once
+_ADD_NODE, _MUL_NODE, _MM_NODE, _TANH_NODE = NODES["add"], NODES["mul"], NODES["mm"], NODES["tanh"]
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
 
@@ -172,7 +175,7 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
             d = a._data + b._data
             out = _wrap(d if type(d) is np.ndarray else _number_result(d), dt, a.device)
             if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-                record(NODES["add"], (a, b), [out], {"alpha": alpha})
+                record(_ADD_NODE, (a, b), [out], {"alpha": alpha})
             return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
@@ -478,7 +481,7 @@ def tanh(a: Tensor) -> Tensor:
         dt = _dtype.float32
     out = _wrap(data, dt, a.device)
     if _grad_state.enabled and a.requires_grad:
-        record(NODES["tanh"], (a,), [out], {"result": save(out, True)})
+        record(_TANH_NODE, (a,), [out], {"result": SavedVariable(out, True)})
     return out
 
 
@@ -606,13 +609,18 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     if not (a.dtype is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
         _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
     out = _wrap(x @ y, a.dtype, a.device)
-    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-        saved = {"self_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y)}
-        if a.requires_grad:
-            saved["mat2"] = save(b)
-        if b.requires_grad:
-            saved["self"] = save(a)
-        record(NODES["mm"], (a, b), [out], saved)
+    if _grad_state.enabled:
+        # Each requires_grad once (a property), SavedVariable without save()'s call: the Python
+        # right after a large product runs on cold caches, where every step costs 2x.
+        ra = a.requires_grad
+        rb = b.requires_grad
+        if ra or rb:
+            saved = {"self_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y)}
+            if ra:
+                saved["mat2"] = SavedVariable(b)
+            if rb:
+                saved["self"] = SavedVariable(a)
+            record(_MM_NODE, (a, b), [out], saved)
     return out
 
 
@@ -934,7 +942,7 @@ def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) 
 # _OUT_MIN elements and g has its dtype and shape: the temporaries saved then cost more than
 # out='s own overhead (measured: break-even at 2-4k elements, 1.5 us saved at 16k). The test is
 # written out in each kernel: W2 calls them a thousand times on 16 elements, where a call shows.
-_OUT_MIN = 4096
+# (_OUT_MIN itself is defined in derivatives.py, whose formulas test it too.)
 
 
 def _threshold_backward_kernel(g: Any, a: Any, threshold: float) -> Any:
@@ -1215,6 +1223,9 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     if lead:
         g = view(g, shape) if g.numel() == int(np.prod(shape)) else reshape(g, shape)
     return g
+
+
+_core._sum_to = sum_to  # what OpNode's backward sums broadcast gradients with
 
 
 # -- indexing --------------------------------------------------------------------------------
