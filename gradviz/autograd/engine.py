@@ -1010,7 +1010,11 @@ class Engine:
                     else:
                         if probe is not None:
                             if popped:
-                                self._tell_pop(probe, local_queue, task, fn, len(pending), depth)
+                                # _tell_pop inline: once a node while recording
+                                try:
+                                    probe.node_pop(local_queue, task, fn, len(local_queue._heap) + len(pending), depth)
+                                except Exception:  # noqa: BLE001
+                                    sys.excepthook(*sys.exc_info())
                             else:
                                 probe.node_begin(task, fn, depth)
                         try:

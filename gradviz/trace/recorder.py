@@ -880,7 +880,20 @@ class Recorder(Probe):
             self._announce(by)
         if nid not in known:
             self._announce(node)
-        shape, dtype, device, stats, values = self._summary(node, grad, mode)
+        data = getattr(grad, "_data", None)
+        dts = self._dtype_seen
+        devs = self._device_seen
+        if (
+            type(data) is _ndarray and data.size == 1 and grad.dtype is dts[0] and grad.device is devs[0]
+            and not self.values and data.dtype.kind == "f" and _HAS_VARIABLE.get(type(node)) is False
+        ):  # fmt: skip
+            # A chain's gradient (one float, the dtype and device of the last one, into a node
+            # without a leaf): _summary's case without the call.
+            x = data.item()
+            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            shape, dtype, device, values = data.shape, dts[1], devs[1], None
+        else:
+            shape, dtype, device, stats, values = self._summary(node, grad, mode)
         if queue is not None:
             qid = queue.id
             qdevice = self._queues.get(qid)
@@ -945,7 +958,7 @@ class Recorder(Probe):
         else:
             stats = _stats_row(data)
         values = self._values(data) if self.values else None
-        if _HAS_VARIABLE.get(type(node), True) and _variable(node) is not None:
+        if _variable(node) is not None:
             if mode == "set":
                 self._leaf_in[node._id] = (stats, shape, dtype)  # type: ignore[assignment]
             else:
