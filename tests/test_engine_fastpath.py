@@ -338,3 +338,39 @@ def test_a_recording_of_the_fast_path_with_retain_graph_and_a_gradient() -> None
         return _normal_events(rec.trace)
 
     assert run(False) == run(True)
+
+
+def test_a_probe_with_only_the_single_calls_hears_every_push_pop_and_begin() -> None:
+    # Probe's defaults for the fast path's combined calls make the single calls, with a NodeTask
+    # for each push and pop told, so an older probe hears what the queue-only path tells it.
+    class Log(Probe):
+        def __init__(self) -> None:
+            self.events: list[tuple] = []
+
+        def queue_push(self, queue: Any, node_task: Any, size: int) -> None:
+            self.events.append(("push", node_task.fn.name() if node_task.fn else None, node_task.key(), size))
+
+        def queue_pop(self, queue: Any, node_task: Any, size: int) -> None:
+            self.events.append(("pop", node_task.fn.name() if node_task.fn else None, node_task.key(), size))
+
+        def node_begin(self, task: Any, node: Any, depth: int) -> None:
+            self.events.append(("begin", node.name(), depth))
+
+        def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
+            self.events.append(("add", node.name(), slot, mode, producer.name() if producer else None))
+
+    def run(queue_only: bool) -> list[tuple]:
+        _leaf, loss = _w2(12)()
+        log = Log()
+        ENGINE.probe = log
+        ENGINE._queue_only = queue_only
+        try:
+            loss.backward()
+        finally:
+            ENGINE.probe = None
+            ENGINE._queue_only = False
+        return [e[:2] + e[3:] if e[0] in ("push", "pop") else e for e in log.events]  # keys hold seq numbers
+
+    fast, queued = run(False), run(True)
+    assert fast == queued
+    assert sum(1 for e in fast if e[0] == "begin") == sum(1 for e in fast if e[0] == "pop") > 12
