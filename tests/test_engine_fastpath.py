@@ -3,8 +3,12 @@
 With no probe and no exec_info, evaluate_function runs held successors itself, keeps ready
 successors for its own queue aside instead of pushing them, and reads saved outputs without a
 new tensor. None of that may change which node runs when, what the gradients are, or whether
-``.grad`` aliases a tensor the user can still see. The general path is what a probe sees (every
-push and pop), so installing a probe that does nothing gives the reference order.
+``.grad`` aliases a tensor the user can still see. The reference is the general path, where every
+node goes through the ReadyQueue: the engine takes it for a probe when ``_queue_only`` is set.
+
+A probe hears the fast path too: successors it keeps aside are told as pushed and popped where
+the queue would have had them, so a recording must hold the same events, in the same order, with
+the same queue sizes, as one of the queue-only path.
 """
 
 from __future__ import annotations
@@ -53,12 +57,14 @@ def _run_order(build: Callable[[], tuple[Any, Any]], probe: Probe | None) -> tup
 
     prev_probe = ENGINE.probe
     ENGINE.probe = probe
+    ENGINE._queue_only = probe is not None
     sys.setprofile(prof)
     try:
         loss.backward()
     finally:
         sys.setprofile(None)
         ENGINE.probe = prev_probe
+        ENGINE._queue_only = False
     return order, leaf.grad.numpy().copy()
 
 
@@ -148,10 +154,12 @@ def test_a_hooked_node_sees_the_queue_with_every_ready_node_in_it() -> None:
             b.register_hook(lambda g: seen.append(len(gradviz.autograd.engine._state.tls.local_ready_queue)))
         acc = b if acc is None else acc + b
     ENGINE.probe = Probe()
+    ENGINE._queue_only = True
     try:
         acc.sum().backward()
     finally:
         ENGINE.probe = None
+        ENGINE._queue_only = False
     assert fast_seen == seen
 
 
@@ -198,3 +206,171 @@ def test_formula_read_of_a_saved_output_keeps_version_checks_and_torch_unpack_fo
     y.mul_(2.0)  # in place after saving: the formula's read must still refuse it
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+# -- what a probe hears of the fast path ----------------------------------------------------------
+
+# Fields holding engine ids (numbered afresh by each build of a graph) and sequence numbers (per
+# thread, so they too grow from build to build): mapped to their order of first appearance, so
+# that recordings of two builds of one graph compare equal when their events are the same.
+_ID_FIELDS = {"node": "node", "by": "node", "producer": "node", "src": "node", "dst": "node",
+              "graph_root": "node", "tensor": "tensor", "task": "task", "sequence_nr": "seq"}  # fmt: skip
+
+
+def _normal_events(trace: Any) -> list[tuple]:
+    from gradviz.trace import codec
+
+    maps: dict[str, dict[Any, int]] = {"node": {}, "tensor": {}, "task": {}, "seq": {}}
+
+    def norm(kind: str, v: Any) -> Any:
+        if v is None:
+            return None
+        m = maps[kind]
+        return m.setdefault(v, len(m))
+
+    out = []
+    for e in trace.events:
+        d = codec.encode(e)
+        d.pop("ts")
+        for k, kind in _ID_FIELDS.items():
+            if k in d:
+                d[k] = norm(kind, d[k])
+        for k in ("roots", "outputs", "counts", "captured"):
+            if k in d:
+                d[k] = [[norm("node", r[0]), *r[1:]] for r in d[k]]
+        if "needed" in d:
+            d["needed"] = [norm("node", n) for n in d["needed"]]
+        if "priority" in d:
+            d["priority"] = [*d["priority"][:2], norm("seq", d["priority"][2])]
+        if e.kind in ("trace_begin", "trace_end"):
+            continue
+        out.append(tuple(sorted((k, repr(v)) for k, v in d.items())))
+    return out
+
+
+def _recorded(build: Callable[[], tuple[Any, Any]], queue_only: bool, **backward: Any) -> Any:
+    from gradviz.trace.check import invariants
+
+    _leaf, loss = build()
+    ENGINE._queue_only = queue_only
+    try:
+        with gradviz.record() as rec:
+            try:
+                loss.backward(**backward)
+            except RuntimeError:
+                pass  # a failing node: its events are compared too
+    finally:
+        ENGINE._queue_only = False
+    trace = rec.trace
+    assert invariants(trace) == []
+    return trace
+
+
+def _failing() -> tuple[Any, Any]:
+    class Boom(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            raise RuntimeError("boom")
+
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    y = x
+    for i in range(4):
+        y = (y * (i + 1.0)).tanh() + y
+    return x, (Boom.apply(y * 2.0) + y).sum()
+
+
+def _hooked() -> tuple[Any, Any]:
+    x = gradviz.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    acc = None
+    for i in range(5):
+        b = (x * (i + 1.0)).sigmoid()
+        if i % 2:
+            b.register_hook(lambda g: g * 2.0)
+        acc = b if acc is None else acc + b
+    acc.retain_grad()
+    return x, (acc * acc).sum()
+
+
+def _unused_outputs() -> tuple[Any, Any]:
+    # Outputs without a gradient (undefined) reach buffers as "undefined" adds.
+    x = gradviz.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = x.unbind(0)
+    y = a * 3.0
+    return x, (y + x.sum()).sum() + b.sum() * 0.0
+
+
+@pytest.mark.parametrize(
+    "build", [_w2(), _diamonds, _tree, _failing, _hooked, _unused_outputs],
+    ids=["fan_in", "diamonds", "tree", "failing", "hooked", "unused_outputs"],
+)  # fmt: skip
+def test_a_recording_of_the_fast_path_holds_the_queue_only_paths_events(build: Callable[[], tuple[Any, Any]]) -> None:
+    queued = _normal_events(_recorded(build, True))
+    fast = _normal_events(_recorded(build, False))
+    assert len(fast) == len(queued)
+    for i, (f, q) in enumerate(zip(fast, queued, strict=True)):
+        assert f == q, f"event {i}"
+
+
+def test_a_recording_of_the_fast_path_with_retain_graph_and_a_gradient() -> None:
+    def build() -> tuple[Any, Any]:
+        x = gradviz.tensor([0.5, -1.5], requires_grad=True)
+        y = x
+        for _ in range(30):
+            y = y * 1.5 + y.tanh()
+        return x, y
+
+    def run(queue_only: bool) -> list[tuple]:
+        x, y = build()
+        ENGINE._queue_only = queue_only
+        try:
+            with gradviz.record() as rec:
+                y.backward(gradviz.tensor([1.0, 2.0]), retain_graph=True)
+                y.backward(gradviz.tensor([1.0, 2.0]))
+        finally:
+            ENGINE._queue_only = False
+        from gradviz.trace.check import invariants
+
+        assert invariants(rec.trace) == []
+        return _normal_events(rec.trace)
+
+    assert run(False) == run(True)
+
+
+def test_a_probe_with_only_the_single_calls_hears_every_push_pop_and_begin() -> None:
+    # Probe's defaults for the fast path's combined calls make the single calls, with a NodeTask
+    # for each push and pop told, so an older probe hears what the queue-only path tells it.
+    class Log(Probe):
+        def __init__(self) -> None:
+            self.events: list[tuple] = []
+
+        def queue_push(self, queue: Any, node_task: Any, size: int) -> None:
+            self.events.append(("push", node_task.fn.name() if node_task.fn else None, node_task.key(), size))
+
+        def queue_pop(self, queue: Any, node_task: Any, size: int) -> None:
+            self.events.append(("pop", node_task.fn.name() if node_task.fn else None, node_task.key(), size))
+
+        def node_begin(self, task: Any, node: Any, depth: int) -> None:
+            self.events.append(("begin", node.name(), depth))
+
+        def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
+            self.events.append(("add", node.name(), slot, mode, producer.name() if producer else None))
+
+    def run(queue_only: bool) -> list[tuple]:
+        _leaf, loss = _w2(12)()
+        log = Log()
+        ENGINE.probe = log
+        ENGINE._queue_only = queue_only
+        try:
+            loss.backward()
+        finally:
+            ENGINE.probe = None
+            ENGINE._queue_only = False
+        return [e[:2] + e[3:] if e[0] in ("push", "pop") else e for e in log.events]  # keys hold seq numbers
+
+    fast, queued = run(False), run(True)
+    assert fast == queued
+    assert sum(1 for e in fast if e[0] == "begin") == sum(1 for e in fast if e[0] == "pop") > 12

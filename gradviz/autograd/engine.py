@@ -206,10 +206,12 @@ class ReadyQueue:
             if self._waiting:
                 self._not_empty.notify()
 
-    def push_counted(self, task: GraphTask, items: list[tuple] | tuple, skip: tuple | None = None) -> None:
+    def push_counted(self, task: GraphTask, items: list[tuple] | tuple, skip: tuple | None = None,
+                     quiet: bool = False) -> None:  # fmt: skip
         """Queue a NodeTask of ``task`` for each (fn, gradient list) pair of ``items`` but
         ``skip``, in order, in one lock section. The caller has counted them in the task's
-        outstanding_tasks (under the task's mutex, which it may still hold)."""
+        outstanding_tasks (under the task's mutex, which it may still hold). ``quiet``: the probe
+        was already told of these pushes (evaluate_function kept them aside first)."""
         weak = task.weak_self
         depth = task.reentrant_depth
         key_depth = -depth
@@ -232,19 +234,21 @@ class ReadyQueue:
                 node_task.reentrant_depth = depth
                 heapq.heappush(heap, (2, key_depth, -fn.sequence_nr, next(count), node_task))
                 pushed += 1
-                probe = _ENGINE.probe
-                if probe is not None:
-                    probe.queue_push(self, node_task, len(heap))
+                if not quiet:
+                    probe = _ENGINE.probe
+                    if probe is not None:
+                        probe.queue_push(self, node_task, len(heap))
             if self._waiting and pushed:
                 self._not_empty.notify(pushed)
         finally:
             lock.release()
 
-    def push_pending(self, task: GraphTask, pending: list[tuple]) -> None:
+    def push_pending(self, task: GraphTask, pending: list[tuple], quiet: bool = False) -> None:
         """Queue, and empty, ``pending``: entries (2, -depth, -sequence_nr, push order, fn,
         gradients) of ``task`` that evaluate_function kept aside, counted in its
         outstanding_tasks, their push order taken from this queue's count when they became
-        ready (so they rank as if pushed then)."""
+        ready (so they rank as if pushed then). ``quiet``: the probe was told of these pushes
+        when they became ready."""
         weak = task.weak_self
         depth = task.reentrant_depth
         heap = self._heap
@@ -259,9 +263,10 @@ class ReadyQueue:
                 node_task.is_shutdown = False
                 node_task.reentrant_depth = depth
                 heapq.heappush(heap, (entry[0], entry[1], entry[2], entry[3], node_task))
-                probe = _ENGINE.probe
-                if probe is not None:
-                    probe.queue_push(self, node_task, len(heap))
+                if not quiet:
+                    probe = _ENGINE.probe
+                    if probe is not None:
+                        probe.queue_push(self, node_task, len(heap))
             if self._waiting:
                 self._not_empty.notify(len(pending))
         finally:
@@ -579,6 +584,10 @@ class Engine:
 
     def __init__(self, max_recursion_depth: int = MAX_DEPTH) -> None:
         self.probe: Probe | None = None
+        # True: with a probe, every node goes through the ReadyQueue (the general path), as the
+        # engine did before its fast path told probes what it does. The tests' reference for
+        # the fast path's order and events; never set otherwise.
+        self._queue_only = False
         self._max_recursion_depth = MAX_DEPTH
         self.max_recursion_depth = max_recursion_depth
         # _device_lock protects: device_ready_queues, device_threads.
@@ -962,7 +971,13 @@ class Engine:
         trip through the queue (NodeTask, two lock sections). They go to the queue, in that
         order, before the thread would pop, before a node that may run user code (a hook, a
         custom Function, a reentrant backward: anything that could look at the queue), and on
-        an error."""
+        an error.
+
+        A probe hears the queue this thread would have used: each successor kept aside is told
+        as pushed when it becomes ready (``Probe.gradient_in``, with the size the queue would
+        have then: its heap, ``pending`` and this node's earlier ones) and as popped when it
+        runs or is skipped (``Probe.node_pop``); its later trip through the real queue, if any,
+        is not told again (``quiet``)."""
         grad_state = _grad_state
         dependencies = task.dependencies
         not_ready = task.not_ready
@@ -970,46 +985,73 @@ class Engine:
         key_depth = -task.reentrant_depth
         pending: list[tuple] = []
         push_order = local_queue._count if local_queue is not None else None
+        # For node_begin: a nested backward restores it before its node returns, so it holds for
+        # every node this call runs.
+        depth = _state.tls.current_depth
+        popped = False  # fn was taken from the queue's stand-in (held): its pop is not told yet
         while True:
+            probe = self.probe
             try:
-                if self.probe is not None or task.exec_info:
+                if task.exec_info or (probe is not None and self._queue_only):
                     if pending:
-                        local_queue.push_pending(task, pending)
+                        local_queue.push_pending(task, pending, quiet=probe is not None)
+                    if popped and probe is not None:
+                        self._tell_pop(probe, local_queue, task, fn, len(pending), None)
                     done, held = self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
                 else:
-                    # Nothing records and every node runs (backward() without inputs=): the steps
-                    # of the general path in the same order, without the probe's calls, the
-                    # exec_info pruning, or InputBuffer.add for a buffer made here (its first
-                    # gradient is simply set).
+                    # Every node runs (backward() without inputs=): the steps of the general path
+                    # in the same order, without the exec_info pruning or InputBuffer.add for a
+                    # buffer made here (its first gradient is simply set), and with the probe's
+                    # calls where there is one.
                     if fn._hooked:
-                        outputs = self.call_function(task, fn, inputs, None)
+                        if popped and probe is not None:
+                            self._tell_pop(probe, local_queue, task, fn, len(pending), None)
+                        outputs = self.call_function(task, fn, inputs, probe)
                     else:
-                        outputs = fn._apply_all(inputs)
-                        edges = fn.next_edges
-                        # validate_outputs inline for the usual case, where every gradient
-                        # already fits (shape, dtype and device objects of its input);
-                        # otherwise the full check.
-                        if type(outputs) is list and len(outputs) == len(edges):
-                            for i in range(len(edges)):
-                                grad = outputs[i]
-                                if grad is not None:
-                                    next_fn, input_nr = edges[i]
-                                    if next_fn is not None:
-                                        meta = next_fn.input_metadata[input_nr]
-                                        if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
-                                                or grad.device is not meta[2]):  # fmt: skip
-                                            outputs = validate_outputs(edges, outputs, None, fn)
-                                            break
+                        if probe is not None:
+                            if popped:
+                                # _tell_pop inline: once a node while recording
+                                try:
+                                    probe.node_pop(local_queue, task, fn, len(local_queue._heap) + len(pending), depth)
+                                except Exception:  # noqa: BLE001
+                                    sys.excepthook(*sys.exc_info())
                             else:
-                                if not fn._fresh_outputs:
-                                    outputs = list(outputs)  # the loop below clears what it hands on
-                        else:
-                            outputs = validate_outputs(edges, outputs, None, fn)
+                                probe.node_begin(task, fn, depth)
+                        try:
+                            outputs = fn._apply_all(inputs)
+                            edges = fn.next_edges
+                            # validate_outputs inline for the usual case, where every gradient
+                            # already fits (shape, dtype and device objects of its input);
+                            # otherwise the full check.
+                            if type(outputs) is list and len(outputs) == len(edges):
+                                for i in range(len(edges)):
+                                    grad = outputs[i]
+                                    if grad is not None:
+                                        next_fn, input_nr = edges[i]
+                                        if next_fn is not None:
+                                            meta = next_fn.input_metadata[input_nr]
+                                            if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
+                                                    or grad.device is not meta[2]):  # fmt: skip
+                                                outputs = validate_outputs(edges, outputs, None, fn)
+                                                break
+                                else:
+                                    if not fn._fresh_outputs:
+                                        outputs = list(outputs)  # the loop below clears what it hands on
+                            else:
+                                outputs = validate_outputs(edges, outputs, None, fn)
+                        except BaseException:
+                            if probe is not None:
+                                probe.node_end(task, fn, False)
+                            raise
+                        if probe is not None:
+                            probe.node_end(task, fn, True)
                     del inputs
                     if not task.keep_graph:
-                        fn.release_variables()
+                        released = fn.release_variables()
+                        if released and probe is not None:
+                            probe.saved_release(fn, released)
                     if anomaly.enabled and anomaly.check_nan:
-                        _check_nan(task, fn, outputs, None)
+                        _check_nan(task, fn, outputs, probe)
                     edges = fn.next_edges
                     # Successors ready for local_queue, pushed after the loop but for the one
                     # this thread's next pop() would return, which it runs next: the first one,
@@ -1038,8 +1080,18 @@ class Engine:
                                         if output is not None:
                                             slots[input_nr] = output
                                         not_ready[next_fn] = buf
+                                        if probe is not None:
+                                            probe.gradient_in(task, next_fn, fn, input_nr, output,
+                                                              "undefined" if output is None else "set",
+                                                              remaining - 1, "park", None, 0)  # fmt: skip
                                     elif output is not None:
-                                        buf.add(input_nr, output)
+                                        mode = buf.add(input_nr, output)
+                                        if probe is not None:
+                                            probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining - 1,
+                                                              None, None, 0)  # fmt: skip
+                                    elif probe is not None:
+                                        probe.gradient_in(task, next_fn, fn, input_nr, None, "undefined",
+                                                          remaining - 1, None, None, 0)  # fmt: skip
                                     continue
                                 del dependencies[next_fn]
                                 buf = not_ready.pop(next_fn, None)
@@ -1049,11 +1101,14 @@ class Engine:
                                     slots = [None] * len(next_fn.input_metadata)
                                     if output is not None:
                                         slots[input_nr] = output
+                                        mode = "set"
+                                    else:
+                                        mode = "undefined"
+                                    taken = None
                                 else:
-                                    if output is not None:
-                                        buf.add(input_nr, output)
+                                    mode = "undefined" if output is None else buf.add(input_nr, output)
                                     slots = buf.buffer
-                                del output
+                                    taken = "take"
                                 # Counted here, under the lock held anyway, before the task is
                                 # visible to pop().
                                 task.outstanding_tasks += 1
@@ -1071,18 +1126,30 @@ class Engine:
                                 if queue is local_queue:
                                     if first is None:
                                         first = (next_fn, slots)
+                                        ahead = 1
                                     elif more is None:
                                         more = [first, (next_fn, slots)]
+                                        ahead = 2
                                     else:
                                         more.append((next_fn, slots))
+                                        ahead = len(more)
+                                    if probe is not None:
+                                        # Told as pushed now, with the queue's size as it would be.
+                                        ahead += len(local_queue._heap) + len(pending)
+                                        probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
+                                                          local_queue, ahead)  # fmt: skip
+                                    del output
                                     continue
+                                if probe is not None:
+                                    probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken, None, 0)
+                                del output
                                 queue.push_counted(task, ((next_fn, slots),))
                         except BaseException:
                             # Successors counted but not yet pushed must still reach the queue:
                             # they are popped and skipped there (the task has failed), which
                             # balances the count.
                             if first is not None:
-                                local_queue.push_counted(task, more or (first,))
+                                local_queue.push_counted(task, more or (first,), quiet=probe is not None)
                             raise
                         held = None
                         if first is not None:
@@ -1102,7 +1169,7 @@ class Engine:
                                         heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
                                                                  next_fn, slots))  # fmt: skip
                                     else:
-                                        local_queue.push_counted(task, (first,))
+                                        local_queue.push_counted(task, (first,), quiet=probe is not None)
                             else:
                                 for next_fn, slots in more or (first,):
                                     heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
@@ -1121,25 +1188,38 @@ class Engine:
                         mutex.release()
             except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
                 if pending:
-                    local_queue.push_pending(task, pending)  # to be popped and skipped
+                    local_queue.push_pending(task, pending, quiet=probe is not None)  # to be popped and skipped
                 self.thread_on_exception(task, fn, exc)
                 return self._decrement_outstanding(task)
             if held is None:
                 if pending:
-                    local_queue.push_pending(task, pending)
+                    local_queue.push_pending(task, pending, quiet=probe is not None)
                 return done
             # held is counted in outstanding_tasks, so the task is not done: run it as
             # thread_main would have after popping it.
             fn, inputs = held
             del held
+            popped = True
             if task.has_error:
                 if pending:
-                    local_queue.push_pending(task, pending)
+                    local_queue.push_pending(task, pending, quiet=probe is not None)
+                if probe is not None:
+                    self._tell_pop(probe, local_queue, task, fn, 0, None)  # popped and skipped
                 return self._decrement_outstanding(task)
             if pending and (fn._hooked or not fn._defer_safe):
-                local_queue.push_pending(task, pending)
+                local_queue.push_pending(task, pending, quiet=probe is not None)
             # A node may leave grad mode changed: the task's (create_graph) again for each node.
             grad_state.enabled = task.create_graph
+
+    @staticmethod
+    def _tell_pop(probe: Probe, queue: ReadyQueue, task: GraphTask, fn: Node, pending: int, depth: int | None) -> None:
+        """Tell the probe that fn, kept aside for ``queue``, was popped (and began at ``depth``,
+        unless None). Its size after the pop: the queue's heap and the ``pending`` entries still
+        kept aside. As in ReadyQueue.pop, a failing probe is reported, never fatal."""
+        try:
+            probe.node_pop(queue, task, fn, len(queue._heap) + pending, depth)
+        except Exception:  # noqa: BLE001
+            sys.excepthook(*sys.exc_info())
 
     def _evaluate_function_general(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
                                    local_queue: ReadyQueue | None) -> tuple[bool, tuple | None]:  # fmt: skip

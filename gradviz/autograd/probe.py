@@ -84,6 +84,31 @@ class Probe:
     def pool_take(self, task: Any) -> None:
         """A pool thread took the task."""
 
+    # -- a node's steps, several at a time (the engine's fast path calls these; each default
+    # makes the single calls above, in order, so a probe that overrides only those hears all)
+    def gradient_in(self, task: Any, node: Any, by: Any, slot: int, grad: Any, mode: str, remaining: int,
+                    not_ready: str | None, queue: Any, size: int) -> None:  # fmt: skip
+        """`by` handed node a gradient: dependency_decrement(remaining), buffer_add(slot, grad,
+        mode, by), then not_ready_park(remaining) if not_ready is "park", not_ready_take if it is
+        "take", then queue_push of node's NodeTask (of task) to `queue` with `size` if queue is
+        not None. A push the engine makes through ReadyQueue comes as queue_push instead."""
+        self.dependency_decrement(task, node, by, remaining)
+        self.buffer_add(task, node, slot, grad, mode, by)
+        if not_ready == "park":
+            self.not_ready_park(task, node, remaining)
+        elif not_ready == "take":
+            self.not_ready_take(task, node)
+        if queue is not None:
+            self.queue_push(queue, _node_task(task, node), size)
+
+    def node_pop(self, queue: Any, task: Any, node: Any, size: int, depth: int | None) -> None:
+        """queue_pop of node's NodeTask (of task) from `queue`, `size` left; then node_begin at
+        `depth` unless it is None. As with queue_pop, the engine reports a failure here
+        (sys.excepthook) and carries on."""
+        self.queue_pop(queue, _node_task(task, node), size)
+        if depth is not None:
+            self.node_begin(task, node, depth)
+
     # -- running nodes
     def node_begin(self, task: Any, node: Any, depth: int) -> None:
         """node starts running on the calling thread at reentrant depth `depth`."""
@@ -112,3 +137,10 @@ class Probe:
 
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         """Anomaly mode found NaN in node's output."""
+
+
+def _node_task(task: Any, node: Any) -> Any:
+    """The NodeTask the engine would have queued for node (it kept node aside instead)."""
+    from gradviz.autograd.engine import NodeTask
+
+    return NodeTask(task, node, [])

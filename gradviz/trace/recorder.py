@@ -855,33 +855,6 @@ class Recorder(Probe):
     queue_pop = _queue_probe("queue_pop")
 
     def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
-        if grad is None:
-            shape = dtype = device = stats = values = None
-        else:
-            data = getattr(grad, "_data", grad)
-            shape = data.shape
-            # dtype and device names: the last ones asked for, by identity (one pair per
-            # tuple, so a thread switch between two stores cannot pair a name with another key)
-            dt = getattr(grad, "dtype", None) or data.dtype
-            last = self._dtype_seen
-            if last[0] is dt:
-                dtype = last[1]
-            else:
-                dtype = _dtype_name(dt)
-                self._dtype_seen = (dt, dtype)
-            dev = getattr(grad, "device", "cpu")
-            last = self._device_seen
-            if last[0] is dev:
-                device = last[1]
-            else:
-                device = str(dev)
-                self._device_seen = (dev, device)
-            if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
-                x = data.item()  # a chain's gradient: _stats_row's case without the call
-                stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
-            else:
-                stats = _stats_row(data)
-            values = self._values(data) if self.values else None
         nid = node._id
         known = self._nodes
         if producer is None:
@@ -892,14 +865,105 @@ class Recorder(Probe):
                 self._announce(producer)
         if nid not in known:
             self._announce(node)
-        if stats is not None and _HAS_VARIABLE.get(type(node), True):
-            if _variable(node) is not None:
-                if mode == "set":
-                    self._leaf_in[nid] = (stats, shape, dtype)  # type: ignore[assignment]
-                else:
-                    self._leaf_in.pop(nid, None)
+        shape, dtype, device, stats, values = self._summary(node, grad, mode)
         self._append(("buffer_add", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, slot, mode, pid,
                       shape, dtype, device, stats, values))  # fmt: skip
+
+    def gradient_in(self, task: Any, node: Any, by: Any, slot: int, grad: Any, mode: str, remaining: int,
+                    not_ready: str | None, queue: Any, size: int) -> None:  # fmt: skip
+        # The fast path's steps for one edge, as the rows its single calls would make, one
+        # timestamp for all (they happen within a microsecond, in this order, on this thread).
+        nid = node._id
+        by_id = by._id
+        known = self._nodes
+        if by_id not in known:
+            self._announce(by)
+        if nid not in known:
+            self._announce(node)
+        data = getattr(grad, "_data", None)
+        dts = self._dtype_seen
+        devs = self._device_seen
+        if (
+            type(data) is _ndarray and data.size == 1 and grad.dtype is dts[0] and grad.device is devs[0]
+            and not self.values and data.dtype.kind == "f" and _HAS_VARIABLE.get(type(node)) is False
+        ):  # fmt: skip
+            # A chain's gradient (one float, the dtype and device of the last one, into a node
+            # without a leaf): _summary's case without the call.
+            x = data.item()
+            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            shape, dtype, device, values = data.shape, dts[1], devs[1], None
+        else:
+            shape, dtype, device, stats, values = self._summary(node, grad, mode)
+        if queue is not None:
+            qid = queue.id
+            qdevice = self._queues.get(qid)
+            if qdevice is None:
+                qdevice = self._announce_queue(queue)
+        ts = _now() - self._t0
+        tid = self._local.tid or self._tid()
+        task_id = task.id
+        append = self._append
+        append(("dependency_decrement", ts, tid, task_id, nid, by_id, remaining))
+        append(("buffer_add", ts, tid, task_id, nid, slot, mode, by_id, shape, dtype, device, stats, values))
+        if not_ready is not None:
+            if not_ready == "park":
+                append(("not_ready_park", ts, tid, task_id, nid, remaining))
+            else:
+                append(("not_ready_take", ts, tid, task_id, nid))
+        if queue is not None:
+            key = (2, task.reentrant_depth, node.sequence_nr)
+            append(("queue_push", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
+
+    def node_pop(self, queue: Any, task: Any, node: Any, size: int, depth: int | None) -> None:
+        nid = node._id
+        if nid not in self._nodes:
+            self._announce(node)
+        qid = queue.id
+        qdevice = self._queues.get(qid)
+        if qdevice is None:
+            qdevice = self._announce_queue(queue)
+        ts = _now() - self._t0
+        tid = self._local.tid or self._tid()
+        task_id = task.id
+        key = (2, task.reentrant_depth, node.sequence_nr)
+        self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
+        if depth is not None:
+            self._append(("node_begin", ts, tid, task_id, nid, depth))
+
+    def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
+        """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
+        if grad is None:
+            return None, None, None, None, None
+        data = getattr(grad, "_data", grad)
+        shape = data.shape
+        # dtype and device names: the last ones asked for, by identity (one pair per
+        # tuple, so a thread switch between two stores cannot pair a name with another key)
+        dt = getattr(grad, "dtype", None) or data.dtype
+        last = self._dtype_seen
+        if last[0] is dt:
+            dtype = last[1]
+        else:
+            dtype = _dtype_name(dt)
+            self._dtype_seen = (dt, dtype)
+        dev = getattr(grad, "device", "cpu")
+        last = self._device_seen
+        if last[0] is dev:
+            device = last[1]
+        else:
+            device = str(dev)
+            self._device_seen = (dev, device)
+        if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
+            x = data.item()  # a chain's gradient: _stats_row's case without the call
+            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+        else:
+            stats = _stats_row(data)
+        values = self._values(data) if self.values else None
+        if _variable(node) is not None:
+            if mode == "set":
+                self._leaf_in[node._id] = (stats, shape, dtype)  # type: ignore[assignment]
+            else:
+                self._leaf_in.pop(node._id, None)
+        return shape, dtype, device, stats, values
 
     def not_ready_park(self, task: Any, node: Any, remaining: int) -> None:
         with self._lock:
