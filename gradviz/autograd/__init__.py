@@ -36,6 +36,18 @@ def _as_tuple(x: Any) -> tuple:
     return tuple(x)
 
 
+# A 0-d one per numpy dtype, copied for each implicit root gradient: np.ones goes through
+# numpy's Python-level ``ones`` (empty + copyto), ndarray.copy is one C call.
+_ONES: dict[np.dtype, np.ndarray] = {}
+
+
+def _scalar_one(dt: np.dtype) -> np.ndarray:
+    one = _ONES.get(dt)
+    if one is None:
+        one = _ONES[dt] = np.ones((), dt)
+    return one.copy()
+
+
 def _make_grads(outputs: tuple, grads: tuple) -> list:
     Tensor, ones_like = _tensor.Tensor, _tensor.ones_like
     new_grads = []
@@ -57,7 +69,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                     )
                 if out._data.shape == () and type(out._data) is np.ndarray:
                     # The usual scalar loss: ones_like without its device and dtype resolution.
-                    new_grads.append(Tensor._wrap(np.ones((), out._data.dtype), out.dtype, out.device))
+                    new_grads.append(Tensor._wrap(_scalar_one(out._data.dtype), out.dtype, out.device))
                 else:
                     new_grads.append(ones_like(out))
             else:
