@@ -126,6 +126,22 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    if type(tensors) is _Tensor and grad_tensors is None and grad_variables is None and inputs is None:
+        # loss.backward(): one output, its implicit gradient, every leaf. The same checks and
+        # calls as below without the tuple conversions (a fixed cost of every training step).
+        d = tensors._data
+        if (type(d) is np.ndarray and d.shape == () and (tensors._requires_grad or tensors._grad_fn is not None)
+                and tensors.dtype.is_floating_point):  # fmt: skip
+            # The scalar loss (_make_grads' checks hold): a copy of a cached one as its gradient.
+            grad = _Tensor._wrap(_scalar_one(d.dtype), tensors.dtype, tensors.device)
+        else:
+            grad = _make_grads((tensors,), (None,))[0]
+        edge = gradient_edge(tensors)
+        if edge[0] is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        keep = create_graph if retain_graph is None else retain_graph
+        get_default_engine().execute([edge], [grad], keep, create_graph, True, [])
+        return
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
@@ -218,3 +234,5 @@ __all__ = [
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 from gradviz import tensor as _tensor  # noqa: E402
+
+_Tensor = _tensor.Tensor

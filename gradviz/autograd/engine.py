@@ -724,9 +724,11 @@ class Engine:
     def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
                 accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:  # fmt: skip
         outputs = outputs or []
-        validate_outputs(roots, inputs, lambda msg: msg)
+        validate_outputs(roots, inputs, _message_as_is)
         tls = _state.tls
-        local_queue = self._init_local_ready_queue()
+        local_queue = tls.local_ready_queue
+        if local_queue is None:
+            local_queue = self._init_local_ready_queue()
         not_reentrant = tls.worker_device is _state.NO_DEVICE
         task = GraphTask(
             keep_graph, create_graph, accumulate_grad,
@@ -740,7 +742,7 @@ class Engine:
             if graph_root is not None and not skip_dummy:
                 probe.node_created(graph_root)
             probe.task_begin(task, roots, None if skip_dummy else graph_root, outputs)
-        min_topo_nr = compute_min_topological_nr(outputs)
+        min_topo_nr = compute_min_topological_nr(outputs) if outputs else 0
         compute_dependencies(graph_root, task, min_topo_nr)
         if probe is not None:
             probe.dependencies(task)
@@ -749,8 +751,17 @@ class Engine:
             if probe is not None:
                 probe.exec_info(task)
         if skip_dummy:
-            buf = InputBuffer(graph_root.num_inputs)
-            mode = buf.add(roots[0].input_nr, inputs[0])
+            # InputBuffer(n).add(nr, grad) on a fresh buffer, without the calls: the slot is empty,
+            # so the gradient is set (or the slot stays undefined).
+            buf = _new_input_buffer(InputBuffer)
+            buf.buffer = slots = [None] * len(graph_root.input_metadata)
+            buf.owned = 0
+            grad = inputs[0]
+            if grad is None:
+                mode = "undefined"
+            else:
+                slots[roots[0][1]] = grad
+                mode = "set"
             if probe is not None:
                 probe.buffer_add(task, graph_root, roots[0].input_nr, inputs[0], mode, None)
         else:
@@ -1473,6 +1484,11 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
         if grad is not grads[i]:
             grads[i] = grad
     return grads
+
+
+def _message_as_is(msg: str) -> str:
+    """Engine.execute's format_error: the root gradients' errors carry no node name."""
+    return msg
 
 
 def _validate_error(format_error: Callable[[str], str] | None, fn: Node | None, msg: str) -> str:
