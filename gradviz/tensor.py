@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
+import gradviz.autograd as _autograd
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
 from gradviz.autograd import grad_mode
+from gradviz.autograd import graph as _graph
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
 from gradviz.device import CPU, array_module, as_device, to_device_array
 from gradviz.device import device as Device
@@ -310,9 +312,7 @@ class Tensor:
         create_graph: bool = False,
         inputs: Sequence[Tensor] | Tensor | None = None,
     ) -> None:
-        from gradviz.autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- printing
     def __repr__(self) -> str:
@@ -326,6 +326,10 @@ class Tensor:
         if self.ndim == 0 and spec:
             return format(self.item(), spec)
         return repr(self)
+
+
+# AccumulateGrad's stolen .grad is Tensor.detach() inline (graph.py cannot import this module).
+_graph._wrap_tensor = Tensor._wrap
 
 
 def _infer(data: Any) -> Any:

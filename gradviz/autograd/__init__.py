@@ -36,6 +36,18 @@ def _as_tuple(x: Any) -> tuple:
     return tuple(x)
 
 
+# A 0-d one per numpy dtype, copied for each implicit root gradient: np.ones goes through
+# numpy's Python-level ``ones`` (empty + copyto), ndarray.copy is one C call.
+_ONES: dict[np.dtype, np.ndarray] = {}
+
+
+def _scalar_one(dt: np.dtype) -> np.ndarray:
+    one = _ONES.get(dt)
+    if one is None:
+        one = _ONES[dt] = np.ones((), dt)
+    return one.copy()
+
+
 def _make_grads(outputs: tuple, grads: tuple) -> list:
     Tensor, ones_like = _tensor.Tensor, _tensor.ones_like
     new_grads = []
@@ -57,7 +69,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                     )
                 if out._data.shape == () and type(out._data) is np.ndarray:
                     # The usual scalar loss: ones_like without its device and dtype resolution.
-                    new_grads.append(Tensor._wrap(np.ones((), out._data.dtype), out.dtype, out.device))
+                    new_grads.append(Tensor._wrap(_scalar_one(out._data.dtype), out.dtype, out.device))
                 else:
                     new_grads.append(ones_like(out))
             else:
@@ -114,6 +126,22 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    if type(tensors) is _Tensor and grad_tensors is None and grad_variables is None and inputs is None:
+        # loss.backward(): one output, its implicit gradient, every leaf. The same checks and
+        # calls as below without the tuple conversions (a fixed cost of every training step).
+        d = tensors._data
+        if (type(d) is np.ndarray and d.shape == () and (tensors._requires_grad or tensors._grad_fn is not None)
+                and tensors.dtype.is_floating_point):  # fmt: skip
+            # The scalar loss (_make_grads' checks hold): a copy of a cached one as its gradient.
+            grad = _Tensor._wrap(_scalar_one(d.dtype), tensors.dtype, tensors.device)
+        else:
+            grad = _make_grads((tensors,), (None,))[0]
+        edge = gradient_edge(tensors)
+        if edge[0] is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        keep = create_graph if retain_graph is None else retain_graph
+        get_default_engine().execute([edge], [grad], keep, create_graph, True, [])
+        return
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
@@ -206,3 +234,5 @@ __all__ = [
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 from gradviz import tensor as _tensor  # noqa: E402
+
+_Tensor = _tensor.Tensor

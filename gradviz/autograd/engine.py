@@ -75,7 +75,9 @@ class InputBuffer:
             return "set"
         if self.owned >> pos & 1 and not _grad_state.enabled:
             od, vd = old._data, var._data
-            if od.dtype == vd.dtype and od.shape == vd.shape:
+            # Dtypes by identity first: numpy's dtype == is a rich comparison (two calls).
+            odt, vdt = od.dtype, vd.dtype
+            if (odt is vdt or odt == vdt) and od.shape == vd.shape:
                 od += vd
                 return "accumulate"
         # In place only when the buffer is the first gradient's sole holder and no graph is being
@@ -84,7 +86,7 @@ class InputBuffer:
         if (
             not _grad_state.enabled
             and sys.getrefcount(old) <= 3
-            and old._data.dtype == var._data.dtype
+            and ((odt := old._data.dtype) is (vdt := var._data.dtype) or odt == vdt)
             and old._data.shape == var._data.shape
             and graph.stealable(old)
         ):
@@ -370,8 +372,29 @@ class _Future:
         return self.value or []
 
 
+_get_ident = threading.get_ident
+_RLock = threading.RLock
+_weakref = weakref.ref
+
+
 class GraphTask:
     """The state of one backward call (Engine.execute) while it runs."""
+
+    # Fields that keep their first value in almost every task are class-level defaults, set on
+    # the instance only when they change: one GraphTask is made per backward, and W3's step pays
+    # each store after a large matrix product, on cold caches.
+    exit_on_error = False
+    # The device the task's owner thread works for ("cpu" or a device).
+    owner_device: str | None = None
+    has_error = False
+    future_completed = False
+    # Thread that runs post-processing (set once, with future_completed, under mutex).
+    _post_processing_thread: int | None = None
+    # Set when the task is handed to the reentrant pool; the pool thread sets it once it has
+    # stopped serving the owner's queue for this task (see Engine.execute).
+    pool_done: threading.Event | None = None
+    # Replaced (never changed in place) by init_to_execute when the task has outputs.
+    captured_vars: list[Any] | tuple = ()
 
     def __init__(self, keep_graph: bool, create_graph: bool, accumulate_grad: bool,
                  reentrant_depth: int, cpu_ready_queue: ReadyQueue, exit_on_error: bool = False):  # fmt: skip
@@ -380,32 +403,24 @@ class GraphTask:
         self.create_graph = create_graph
         self.accumulate_grad = accumulate_grad
         self.reentrant_depth = reentrant_depth
-        self.exit_on_error = exit_on_error
+        if exit_on_error:
+            self.exit_on_error = True
         self.cpu_ready_queue = cpu_ready_queue
-        # The device the task's owner thread works for ("cpu" or a device), and that thread.
-        self.owner_device: str | None = None
-        self.owner: int = threading.get_ident()
+        # The thread that made the task (its owner).
+        self.owner: int = _get_ident()
         self.outputs: list[Edge] = []
         # mutex protects: outstanding_tasks, not_ready, dependencies, captured_vars,
         # has_error, future_completed, final_callbacks (torch guards the atomics separately).
-        self.mutex = threading.RLock()
+        self.mutex = _RLock()
         self.outstanding_tasks = 0
         self.not_ready: dict[Node, InputBuffer] = {}
         self.dependencies: dict[Node, int] = {}
-        self.captured_vars: list[Any] = []
-        self.has_error = False
-        self.future_completed = False
-        # Thread that runs post-processing (set once, with future_completed, under mutex).
-        self._post_processing_thread: int | None = None
-        # Set when the task is handed to the reentrant pool; the pool thread sets it once it has
-        # stopped serving the owner's queue for this task (see Engine.execute).
-        self.pool_done: threading.Event | None = None
         self.final_callbacks: list[Callable[[], None]] = []
         # Filled before the task starts, read-only afterwards: no lock needed.
         self.exec_info: dict[Node, ExecInfo] = {}
         self.future = _Future()
         # What NodeTasks hold (torch's weak base_), made once.
-        self.weak_self = weakref.ref(self)
+        self.weak_self = _weakref(self)
 
     def completed(self) -> bool:
         return self.outstanding_tasks == 0 or (self.exit_on_error and self.has_error)
@@ -482,19 +497,27 @@ class GraphTask:
             self.future.set_error(exc)
 
     def mark_as_completed_and_run_post_processing(self) -> None:
+        captured = None
         with self.mutex:
             if self.future_completed:
                 later = True
             else:
                 later = False
                 self.future_completed = True
-                self._post_processing_thread = threading.get_ident()
+                self._post_processing_thread = _get_ident()
+                if not self.final_callbacks:
+                    # Nothing left to queue a callback now (every node has run): the gradients
+                    # captured can be taken here, without post-processing's second lock round.
+                    captured = list(self.captured_vars)
         if later:
             # Another thread is completing it (or did): as torch, return only once the future is
             # done, so a caller seeing this task completed never finds its future still pending.
             # A callback of this very thread that ends up here must not wait for itself.
             if self._post_processing_thread != threading.get_ident():
                 self.future.wait_done()
+            return
+        if captured is not None:
+            self.future.mark_completed(captured)
             return
         try:
             self.exec_post_processing()
@@ -710,9 +733,11 @@ class Engine:
     def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
                 accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:  # fmt: skip
         outputs = outputs or []
-        validate_outputs(roots, inputs, lambda msg: msg)
+        validate_outputs(roots, inputs, _message_as_is)
         tls = _state.tls
-        local_queue = self._init_local_ready_queue()
+        local_queue = tls.local_ready_queue
+        if local_queue is None:
+            local_queue = self._init_local_ready_queue()
         not_reentrant = tls.worker_device is _state.NO_DEVICE
         task = GraphTask(
             keep_graph, create_graph, accumulate_grad,
@@ -726,7 +751,7 @@ class Engine:
             if graph_root is not None and not skip_dummy:
                 probe.node_created(graph_root)
             probe.task_begin(task, roots, None if skip_dummy else graph_root, outputs)
-        min_topo_nr = compute_min_topological_nr(outputs)
+        min_topo_nr = compute_min_topological_nr(outputs) if outputs else 0
         compute_dependencies(graph_root, task, min_topo_nr)
         if probe is not None:
             probe.dependencies(task)
@@ -735,8 +760,17 @@ class Engine:
             if probe is not None:
                 probe.exec_info(task)
         if skip_dummy:
-            buf = InputBuffer(graph_root.num_inputs)
-            mode = buf.add(roots[0].input_nr, inputs[0])
+            # InputBuffer(n).add(nr, grad) on a fresh buffer, without the calls: the slot is empty,
+            # so the gradient is set (or the slot stays undefined).
+            buf = _new_input_buffer(InputBuffer)
+            buf.buffer = slots = [None] * len(graph_root.input_metadata)
+            buf.owned = 0
+            grad = inputs[0]
+            if grad is None:
+                mode = "undefined"
+            else:
+                slots[roots[0][1]] = grad
+                mode = "set"
             if probe is not None:
                 probe.buffer_add(task, graph_root, roots[0].input_nr, inputs[0], mode, None)
         else:
@@ -1530,6 +1564,11 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
         if grad is not grads[i]:
             grads[i] = grad
     return grads
+
+
+def _message_as_is(msg: str) -> str:
+    """Engine.execute's format_error: the root gradients' errors carry no node name."""
+    return msg
 
 
 def _validate_error(format_error: Callable[[str], str] | None, fn: Node | None, msg: str) -> str:

@@ -271,13 +271,7 @@ class AccumulateGrad(Node):
     _defer_safe = True
 
     def __init__(self, variable: Tensor):
-        super().__init__([], sequence_nr=MAX_SEQUENCE_NR)
-        self.variable = variable
-        # Held while .grad is read and written: several graph tasks (threads) may share a leaf.
-        self.lock = threading.Lock()
-        self.input_metadata = [_tuple_new(InputMetadata, (variable._data.shape, variable.dtype, variable.device))]
-        if variable._hooks:
-            self._hooked = True
+        _init_accumulator(self, variable)
 
     # A leaf's hooks live on the leaf (torch keeps them in its autograd meta), not on this node:
     # the tensor holds its accumulator weakly, so one registered before any op used the leaf, or
@@ -305,7 +299,8 @@ class AccumulateGrad(Node):
             raise RuntimeError(f"AccumulateGrad: expected 1 input, got {len(grads)}")
         new_grad = grads[0]
         var = self.variable
-        if new_grad is None or not var.requires_grad:
+        # _requires_grad first: the property's view and grad_fn tests only when it is off.
+        if new_grad is None or not (var._requires_grad or var.requires_grad):
             return []
         probe = _ENGINE.probe
         grad_enabled = _grad_state.enabled
@@ -317,29 +312,53 @@ class AccumulateGrad(Node):
                 # count allows); otherwise a copy.
                 if grad_enabled:
                     result = new_grad.clone()
-                elif sys.getrefcount(new_grad) <= _ENGINE_GRAD_REFS and stealable(new_grad, var):
-                    result = new_grad.detach()
+                elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and _stealable_like(new_grad, var):
+                    # new_grad.detach() without the method call.
+                    result = _wrap_tensor(new_grad._data, new_grad.dtype, new_grad.device)
+                    result._version_counter = new_grad._version_counter
                 else:
                     result = new_grad.detach().clone()
                 mode = "set"
             elif not grad_enabled:
-                old._data += new_grad._data.astype(old._data.dtype, copy=False)
+                od, nd = old._data, new_grad._data
+                od += nd if nd.dtype is od.dtype else nd.astype(od.dtype, copy=False)
                 old._version_counter[0] += 1
                 result, mode = old, "accumulate"
             else:
                 result, mode = old + new_grad, "replace"
-            before = old.detach().clone() if (probe is not None and old is not None) else None
-            var.grad = result
-            if probe is not None:
+            if probe is None:
+                var.grad = result
+            else:
+                before = old.detach().clone() if old is not None else None
+                var.grad = result
                 probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
         return []
 
     _apply_all = apply
 
 
+_getrefcount = sys.getrefcount
+# Set by gradviz.tensor on import (it imports this module): the fast Tensor constructor.
+_wrap_tensor: Any = None
+
 # References to a gradient that AccumulateGrad.apply receives from the engine and nothing else
 # holds: the InputBuffer's list (passed to apply as is), apply's local, getrefcount's argument.
 _ENGINE_GRAD_REFS = 3
+
+
+def _stealable_like(grad: Tensor, like: Tensor) -> bool:
+    """stealable(grad, like) with the checks ordered for AccumulateGrad's usual case (one flags
+    object, dtypes by identity first: numpy's dtype == is a rich comparison)."""
+    d = grad._data
+    if type(d) is not np.ndarray or d.base is not None or _getrefcount(d) > 3:
+        return False
+    flags = d.flags
+    if not (flags.c_contiguous and flags.writeable):
+        return False
+    ld = like._data
+    ldt, dt = ld.dtype, d.dtype
+    gdev, ldev = grad.device, like.device
+    return (ldt is dt or ldt == dt) and ld.shape == d.shape and (ldev is gdev or ldev == gdev)
 
 
 def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
@@ -444,6 +463,25 @@ def forward_traceback() -> str:
     return "".join(traceback.format_list(frames))
 
 
+_new_accumulator = object.__new__
+_allocate_lock = threading.Lock
+
+
+def _init_accumulator(acc: AccumulateGrad, variable: Tensor) -> None:
+    """AccumulateGrad's fields without Node.__init__'s generic path: one is made per leaf per
+    forward (the graph dies with each step, as torch's), so its cost is paid per parameter."""
+    acc._id = next(_node_ids)
+    acc.sequence_nr = MAX_SEQUENCE_NR
+    acc.next_edges = []
+    acc.topological_nr = 0
+    acc.variable = variable
+    # Held while .grad is read and written: several graph tasks (threads) may share a leaf.
+    acc.lock = _allocate_lock()
+    acc.input_metadata = [_tuple_new(InputMetadata, (variable._data.shape, variable.dtype, variable.device))]
+    if variable._hooks:
+        acc._hooked = True
+
+
 # _accumulator_lock protects: every leaf's _grad_accumulator (read, made, stored). Two threads
 # building graphs over one leaf must get the same AccumulateGrad, or their gradients would be
 # summed under two different locks and one update could be lost (torch takes the leaf's
@@ -462,7 +500,8 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
         ref = t._grad_accumulator
         acc = ref() if ref is not None else None
         if acc is None:
-            acc = AccumulateGrad(t)
+            acc = _new_accumulator(AccumulateGrad)
+            _init_accumulator(acc, t)
             t._grad_accumulator = weakref.ref(acc)
             made = True
     if made:
