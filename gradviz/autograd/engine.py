@@ -1017,6 +1017,10 @@ class Engine:
         not_ready = task.not_ready
         mutex = task.mutex
         key_depth = -task.reentrant_depth
+        # Fixed for the task's life (exec_info is filled before it starts).
+        exec_info = task.exec_info
+        keep_graph = task.keep_graph
+        create_graph = task.create_graph
         pending: list[tuple] = []
         push_order = local_queue._count if local_queue is not None else None
         # For node_begin: a nested backward restores it before its node returns, so it holds for
@@ -1026,7 +1030,7 @@ class Engine:
         while True:
             probe = self.probe
             try:
-                if task.exec_info or (probe is not None and self._queue_only):
+                if exec_info or (probe is not None and self._queue_only):
                     if pending:
                         local_queue.push_pending(task, pending, quiet=probe is not None)
                     if popped and probe is not None:
@@ -1080,7 +1084,7 @@ class Engine:
                         if probe is not None:
                             probe.node_end(task, fn, True)
                     del inputs
-                    if not task.keep_graph:
+                    if not keep_graph:
                         released = fn.release_variables()
                         if released and probe is not None:
                             probe.saved_release(fn, released)
@@ -1187,27 +1191,44 @@ class Engine:
                             raise
                         held = None
                         if first is not None:
+                            heap = local_queue._heap
                             if more is None:
                                 # The chain case: run it next unless the queue's head or a
                                 # pending entry outranks it (a tie goes to those, pushed first;
-                                # _LAST makes them lose only then).
-                                heap = local_queue._heap
+                                # _LAST makes them lose only then). Pending entries are all
+                                # (2, key_depth, ...): their sequence_nr alone decides.
                                 if not heap and not pending:
                                     held = first
                                 else:
-                                    key = (2, key_depth, -first[0].sequence_nr, _LAST)
-                                    if (not heap or heap[0] > key) and (not pending or pending[0] > key):
+                                    seq = first[0].sequence_nr
+                                    if (not pending or -pending[0][2] < seq) and (
+                                        not heap or heap[0] > (2, key_depth, -seq, _LAST)
+                                    ):
                                         held = first
                                     elif pending:
                                         next_fn, slots = first
-                                        heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                                 next_fn, slots))  # fmt: skip
+                                        heapq.heappush(pending, (2, key_depth, -seq, next(push_order), next_fn, slots))
                                     else:
                                         local_queue.push_counted(task, (first,), quiet=probe is not None)
                             else:
-                                for next_fn, slots in more or (first,):
-                                    heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                             next_fn, slots))  # fmt: skip
+                                # Several ready (a fan-out): the best of them, the first of equals
+                                # (pushed first), runs next if it outranks what waits, without a
+                                # trip through pending; the others wait there in ready order.
+                                held = more[0]
+                                seq = held[0].sequence_nr
+                                for item in more:
+                                    if item[0].sequence_nr > seq:
+                                        held = item
+                                        seq = item[0].sequence_nr
+                                if (pending and -pending[0][2] >= seq) or (
+                                    heap and not heap[0] > (2, key_depth, -seq, _LAST)
+                                ):
+                                    held = None
+                                for item in more:
+                                    if item is not held:
+                                        next_fn = item[0]
+                                        heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
+                                                                 next_fn, item[1]))  # fmt: skip
                         if held is None and pending:
                             # What pop() would return: the best pending entry, unless the queue's
                             # head (pushed by another thread meanwhile) outranks it.
@@ -1243,7 +1264,7 @@ class Engine:
             if pending and (fn._hooked or not fn._defer_safe):
                 local_queue.push_pending(task, pending, quiet=probe is not None)
             # A node may leave grad mode changed: the task's (create_graph) again for each node.
-            grad_state.enabled = task.create_graph
+            grad_state.enabled = create_graph
 
     @staticmethod
     def _tell_pop(probe: Probe, queue: ReadyQueue, task: GraphTask, fn: Node, pending: int, depth: int | None) -> None:
