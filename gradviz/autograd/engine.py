@@ -321,7 +321,8 @@ class ExecInfo:
 # _future_cond protects: every _Future's value, error, done and _waiters. One condition for all
 # futures: completing one is frequent (every backward), waiting on one that is not yet done is
 # rare (a task finishing on another thread), and a per-future Event cost 3 us to make.
-_future_cond = threading.Condition(threading.Lock())
+_future_lock = threading.Lock()
+_future_cond = threading.Condition(_future_lock)
 
 
 class _Future:
@@ -340,7 +341,8 @@ class _Future:
         return self.done
 
     def _complete(self, value: list[Any] | None, error: BaseException | None) -> None:
-        with _future_cond:
+        # The condition's lock itself: Condition.__enter__/__exit__ are Python calls (every backward).
+        with _future_lock:
             if self.done:
                 return
             self.value, self.error = value, error
@@ -733,7 +735,18 @@ class Engine:
     def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
                 accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:  # fmt: skip
         outputs = outputs or []
-        validate_outputs(roots, inputs, _message_as_is)
+        if len(roots) == 1 and len(inputs) == 1:
+            # One root (loss.backward()): validate_outputs only when its gradient does not
+            # already fit (shape, dtype and device objects of the root's input).
+            grad = inputs[0]
+            fn, nr = roots[0]
+            if grad is not None and fn is not None:
+                meta = fn.input_metadata[nr]
+                if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
+                    validate_outputs(roots, inputs, _message_as_is)
+            del grad, fn
+        else:
+            validate_outputs(roots, inputs, _message_as_is)
         tls = _state.tls
         local_queue = tls.local_ready_queue
         if local_queue is None:
@@ -802,9 +815,16 @@ class Engine:
             # A call from user code: this thread drives CPU work until the task completes.
             tls.worker_device = CPU_DEVICE
             task.owner_device = CPU_DEVICE
-            queue.push(NodeTask(task, graph_root, buf))
             try:
-                self.thread_main(task)
+                if queue is task.cpu_ready_queue and not queue._heap and self.probe is None:
+                    # The root is what this thread's first pop() would return: it runs without
+                    # the NodeTask and the queue's two lock sections. Counted without the task's
+                    # mutex: no other thread knows the task yet.
+                    task.outstanding_tasks += 1
+                    self.thread_main(task, (graph_root, buf.buffer))
+                else:
+                    queue.push(NodeTask(task, graph_root, buf))
+                    self.thread_main(task)
             finally:
                 tls.worker_device = _state.NO_DEVICE
         else:
@@ -916,9 +936,10 @@ class Engine:
                 probe.thread_end()
 
     # -- the worker loop
-    def thread_main(self, graph_task: GraphTask | None) -> None:
+    def thread_main(self, graph_task: GraphTask | None, first: tuple | None = None) -> None:
         """Pop and run tasks until graph_task completes (until a shutdown task, for device
-        workers, which pass None)."""
+        workers, which pass None). ``first``: a (fn, gradient list) of graph_task, counted in its
+        outstanding_tasks, that runs before the first pop, as if popped."""
         tls = _state.tls
         queue = tls.local_ready_queue
         grad_state = _grad_state
@@ -932,15 +953,20 @@ class Engine:
             while True:
                 if future is not None and future.done:
                     break
-                task = queue.pop()
-                if task.is_shutdown:
-                    break
-                ref = task._base
-                local_task = ref() if ref is not None else None
-                if local_task is None:
-                    continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-                fn, inputs = task.fn, task.inputs
-                del task
+                if first is None:
+                    task = queue.pop()
+                    if task.is_shutdown:
+                        break
+                    ref = task._base
+                    local_task = ref() if ref is not None else None
+                    if local_task is None:
+                        continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
+                    fn, inputs = task.fn, task.inputs
+                    del task
+                else:
+                    local_task = graph_task
+                    fn, inputs = first
+                    first = None
                 if fn is not None and not local_task.has_error:
                     if local_task is not current:
                         current = local_task
