@@ -1190,15 +1190,13 @@ class Engine:
                                 if queue is local_queue:
                                     if first is None:
                                         first = (next_fn, slots)
-                                        ahead = 1
                                     elif more is None:
                                         more = [first, (next_fn, slots)]
-                                        ahead = 2
                                     else:
                                         more.append((next_fn, slots))
-                                        ahead = len(more)
                                     if probe is not None:
                                         # Told as pushed now, with the queue's size as it would be.
+                                        ahead = 1 if more is None else len(more)
                                         ahead += len(local_queue._heap) + len(pending)
                                         probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
                                                           local_queue, ahead)  # fmt: skip
