@@ -97,7 +97,19 @@ def _tree() -> tuple[Any, Any]:
     return x, level[0].sum()
 
 
-@pytest.mark.parametrize("build", [_w2(), _diamonds, _tree], ids=["fan_in", "diamonds", "tree"])
+def _leaf_ties() -> tuple[Any, Any]:
+    # Fan-outs whose ready successors tie (AccumulateGrads share the top sequence_nr): the one
+    # made ready first runs first, as the queue pops equals in push order; and fan-outs where a
+    # leaf's accumulator, ready at once, outranks the other successor.
+    x = gradviz.tensor([0.4, -0.7], requires_grad=True)
+    leaves = [gradviz.tensor([float(i), 1.0], requires_grad=True) for i in range(4)]
+    y = x.tanh()
+    for i in range(0, 4, 2):
+        y = y * (leaves[i] * leaves[i + 1]) + leaves[i]
+    return x, y.sum()
+
+
+@pytest.mark.parametrize("build", [_w2(), _diamonds, _tree, _leaf_ties], ids=["fan_in", "diamonds", "tree", "ties"])
 def test_fast_path_runs_nodes_in_the_order_the_queue_gives(build: Callable[[], tuple[Any, Any]]) -> None:
     fast, g_fast = _run_order(build, None)
     queued, g_queued = _run_order(build, Probe())

@@ -321,7 +321,8 @@ class ExecInfo:
 # _future_cond protects: every _Future's value, error, done and _waiters. One condition for all
 # futures: completing one is frequent (every backward), waiting on one that is not yet done is
 # rare (a task finishing on another thread), and a per-future Event cost 3 us to make.
-_future_cond = threading.Condition(threading.Lock())
+_future_lock = threading.Lock()
+_future_cond = threading.Condition(_future_lock)
 
 
 class _Future:
@@ -340,7 +341,8 @@ class _Future:
         return self.done
 
     def _complete(self, value: list[Any] | None, error: BaseException | None) -> None:
-        with _future_cond:
+        # The condition's lock itself: Condition.__enter__/__exit__ are Python calls (every backward).
+        with _future_lock:
             if self.done:
                 return
             self.value, self.error = value, error
@@ -733,7 +735,18 @@ class Engine:
     def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
                 accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:  # fmt: skip
         outputs = outputs or []
-        validate_outputs(roots, inputs, _message_as_is)
+        if len(roots) == 1 and len(inputs) == 1:
+            # One root (loss.backward()): validate_outputs only when its gradient does not
+            # already fit (shape, dtype and device objects of the root's input).
+            grad = inputs[0]
+            fn, nr = roots[0]
+            if grad is not None and fn is not None:
+                meta = fn.input_metadata[nr]
+                if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
+                    validate_outputs(roots, inputs, _message_as_is)
+            del grad, fn
+        else:
+            validate_outputs(roots, inputs, _message_as_is)
         tls = _state.tls
         local_queue = tls.local_ready_queue
         if local_queue is None:
@@ -802,9 +815,16 @@ class Engine:
             # A call from user code: this thread drives CPU work until the task completes.
             tls.worker_device = CPU_DEVICE
             task.owner_device = CPU_DEVICE
-            queue.push(NodeTask(task, graph_root, buf))
             try:
-                self.thread_main(task)
+                if queue is task.cpu_ready_queue and not queue._heap and self.probe is None:
+                    # The root is what this thread's first pop() would return: it runs without
+                    # the NodeTask and the queue's two lock sections. Counted without the task's
+                    # mutex: no other thread knows the task yet.
+                    task.outstanding_tasks += 1
+                    self.thread_main(task, (graph_root, buf.buffer))
+                else:
+                    queue.push(NodeTask(task, graph_root, buf))
+                    self.thread_main(task)
             finally:
                 tls.worker_device = _state.NO_DEVICE
         else:
@@ -916,9 +936,10 @@ class Engine:
                 probe.thread_end()
 
     # -- the worker loop
-    def thread_main(self, graph_task: GraphTask | None) -> None:
+    def thread_main(self, graph_task: GraphTask | None, first: tuple | None = None) -> None:
         """Pop and run tasks until graph_task completes (until a shutdown task, for device
-        workers, which pass None)."""
+        workers, which pass None). ``first``: a (fn, gradient list) of graph_task, counted in its
+        outstanding_tasks, that runs before the first pop, as if popped."""
         tls = _state.tls
         queue = tls.local_ready_queue
         grad_state = _grad_state
@@ -932,15 +953,20 @@ class Engine:
             while True:
                 if future is not None and future.done:
                     break
-                task = queue.pop()
-                if task.is_shutdown:
-                    break
-                ref = task._base
-                local_task = ref() if ref is not None else None
-                if local_task is None:
-                    continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
-                fn, inputs = task.fn, task.inputs
-                del task
+                if first is None:
+                    task = queue.pop()
+                    if task.is_shutdown:
+                        break
+                    ref = task._base
+                    local_task = ref() if ref is not None else None
+                    if local_task is None:
+                        continue  # its GraphTask is gone (the caller returned on an error): skip, as torch
+                    fn, inputs = task.fn, task.inputs
+                    del task
+                else:
+                    local_task = graph_task
+                    fn, inputs = first
+                    first = None
                 if fn is not None and not local_task.has_error:
                     if local_task is not current:
                         current = local_task
@@ -1017,6 +1043,10 @@ class Engine:
         not_ready = task.not_ready
         mutex = task.mutex
         key_depth = -task.reentrant_depth
+        # Fixed for the task's life (exec_info is filled before it starts).
+        exec_info = task.exec_info
+        keep_graph = task.keep_graph
+        create_graph = task.create_graph
         pending: list[tuple] = []
         push_order = local_queue._count if local_queue is not None else None
         # For node_begin: a nested backward restores it before its node returns, so it holds for
@@ -1026,7 +1056,7 @@ class Engine:
         while True:
             probe = self.probe
             try:
-                if task.exec_info or (probe is not None and self._queue_only):
+                if exec_info or (probe is not None and self._queue_only):
                     if pending:
                         local_queue.push_pending(task, pending, quiet=probe is not None)
                     if popped and probe is not None:
@@ -1080,7 +1110,7 @@ class Engine:
                         if probe is not None:
                             probe.node_end(task, fn, True)
                     del inputs
-                    if not task.keep_graph:
+                    if not keep_graph:
                         released = fn.release_variables()
                         if released and probe is not None:
                             probe.saved_release(fn, released)
@@ -1160,15 +1190,13 @@ class Engine:
                                 if queue is local_queue:
                                     if first is None:
                                         first = (next_fn, slots)
-                                        ahead = 1
                                     elif more is None:
                                         more = [first, (next_fn, slots)]
-                                        ahead = 2
                                     else:
                                         more.append((next_fn, slots))
-                                        ahead = len(more)
                                     if probe is not None:
                                         # Told as pushed now, with the queue's size as it would be.
+                                        ahead = 1 if more is None else len(more)
                                         ahead += len(local_queue._heap) + len(pending)
                                         probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
                                                           local_queue, ahead)  # fmt: skip
@@ -1187,27 +1215,44 @@ class Engine:
                             raise
                         held = None
                         if first is not None:
+                            heap = local_queue._heap
                             if more is None:
                                 # The chain case: run it next unless the queue's head or a
                                 # pending entry outranks it (a tie goes to those, pushed first;
-                                # _LAST makes them lose only then).
-                                heap = local_queue._heap
+                                # _LAST makes them lose only then). Pending entries are all
+                                # (2, key_depth, ...): their sequence_nr alone decides.
                                 if not heap and not pending:
                                     held = first
                                 else:
-                                    key = (2, key_depth, -first[0].sequence_nr, _LAST)
-                                    if (not heap or heap[0] > key) and (not pending or pending[0] > key):
+                                    seq = first[0].sequence_nr
+                                    if (not pending or -pending[0][2] < seq) and (
+                                        not heap or heap[0] > (2, key_depth, -seq, _LAST)
+                                    ):
                                         held = first
                                     elif pending:
                                         next_fn, slots = first
-                                        heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                                 next_fn, slots))  # fmt: skip
+                                        heapq.heappush(pending, (2, key_depth, -seq, next(push_order), next_fn, slots))
                                     else:
                                         local_queue.push_counted(task, (first,), quiet=probe is not None)
                             else:
-                                for next_fn, slots in more or (first,):
-                                    heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                             next_fn, slots))  # fmt: skip
+                                # Several ready (a fan-out): the best of them, the first of equals
+                                # (pushed first), runs next if it outranks what waits, without a
+                                # trip through pending; the others wait there in ready order.
+                                held = more[0]
+                                seq = held[0].sequence_nr
+                                for item in more:
+                                    if item[0].sequence_nr > seq:
+                                        held = item
+                                        seq = item[0].sequence_nr
+                                if (pending and -pending[0][2] >= seq) or (
+                                    heap and not heap[0] > (2, key_depth, -seq, _LAST)
+                                ):
+                                    held = None
+                                for item in more:
+                                    if item is not held:
+                                        next_fn = item[0]
+                                        heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
+                                                                 next_fn, item[1]))  # fmt: skip
                         if held is None and pending:
                             # What pop() would return: the best pending entry, unless the queue's
                             # head (pushed by another thread meanwhile) outranks it.
@@ -1243,7 +1288,7 @@ class Engine:
             if pending and (fn._hooked or not fn._defer_safe):
                 local_queue.push_pending(task, pending, quiet=probe is not None)
             # A node may leave grad mode changed: the task's (create_graph) again for each node.
-            grad_state.enabled = task.create_graph
+            grad_state.enabled = create_graph
 
     @staticmethod
     def _tell_pop(probe: Probe, queue: ReadyQueue, task: GraphTask, fn: Node, pending: int, depth: int | None) -> None:
