@@ -134,3 +134,22 @@ def test_cli_export(tmp_path: Path) -> None:
     check_format(json.loads(out.read_text()), two_devices())
     r = CliRunner().invoke(main, ["export", str(tmp_path / "missing.json"), "-o", str(out)])
     assert r.exit_code == 1 and "Traceback" not in r.output
+
+
+def test_export_to_a_fifo_writes_through_it_and_leaves_it_a_fifo(tmp_path: Path) -> None:
+    """A device or pipe as the output (``-o /dev/null``, ``-o /dev/stdout``) is written in place: an
+    atomic rename over it would replace the device with a plain file (as root, /dev/null itself)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    n = write_chrome_trace(diamond(), fifo)
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert json.loads(got[0])["traceEvents"] and n == len(json.loads(got[0])["traceEvents"])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".gradviz-export-")]

@@ -195,16 +195,26 @@ def _counter(name: str, ts_ns: int, args: dict[str, int], key: int) -> dict[str,
     return {"ph": "C", "name": name, "pid": PID, "tid": 0, "ts": _us(ts_ns), "args": args}
 
 
+def _dump(doc: dict[str, Any], f: Any) -> None:
+    json.dump(doc, f, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    f.write("\n")
+
+
 def write_chrome_trace(trace: Any, path: str | os.PathLike[str]) -> int:
     """Write the export to ``path`` atomically; returns the number of trace events written."""
     doc = chrome_trace(trace)
     target = os.fspath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        # /dev/null, /dev/stdout, a FIFO: renaming a temporary file over it would replace the
+        # device itself (as root, /dev/null became a plain file), so these are written in place.
+        with open(target, "w", encoding="utf-8") as f:
+            _dump(doc, f)
+        return len(doc["traceEvents"])
     folder = os.path.dirname(os.path.abspath(target))
     fd, tmp = tempfile.mkstemp(prefix=".gradviz-export-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-            f.write("\n")
+            _dump(doc, f)
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
