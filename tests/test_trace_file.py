@@ -340,3 +340,53 @@ def test_a_header_declaring_other_field_orders_is_read_by_name(tmp_path):
     lines[0] = json.dumps(header, separators=(",", ":")).encode()[:-2]
     (tmp_path / "t.json").write_bytes(b"\n".join(lines))
     assert load(tmp_path / "t.json").events == events
+
+
+def _record_small(path) -> int:
+    import gradviz
+
+    x = gradviz.ones(3, requires_grad=True)
+    with gradviz.trace(path) as rec:
+        (x * x).sum().backward()
+    return rec.count
+
+
+def test_recording_again_to_a_path_replaces_the_old_trace_with_a_new_file(tmp_path: Path) -> None:
+    import os
+
+    p = tmp_path / "t.json"
+    _record_small(p)
+    first = os.stat(p).st_ino
+    keep = open(p, "rb")  # a reader of the old trace (a replay still open) keeps what it had
+    try:
+        old = keep.read()
+        n = _record_small(p)
+        assert len(load(p).events) == n
+        assert os.stat(p).st_ino != first  # a new file, not the old one truncated
+        keep.seek(0)
+        assert keep.read() == old
+    finally:
+        keep.close()
+
+
+def test_recording_through_a_symlink_and_into_a_fifo(tmp_path: Path) -> None:
+    import os
+    import stat
+    import threading
+
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    n = _record_small(link)
+    assert link.is_symlink() and len(load(target).events) == n
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    n = _record_small(fifo)
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # written to, not replaced by a file
+    assert got and got[0].count(b"\n") >= n

@@ -19,6 +19,7 @@ only its last moments. Format 1 files (one JSON object per event) are read as we
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
@@ -38,6 +39,25 @@ FOOTER = b"]}\n"
 BATCH = 2048  # events encoded per JSON call: ~300 kB, which stays in cache
 
 
+def _unlink_old_trace(path: str) -> None:
+    """Remove a previous trace at path, so the new one is a new file rather than a truncated one.
+
+    Rewriting a truncated file makes ext4 (auto_da_alloc) write it back to disk when it is closed:
+    recording to the same path again cost 45 us of CPU and 165 us of wall time to open and close,
+    against 11 us for unlink and create (a quarter of what recording a small backward adds). Only a
+    regular file is removed: a symlink is written through and a device or FIFO (``-o /dev/null``)
+    is written to, as before."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass  # not ours to remove (a read-only folder): open() then truncates or says why
+
+
 class TraceWriter:
     """Streams events to a file. Not thread-safe: the recorder calls it under its own lock, which
     is also what keeps file order equal to seq order.
@@ -51,6 +71,7 @@ class TraceWriter:
         self.batch = batch
         self.written = 0  # events handed to the OS
         self._pending: list[ev.Event] = []
+        _unlink_old_trace(self.path)
         self._fd: int | None = os.open(self.path, _OPEN_FLAGS, 0o666)
         self._write(HEADER)  # a file that exists at all is a readable (empty) trace
 
