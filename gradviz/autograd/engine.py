@@ -1319,28 +1319,10 @@ class Engine:
                             probe.captured_grad(task, fn, input_nr, output_idx, grads[input_nr])
             if not info.needed:
                 return self._decrement_outstanding(task), None
-        if probe is None and not fn._hooked:
-            # No hooks, nothing recording: the node and the output check alone.
-            outputs = fn.apply(inputs)
-            # validate_outputs inline for the usual case, where every gradient already fits
-            # (shape, dtype and device objects of its input); otherwise the full check.
-            edges = fn.next_edges
-            if type(outputs) is list and len(outputs) == len(edges):
-                for i in range(len(edges)):
-                    grad = outputs[i]
-                    if grad is not None:
-                        next_fn, input_nr = edges[i]
-                        if next_fn is not None:
-                            meta = next_fn.input_metadata[input_nr]
-                            if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
-                                outputs = validate_outputs(edges, outputs, None, fn)
-                                break
-                else:
-                    outputs = list(outputs)  # evaluate_function clears the entries it hands on
-            else:
-                outputs = validate_outputs(edges, outputs, None, fn)
-        else:
-            outputs = self.call_function(task, fn, inputs, probe)
+        # Only tasks pruned by exec_info (grad(), backward(inputs=)) and the tests' queue-only
+        # reference come here; the unpruned backward the benchmarks time takes the fast path, so
+        # this path keeps call_function alone rather than a second copy of its inline output check.
+        outputs = self.call_function(task, fn, inputs, probe)
         if not task.keep_graph:
             released = fn.release_variables()
             if probe is not None and released:
