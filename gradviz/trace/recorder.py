@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -89,12 +90,15 @@ def _host(a: Any) -> np.ndarray:
 def stats_of(data: Any) -> ev.Stats:
     """norm/min/max/NaN/Inf of an array (numpy or cupy)."""
     s = _stats_row(data)
+    if type(s) is float:
+        return _make_stats(abs(s), s, s, 0, 0)
     return _make_stats(*s) if type(s) is tuple else s.value
 
 
-def _stats_row(data: Any) -> tuple[float, float, float, int, int] | Raw:
+def _stats_row(data: Any) -> float | tuple[float, float, float, int, int] | Raw:
     """``stats_of`` as a recorder row holds it: a plain tuple when all finite (the common case,
-    which JSON takes as it is), else a ``Raw`` with the Stats and its JSON.
+    which JSON takes as it is), the value itself for one finite element (format 3's shorthand
+    for ``[abs(x), x, x, 0, 0]``), else a ``Raw`` with the Stats and its JSON.
 
     min and max in the array's own dtype (no float64 copy): NaN propagates through them and
     +-inf shows in them, so finite extremes mean a finite array and the NaN/Inf counting passes
@@ -107,7 +111,7 @@ def _stats_row(data: Any) -> tuple[float, float, float, int, int] | Raw:
     if n == 1:  # a scalar-like gradient (every node of a chain): no lists, no numpy reductions
         x = float(a.item()) if a.dtype.kind != "c" else float(a.real.item())
         if x - x == 0.0:
-            return (abs(x), x, x, 0, 0)
+            return x
         return _odd(_NAN, _NAN, _NAN, 1, 0) if x != x else _odd(math.inf, x, x, 0, 1)
     if n <= _SMALL:
         return _small_stats(a.ravel().tolist())
@@ -365,6 +369,7 @@ class _ThreadTid(threading.local):
 # of seq order by a thread switch, within a thread they never are.
 SPILL_ROWS = 2048  # ~150 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
 _now = time.perf_counter_ns
+_first = itemgetter(0)
 
 
 def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
@@ -412,9 +417,14 @@ class Recorder(Probe):
         self.path = os.fspath(path) if path is not None else None
         self.values = values
         self._lock = threading.Lock()
-        self._rows: list[tuple] = []  # recorded, not yet spilled; the first has seq _base
+        self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
-        self._base = 0
+        self._base = 0  # events spilled (rows spilled, and the events their groups add)
+        # gradient_in / node_pop rows stand for 3 / 2 events: counted from the rows themselves
+        # (_scan), up to row _scan_pos; node_edges rows' edges as they are made (under the lock)
+        self._scan_pos = 0
+        self._scan_extra = 0
+        self._edges = 0
         self._spill_at = SPILL_ROWS if path is not None else sys.maxsize  # in memory: kept as rows
         self._t0 = 0
         self._closed = False
@@ -448,7 +458,20 @@ class Recorder(Probe):
         """Events recorded so far."""
         if self._closed:  # not len(rows): a step finishing after stop may have appended to them
             return self._final_count
-        return self._base + len(self._rows)
+        with self._lock:
+            k = len(self._rows)
+            return self._base + k + self._scan(k) + self._edges
+
+    def _scan(self, k: int) -> int:
+        """Under the lock: the events that the group rows among the first ``k`` rows (not yet
+        spilled) add to their count of rows (edges aside)."""
+        pos = self._scan_pos
+        if k > pos:
+            kinds = self._rows[pos:k]
+            kinds = list(map(_first, kinds))
+            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop")
+            self._scan_pos = k
+        return self._scan_extra
 
     def start(self) -> Recorder:
         global _active
@@ -502,15 +525,16 @@ class Recorder(Probe):
                     self._spill()
                 rows = self._rows
                 k = len(rows)
-                n = self._base + k
+                n = self._base + k + self._scan(k) + self._edges
                 end = ("trace_end", _now() - self._t0, tid, status, n, text)
                 self.status = status
                 self._final_count = n + 1
                 if self._writer is not None:
                     last = codec.events_from_rows([end], n)[0]
-                    self._writer.close(last, codec.encode_rows(rows[:k], self._base), k)  # one write
+                    self._writer.close(last, codec.encode_rows(rows[:k]), k)  # one write
                     del rows[:]
-                    self._base = n + 1
+                    self._base = n + 1 - self._edges
+                    self._scan_pos = self._scan_extra = 0
                 else:
                     self._rows = rows[:k]
                     self._rows.append(end)
@@ -558,13 +582,14 @@ class Recorder(Probe):
         n = len(rows)  # rows appended from here on stay for the next spill
         if not n or self._writer is None:
             return
-        seq0 = self._base
+        extra = self._scan(n)
         step = SPILL_ROWS
         for i in range(0, n, step):  # a big walk's rows: in batches the JSON of which stays in cache
             j = min(i + step, n)
-            self._writer.write_lines(codec.encode_rows(rows[i:j], seq0 + i), j - i)
+            self._writer.write_lines(codec.encode_rows(rows[i:j]), j - i)
         del rows[:n]
-        self._base = seq0 + n
+        self._base += n + extra
+        self._scan_pos = self._scan_extra = 0
 
     @property
     def trace(self) -> Trace:
@@ -678,26 +703,18 @@ class Recorder(Probe):
         infos = _CLASS_INFO
         last_device: Any = None
         last_name = ""
-        # successors first, as a forward pass makes them: edges then point at known nodes
-        stack: list[tuple[Any, bool]] = [(node, False)]
-        pop = stack.pop
-        push = stack.append
-        while stack:
-            n, expanded = pop()
+        n_edges = 0
+        # Edges go into a file's rows as the engine's own Edge tuples: the JSON encoder writes
+        # their nodes as ids (codec's hook), for a fraction of what building id pairs here costs.
+        # Kept in memory, rows hold ids, so that they do not keep the graph alive.
+        by_id = self._writer is None
+        for n in _successors_first(node, known):
             n_id = n._id
-            if n_id in known:
-                continue
             edges = n.next_edges
-            if not expanded:
-                push((n, True))
-                for f, _ in edges:
-                    if f is not None and f._id not in known:
-                        push((f, False))
-                continue
             info = infos.get(type(n))
             if info is None:
                 info = _class_info(type(n))
-            name, has_var, plain_device = info
+            name, has_var, plain_device, saved_how = info
             if name is None:
                 name = n.name()
             tensor = None
@@ -720,16 +737,16 @@ class Recorder(Probe):
                 device = n.device
                 if type(device) is not str:
                     device = str(device)
-            saved = n.saved_shapes()
+            # saved_how: 0 saves nothing (Node's), 1 an OpNode's (nothing when its dict is empty)
+            saved = None if saved_how == 0 or (saved_how == 1 and not n.saved) else n.saved_shapes()
             append((
-                "node_created", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
+                "node_edges", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
                 tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
+                tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
             ))  # fmt: skip
-            slot = 0
-            for f, input_nr in edges:
-                append(("edge_created", ts, tid, n_id, slot, None if f is None else f._id, input_nr))
-                slot += 1
+            n_edges += len(edges)
             known.add(n_id)  # after its rows: see the note on SPILL_ROWS
+        self._edges += n_edges
         if len(rows) >= self._spill_at:
             self._spill()
         return nid
@@ -890,7 +907,7 @@ class Recorder(Probe):
             # A chain's gradient (one float, the dtype and device of the last one, into a node
             # without a leaf): _summary's case without the call.
             x = data.item()
-            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            stats = x if x - x == 0.0 else _stats_row(data)
             shape, dtype, device, values = data.shape, dts[1], devs[1], None
         else:
             shape, dtype, device, stats, values = self._summary(node, grad, mode)
@@ -902,6 +919,10 @@ class Recorder(Probe):
         ts = _now() - self._t0
         tid = self._local.tid or self._tid()
         task_id = task.id
+        if not_ready is None and queue is not None:  # the common case: one group row
+            self._append(("gradient_in", ts, tid, task_id, nid, by_id, remaining, slot, mode, shape, dtype, device,
+                          stats, values, qid, qdevice, (2, task.reentrant_depth, node.sequence_nr), size))  # fmt: skip
+            return
         append = self._append
         append(("dependency_decrement", ts, tid, task_id, nid, by_id, remaining))
         append(("buffer_add", ts, tid, task_id, nid, slot, mode, by_id, shape, dtype, device, stats, values))
@@ -926,9 +947,10 @@ class Recorder(Probe):
         tid = self._local.tid or self._tid()
         task_id = task.id
         key = (2, task.reentrant_depth, node.sequence_nr)
-        self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
         if depth is not None:
-            self._append(("node_begin", ts, tid, task_id, nid, depth))
+            self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
+        else:
+            self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
 
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
@@ -954,7 +976,7 @@ class Recorder(Probe):
             self._device_seen = (dev, device)
         if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
             x = data.item()  # a chain's gradient: _stats_row's case without the call
-            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            stats = x if x - x == 0.0 else _stats_row(data)
         else:
             stats = _stats_row(data)
         values = self._values(data) if self.values else None
@@ -1055,15 +1077,74 @@ class Recorder(Probe):
 
 # node class -> (its name() if the class does not override Node.name, whether it has a leaf,
 # whether its device is Node.device): what announcing a node would otherwise ask every node
-_CLASS_INFO: dict[type, tuple[str | None, bool, bool]] = {}
+_CLASS_INFO: dict[type, tuple[str | None, bool, bool, int]] = {}
 
 
-def _class_info(cls: type) -> tuple[str | None, bool, bool]:
+def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     from gradviz.autograd.graph import Node
 
+    try:
+        from gradviz.ops.core import OpNode
+    except ImportError:  # pragma: no cover - the ops layer is always there with the engine
+        OpNode = None  # noqa: N806
     name = cls.__name__ if getattr(cls, "name", None) is Node.name else None
-    info = _CLASS_INFO[cls] = (name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"])
+    shapes = getattr(cls, "saved_shapes", None)
+    saved_how = 0 if shapes is Node.saved_shapes else 1 if OpNode is not None and shapes is OpNode.saved_shapes else 2
+    info = _CLASS_INFO[cls] = (
+        name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"], saved_how,
+    )  # fmt: skip
     return info
+
+
+_topo = attrgetter("topological_nr")
+
+
+def _successors_first(node: Any, known: set[int]) -> list[Any]:
+    """node and the nodes reachable from it that are not in ``known``, each after every node
+    its edges point to (so that an edge names a node announced before it).
+
+    A node's topological_nr is one more than the largest of its successors' (torch's rule, kept
+    by every way a node is made), so sorting by it is such an order: one pass to find the nodes
+    and a sort in C, where a depth-first walk visits each node twice. The pass checks the rule
+    on the way; a graph that breaks it gets the walk."""
+    todo = [node]
+    seen = {node._id}
+    add = seen.add
+    push = todo.append
+    for n in todo:  # grows as it goes: breadth first
+        t = n.topological_nr
+        for f, _ in n.next_edges:
+            if f is not None:
+                fid = f._id
+                if fid not in known:
+                    if f.topological_nr >= t:
+                        return _walk(node, known)
+                    if fid not in seen:
+                        add(fid)
+                        push(f)
+    todo.sort(key=_topo)
+    return todo
+
+
+def _walk(node: Any, known: set[int]) -> list[Any]:
+    """_successors_first's order by a depth-first walk, for any graph."""
+    out: list[Any] = []
+    done: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        n, expanded = stack.pop()
+        n_id = n._id
+        if n_id in known or n_id in done:
+            continue
+        if not expanded:
+            stack.append((n, True))
+            for f, _ in n.next_edges:
+                if f is not None and f._id not in known and f._id not in done:
+                    stack.append((f, False))
+            continue
+        done.add(n_id)
+        out.append(n)
+    return out
 
 
 _HAS_VARIABLE: dict[type, bool] = {}  # node class -> whether it has a leaf (AccumulateGrad's variable)
