@@ -971,11 +971,20 @@ def _typed_any(v: Any) -> Any:
     return None if v is None else _decode_any(v)
 
 
+class _HasGroups(Exception):
+    pass
+
+
+def _has_groups(s: Any, seq: int) -> Any:
+    raise _HasGroups
+
+
 def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tuple[type[BaseException], ...]]:
     if _msgspec is None:
         return None, ()
     records = []
     convert: dict[type, Callable[..., Any]] = {}
+    convert_in: dict[type, Callable[..., Any]] = {}  # format 3: appending, the seq after returned
     for t in ev.EVENT_TYPES:
         hints = typing.get_type_hints(t)
         names = ev.field_names(t)
@@ -997,9 +1006,12 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
         if version == 2:
             src = ["def convert(s):", *_build_lines(t, args), "    return o"]
         else:
-            src = ["def convert(s, seq, append):", *_build_lines(t, args), "    append(o)", "    return seq + 1"]
+            src = ["def convert(s, seq):", *_build_lines(t, args), "    return o"]
+            src += ["def convert_in(s, seq, append):", *_build_lines(t, args), "    append(o)", "    return seq + 1"]
         exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {t.kind}>", "exec"), ns)
         convert[rec] = ns["convert"]
+        if version != 2:
+            convert_in[rec] = ns["convert_in"]
     if version != 2:
         for kind, (fields, members) in GROUPS.items():
             types_: dict[str, Any] = {}
@@ -1020,7 +1032,8 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
             ns["_stats"] = _typed_stats  # a group's one stats field is named stats
             ns["_any"] = _typed_any
             exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {kind}>", "exec"), ns)
-            convert[rec] = ns["convert"]
+            convert_in[rec] = ns["convert"]
+            convert[rec] = _has_groups
     union = records[0]
     for rec in records[1:]:
         union = union | rec
@@ -1040,10 +1053,16 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
     def typed_events3(data: bytes, seq: int) -> list[ev.Event]:
         """A JSON array of format 3 lines as events numbered from ``seq``; msgspec's errors or
         FieldProblem if any line does not fit (the general path then says which and why)."""
+        records = decode_records(data)
         conv = convert
+        try:  # a chunk of single events (a file that save() wrote): one list comprehension
+            return [conv[type(r)](r, i) for i, r in enumerate(records, seq)]
+        except _HasGroups:  # a recording's: group lines, each several events
+            pass
+        conv = convert_in
         out: list[ev.Event] = []
         append = out.append
-        for r in decode_records(data):
+        for r in records:
             seq = conv[type(r)](r, seq, append)
         return out
 

@@ -192,6 +192,7 @@ class _Reader:
         self.decoders = decoders
         self.fast = {k: d for k, d in decoders.items() if ev.KINDS[k] not in _BOOKENDS}
         self.key = key
+        self.numbered = True  # events carry the seq the file gave them (format 3 numbers them here)
 
     def add(self, d: Any) -> None:
         events = self.events
@@ -243,7 +244,9 @@ class _Reader:
         taken) otherwise: ``add_all`` then goes through them one by one and names the problem."""
         events = self.events
         i = len(events)
-        if self.ended or not evs or list(map(_seq_of, evs)) != list(range(i, i + len(evs))):
+        if self.ended or not evs:
+            return False
+        if self.numbered and list(map(_seq_of, evs)) != list(range(i, i + len(evs))):
             return False
         if not _BOOKEND_SET.isdisjoint(map(type, evs[1:] if i == 0 else evs)):
             return False
@@ -295,6 +298,7 @@ class _Reader3(_Reader):
     def __init__(self, name: str, decoders: dict[str, Any], groups: dict[str, tuple[str, ...]],
                  layouts: dict[str, tuple[str, ...]]):  # fmt: skip
         super().__init__(name, decoders, 0)
+        self.numbered = False
         self.expanders = dict(codec.EXPANDERS)
         self.reordered = bool(groups)
         for kind, names in groups.items():  # groups declared with their fields in another order
