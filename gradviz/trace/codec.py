@@ -1,9 +1,11 @@
 """Events <-> JSON: the only place that knows how an event looks in a file.
 
-Format 2 (written): each event is one JSON array, ``[kind, ts, tid, *fields, seq]``, the kind's
-fields in declaration order (the file's header line declares them, ``FIELDS``); a ``Stats`` is
-the array ``[norm, min, max, nan, inf]``. Format 1 (still read): each event is one JSON object
-with the same fields by name, a ``Stats`` an object. Tuples become arrays; floats that JSON
+Format 3 (written): each event is one JSON array, ``[kind, ts, tid, *fields]``, the kind's
+fields in declaration order (the file's header line declares them, ``FIELDS``), its seq its
+position; a group line (``GROUPS``) stands for several adjacent events. A ``Stats`` is the array
+``[norm, min, max, nan, inf]``, or for one finite element x the number x. Format 2 (still read):
+the same arrays with the seq last, no groups (``FIELDS_V2``). Format 1 (still read): each event
+is one JSON object with the same fields by name, a ``Stats`` an object. Tuples become arrays; floats that JSON
 cannot hold (NaN, +inf, -inf) are written as the strings ``"NaN"``, ``"Infinity"``,
 ``"-Infinity"``.
 

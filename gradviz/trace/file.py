@@ -1,19 +1,22 @@
 """The trace file: written as a stream while recording, read back with validation.
 
-Layout (format 2; see docs/trace-format.md)::
+Layout (format 3; see docs/trace-format.md)::
 
-    {"format":"gradviz-trace","format_version":2,"fields":{"trace_begin":["kind","ts",...,"seq"],...},"stats":[...],"events":[
-    ["trace_begin",0,1,...,0],
-    ["thread_start",2210,1,"MainThread",null,"caller",1],
+    {"format":"gradviz-trace","format_version":3,"fields":{"trace_begin":["kind","ts",...],...},"groups":{...},"stats":[...],"events":[
+    ["trace_begin",0,1,...],
+    ["thread_start",2210,1,"MainThread",null,"caller"],
+    ["gradient_in",...],
     ...
-    ["trace_end",...,N]
+    ["trace_end",...]
     ]}
 
-One event per line, every event line but the last ends with a comma, so a finished file is one
-valid JSON document, and a file cut anywhere (crash, SIGKILL) is still readable line by line: the
-reader keeps every complete line and drops the partial last one. The writer flushes every few
-thousand events and whenever the recorder asks (it does so on a timer), so a killed process loses
-only its last moments. Format 1 files (one JSON object per event) are read as well.
+One event (or a group of events, ``codec.GROUPS``) per line, an event's seq its position; every
+line but the last ends with a comma, so a finished file is one valid JSON document, and a file
+cut anywhere (crash, SIGKILL) is still readable line by line: the reader keeps every complete
+line and drops the partial last one. The writer flushes every few thousand events and whenever
+the recorder asks (it does so on a timer), so a killed process loses only its last moments.
+Format 2 files (each event's seq written last) and format 1 files (one JSON object per event)
+are read as well.
 """
 
 from __future__ import annotations

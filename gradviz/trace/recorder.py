@@ -16,8 +16,9 @@ nested recording would silently steal events from the outer one).
 
 Outside a recording nothing is recorded and nothing is paid beyond the engine's ``probe is None``
 check. Inside one, every probe call appends a row ``(kind, ts, tid, *fields)`` to one list (the
-per-node steps without taking a lock: see the note above SPILL_ROWS): a row's position is its
-seq, so file order is seq order even with several engine threads. Rows become JSON lines in
+per-node steps without taking a lock: see the note above SPILL_ROWS), a format 3 line as Python
+values, of an event or of a group of events (codec.GROUPS): a row's position gives its events'
+seqs, so file order is seq order even with several engine threads. Rows become JSON lines in
 batches (SPILL_ROWS, every FLUSH_INTERVAL from a shared flusher thread, and at stop), or events
 when an in-memory recording's ``trace`` is read: the engine's threads pay for a tuple, not for an
 event and its encoding one at a time.
