@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -698,8 +698,6 @@ class Recorder(Probe):
             return nid
         if self._closed:
             return nid
-        rows = self._rows
-        append = rows.append
         ts = _now() - self._t0
         infos = _CLASS_INFO
         last_device: Any = None
@@ -709,9 +707,32 @@ class Recorder(Probe):
         # their nodes as ids (codec's hook), for a fraction of what building id pairs here costs.
         # Kept in memory, rows hold ids, so that they do not keep the graph alive.
         by_id = self._writer is None
-        for n in _successors_first(node, known):
+        # One pass finds the unknown nodes (breadth first) and makes their rows; then the rows
+        # are sorted by topological_nr, which puts every node after the nodes its edges point to
+        # (so that an edge names a node announced before it): a node's topological_nr is one more
+        # than the largest of its successors' (torch's rule, kept by every way a node is made).
+        # The pass checks the rule on the way; a graph that breaks it gets a depth-first order.
+        made: list[tuple] = []
+        keep = made.append
+        leaves: dict[int, tuple] = {}  # node id -> the tensor_created row of its leaf
+        todo = [node]
+        seen = {nid}
+        see = seen.add
+        push = todo.append
+        ordered = True
+        for n in todo:  # grows as it goes
             n_id = n._id
+            topo = n.topological_nr
             edges = n.next_edges
+            for f, _ in edges:
+                if f is not None:
+                    fid = f._id
+                    if fid not in known:
+                        if fid not in seen:
+                            see(fid)
+                            push(f)
+                        if f.topological_nr >= topo:
+                            ordered = False
             info = infos.get(type(n))
             if info is None:
                 info = _class_info(type(n))
@@ -722,7 +743,10 @@ class Recorder(Probe):
             if has_var:
                 var = n.variable
                 if var is not None:
-                    tensor = self._tensor(var, tid, None)
+                    tensor = var._id
+                    leaf = self._tensor_row(var, tid, None)
+                    if leaf is not None:  # goes just before the node's row
+                        leaves[n_id] = leaf
             md = n.input_metadata
             if plain_device:  # Node.device, without the property and str() of the same device again
                 if md:
@@ -738,30 +762,69 @@ class Recorder(Probe):
                 device = n.device
                 if type(device) is not str:
                     device = str(device)
-            # saved_how: 0 saves nothing (Node's), 1 an OpNode's (nothing when its dict is empty)
-            saved = None if saved_how == 0 or (saved_how == 1 and not n.saved) else n.saved_shapes()
-            append((
-                "node_edges", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
+            # saved_how: 0 saves nothing (Node's), 1 an OpNode's: tensors (SavedVariables, lists of
+            # them) among plain values (a chain's scalar factors), 2 ask the node
+            saved = None
+            if saved_how == 1:
+                for v in n.saved.values():
+                    if type(v) is _SavedVariable or type(v) is list:
+                        saved = n.saved_shapes()
+                        break
+            elif saved_how == 2:
+                saved = n.saved_shapes()
+            keep((
+                "node_edges", ts, tid, n_id, name, n.sequence_nr, topo, len(md), len(edges), device,
                 tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
                 tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
             ))  # fmt: skip
             n_edges += len(edges)
-            known.add(n_id)  # after its rows: see the note on SPILL_ROWS
+        if ordered:
+            made.sort(key=_topo_of_row)
+        else:
+            row_of = {r[3]: r for r in made}
+            made = [row_of[n._id] for n in _walk(node, known)]
+        if leaves:  # AccumulateGrads (topological_nr 0) come first: a short loop
+            out: list[tuple] = []
+            left = len(leaves)
+            i = 0
+            for i, r in enumerate(made):  # noqa: B007 - i is used after the loop
+                leaf = leaves.get(r[3])
+                if leaf is not None:
+                    out.append(leaf)
+                    left -= 1
+                out.append(r)
+                if not left:
+                    break
+            out += made[i + 1 :]
+            made = out
+        rows = self._rows
+        rows.extend(made)
+        known.update(seen)  # after their rows: see the note on SPILL_ROWS
         self._edges += n_edges
         if len(rows) >= self._spill_at:
             self._spill()
         return nid
 
     def _tensor(self, t: Any, tid: int, name: str | None) -> int:
+        row = self._tensor_row(t, tid, name)
+        if row is not None and not self._closed:
+            rows = self._rows
+            rows.append(row)
+            if len(rows) >= self._spill_at:
+                self._spill()
+        return t._id
+
+    def _tensor_row(self, t: Any, tid: int, name: str | None) -> tuple | None:
+        """The tensor_created row of a leaf not announced yet (which counts as announced now)."""
         tensor_id = t._id
-        if tensor_id not in self._tensors:
-            source = self._tensor_sources.pop(tensor_id, None)
-            self._put(
-                "tensor_created", tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
-                str(t.device), source,
-            )  # fmt: skip
-            self._tensors.add(tensor_id)
-        return tensor_id
+        if tensor_id in self._tensors:
+            return None
+        self._tensors.add(tensor_id)
+        source = self._tensor_sources.pop(tensor_id, None)
+        return (
+            "tensor_created", _now() - self._t0, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
+            str(t.device), source,
+        )  # fmt: skip
 
     def _values(self, data: Any) -> Raw | None:
         if not self.values or data is None:
@@ -1084,6 +1147,10 @@ _CLASS_INFO: dict[type, tuple[str | None, bool, bool, int]] = {}
 def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     from gradviz.autograd.graph import Node
 
+    global _SavedVariable
+    from gradviz.autograd.graph import SavedVariable
+
+    _SavedVariable = SavedVariable
     try:
         from gradviz.ops.core import OpNode
     except ImportError:  # pragma: no cover - the ops layer is always there with the engine
@@ -1097,38 +1164,13 @@ def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     return info
 
 
-_topo = attrgetter("topological_nr")
-
-
-def _successors_first(node: Any, known: set[int]) -> list[Any]:
-    """node and the nodes reachable from it that are not in ``known``, each after every node
-    its edges point to (so that an edge names a node announced before it).
-
-    A node's topological_nr is one more than the largest of its successors' (torch's rule, kept
-    by every way a node is made), so sorting by it is such an order: one pass to find the nodes
-    and a sort in C, where a depth-first walk visits each node twice. The pass checks the rule
-    on the way; a graph that breaks it gets the walk."""
-    todo = [node]
-    seen = {node._id}
-    add = seen.add
-    push = todo.append
-    for n in todo:  # grows as it goes: breadth first
-        t = n.topological_nr
-        for f, _ in n.next_edges:
-            if f is not None:
-                fid = f._id
-                if fid not in known:
-                    if f.topological_nr >= t:
-                        return _walk(node, known)
-                    if fid not in seen:
-                        add(fid)
-                        push(f)
-    todo.sort(key=_topo)
-    return todo
+_SavedVariable: Any = None  # gradviz.autograd.graph.SavedVariable, once a node class is seen
+_topo_of_row = itemgetter(6)  # a node_edges row's topological_nr
 
 
 def _walk(node: Any, known: set[int]) -> list[Any]:
-    """_successors_first's order by a depth-first walk, for any graph."""
+    """node and the nodes reachable from it that are not in ``known``, each after every node its
+    edges point to, by a depth-first walk: for any graph (_node sorts by topological_nr)."""
     out: list[Any] = []
     done: set[int] = set()
     stack: list[tuple[Any, bool]] = [(node, False)]
