@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,7 @@ _active_lock = threading.Lock()
 _active: Recorder | None = None
 
 _NAN = math.nan
+_NEVER = object()  # an identity no dtype or device has
 
 
 def active() -> Recorder | None:
@@ -371,6 +372,7 @@ class _ThreadTid(threading.local):
 SPILL_ROWS = 2048  # ~150 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
 _now = time.perf_counter_ns
 _first = itemgetter(0)
+_id_of = attrgetter("_id")
 
 
 def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
@@ -447,6 +449,9 @@ class Recorder(Probe):
         self._tensor_sources: dict[int, str | None] = {}  # leaves made while recording, not yet emitted
         self._dtype_seen: tuple[Any, str] = (None, "")  # buffer_add's last (dtype, name)
         self._device_seen: tuple[Any, str] = (None, "")  # and (device, name)
+        # and both, (dtype, device, dtype name, device name), when the dtype is a floating one and
+        # values are not stored: gradient_in's chain case
+        self._float_seen: tuple[Any, Any, str, str] = (_NEVER, _NEVER, "", "")
         self._engine: Any = None
         self._prev_probe: Any = None
         self._trace: Trace | None = None
@@ -897,8 +902,11 @@ class Recorder(Probe):
             tid = self._current_tid()
             known = self._nodes
             node = self._node
-            counts = sorted([(n._id if n._id in known else node(n, tid), c) for n, c in task.dependencies.items()])
-            self._put("dependencies", tid, task.id, tuple(counts))
+            deps = task.dependencies
+            ids = list(map(_id_of, deps))  # in C: a node a task counts is almost always known
+            if not known.issuperset(ids):
+                ids = [n._id if n._id in known else node(n, tid) for n in deps]
+            self._put("dependencies", tid, task.id, tuple(sorted(zip(ids, deps.values()))))
 
     def exec_info(self, task: Any) -> None:
         with self._lock:
@@ -962,17 +970,16 @@ class Recorder(Probe):
         if nid not in known:
             self._announce(node)
         data = getattr(grad, "_data", None)
-        dts = self._dtype_seen
-        devs = self._device_seen
+        last = self._float_seen
         if (
-            type(data) is _ndarray and data.size == 1 and grad.dtype is dts[0] and grad.device is devs[0]
-            and not self.values and data.dtype.kind == "f" and _HAS_VARIABLE.get(type(node)) is False
+            type(data) is _ndarray and data.size == 1 and grad.dtype is last[0] and grad.device is last[1]
+            and _HAS_VARIABLE.get(type(node)) is False
         ):  # fmt: skip
-            # A chain's gradient (one float, the dtype and device of the last one, into a node
-            # without a leaf): _summary's case without the call.
+            # A chain's gradient (one float, of the floating dtype and the device of the last one,
+            # into a node without a leaf): _summary's case without the call.
             x = data.item()
             stats = x if x - x == 0.0 else _stats_row(data)
-            shape, dtype, device, values = data.shape, dts[1], devs[1], None
+            shape, dtype, device, values = data.shape, last[2], last[3], None
         else:
             shape, dtype, device, stats, values = self._summary(node, grad, mode)
         if queue is not None:
@@ -1038,6 +1045,8 @@ class Recorder(Probe):
         else:
             device = str(dev)
             self._device_seen = (dev, device)
+        if not self.values and data.dtype.kind == "f":
+            self._float_seen = (dt, dev, dtype, device)
         if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
             x = data.item()  # a chain's gradient: _stats_row's case without the call
             stats = x if x - x == 0.0 else _stats_row(data)
