@@ -141,6 +141,23 @@ class TraceWriter:
         self.written += 1
         self._fd = None
 
+    def close_lines(self, lines: bytes, count: int) -> None:
+        """Write ``count`` events encoded as ``lines`` (``codec.encode_rows``), the last of them
+        the final event, and the footer: the file becomes valid JSON. One write."""
+        if self._fd is None:
+            return
+        if self._pending:
+            self.flush()
+        end = b"\n" + FOOTER
+        if len(lines) < _JOIN_MAX:
+            self._write(lines[:-2] + end)  # the last line without its comma
+        else:
+            self._write(memoryview(lines)[:-2])
+            self._write(end)
+        self.written += count
+        os.close(self._fd)
+        self._fd = None
+
     def abandon(self) -> None:
         """Flush and close without finishing (what a crash leaves, minus the lost buffer)."""
         if self._fd is not None:

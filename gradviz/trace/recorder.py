@@ -488,19 +488,18 @@ class Recorder(Probe):
                 raise RuntimeError("this recorder has already been used; make a new one")
             self._started = True
             if self.path is not None:
-                from gradviz.trace.file import TraceWriter
-
-                self._writer = TraceWriter(self.path)
+                self._writer = _trace_writer(self.path)
             self._engine = _default_engine()
             self._t0 = _now()
+            thread = threading.current_thread()
             with self._lock:
-                tid = self._assign_tid(threading.current_thread())
+                tid = self._assign_tid(thread)
                 self._put(
                     "trace_begin", tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     _PYTHON_VERSION, _PLATFORM,
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
                 )  # fmt: skip
-                self._announce_thread(threading.current_thread(), tid, None, None)
+                self._announce_thread(thread, tid, None, None)
             if self._engine is not None:
                 self._prev_probe = self._engine.probe
                 self._engine.probe = self
@@ -536,8 +535,9 @@ class Recorder(Probe):
                 self.status = status
                 self._final_count = n + 1
                 if self._writer is not None:
-                    last = codec.events_from_rows([end], n)[0]
-                    self._writer.close(last, codec.encode_rows(rows[:k]), k)  # one write
+                    rows_end = rows[:k]
+                    rows_end.append(end)
+                    self._writer.close_lines(codec.encode_rows(rows_end), k + 1)  # one encode, one write
                     del rows[:]
                     self._base = n + 1 - self._edges
                     self._scan_pos = self._scan_extra = 0
@@ -1217,24 +1217,48 @@ def _task_id(task: Any) -> Any:
     return None if task is None else task.id
 
 
+# What starting a recording imports, looked up once (an import statement in a function costs a
+# microsecond or two each time: a tenth of starting and stopping an empty recording).
+_get_default_engine: Any = None
+_TraceWriter: Any = None
+_VERSION: str | None = None
+
+
 def _default_engine() -> Any:
-    try:
-        from gradviz.autograd.engine import get_default_engine
-    except ImportError:  # the engine is optional for recording hand-made steps (tests)
-        return None
-    return get_default_engine()
+    global _get_default_engine
+    if _get_default_engine is None:
+        try:
+            from gradviz.autograd.engine import get_default_engine
+        except ImportError:  # the engine is optional for recording hand-made steps (tests)
+            return None
+        _get_default_engine = get_default_engine
+    return _get_default_engine()
+
+
+def _trace_writer(path: str) -> Any:
+    global _TraceWriter
+    if _TraceWriter is None:
+        from gradviz.trace.file import TraceWriter
+
+        _TraceWriter = TraceWriter
+    return _TraceWriter(path)
 
 
 def _devices(engine: Any) -> tuple[str, ...]:
     """cpu, and every device whose worker the engine has started so far."""
-    queues = getattr(engine, "device_ready_queues", None) or {}
+    queues = getattr(engine, "device_ready_queues", None)
+    if not queues:
+        return ("cpu",)
     return ("cpu", *sorted(str(d) for d in list(queues)))
 
 
 def _gradviz_version() -> str:
-    from gradviz import __version__
+    global _VERSION
+    if _VERSION is None:
+        from gradviz import __version__
 
-    return __version__
+        _VERSION = __version__
+    return _VERSION
 
 
 def trace(path: str | os.PathLike[str], *, values: bool = False) -> Recorder:
