@@ -80,13 +80,18 @@ class Raw:
 
 
 def _hook(obj: Any) -> Any:
+    # A recorder row's edges are the engine's Edge tuples (node, input_nr): a node is written as
+    # its id (the common call: a big graph's every edge). orjson hands the named tuples
+    # themselves here (msgspec and json take tuples).
+    try:
+        node_id = obj._id
+    except AttributeError:
+        pass
+    else:
+        if type(node_id) is int:
+            return node_id
     if type(obj) is Raw:
         return obj.json
-    # A recorder row's edges are the engine's Edge tuples (node, input_nr): a node is written as
-    # its id. orjson hands the named tuples themselves here (msgspec and json take tuples).
-    node_id = getattr(obj, "_id", None)
-    if type(node_id) is int:
-        return node_id
     if isinstance(obj, tuple):
         return tuple(obj)
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
