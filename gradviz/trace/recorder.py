@@ -1116,6 +1116,12 @@ class Recorder(Probe):
         else:
             after_stats = _stats_row(after_data)
         values = self._values(after_data) if self.values else None
+        nid = node._id
+        if nid in self._nodes and tensor._id in self._tensors:
+            # no lock, as the per-node steps: a known node's rows, its leaf's before them, are in
+            self._append(("accumulate_grad", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
+                          tensor._id, mode, before_stats, after_stats, values))  # fmt: skip
+            return
         with self._lock:
             tid = self._current_tid()
             nid = self._node(node, tid)
@@ -1131,9 +1137,10 @@ class Recorder(Probe):
             self._put("captured_grad", tid, task.id, self._node(node, tid), input_nr, index, stats, values)
 
     def saved_release(self, node: Any, count: int) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            self._put("saved_release", tid, self._node(node, tid), count)
+        nid = node._id
+        if nid not in self._nodes:
+            self._announce(node)
+        self._append(("saved_release", _now() - self._t0, self._local.tid or self._tid(), nid, count))
 
     def callback(self, task: Any, fn: Any) -> None:
         with self._lock:
