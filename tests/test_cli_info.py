@@ -10,7 +10,7 @@ from trace_builders import failing, reentrant, two_devices
 
 import gradviz as torch
 from gradviz.cli import main
-from gradviz.trace import TraceWarning, load, trace
+from gradviz.trace import TraceWarning, codec, load, trace
 from gradviz.trace.file import save
 from gradviz.trace.summary import summarize
 
@@ -98,11 +98,13 @@ def test_unreadable_files_are_one_line_errors(tmp_path, content, message):
 
 def test_malformed_event_names_event_and_field(tmp_path, recorded):
     lines = recorded.read_bytes().split(b"\n")
-    k = next(i for i, ln in enumerate(lines) if ln.startswith(b'["queue_push",') and ln.endswith(b',1,%d],' % (i - 1)))
-    lines[k] = lines[k].replace(b',1,%d],' % (k - 1), b',"1",%d],' % (k - 1))  # size, before seq
+    # a gradient handed on is one line (format 3): its third event is the queue_push, size last
+    k = next(i for i, ln in enumerate(lines) if ln.startswith(b'["gradient_in",') and ln.endswith(b",1],"))
+    lines[k] = lines[k][: -len(b",1],")] + b',"1"],'
+    push = sum(codec.row_events(json.loads(ln.rstrip(b","))) for ln in lines[1:k]) + 2
     bad = tmp_path / "bad.json"
     bad.write_bytes(b"\n".join(lines))
     r = info(str(bad))
     assert r.exit_code == 1
-    assert r.stderr == f"Error: {bad}: event {k - 1} (queue_push): field 'size' must be int, got str\n"
+    assert r.stderr == f"Error: {bad}: event {push} (queue_push): field 'size' must be int, got str\n"
     assert "Traceback" not in r.output

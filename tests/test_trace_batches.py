@@ -3,6 +3,7 @@ stats in the array's own dtype. Each is checked against the one-event-at-a-time 
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -46,9 +47,7 @@ def test_a_batch_encodes_as_its_events_one_by_one(events):
     assert bytes(codec.encode_events(events)) == one_by_one
     seq0 = events[0].seq if events else 0
     renumbered = [codec.MAKERS[type(e)](seq0 + i, *_fields(e)) for i, e in enumerate(events)]
-    assert bytes(codec.encode_rows([_row(e) for e in events], seq0)) == b"".join(
-        codec.encode_line(e) + b",\n" for e in renumbered
-    )
+    assert bytes(codec.encode_rows([_row(e) for e in events])) == one_by_one  # format 3: no seq
     assert codec.events_from_rows([_row(e) for e in events], seq0) == renumbered
 
 
@@ -78,8 +77,16 @@ def test_typed_batches_load_what_the_general_path_loads(tmp_path, monkeypatch, m
     events = make().events
     save(events, tmp_path / "t.json")
     typed = load(tmp_path / "t.json").events
-    monkeypatch.setattr(codec, "typed_events", None)  # msgspec's typed records off: Python decoders
+    _typed_off(monkeypatch)
     assert load(tmp_path / "t.json").events == typed == events
+    save(events, tmp_path / "t2.json", format_version=2)
+    assert load(tmp_path / "t2.json").events == events  # format 2, by the general path too
+
+
+def _typed_off(monkeypatch) -> None:
+    """msgspec's typed records off (formats 2 and 3): the Python decoders."""
+    monkeypatch.setattr(codec, "typed_events", None)
+    monkeypatch.setattr(codec, "typed_events3", None)
 
 
 def test_typed_batches_of_a_recording_with_nonfinite_stats_and_values(tmp_path, monkeypatch):
@@ -87,7 +94,7 @@ def test_typed_batches_of_a_recording_with_nonfinite_stats_and_values(tmp_path, 
     with gradviz.trace(tmp_path / "t.json", values=True):
         (a / 0.0).sum().backward()  # nan and +-inf gradients
     typed = load(tmp_path / "t.json").events
-    monkeypatch.setattr(codec, "typed_events", None)
+    _typed_off(monkeypatch)
     assert load(tmp_path / "t.json").events == typed
     grads = [e for e in typed if isinstance(e, ev.AccumulateGradUpdate)]
     assert grads and math.isinf(grads[0].after.max) and math.isinf(grads[0].values[0])
@@ -99,9 +106,9 @@ def test_a_bad_field_deep_in_a_typed_batch_is_named(tmp_path):
     save(events, path)
     lines = path.read_bytes().split(b"\n")
     k = next(i for i, e in enumerate(events) if isinstance(e, ev.NodeEnd) and i > 20)
-    lines[k + 1] = lines[k + 1].replace(b',"ok",', b',"ok",null,', 1)  # one item too many
+    lines[k + 1] = lines[k + 1].replace(b',"ok"]', b',"ok",null]', 1)  # one item too many
     path.write_bytes(b"\n".join(lines))
-    with pytest.raises(TraceError, match=rf"event {k} \(node_end\): has 8 items, but node_end has 7 fields"):
+    with pytest.raises(TraceError, match=rf"event {k} \(node_end\): has 7 items, but node_end has 6 fields"):
         load(path)
 
 
@@ -235,3 +242,128 @@ def test_stats_of_large_arrays_count_nan_and_inf():
     a[7] = -np.inf
     s = stats_of(a)
     assert math.isnan(s.norm) and (s.nan, s.inf) == (1, 1) and s.min == -math.inf and s.max == 99.0
+
+
+# --- format 3's group lines ------------------------------------------------------------------------
+
+
+def _record_grouped(path):
+    """A graph made before the recording (announced as node_edges lines), a chain of one-element
+    gradients (gradient_in lines, stats as one number), a fan-in (not_ready: single lines)."""
+    x = torch.tensor([1.5], requires_grad=True)
+    w = torch.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+    y = x
+    for _ in range(5):
+        y = y * 1.5 + 0.25
+    z = ((w @ torch.tensor([1.0, 2.0])).tanh() * y).sum() + y.sum()  # y feeds two nodes
+    with gradviz.trace(path) as rec:
+        z.backward()
+    return rec
+
+
+def _line_kinds(path) -> list[str]:
+    return [json.loads(ln.rstrip(b","))[0] for ln in path.read_bytes().split(b"\n")[1:-2]]
+
+
+def test_group_lines_load_the_same_events_by_every_path(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    rec = _record_grouped(path)
+    kinds = _line_kinds(path)
+    assert {"node_edges", "gradient_in", "node_pop"} <= set(kinds) and "not_ready_park" in kinds
+    assert len(kinds) < rec.count  # fewer lines than events
+    typed = load(path)
+    assert invariants(typed) == [] and len(typed.events) == rec.count
+    assert [e.seq for e in typed.events] == list(range(rec.count))
+    one = [e for e in typed.events if isinstance(e, ev.BufferAdd) and e.shape == (1,)]
+    assert one and all(e.stats == ev.Stats(abs(e.stats.max), e.stats.max, e.stats.max, 0, 0) for e in one)
+    monkeypatch.setattr(trace_file, "CHUNK_BYTES", 100)
+    assert load(path).events == typed.events  # small chunks: groups across chunk boundaries
+    _typed_off(monkeypatch)
+    assert load(path).events == typed.events  # the general path expands groups itself
+    save(typed.events, tmp_path / "plain.json")  # one event a line
+    assert load(tmp_path / "plain.json").events == typed.events
+
+
+def test_in_memory_rows_make_the_events_the_file_holds(tmp_path):
+    path = tmp_path / "t.json"
+    _record_grouped(path)
+    x = torch.tensor([1.5], requires_grad=True)
+    y = x
+    for _ in range(5):
+        y = y * 1.5 + 0.25
+    with gradviz.record() as mem:
+        y.sum().backward()
+    with gradviz.trace(tmp_path / "u.json") as rec:
+        (y * 1.0).sum().backward()
+    assert invariants(mem.trace) == [] and invariants(load(tmp_path / "u.json")) == []
+    assert mem.count == len(mem.trace.events) and rec.count == len(load(tmp_path / "u.json").events)
+
+
+def test_a_bad_field_in_a_group_line_is_named_as_its_event(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    _record_grouped(path)
+    events = load(path).events
+    lines = path.read_bytes().split(b"\n")
+    k = next(i for i, ln in enumerate(lines) if ln.startswith(b'["gradient_in",'))
+    a = json.loads(lines[k].rstrip(b","))
+    a[codec.FIELDS["gradient_in"].index("size")] = "1"
+    lines[k] = json.dumps(a).encode() + b","
+    path.write_bytes(b"\n".join(lines))
+    first = sum(codec.row_events(json.loads(ln.rstrip(b","))) for ln in lines[1:k])
+    assert isinstance(events[first + 2], ev.QueuePush)
+    for off in (False, True):
+        if off:
+            _typed_off(monkeypatch)
+        with pytest.raises(TraceError, match=rf"event {first + 2} \(queue_push\): field 'size' must be int, got str"):
+            load(path)
+    a[codec.FIELDS["gradient_in"].index("size")] = 1
+    lines[k] = json.dumps(a[:-1]).encode() + b","  # one item short
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(TraceError, match=rf"event {first} \(gradient_in\): has 17 items, but gradient_in has 18"):
+        load(path)
+
+
+def test_node_edges_with_bad_edges_are_named(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    _record_grouped(path)
+    lines = path.read_bytes().split(b"\n")
+    k = next(i for i, ln in enumerate(lines) if ln.startswith(b'["node_edges",') and ln.endswith(b"]],"))
+    a = json.loads(lines[k].rstrip(b","))
+    a[-1] = [[1, 0, 5]]
+    lines[k] = json.dumps(a).encode() + b","
+    path.write_bytes(b"\n".join(lines))
+    _typed_off(monkeypatch)
+    with pytest.raises(TraceError, match=r"\(node_edges\): field 'edges\[0\]' must be \[node or null, int\]"):
+        load(path)
+
+
+def test_a_header_declaring_a_group_in_another_order_is_read_by_name(tmp_path):
+    path = tmp_path / "t.json"
+    _record_grouped(path)
+    events = load(path).events
+    data = path.read_bytes()
+    head, rest = data.split(b"\n", 1)
+    names = list(codec.FIELDS["node_pop"])
+    swapped = names[:3] + names[3:][::-1]
+    head = head.replace(
+        json.dumps(names, separators=(",", ":")).encode(), json.dumps(swapped, separators=(",", ":")).encode()
+    )
+    out = [head]
+    for ln in rest.split(b"\n"):
+        if ln.startswith(b'["node_pop",'):
+            a = json.loads(ln.rstrip(b","))
+            ln = json.dumps(a[:3] + a[3:][::-1], separators=(",", ":")).encode() + (b"," if ln.endswith(b",") else b"")
+        out.append(ln)
+    path.write_bytes(b"\n".join(out))
+    assert load(path).events == events
+
+
+def test_stats_of_one_element_are_one_number_in_the_file():
+    row = recorder._stats_row(np.array([-2.5], dtype=np.float32))
+    assert row == -2.5 and stats_of(np.array([-2.5])) == ev.Stats(2.5, -2.5, -2.5, 0, 0)
+    e = ev.BufferAdd(0, 0, 1, 1, 2, 0, "set", None, (1,), "float32", "cpu", ev.Stats(2.5, -2.5, -2.5, 0, 0))
+    assert codec.decode_line(json.loads(codec.encode_line(e)), 0) == e
+    assert codec.decode_line(json.loads(b'["buffer_add",0,1,1,2,0,"set",null,[1],"float32","cpu",-2.5,null]'), 0) == e
+    assert codec.events_from_rows(
+        [("buffer_add", 0, 1, 1, 2, 0, "set", None, (1,), "float32", "cpu", -2.5, None)], 0
+    ) == [e]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,14 +62,15 @@ ANY_EVENT = st.one_of(*(_event_strategy(t) for t in ev.EVENT_TYPES))
 def test_every_event_survives_encode_dumps_loads_decode(e):
     line = codec.encode_line(e)
     assert b"\n" not in line
-    assert codec.decode(codec.loads(line)) == e
-    assert codec.decode(json.loads(line)) == e  # the stdlib reads what we write
+    assert codec.decode_line(codec.loads(line), e.seq) == e
+    assert codec.decode_line(json.loads(line), e.seq) == e  # the stdlib reads what we write
+    assert codec.decode(list(codec.encode_array_v2(e))) == e  # format 2's arrays: still read
     d = codec.encode(e)
     assert list(d)[:4] == ["seq", "kind", "ts", "tid"]
 
 
 def _named(a: list) -> dict:
-    """A format 2 event array as a dict by field name."""
+    """A format 3 event line as a dict by field name."""
     return dict(zip(codec.FIELDS[a[0]], a))
 
 
@@ -78,7 +80,7 @@ def test_nonfinite_floats_are_strings_and_come_back():
     a = json.loads(codec.encode_line(e))  # strict JSON: no NaN literals
     assert _named(a)["stats"] == ["NaN", "-Infinity", "Infinity", 1, 2]
     assert _named(a)["values"] == ["NaN", 1.5]
-    back = codec.decode(a)
+    back = codec.decode_line(a, 0)
     assert math.isnan(back.stats.norm) and back.stats.min == -math.inf and math.isnan(back.values[0])
 
 
@@ -182,20 +184,20 @@ def test_load_of_a_pretty_printed_trace(tmp_path):
     assert load(tmp_path / "pretty.json").events == events
 
 
-def _bad_file(tmp_path, edit) -> str:
+def _bad_file(tmp_path, edit, format_version: int = ev.FORMAT_VERSION) -> str:
     events = diamond().events
     path = tmp_path / "trace.json"
-    save(events, path)
+    save(events, path, format_version=format_version)
     lines = path.read_bytes().split(b"\n")
     edit(lines)
     path.write_bytes(b"\n".join(lines))
     return str(path)
 
 
-def _set(index: int, field: str, value):
+def _set(index: int, field: str, value, fields=codec.FIELDS):
     def edit(lines):
         a = json.loads(lines[index + 1].rstrip(b","))
-        a[codec.FIELDS[a[0]].index(field)] = value
+        a[fields[a[0]].index(field)] = value
         lines[index + 1] = json.dumps(a).encode() + b","
 
     return edit
@@ -204,10 +206,32 @@ def _set(index: int, field: str, value):
 @pytest.mark.parametrize(
     "edit, index, message",
     [
-        (_set(17, "task", "1"), 17, "event 17 ({kind}): field 'task' must be int, got str"),
-        (_set(5, "seq", 6), 5, "event 5 ({kind}): field 'seq' must be 5 (events are numbered from 0 in file "
-                               "order), got 6"),
+        (_set(5, "seq", 6, codec.FIELDS_V2), 5, "event 5 ({kind}): field 'seq' must be 5 (events are numbered "
+                                                "from 0 in file order), got 6"),
         (lambda lines: lines.pop(8), 8, "event 7 ({kind}): field 'seq' must be 7"),
+        (_set(17, "task", "1", codec.FIELDS_V2), 17, "event 17 ({kind}): field 'task' must be int, got str"),
+    ],
+)  # fmt: skip
+def test_format_2_files_are_checked_for_their_seqs(tmp_path, edit, index, message):
+    events = diamond().events
+    path = _bad_file(tmp_path, edit, format_version=2)
+    with pytest.raises(TraceError, match=re.escape(message.format(kind=events[index].kind))):
+        load(path)
+
+
+def test_format_3_names_a_dropped_event_at_trace_end(tmp_path):
+    """Format 3 numbers events by position: a line gone is missed by trace_end's count."""
+    events = diamond().events
+    path = _bad_file(tmp_path, lambda lines: lines.pop(8))
+    n = len(events) - 2
+    with pytest.raises(TraceError, match=rf"event {n} \(trace_end\): field 'events' is {n + 1} but {n} events"):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    "edit, index, message",
+    [
+        (_set(17, "task", "1"), 17, "event 17 ({kind}): field 'task' must be int, got str"),
         (lambda lines: lines.__setitem__(9, b'[8, oops'), 0, "event 8 (line 10): not valid JSON"),
         (lambda lines: lines.__setitem__(0, b"{}"), 0, "not a gradviz trace"),
         (_set(0, "format_version", 99), 0, "event 0 (trace_begin): field 'format_version' is 99: written by a "
@@ -270,6 +294,7 @@ def test_committed_schema_is_up_to_date():
 
 def test_schema_accepts_written_traces_and_rejects_a_bad_field(tmp_path):
     import jsonschema  # a test dependency: missing, this fails rather than skips
+
     schema = json_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     for make in (diamond, reentrant, failing, two_devices, hostile):
@@ -285,7 +310,7 @@ def test_every_event_kind_is_in_the_schema():
     defs = json_schema()["$defs"]
     for t in ev.EVENT_TYPES:
         items = defs[t.kind]["prefixItems"]
-        assert [i["title"] for i in items] == ["kind", "ts", "tid", *ev.field_names(t)[3:], "seq"]
+        assert [i["title"] for i in items] == ["kind", "ts", "tid", *ev.field_names(t)[3:]]
         assert list(codec.FIELDS[t.kind]) == [i["title"] for i in items]
 
 
@@ -295,9 +320,7 @@ def test_every_event_kind_is_in_the_schema():
 def _save_v1(events, path) -> None:
     """A file as gradviz wrote them before format 2: one object per event."""
     lines = [json.dumps(codec.encode(e), separators=(",", ":")).encode() for e in events]
-    path.write_bytes(
-        b'{"format":"gradviz-trace","format_version":1,"events":[\n' + b",\n".join(lines) + b"\n]}\n"
-    )
+    path.write_bytes(b'{"format":"gradviz-trace","format_version":1,"events":[\n' + b",\n".join(lines) + b"\n]}\n")
 
 
 @pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
@@ -389,4 +412,6 @@ def test_recording_through_a_symlink_and_into_a_fifo(tmp_path: Path) -> None:
     n = _record_small(fifo)
     reader.join(timeout=10)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # written to, not replaced by a file
-    assert got and got[0].count(b"\n") >= n
+    assert got
+    (tmp_path / "copy.json").write_bytes(got[0])
+    assert len(load(tmp_path / "copy.json").events) == n

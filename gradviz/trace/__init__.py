@@ -27,9 +27,7 @@ __all__ = ["trace", "record", "load", "Trace", "TraceError", "TraceWarning", "Re
 class _CallableModule(types.ModuleType):
     def __call__(self, path: Any, *, values: bool = False) -> Recorder:
         """Record to a file: ``with gradviz.trace("run.trace.json"): ...``."""
-        from gradviz.trace import recorder
-
-        return recorder.trace(path, values=values)
+        return Recorder(path, values=values)
 
 
 sys.modules[__name__].__class__ = _CallableModule

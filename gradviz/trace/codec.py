@@ -1,9 +1,11 @@
 """Events <-> JSON: the only place that knows how an event looks in a file.
 
-Format 2 (written): each event is one JSON array, ``[kind, ts, tid, *fields, seq]``, the kind's
-fields in declaration order (the file's header line declares them, ``FIELDS``); a ``Stats`` is
-the array ``[norm, min, max, nan, inf]``. Format 1 (still read): each event is one JSON object
-with the same fields by name, a ``Stats`` an object. Tuples become arrays; floats that JSON
+Format 3 (written): each event is one JSON array, ``[kind, ts, tid, *fields]``, the kind's
+fields in declaration order (the file's header line declares them, ``FIELDS``), its seq its
+position; a group line (``GROUPS``) stands for several adjacent events. A ``Stats`` is the array
+``[norm, min, max, nan, inf]``, or for one finite element x the number x. Format 2 (still read):
+the same arrays with the seq last, no groups (``FIELDS_V2``). Format 1 (still read): each event
+is one JSON object with the same fields by name, a ``Stats`` an object. Tuples become arrays; floats that JSON
 cannot hold (NaN, +inf, -inf) are written as the strings ``"NaN"``, ``"Infinity"``,
 ``"-Infinity"``.
 
@@ -31,7 +33,6 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING
-from operator import add as _tuple_add
 from operator import attrgetter
 from typing import Any
 
@@ -50,7 +51,8 @@ import json as _json
 
 __all__ = [
     "JSON_BACKEND", "FieldProblem", "dumps", "loads", "encode", "decode", "field_specs", "Spec", "FIELDS",
-    "encode_line", "encode_events", "encode_rows", "events_from_rows", "decode_array", "Raw",
+    "encode_line", "encode_events", "encode_rows", "events_from_rows", "decode_array", "Raw", "GROUPS",
+    "encode_array", "encode_array_v2", "decode_line", "row_events", "EXPANDERS", "FIELDS_V2",
 ]  # fmt: skip
 
 JSON_BACKEND = "msgspec" if _msgspec is not None else "orjson" if _orjson is not None else "json"
@@ -78,8 +80,20 @@ class Raw:
 
 
 def _hook(obj: Any) -> Any:
+    # A recorder row's edges are the engine's Edge tuples (node, input_nr): a node is written as
+    # its id (the common call: a big graph's every edge). orjson hands the named tuples
+    # themselves here (msgspec and json take tuples).
+    try:
+        node_id = obj._id
+    except AttributeError:
+        pass
+    else:
+        if type(node_id) is int:
+            return node_id
     if type(obj) is Raw:
         return obj.json
+    if isinstance(obj, tuple):
+        return tuple(obj)
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
@@ -350,6 +364,9 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
                 )  # fmt: skip
             return tuple(_convert(s, x, f"{path}[{i}]") for i, (s, x) in enumerate(zip(spec.items, v)))
     elif k == "stats":
+        if (type(v) is float or type(v) is int) and v - v == 0:  # format 3: one finite element x
+            x = float(v)
+            return ev.Stats(abs(x), x, x, 0, 0)
         if type(v) is list or type(v) is tuple:  # format 2: [norm, min, max, nan, inf]
             if len(v) != len(_STATS_FIELDS):
                 raise FieldProblem(
@@ -429,9 +446,43 @@ make_stats: Callable[[float, float, float, int, int], ev.Stats] = _make_maker(ev
 _make_stats = make_stats
 _SPECS: dict[type[ev.Event], list[tuple[str, Spec, bool]]] = {t: field_specs(t) for t in ev.EVENT_TYPES}
 
-#: Format 2's field list of each kind: what the header declares, and each event array's layout.
+#: Format 2's field list of each kind: what its header declares, and each event array's layout.
+FIELDS_V2: dict[str, tuple[str, ...]] = {t.kind: ("kind", *ev.field_names(t)[1:], "seq") for t in ev.EVENT_TYPES}
+
+# --- format 3's groups: one line for several adjacent events -------------------------------------
+#
+# Steps the engine reports in one probe call are one line: a gradient handed on (the events
+# dependency_decrement, buffer_add, queue_push), a node taken to run (queue_pop, node_begin), a
+# node announced with its edges (node_created, then one edge_created per next_edges slot). The
+# events share the line's ts and tid; their seqs follow the line's position. Each member's
+# fields come from the line's fields by name, or are constants (a quoted string).
+
+#: group kind -> (its fields after kind, ts, tid; its members: (event kind, their fields' sources))
+GROUPS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]] = {
+    "gradient_in": (
+        ("task", "node", "by", "remaining", "slot", "mode", "shape", "dtype", "device", "stats", "values",
+         "queue", "queue_device", "priority", "size"),
+        (("dependency_decrement", ("task", "node", "by", "remaining")),
+         ("buffer_add", ("task", "node", "slot", "mode", "by", "shape", "dtype", "device", "stats", "values")),
+         ("queue_push", ("queue", "queue_device", "task", "node", '"node"', "priority", "size"))),
+    ),
+    "node_pop": (
+        ("queue", "device", "task", "node", "priority", "size", "depth"),
+        (("queue_pop", ("queue", "device", "task", "node", '"node"', "priority", "size")),
+         ("node_begin", ("task", "node", "depth"))),
+    ),
+    "node_edges": (
+        (*ev.field_names(ev.NodeCreated)[3:], "edges"),
+        (("node_created", tuple(ev.field_names(ev.NodeCreated)[3:])),),  # then edge_created per edge
+    ),
+}  # fmt: skip
+#: events a group line stands for (node_edges: this plus one per edge)
+GROUP_SIZE: dict[str, int] = {k: len(members) for k, (_, members) in GROUPS.items()}
+
+#: Format 3's field list of each kind and group: what the header declares, each line's layout.
 FIELDS: dict[str, tuple[str, ...]] = {
-    t.kind: ("kind", *ev.field_names(t)[1:], "seq") for t in ev.EVENT_TYPES
+    **{t.kind: ("kind", *ev.field_names(t)[1:]) for t in ev.EVENT_TYPES},
+    **{k: ("kind", "ts", "tid", *fields) for k, (fields, _) in GROUPS.items()},
 }
 
 
@@ -449,7 +500,7 @@ def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str
         return f"(type({var}) is float or type({var}) is int)", f"float({var})"
     if k == "stats":
         # The field's own name goes along, so a problem inside reads 'before.norm', not 'stats.norm'.
-        return f"(type({var}) is list or type({var}) is dict)", f"_stats_dec({var}, {path!r})"
+        return f"(type({var}) is list or type({var}) is dict or type({var}) is float)", f"_stats_dec({var}, {path!r})"
     if k == "optional":
         inner = _gen(spec.items[0], var, depth, path)
         if inner is None:
@@ -479,6 +530,10 @@ def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str
 def _stats_dec(v: Any, path: str = "stats") -> ev.Stats:
     """The common case of a stats array (format 2) or object (format 1); anything else goes
     through the general path."""
+    if type(v) is float:
+        if v - v == 0.0:
+            return make_stats(abs(v), v, v, 0, 0)
+        return _convert(_STATS_SPEC, v, path)
     if type(v) is list:
         if len(v) == 5:
             norm, lo, hi, nan, inf = v
@@ -573,7 +628,7 @@ def _make_array_decoder(cls: type[ev.Event]) -> Callable[[list], Any]:
 
 def _by_name(cls: type[ev.Event], a: list) -> ev.Event:
     """An event array decoded by field name: the general path, with its precise messages."""
-    names = FIELDS[cls.kind]
+    names = FIELDS_V2[cls.kind]
     if len(a) != len(names):
         raise FieldProblem(None, f"has {len(a)} items, but {cls.kind} has {len(names)} fields ({', '.join(names)})")
     return _DECODERS[cls.kind](dict(zip(names, a)))
@@ -599,6 +654,14 @@ def decode(d: Any) -> ev.Event:
             raise FieldProblem("kind", f"field 'kind' must be str, got {_type_name(kind)}")
         raise FieldProblem("kind", f"field 'kind' is {kind!r}, not a known event kind")
     return dec(d)
+
+
+def decode_line(a: list, seq: int) -> ev.Event:
+    """Format 3's line of one event (not a group), which is event number ``seq``, back into its
+    event; FieldProblem says what does not fit."""
+    if type(a) is not list:
+        raise FieldProblem(None, f"must be a JSON array, got {_type_name(a)}")
+    return decode_array([*a, seq])
 
 
 def decode_array(a: list) -> ev.Event:
@@ -641,12 +704,13 @@ def _needs_care(spec: Spec) -> str | None:
     return None
 
 
-def _make_array_encoder(cls: type[ev.Event]) -> Callable[[Any], tuple]:
-    """event -> its format 2 array, as a tuple. Kinds whose fields all go as they are get an
-    attrgetter (one C call; ``kind`` is a class attribute, so it is read like a field)."""
+def _make_array_encoder(cls: type[ev.Event], *, seq: bool = False) -> Callable[[Any], tuple]:
+    """event -> its format 3 array ``(kind, ts, tid, *fields)`` (format 2's with ``seq`` last),
+    as a tuple. Kinds whose fields all go as they are get an attrgetter (one C call; ``kind`` is a
+    class attribute, so it is read like a field)."""
     names = ev.field_names(cls)
     care = [_needs_care(spec) for _, spec, _ in _SPECS[cls]]
-    order = ["kind", *names[1:], names[0]]
+    order = ["kind", *names[1:], *names[:1] * seq]
     if not any(care):
         return attrgetter(*order)  # type: ignore[return-value]
     parts = []
@@ -654,7 +718,7 @@ def _make_array_encoder(cls: type[ev.Event]) -> Callable[[Any], tuple]:
         c = None if n == "kind" else care[names.index(n)]
         parts.append(f"{'_stats' if c == 'stats' else '_any'}(e.{n})" if c else f"e.{n}")
     ns: dict[str, Any] = {"_stats": stats_json, "_any": _encode_any}
-    exec(compile(f"def encode(e):\n    return ({', '.join(parts)},)\n", f"<gradviz enc2 {cls.kind}>", "exec"), ns)
+    exec(compile(f"def encode(e):\n    return ({', '.join(parts)},)\n", f"<gradviz enc {cls.kind}>", "exec"), ns)
     return ns["encode"]
 
 
@@ -664,6 +728,9 @@ for _t in ev.EVENT_TYPES:
     exec(f"def encode(e):\n    return {_dict_items(_t, lambda n: f'e.{n}')}\n", _ns)
     _ENCODERS[_t] = _ns["encode"]
 _ARRAY_ENCODERS: dict[type[ev.Event], Callable[[Any], tuple]] = {t: _make_array_encoder(t) for t in ev.EVENT_TYPES}
+_ARRAY_ENCODERS_V2: dict[type[ev.Event], Callable[[Any], tuple]] = {
+    t: _make_array_encoder(t, seq=True) for t in ev.EVENT_TYPES
+}
 
 
 def encode(e: ev.Event) -> dict[str, Any]:
@@ -673,12 +740,18 @@ def encode(e: ev.Event) -> dict[str, Any]:
 
 
 def encode_array(e: ev.Event) -> tuple:
-    """The event as format 2's JSON-ready array ``(kind, ts, tid, *fields, seq)``."""
+    """The event as format 3's JSON-ready array ``(kind, ts, tid, *fields)`` (its seq is its
+    position in the file)."""
     return _ARRAY_ENCODERS[type(e)](e)
 
 
+def encode_array_v2(e: ev.Event) -> tuple:
+    """The event as format 2's array ``(kind, ts, tid, *fields, seq)`` (tests write old files)."""
+    return _ARRAY_ENCODERS_V2[type(e)](e)
+
+
 def encode_line(e: ev.Event) -> bytes:
-    """One event's line (format 2), without the separator."""
+    """One event's line (format 3), without the separator."""
     return dumps(_ARRAY_ENCODERS[type(e)](e))
 
 
@@ -690,15 +763,22 @@ def encode_events(events: list[ev.Event]) -> bytes:
 
 # --- the recorder's rows -----------------------------------------------------------------------
 #
-# A row is ``(kind, ts, tid, *fields)``: an event's array but for its seq, which is its position
-# in the recording. Stats are plain tuples (finite) or Raw (not); values are Raw. So a batch of
-# rows is numbered and encoded without a Python step per row: zip(range) makes the 1-tuples
-# (seq,) and tuple concatenation appends them, both in C.
+# A row is a format 3 line as Python values: ``(kind, ts, tid, *fields)``, an event's or a
+# group's (GROUPS). Stats are plain tuples (finite) or Raw (not); values are Raw. So a batch of
+# rows goes to the JSON encoder as it is, with no Python step per row.
 
 
-def encode_rows(rows: list[tuple], seq0: int) -> bytes:
-    """The recorder's rows, numbered from ``seq0``, as file lines (``encode_events``' layout)."""
-    return _lines(list(map(_tuple_add, rows, zip(range(seq0, seq0 + len(rows))))))
+def encode_rows(rows: list[tuple]) -> bytes:
+    """The recorder's rows as file lines (``encode_events``' layout)."""
+    return _lines(rows)
+
+
+def row_events(row: tuple) -> int:
+    """How many events a row (or a format 3 line) stands for."""
+    n = GROUP_SIZE.get(row[0])
+    if n is None:
+        return 1
+    return n + len(row[-1]) if row[0] == "node_edges" else n
 
 
 def _row_value(v: Any) -> Any:
@@ -708,10 +788,26 @@ def _row_value(v: Any) -> Any:
 def _row_stats(v: Any) -> Any:
     if type(v) is tuple:
         return make_stats(*v)
+    if type(v) is float:  # one finite element
+        return make_stats(abs(v), v, v, 0, 0)
     return v.value if type(v) is Raw else v
 
 
-def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple], Any]:
+def _member_args(kind: str, sources: tuple[str, ...], var: Callable[[str], str], care_fn: dict[str, str]) -> list[str]:
+    """Source expressions of an event's fields after seq (ts, tid, then its own), taken from a
+    group's values (``var(name)``), constants quoted, converted as ``care_fn`` says."""
+    cls = ev.KINDS[kind]
+    args = [var("ts"), var("tid")]
+    for (_name, spec, _), src in zip(_SPECS[cls][3:], sources):
+        if src.startswith('"'):
+            args.append(src)
+            continue
+        c = _needs_care(spec)
+        args.append(f"{care_fn[c]}({var(src)})" if c else var(src))
+    return args
+
+
+def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple, Any], int]:
     names = ev.field_names(cls)
     care = [_needs_care(spec) for _, spec, _ in _SPECS[cls]]
     ns: dict[str, Any] = {"_cls": cls, "_twin": _TWINS[cls], "_new": object.__new__, "_stats": _row_stats,
@@ -719,19 +815,67 @@ def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple], Any]:
     args = ["seq"]
     for n, c in zip(names[1:], care[1:]):
         args.append(f"_stats(v_{n})" if c == "stats" else f"_value(v_{n})" if c else f"v_{n}")
-    src = ["def make(seq, r):", "    _k, " + ", ".join(f"v_{n}" for n in names[1:]) + ", = r"]
-    src += _build_lines(cls, args) + ["    return o"]
+    src = ["def make(seq, r, append):", "    _k, " + ", ".join(f"v_{n}" for n in names[1:]) + ", = r"]
+    src += _build_lines(cls, args) + ["    append(o)", "    return seq + 1"]
     exec(compile("\n".join(src) + "\n", f"<gradviz row {cls.kind}>", "exec"), ns)
     return ns["make"]
 
 
-_FROM_ROW: dict[str, Callable[[int, tuple], Any]] = {t.kind: _make_from_row(t) for t in ev.EVENT_TYPES}
+def _group_source(kind: str, head: list[str], var: Callable[[str], str], care_fn: dict[str, str],
+                  ns: dict[str, Any]) -> list[str]:  # fmt: skip
+    """The body of a group's maker: each member built and appended (``append``), seq advanced."""
+    _fields, members = GROUPS[kind]
+    src = list(head)
+    for k, (member, sources) in enumerate(members):
+        cls = ev.KINDS[member]
+        ns[f"_cls{k}"] = cls
+        ns[f"_twin{k}"] = _TWINS[cls]
+        args = [f"seq + {k}", *_member_args(member, sources, var, care_fn)]
+        src += [line.replace("_twin", f"_twin{k}").replace("_cls", f"_cls{k}") for line in _build_lines(cls, args)]
+        src.append("    append(o)")
+    if kind == "node_edges":  # then an edge_created for each of its edges
+        ns["_edge"] = MAKERS[ev.EdgeCreated]
+        ns["_dst"] = _dst
+        src += [
+            f"    seq += {len(members)}",
+            f"    for slot, (dst, input_nr) in enumerate({var('edges')}):",
+            f"        append(_edge(seq + slot, {var('ts')}, {var('tid')}, {var('node')}, slot, _dst(dst), input_nr))",
+            f"    return seq + len({var('edges')})",
+        ]
+    else:
+        src.append(f"    return seq + {len(members)}")
+    return src
+
+
+def _dst(f: Any) -> int | None:
+    """An edge's node id (a recorder row writing to a file holds the node itself)."""
+    return f if f is None or type(f) is int else f._id
+
+
+def _make_group_from_row(kind: str) -> Callable[[int, tuple, Any], int]:
+    names = FIELDS[kind][1:]
+    ns: dict[str, Any] = {"_new": object.__new__, "_stats": _row_stats, "_value": _row_value}
+    head = ["def make(seq, r, append):", "    " + ", ".join(f"v_{n}" for n in names) + ", = r[1:]"]
+    src = _group_source(kind, head, lambda n: f"v_{n}", {"stats": "_stats", "any": "_value"}, ns)
+    exec(compile("\n".join(src) + "\n", f"<gradviz row {kind}>", "exec"), ns)
+    return ns["make"]
+
+
+_FROM_ROW: dict[str, Callable[[int, tuple, Any], int]] = {
+    **{t.kind: _make_from_row(t) for t in ev.EVENT_TYPES},
+    **{k: _make_group_from_row(k) for k in GROUPS},
+}
 
 
 def events_from_rows(rows: list[tuple], seq0: int) -> list[ev.Event]:
-    """The recorder's rows as events, numbered from ``seq0``."""
+    """The recorder's rows (or format 3 lines of Python values) as events, numbered from ``seq0``."""
     make = _FROM_ROW
-    return [make[r[0]](seq, r) for seq, r in enumerate(rows, seq0)]
+    out: list[ev.Event] = []
+    append = out.append
+    seq = seq0
+    for r in rows:
+        seq = make[r[0]](seq, r, append)
+    return out
 
 
 def row_of(e: ev.Event) -> tuple:
@@ -750,6 +894,46 @@ def row_of(e: ev.Event) -> tuple:
     return tuple(out)
 
 
+# --- format 3's lines as format 2's arrays (the general reading path) -----------------------------
+
+
+def _make_expander(kind: str) -> Callable[[list, int], list[list]]:
+    """A group line -> its events' format 2 arrays, numbered from ``seq``; FieldProblem if the
+    line is not the group's layout."""
+    names = FIELDS[kind][1:]
+    ns: dict[str, Any] = {"_problem": FieldProblem}
+    src = [
+        "def expand(a, seq):",
+        f"    if len(a) != {len(names) + 1}:",
+        f"        raise _problem(None, 'has ' + str(len(a)) + ' items, but {kind} has {len(names) + 1} fields')",
+        "    " + ", ".join(f"v_{n}" for n in names) + ", = a[1:]",
+    ]
+    _fields, members = GROUPS[kind]
+    items = []
+    for k, (member, sources) in enumerate(members):
+        vals = ", ".join(s if s.startswith('"') else f"v_{s}" for s in sources)
+        items.append(f"['{member}', v_ts, v_tid, {vals}, seq + {k}]")
+    src.append(f"    out = [{', '.join(items)}]")
+    if kind == "node_edges":
+        src += [
+            "    if type(v_edges) is not list:",
+            "        raise _problem('edges', _EDGES_MSG + _tn(v_edges))",
+            f"    seq += {len(members)}",
+            "    for slot, e in enumerate(v_edges):",
+            "        if type(e) is not list or len(e) != 2:",
+            "            raise _problem('edges', f'field \\'edges[{slot}]\\' must be [node or null, int]')",
+            "        out.append(['edge_created', v_ts, v_tid, v_node, slot, e[0], e[1], seq + slot])",
+        ]
+        ns["_tn"] = _type_name
+        ns["_EDGES_MSG"] = "field 'edges' must be a list of [node or null, int], got "
+    src.append("    return out")
+    exec(compile("\n".join(src) + "\n", f"<gradviz expand {kind}>", "exec"), ns)
+    return ns["expand"]
+
+
+#: group kind -> (line, seq) -> its events as format 2 arrays
+EXPANDERS: dict[str, Callable[[list, int], list[list]]] = {k: _make_expander(k) for k in GROUPS}
+
 
 # --- typed decoding of whole batches (msgspec) -----------------------------------------------
 #
@@ -763,16 +947,20 @@ def row_of(e: ev.Event) -> tuple:
 def _line_type(tp: Any) -> Any:
     """A field's type as msgspec checks it: stats as arrays whose floats may be "NaN" etc."""
     if tp is ev.Stats:
-        return tuple[float | str, float | str, float | str, int, int]
+        return tuple[float | str, float | str, float | str, int, int] | float
     args = typing.get_args(tp)
     if ev.Stats in args:
-        return tuple[float | str, float | str, float | str, int, int] | None
+        return tuple[float | str, float | str, float | str, int, int] | float | None
     return tp
 
 
-def _typed_stats(t: Any, path: str) -> Any:
+def _typed_stats(t: Any, path: str = "stats") -> Any:
     if t is None:
         return None
+    if type(t) is float:  # one element, x (format 3)
+        if t - t == 0.0:
+            return make_stats(abs(t), t, t, 0, 0)
+        return _convert(_STATS_SPEC, t, path)
     norm, lo, hi, nan, inf = t
     if type(norm) is float and type(lo) is float and type(hi) is float:
         o = _new(_StatsTwin)
@@ -790,18 +978,27 @@ def _typed_any(v: Any) -> Any:
     return None if v is None else _decode_any(v)
 
 
-def _make_typed() -> tuple[Callable[[bytes], list[ev.Event]] | None, tuple[type[BaseException], ...]]:
+class _HasGroups(Exception):
+    pass
+
+
+def _has_groups(s: Any, seq: int) -> Any:
+    raise _HasGroups
+
+
+def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tuple[type[BaseException], ...]]:
     if _msgspec is None:
         return None, ()
     records = []
-    convert: dict[type, Callable[[Any], ev.Event]] = {}
+    convert: dict[type, Callable[..., Any]] = {}
+    convert_in: dict[type, Callable[..., Any]] = {}  # format 3: appending, the seq after returned
     for t in ev.EVENT_TYPES:
         hints = typing.get_type_hints(t)
         names = ev.field_names(t)
-        order = [*names[1:], names[0]]  # the line's layout, after its kind
+        order = [*names[1:], *names[:1] * (version == 2)]  # the line's layout, after its kind
         rec = _msgspec.defstruct(
             f"_Line_{t.kind}", [(n, _line_type(hints[n])) for n in order],
-            tag=t.kind, tag_field="kind", array_like=True, gc=False,
+            tag=t.kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
         )  # fmt: skip
         records.append(rec)
         ns: dict[str, Any] = {"_cls": t, "_twin": _TWINS[t], "_new": object.__new__, "_stats": _typed_stats,
@@ -809,26 +1006,79 @@ def _make_typed() -> tuple[Callable[[bytes], list[ev.Event]] | None, tuple[type[
         args = []
         for name, spec, _ in _SPECS[t]:
             c = _needs_care(spec)
-            args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c else f"s.{name}")
-        src = ["def convert(s):", *_build_lines(t, args), "    return o"]
-        exec(compile("\n".join(src) + "\n", f"<gradviz typed {t.kind}>", "exec"), ns)
+            if name == "seq" and version != 2:
+                args.append("seq")
+            else:
+                args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c else f"s.{name}")
+        if version == 2:
+            src = ["def convert(s):", *_build_lines(t, args), "    return o"]
+        else:
+            src = ["def convert(s, seq):", *_build_lines(t, args), "    return o"]
+            src += ["def convert_in(s, seq, append):", *_build_lines(t, args), "    append(o)", "    return seq + 1"]
+        exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {t.kind}>", "exec"), ns)
         convert[rec] = ns["convert"]
+        if version != 2:
+            convert_in[rec] = ns["convert_in"]
+    if version != 2:
+        for kind, (fields, members) in GROUPS.items():
+            types_: dict[str, Any] = {}
+            for member, sources in members:
+                hints = typing.get_type_hints(ev.KINDS[member])
+                for (name, _spec, _), src in zip(_SPECS[ev.KINDS[member]][3:], sources):
+                    types_.setdefault(src, _line_type(hints[name]))
+            types_["edges"] = tuple[tuple[int | None, int], ...]
+            rec = _msgspec.defstruct(
+                f"_Line_{kind}", [("ts", int), ("tid", int), *((n, types_[n]) for n in fields)],
+                tag=kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
+            )  # fmt: skip
+            records.append(rec)
+            ns = {"_new": object.__new__}
+            head = ["def convert(s, seq, append):"]
+            care = {"stats": "_stats", "any": "_any"}
+            src = _group_source(kind, head, lambda n: f"s.{n}", care, ns)
+            ns["_stats"] = _typed_stats  # a group's one stats field is named stats
+            ns["_any"] = _typed_any
+            exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {kind}>", "exec"), ns)
+            convert_in[rec] = ns["convert"]
+            convert[rec] = _has_groups
     union = records[0]
     for rec in records[1:]:
         union = union | rec
     decoder = _msgspec.json.Decoder(list[union])  # type: ignore[valid-type]
     decode_records = decoder.decode
 
-    def typed_events(data: bytes) -> list[ev.Event]:
-        """A JSON array of format 2 event lines as events; msgspec's errors or FieldProblem if
-        any line does not fit (the general path then says which and why)."""
+    if version == 2:
+
+        def typed_events(data: bytes) -> list[ev.Event]:
+            """A JSON array of format 2 event lines as events; msgspec's errors or FieldProblem
+            if any line does not fit (the general path then says which and why)."""
+            conv = convert
+            return [conv[type(r)](r) for r in decode_records(data)]
+
+        return typed_events, (ValueError, RecursionError)
+
+    def typed_events3(data: bytes, seq: int) -> list[ev.Event]:
+        """A JSON array of format 3 lines as events numbered from ``seq``; msgspec's errors or
+        FieldProblem if any line does not fit (the general path then says which and why)."""
+        records = decode_records(data)
         conv = convert
-        return [conv[type(r)](r) for r in decode_records(data)]
+        try:  # a chunk of single events (a file that save() wrote): one list comprehension
+            return [conv[type(r)](r, i) for i, r in enumerate(records, seq)]
+        except _HasGroups:  # a recording's: group lines, each several events
+            pass
+        conv = convert_in
+        out: list[ev.Event] = []
+        append = out.append
+        for r in records:
+            seq = conv[type(r)](r, seq, append)
+        return out
 
     # msgspec's DecodeError and FieldProblem are ValueErrors, as is bad UTF-8's UnicodeDecodeError
-    return typed_events, (ValueError, RecursionError)
+    return typed_events3, (ValueError, RecursionError)
 
 
-#: ``typed_events(json_array_bytes) -> events`` where msgspec is installed, else None; and what
-#: it raises on a batch it does not take.
-typed_events, TYPED_ERRORS = _make_typed()
+#: ``typed_events(json_array_bytes) -> events`` (format 2) where msgspec is installed, else None;
+#: ``typed_events3(json_array_bytes, seq0)`` the same for format 3; and what they raise on a batch
+#: they do not take.
+typed_events, TYPED_ERRORS = _make_typed(2)
+typed_events3, _ = _make_typed(3)

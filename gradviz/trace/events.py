@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 FORMAT_NAME = "gradviz-trace"
 
 # Priority classes of a ready-queue task (first element of a priority key).
@@ -388,4 +388,3 @@ KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
 def field_names(cls: type[Event]) -> tuple[str, ...]:
     """The fields of an event type in file order (common fields first)."""
     return tuple(f.name for f in fields(cls))
-

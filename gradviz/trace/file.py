@@ -1,19 +1,22 @@
 """The trace file: written as a stream while recording, read back with validation.
 
-Layout (format 2; see docs/trace-format.md)::
+Layout (format 3; see docs/trace-format.md)::
 
-    {"format":"gradviz-trace","format_version":2,"fields":{"trace_begin":["kind","ts",...,"seq"],...},"stats":[...],"events":[
-    ["trace_begin",0,1,...,0],
-    ["thread_start",2210,1,"MainThread",null,"caller",1],
+    {"format":"gradviz-trace","format_version":3,"fields":{"trace_begin":["kind","ts",...],...},"groups":{...},"stats":[...],"events":[
+    ["trace_begin",0,1,...],
+    ["thread_start",2210,1,"MainThread",null,"caller"],
+    ["gradient_in",...],
     ...
-    ["trace_end",...,N]
+    ["trace_end",...]
     ]}
 
-One event per line, every event line but the last ends with a comma, so a finished file is one
-valid JSON document, and a file cut anywhere (crash, SIGKILL) is still readable line by line: the
-reader keeps every complete line and drops the partial last one. The writer flushes every few
-thousand events and whenever the recorder asks (it does so on a timer), so a killed process loses
-only its last moments. Format 1 files (one JSON object per event) are read as well.
+One event (or a group of events, ``codec.GROUPS``) per line, an event's seq its position; every
+line but the last ends with a comma, so a finished file is one valid JSON document, and a file
+cut anywhere (crash, SIGKILL) is still readable line by line: the reader keeps every complete
+line and drops the partial last one. The writer flushes every few thousand events and whenever
+the recorder asks (it does so on a timer), so a killed process loses only its last moments.
+Format 2 files (each event's seq written last) and format 1 files (one JSON object per event)
+are read as well.
 """
 
 from __future__ import annotations
@@ -30,10 +33,16 @@ from gradviz.trace import events as ev
 from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.model import Trace
 
+GROUP_MEMBERS = {k: [m for m, _ in members] + ["edge_created..."] * (k == "node_edges")
+                 for k, (_, members) in codec.GROUPS.items()}  # fmt: skip
 HEADER = (
     b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":' + str(ev.FORMAT_VERSION).encode()
-    + b',"fields":' + codec.dumps(codec.FIELDS) + b',"stats":' + codec.dumps(codec.STATS_FIELDS)
-    + b',"events":[\n'
+    + b',"fields":' + codec.dumps(codec.FIELDS) + b',"groups":' + codec.dumps(GROUP_MEMBERS)
+    + b',"stats":' + codec.dumps(codec.STATS_FIELDS) + b',"events":[\n'
+)  # fmt: skip
+HEADER_V2 = (
+    b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":2,"fields":' + codec.dumps(codec.FIELDS_V2)
+    + b',"stats":' + codec.dumps(codec.STATS_FIELDS) + b',"events":[\n'
 )  # fmt: skip
 FOOTER = b"]}\n"
 BATCH = 2048  # events encoded per JSON call: ~300 kB, which stays in cache
@@ -132,6 +141,23 @@ class TraceWriter:
         self.written += 1
         self._fd = None
 
+    def close_lines(self, lines: bytes, count: int) -> None:
+        """Write ``count`` events encoded as ``lines`` (``codec.encode_rows``), the last of them
+        the final event, and the footer: the file becomes valid JSON. One write."""
+        if self._fd is None:
+            return
+        if self._pending:
+            self.flush()
+        end = b"\n" + FOOTER
+        if len(lines) < _JOIN_MAX:
+            self._write(lines[:-2] + end)  # the last line without its comma
+        else:
+            self._write(memoryview(lines)[:-2])
+            self._write(end)
+        self.written += count
+        os.close(self._fd)
+        self._fd = None
+
     def abandon(self) -> None:
         """Flush and close without finishing (what a crash leaves, minus the lost buffer)."""
         if self._fd is not None:
@@ -186,6 +212,7 @@ class _Reader:
         self.decoders = decoders
         self.fast = {k: d for k, d in decoders.items() if ev.KINDS[k] not in _BOOKENDS}
         self.key = key
+        self.numbered = True  # events carry the seq the file gave them (format 3 numbers them here)
 
     def add(self, d: Any) -> None:
         events = self.events
@@ -212,14 +239,14 @@ class _Reader:
         it = iter(ds)
         if i == 0:
             for d in it:
-                self.add(d)
+                _Reader.add(self, d)
                 i = 1
                 break
         for d in it:
             try:
                 e = decoders[d[key]](d)
             except (KeyError, TypeError, IndexError):  # bookends, or not an event / unknown kind
-                self.add(d)
+                _Reader.add(self, d)
                 if self.ended:
                     decoders = {}
                 i += 1
@@ -237,7 +264,9 @@ class _Reader:
         taken) otherwise: ``add_all`` then goes through them one by one and names the problem."""
         events = self.events
         i = len(events)
-        if self.ended or not evs or list(map(_seq_of, evs)) != list(range(i, i + len(evs))):
+        if self.ended or not evs:
+            return False
+        if self.numbered and list(map(_seq_of, evs)) != list(range(i, i + len(evs))):
             return False
         if not _BOOKEND_SET.isdisjoint(map(type, evs[1:] if i == 0 else evs)):
             return False
@@ -281,6 +310,77 @@ class _Reader:
             self.ended = True
 
 
+class _Reader3(_Reader):
+    """Format 3: a line is an event's array without its seq (its position gives it), or a group
+    of events (``codec.GROUPS``). Each becomes format 2 arrays, numbered, which ``_Reader``
+    decodes and checks; typed batches (``take``) come numbered already."""
+
+    def __init__(self, name: str, decoders: dict[str, Any], groups: dict[str, tuple[str, ...]],
+                 layouts: dict[str, tuple[str, ...]]):  # fmt: skip
+        super().__init__(name, decoders, 0)
+        self.numbered = False
+        self.expanders = dict(codec.EXPANDERS)
+        self.reordered = bool(groups)
+        for kind, names in groups.items():  # groups declared with their fields in another order
+            self.expanders[kind] = _reordered(kind, names, codec.EXPANDERS[kind])
+        # each event kind's line layout, and its length
+        self.layouts = {k: v for k, v in codec.FIELDS.items() if k not in codec.GROUPS} | layouts
+        self.lengths = {k: len(v) for k, v in self.layouts.items()}
+
+    def _v2(self, d: Any, i: int, done: list) -> list:
+        """The format 2 arrays of line ``d``, whose first event is number ``i``; ``done``: the
+        arrays of the lines before it, not yet added (added first if this line is bad, so the
+        first problem in the file is the one reported)."""
+        if type(d) is not list or not d or type(d[0]) is not str:
+            return [d]
+        kind = d[0]
+        exp = self.expanders.get(kind)
+        try:
+            if exp is not None:
+                return exp(d, i)
+            n = self.lengths.get(kind)
+            if n is not None and n != len(d):
+                raise codec.FieldProblem(
+                    None, f"has {len(d)} items, but {kind} has {n} fields ({', '.join(self.layouts[kind])})"
+                )
+        except codec.FieldProblem as p:
+            _Reader.add_all(self, done)
+            raise _event_error(self.name, i, d, p.message) from None
+        return [[*d, i]]
+
+    def add(self, d: Any) -> None:
+        for a in self._v2(d, len(self.events), []):
+            _Reader.add(self, a)
+
+    def add_all(self, ds: list[Any]) -> None:
+        out: list[Any] = []
+        i = len(self.events)
+        lengths = self.lengths
+        for d in ds:
+            if type(d) is list and d:
+                k = d[0]
+                if type(k) is str and lengths.get(k) == len(d):  # an event's line: the common case
+                    out.append([*d, i + len(out)])
+                    continue
+            out += self._v2(d, i + len(out), out)
+        _Reader.add_all(self, out)
+
+
+def _reordered(kind: str, names: tuple[str, ...], expand: Any) -> Any:
+    want = codec.FIELDS[kind]
+
+    def expand_by_name(a: list, seq: int) -> list[list]:
+        if len(a) != len(names):
+            raise codec.FieldProblem(None, f"has {len(a)} items, but the header declares {len(names)} fields")
+        d = dict(zip(names, a))
+        for f in want:
+            if f not in d:
+                raise codec.FieldProblem(f, f"field '{f}' is missing")
+        return expand([d[f] for f in want], seq)
+
+    return expand_by_name
+
+
 _BOOKENDS = (ev.TraceBegin, ev.TraceEnd)
 _BOOKEND_SET = frozenset(_BOOKENDS)
 _seq_of = attrgetter("seq")
@@ -301,21 +401,39 @@ def _by_names(names: tuple[str, ...]) -> Any:
 
 def _reader_for(name: str, h: dict[str, Any]) -> _Reader:
     """A reader of the layout the header announces."""
-    if h["format_version"] < 2:
+    version = h["format_version"]
+    if version < 2:
         return _Reader(name, codec._DECODERS, "kind")
     declared = h.get("fields")
     if declared is None:
-        return _Reader(name, codec._ARRAY_DECODERS, 0)
+        declared = {}
     if type(declared) is not dict:
         raise TraceError(f"{name}: header field 'fields' must be an object, got {codec._type_name(declared)}")
     decoders = dict(codec._ARRAY_DECODERS)
+    groups: dict[str, tuple[str, ...]] = {}
+    layouts: dict[str, tuple[str, ...]] = {}
     for kind, names in declared.items():
-        if kind in decoders and tuple(names) != codec.FIELDS[kind]:
-            # Written with the fields in another order (or some left out): by name, slower.
-            if type(names) is not list or names[:1] != ["kind"] or not all(type(n) is str for n in names):
-                raise TraceError(f"{name}: header field 'fields.{kind}' must be a list of field names")
-            decoders[kind] = _by_names(tuple(names))
+        # Written with the fields in another order (or some left out): by name, slower.
+        if version >= 3 and kind in codec.GROUPS:
+            if tuple(names) != codec.FIELDS[kind]:
+                _check_names(name, kind, names)
+                groups[kind] = tuple(names)
+            continue
+        if kind not in decoders:
+            continue
+        layout = tuple(names) + ("seq",) * (version >= 3) if type(names) is list else None
+        if layout != codec.FIELDS_V2[kind]:
+            _check_names(name, kind, names)
+            decoders[kind] = _by_names(layout)  # type: ignore[arg-type]
+            layouts[kind] = tuple(names)
+    if version >= 3:
+        return _Reader3(name, decoders, groups, layouts)
     return _Reader(name, decoders, 0)
+
+
+def _check_names(name: str, kind: str, names: Any) -> None:
+    if type(names) is not list or names[:1] != ["kind"] or not all(type(n) is str for n in names):
+        raise TraceError(f"{name}: header field 'fields.{kind}' must be a list of field names")
 
 
 def _check_header(name: str, h: Any) -> None:
@@ -326,8 +444,7 @@ def _check_header(name: str, h: Any) -> None:
         raise TraceError(f"{name}: header field 'format_version' must be int, got {codec._type_name(v)}")
     if v > ev.FORMAT_VERSION:
         raise TraceError(
-            f"{name}: trace format {v} was written by a newer gradviz (this one reads up to "
-            f"{ev.FORMAT_VERSION})"
+            f"{name}: trace format {v} was written by a newer gradviz (this one reads up to {ev.FORMAT_VERSION})"
         )
     if "events" in h and type(h["events"]) is not list:
         raise TraceError(f"{name}: header field 'events' must be a list, got {codec._type_name(h['events'])}")
@@ -361,7 +478,13 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
     _check_header(name, header)
     reader = _reader_for(name, header)
     # whole chunks straight into events where msgspec can, for a file of this gradviz's layout
-    typed = codec.typed_events if reader.decoders == codec._ARRAY_DECODERS else None
+    typed: Any = None
+    if reader.decoders == codec._ARRAY_DECODERS:
+        if type(reader) is _Reader3:
+            if not reader.reordered and codec.typed_events3 is not None:
+                typed = _numbered(codec.typed_events3, reader)
+        else:
+            typed = codec.typed_events
     typed_errors = codec.TYPED_ERRORS
     loads = codec.loads
     pos = 0
@@ -388,6 +511,11 @@ def _read_lines(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], b
         pos = end + 2
     lineno = 1 + data.count(b"\n", 0, pos)
     return reader.events, _read_tail(name, reader, data[pos:].split(b"\n"), lineno)
+
+
+def _numbered(typed3: Any, reader: _Reader) -> Any:
+    """Format 3's typed batches, numbered from the reader's next event."""
+    return lambda chunk: typed3(chunk, len(reader.events))
 
 
 def _read_tail(name: str, reader: _Reader, rest: Iterable[bytes], lineno: int) -> bool:
@@ -480,9 +608,17 @@ def iter_lines(events: Iterable[ev.Event]) -> Iterator[bytes]:
     yield FOOTER
 
 
-def save(events: Iterable[ev.Event], path: str | os.PathLike[str]) -> None:
-    """Write a list of events as a trace file (same layout as a recording)."""
+def save(events: Iterable[ev.Event], path: str | os.PathLike[str], *, format_version: int = ev.FORMAT_VERSION) -> None:
+    """Write a list of events as a trace file (same layout as a recording). ``format_version=2``
+    writes the previous format (each event with its seq), which gradviz still reads."""
     evs = list(events)
+    if format_version == 2:
+        lines = [codec.dumps(codec.encode_array_v2(e)) for e in evs]
+        with open(path, "wb") as f:
+            f.write(HEADER_V2 + b",\n".join(lines) + (b"\n" if lines else b"") + FOOTER)
+        return
+    if format_version != ev.FORMAT_VERSION:
+        raise ValueError(f"cannot write trace format {format_version} (only 2 and {ev.FORMAT_VERSION})")
     with open(path, "wb") as f:
         f.write(HEADER)
         for i in range(0, len(evs) - 1, BATCH):

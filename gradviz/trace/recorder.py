@@ -16,8 +16,9 @@ nested recording would silently steal events from the outer one).
 
 Outside a recording nothing is recorded and nothing is paid beyond the engine's ``probe is None``
 check. Inside one, every probe call appends a row ``(kind, ts, tid, *fields)`` to one list (the
-per-node steps without taking a lock: see the note above SPILL_ROWS): a row's position is its
-seq, so file order is seq order even with several engine threads. Rows become JSON lines in
+per-node steps without taking a lock: see the note above SPILL_ROWS), a format 3 line as Python
+values, of an event or of a group of events (codec.GROUPS): a row's position gives its events'
+seqs, so file order is seq order even with several engine threads. Rows become JSON lines in
 batches (SPILL_ROWS, every FLUSH_INTERVAL from a shared flusher thread, and at stop), or events
 when an in-memory recording's ``trace`` is read: the engine's threads pay for a tuple, not for an
 event and its encoding one at a time.
@@ -37,6 +38,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -69,6 +71,7 @@ _active_lock = threading.Lock()
 _active: Recorder | None = None
 
 _NAN = math.nan
+_NEVER = object()  # an identity no dtype or device has
 
 
 def active() -> Recorder | None:
@@ -89,12 +92,15 @@ def _host(a: Any) -> np.ndarray:
 def stats_of(data: Any) -> ev.Stats:
     """norm/min/max/NaN/Inf of an array (numpy or cupy)."""
     s = _stats_row(data)
+    if type(s) is float:
+        return _make_stats(abs(s), s, s, 0, 0)
     return _make_stats(*s) if type(s) is tuple else s.value
 
 
-def _stats_row(data: Any) -> tuple[float, float, float, int, int] | Raw:
+def _stats_row(data: Any) -> float | tuple[float, float, float, int, int] | Raw:
     """``stats_of`` as a recorder row holds it: a plain tuple when all finite (the common case,
-    which JSON takes as it is), else a ``Raw`` with the Stats and its JSON.
+    which JSON takes as it is), the value itself for one finite element (format 3's shorthand
+    for ``[abs(x), x, x, 0, 0]``), else a ``Raw`` with the Stats and its JSON.
 
     min and max in the array's own dtype (no float64 copy): NaN propagates through them and
     +-inf shows in them, so finite extremes mean a finite array and the NaN/Inf counting passes
@@ -107,7 +113,7 @@ def _stats_row(data: Any) -> tuple[float, float, float, int, int] | Raw:
     if n == 1:  # a scalar-like gradient (every node of a chain): no lists, no numpy reductions
         x = float(a.item()) if a.dtype.kind != "c" else float(a.real.item())
         if x - x == 0.0:
-            return (abs(x), x, x, 0, 0)
+            return x
         return _odd(_NAN, _NAN, _NAN, 1, 0) if x != x else _odd(math.inf, x, x, 0, 1)
     if n <= _SMALL:
         return _small_stats(a.ravel().tolist())
@@ -172,15 +178,18 @@ def _norm(f: np.ndarray, amax: float) -> float:
     # squares cannot overflow there; otherwise float64, scaled for huge values.
     n = f.size
     if f.dtype.kind == "f" and amax * amax * n < _SUM_MAX.get(f.dtype.itemsize, 0.0):
-        if _vecdot is None or n < _DOT_MIN or f.dtype.itemsize not in (4, 8):
+        # BLAS's dot (float32 or float64: _SUM_MAX's sizes), at most _DOT_ROW elements a call:
+        # OpenBLAS runs a dot of up to 10,000 on the calling thread, so its pool is never woken
+        # (see above). Twice einsum's speed on big arrays (a 784x256 gradient: 13 us instead of
+        # 27), and a third of its fixed cost on small ones (0.5 us instead of 1.6: W3 has ten).
+        if n <= _DOT_ROW:
+            return math.sqrt(float(_dot(f, f)))
+        if _vecdot is None:  # pragma: no cover - numpy 1.x
             return float(np.sqrt(_einsum("i,i->", f, f)))
-        # vecdot is BLAS's dot, twice einsum's speed on big arrays (a 784x256 gradient: 13 us
-        # instead of 27), fed rows of at most _DOT_ROW elements: OpenBLAS runs a dot of up to
-        # 10,000 on the calling thread, so its pool is never woken (see above).
-        m = n - n % _DOT_ROW
-        total = float(_add(_vecdot(f[:m].reshape(-1, _DOT_ROW), f[:m].reshape(-1, _DOT_ROW)))) if m else 0.0
+        m = n - n % _DOT_ROW  # whole rows for vecdot, the rest by dot
+        total = float(_add(_vecdot(f[:m].reshape(-1, _DOT_ROW), f[:m].reshape(-1, _DOT_ROW))))
         if m < n:
-            total += float(_einsum("i,i->", f[m:], f[m:]))
+            total += float(_dot(f[m:], f[m:]))
         return math.sqrt(total)
     f = f.astype(np.float64, copy=False)
     if amax < 1e150:  # squares cannot overflow
@@ -201,7 +210,7 @@ _SUM_MAX = {4: 3e38 / 4, 8: 1.7e308 / 4}
 _add = np.add.reduce
 _vecdot = getattr(np, "vecdot", None)  # numpy >= 2
 _DOT_ROW = 8192
-_DOT_MIN = 4096  # below this, einsum's lower call cost wins
+_dot = np.dot
 
 
 def _array(x: Any) -> Any:
@@ -365,6 +374,8 @@ class _ThreadTid(threading.local):
 # of seq order by a thread switch, within a thread they never are.
 SPILL_ROWS = 2048  # ~150 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
 _now = time.perf_counter_ns
+_first = itemgetter(0)
+_id_of = attrgetter("_id")
 
 
 def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
@@ -412,9 +423,14 @@ class Recorder(Probe):
         self.path = os.fspath(path) if path is not None else None
         self.values = values
         self._lock = threading.Lock()
-        self._rows: list[tuple] = []  # recorded, not yet spilled; the first has seq _base
+        self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
-        self._base = 0
+        self._base = 0  # events spilled (rows spilled, and the events their groups add)
+        # gradient_in / node_pop rows stand for 3 / 2 events: counted from the rows themselves
+        # (_scan), up to row _scan_pos; node_edges rows' edges as they are made (under the lock)
+        self._scan_pos = 0
+        self._scan_extra = 0
+        self._edges = 0
         self._spill_at = SPILL_ROWS if path is not None else sys.maxsize  # in memory: kept as rows
         self._t0 = 0
         self._closed = False
@@ -436,6 +452,9 @@ class Recorder(Probe):
         self._tensor_sources: dict[int, str | None] = {}  # leaves made while recording, not yet emitted
         self._dtype_seen: tuple[Any, str] = (None, "")  # buffer_add's last (dtype, name)
         self._device_seen: tuple[Any, str] = (None, "")  # and (device, name)
+        # and both, (dtype, device, dtype name, device name), when the dtype is a floating one and
+        # values are not stored: gradient_in's chain case
+        self._float_seen: tuple[Any, Any, str, str] = (_NEVER, _NEVER, "", "")
         self._engine: Any = None
         self._prev_probe: Any = None
         self._trace: Trace | None = None
@@ -448,7 +467,20 @@ class Recorder(Probe):
         """Events recorded so far."""
         if self._closed:  # not len(rows): a step finishing after stop may have appended to them
             return self._final_count
-        return self._base + len(self._rows)
+        with self._lock:
+            k = len(self._rows)
+            return self._base + k + self._scan(k) + self._edges
+
+    def _scan(self, k: int) -> int:
+        """Under the lock: the events that the group rows among the first ``k`` rows (not yet
+        spilled) add to their count of rows (edges aside)."""
+        pos = self._scan_pos
+        if k > pos:
+            kinds = self._rows[pos:k]
+            kinds = list(map(_first, kinds))
+            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop")
+            self._scan_pos = k
+        return self._scan_extra
 
     def start(self) -> Recorder:
         global _active
@@ -459,19 +491,18 @@ class Recorder(Probe):
                 raise RuntimeError("this recorder has already been used; make a new one")
             self._started = True
             if self.path is not None:
-                from gradviz.trace.file import TraceWriter
-
-                self._writer = TraceWriter(self.path)
+                self._writer = _trace_writer(self.path)
             self._engine = _default_engine()
             self._t0 = _now()
+            thread = threading.current_thread()
             with self._lock:
-                tid = self._assign_tid(threading.current_thread())
+                tid = self._assign_tid(thread)
                 self._put(
                     "trace_begin", tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     _PYTHON_VERSION, _PLATFORM,
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
                 )  # fmt: skip
-                self._announce_thread(threading.current_thread(), tid, None, None)
+                self._announce_thread(thread, tid, None, None)
             if self._engine is not None:
                 self._prev_probe = self._engine.probe
                 self._engine.probe = self
@@ -502,15 +533,17 @@ class Recorder(Probe):
                     self._spill()
                 rows = self._rows
                 k = len(rows)
-                n = self._base + k
+                n = self._base + k + self._scan(k) + self._edges
                 end = ("trace_end", _now() - self._t0, tid, status, n, text)
                 self.status = status
                 self._final_count = n + 1
                 if self._writer is not None:
-                    last = codec.events_from_rows([end], n)[0]
-                    self._writer.close(last, codec.encode_rows(rows[:k], self._base), k)  # one write
+                    rows_end = rows[:k]
+                    rows_end.append(end)
+                    self._writer.close_lines(codec.encode_rows(rows_end), k + 1)  # one encode, one write
                     del rows[:]
-                    self._base = n + 1
+                    self._base = n + 1 - self._edges
+                    self._scan_pos = self._scan_extra = 0
                 else:
                     self._rows = rows[:k]
                     self._rows.append(end)
@@ -558,13 +591,14 @@ class Recorder(Probe):
         n = len(rows)  # rows appended from here on stay for the next spill
         if not n or self._writer is None:
             return
-        seq0 = self._base
+        extra = self._scan(n)
         step = SPILL_ROWS
         for i in range(0, n, step):  # a big walk's rows: in batches the JSON of which stays in cache
             j = min(i + step, n)
-            self._writer.write_lines(codec.encode_rows(rows[i:j], seq0 + i), j - i)
+            self._writer.write_lines(codec.encode_rows(rows[i:j]), j - i)
         del rows[:n]
-        self._base = seq0 + n
+        self._base += n + extra
+        self._scan_pos = self._scan_extra = 0
 
     @property
     def trace(self) -> Trace:
@@ -672,39 +706,55 @@ class Recorder(Probe):
             return nid
         if self._closed:
             return nid
-        rows = self._rows
-        append = rows.append
         ts = _now() - self._t0
         infos = _CLASS_INFO
         last_device: Any = None
         last_name = ""
-        # successors first, as a forward pass makes them: edges then point at known nodes
-        stack: list[tuple[Any, bool]] = [(node, False)]
-        pop = stack.pop
-        push = stack.append
-        while stack:
-            n, expanded = pop()
+        n_edges = 0
+        # Edges go into a file's rows as the engine's own Edge tuples: the JSON encoder writes
+        # their nodes as ids (codec's hook), for a fraction of what building id pairs here costs.
+        # Kept in memory, rows hold ids, so that they do not keep the graph alive.
+        by_id = self._writer is None
+        # One pass finds the unknown nodes (breadth first) and makes their rows; then the rows
+        # are sorted by topological_nr, which puts every node after the nodes its edges point to
+        # (so that an edge names a node announced before it): a node's topological_nr is one more
+        # than the largest of its successors' (torch's rule, kept by every way a node is made).
+        # The pass checks the rule on the way; a graph that breaks it gets a depth-first order.
+        made: list[tuple] = []
+        keep = made.append
+        leaves: dict[int, tuple] = {}  # node id -> the tensor_created row of its leaf
+        todo = [node]
+        seen = {nid}
+        see = seen.add
+        push = todo.append
+        ordered = True
+        for n in todo:  # grows as it goes
             n_id = n._id
-            if n_id in known:
-                continue
+            topo = n.topological_nr
             edges = n.next_edges
-            if not expanded:
-                push((n, True))
-                for f, _ in edges:
-                    if f is not None and f._id not in known:
-                        push((f, False))
-                continue
+            for f, _ in edges:
+                if f is not None:
+                    fid = f._id
+                    if fid not in known:
+                        if fid not in seen:
+                            see(fid)
+                            push(f)
+                        if f.topological_nr >= topo:
+                            ordered = False
             info = infos.get(type(n))
             if info is None:
                 info = _class_info(type(n))
-            name, has_var, plain_device = info
+            name, has_var, plain_device, saved_how = info
             if name is None:
                 name = n.name()
             tensor = None
             if has_var:
                 var = n.variable
                 if var is not None:
-                    tensor = self._tensor(var, tid, None)
+                    tensor = var._id
+                    leaf = self._tensor_row(var, tid, None)
+                    if leaf is not None:  # goes just before the node's row
+                        leaves[n_id] = leaf
             md = n.input_metadata
             if plain_device:  # Node.device, without the property and str() of the same device again
                 if md:
@@ -720,30 +770,69 @@ class Recorder(Probe):
                 device = n.device
                 if type(device) is not str:
                     device = str(device)
-            saved = n.saved_shapes()
-            append((
-                "node_created", ts, tid, n_id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
+            # saved_how: 0 saves nothing (Node's), 1 an OpNode's: tensors (SavedVariables, lists of
+            # them) among plain values (a chain's scalar factors), 2 ask the node
+            saved = None
+            if saved_how == 1:
+                for v in n.saved.values():
+                    if type(v) is _SavedVariable or type(v) is list:
+                        saved = n.saved_shapes()
+                        break
+            elif saved_how == 2:
+                saved = n.saved_shapes()
+            keep((
+                "node_edges", ts, tid, n_id, name, n.sequence_nr, topo, len(md), len(edges), device,
                 tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
+                tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
             ))  # fmt: skip
-            slot = 0
-            for f, input_nr in edges:
-                append(("edge_created", ts, tid, n_id, slot, None if f is None else f._id, input_nr))
-                slot += 1
-            known.add(n_id)  # after its rows: see the note on SPILL_ROWS
+            n_edges += len(edges)
+        if ordered:
+            made.sort(key=_topo_of_row)
+        else:
+            row_of = {r[3]: r for r in made}
+            made = [row_of[n._id] for n in _walk(node, known)]
+        if leaves:  # AccumulateGrads (topological_nr 0) come first: a short loop
+            out: list[tuple] = []
+            left = len(leaves)
+            i = 0
+            for i, r in enumerate(made):  # noqa: B007 - i is used after the loop
+                leaf = leaves.get(r[3])
+                if leaf is not None:
+                    out.append(leaf)
+                    left -= 1
+                out.append(r)
+                if not left:
+                    break
+            out += made[i + 1 :]
+            made = out
+        rows = self._rows
+        rows.extend(made)
+        known.update(seen)  # after their rows: see the note on SPILL_ROWS
+        self._edges += n_edges
         if len(rows) >= self._spill_at:
             self._spill()
         return nid
 
     def _tensor(self, t: Any, tid: int, name: str | None) -> int:
+        row = self._tensor_row(t, tid, name)
+        if row is not None and not self._closed:
+            rows = self._rows
+            rows.append(row)
+            if len(rows) >= self._spill_at:
+                self._spill()
+        return t._id
+
+    def _tensor_row(self, t: Any, tid: int, name: str | None) -> tuple | None:
+        """The tensor_created row of a leaf not announced yet (which counts as announced now)."""
         tensor_id = t._id
-        if tensor_id not in self._tensors:
-            source = self._tensor_sources.pop(tensor_id, None)
-            self._put(
-                "tensor_created", tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
-                str(t.device), source,
-            )  # fmt: skip
-            self._tensors.add(tensor_id)
-        return tensor_id
+        if tensor_id in self._tensors:
+            return None
+        self._tensors.add(tensor_id)
+        source = self._tensor_sources.pop(tensor_id, None)
+        return (
+            "tensor_created", _now() - self._t0, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
+            str(t.device), source,
+        )  # fmt: skip
 
     def _values(self, data: Any) -> Raw | None:
         if not self.values or data is None:
@@ -816,8 +905,11 @@ class Recorder(Probe):
             tid = self._current_tid()
             known = self._nodes
             node = self._node
-            counts = sorted([(n._id if n._id in known else node(n, tid), c) for n, c in task.dependencies.items()])
-            self._put("dependencies", tid, task.id, tuple(counts))
+            deps = task.dependencies
+            ids = list(map(_id_of, deps))  # in C: a node a task counts is almost always known
+            if not known.issuperset(ids):
+                ids = [n._id if n._id in known else node(n, tid) for n in deps]
+            self._put("dependencies", tid, task.id, tuple(sorted(zip(ids, deps.values()))))
 
     def exec_info(self, task: Any) -> None:
         with self._lock:
@@ -881,17 +973,16 @@ class Recorder(Probe):
         if nid not in known:
             self._announce(node)
         data = getattr(grad, "_data", None)
-        dts = self._dtype_seen
-        devs = self._device_seen
+        last = self._float_seen
         if (
-            type(data) is _ndarray and data.size == 1 and grad.dtype is dts[0] and grad.device is devs[0]
-            and not self.values and data.dtype.kind == "f" and _HAS_VARIABLE.get(type(node)) is False
+            type(data) is _ndarray and data.size == 1 and grad.dtype is last[0] and grad.device is last[1]
+            and _HAS_VARIABLE.get(type(node)) is False
         ):  # fmt: skip
-            # A chain's gradient (one float, the dtype and device of the last one, into a node
-            # without a leaf): _summary's case without the call.
+            # A chain's gradient (one float, of the floating dtype and the device of the last one,
+            # into a node without a leaf): _summary's case without the call.
             x = data.item()
-            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
-            shape, dtype, device, values = data.shape, dts[1], devs[1], None
+            stats = x if x - x == 0.0 else _stats_row(data)
+            shape, dtype, device, values = data.shape, last[2], last[3], None
         else:
             shape, dtype, device, stats, values = self._summary(node, grad, mode)
         if queue is not None:
@@ -902,6 +993,10 @@ class Recorder(Probe):
         ts = _now() - self._t0
         tid = self._local.tid or self._tid()
         task_id = task.id
+        if not_ready is None and queue is not None:  # the common case: one group row
+            self._append(("gradient_in", ts, tid, task_id, nid, by_id, remaining, slot, mode, shape, dtype, device,
+                          stats, values, qid, qdevice, (2, task.reentrant_depth, node.sequence_nr), size))  # fmt: skip
+            return
         append = self._append
         append(("dependency_decrement", ts, tid, task_id, nid, by_id, remaining))
         append(("buffer_add", ts, tid, task_id, nid, slot, mode, by_id, shape, dtype, device, stats, values))
@@ -926,9 +1021,10 @@ class Recorder(Probe):
         tid = self._local.tid or self._tid()
         task_id = task.id
         key = (2, task.reentrant_depth, node.sequence_nr)
-        self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
         if depth is not None:
-            self._append(("node_begin", ts, tid, task_id, nid, depth))
+            self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
+        else:
+            self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
 
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
@@ -952,9 +1048,11 @@ class Recorder(Probe):
         else:
             device = str(dev)
             self._device_seen = (dev, device)
+        if not self.values and data.dtype.kind == "f":
+            self._float_seen = (dt, dev, dtype, device)
         if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
             x = data.item()  # a chain's gradient: _stats_row's case without the call
-            stats = (abs(x), x, x, 0, 0) if x - x == 0.0 else _stats_row(data)
+            stats = x if x - x == 0.0 else _stats_row(data)
         else:
             stats = _stats_row(data)
         values = self._values(data) if self.values else None
@@ -1018,6 +1116,12 @@ class Recorder(Probe):
         else:
             after_stats = _stats_row(after_data)
         values = self._values(after_data) if self.values else None
+        nid = node._id
+        if nid in self._nodes and tensor._id in self._tensors:
+            # no lock, as the per-node steps: a known node's rows, its leaf's before them, are in
+            self._append(("accumulate_grad", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
+                          tensor._id, mode, before_stats, after_stats, values))  # fmt: skip
+            return
         with self._lock:
             tid = self._current_tid()
             nid = self._node(node, tid)
@@ -1033,9 +1137,10 @@ class Recorder(Probe):
             self._put("captured_grad", tid, task.id, self._node(node, tid), input_nr, index, stats, values)
 
     def saved_release(self, node: Any, count: int) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            self._put("saved_release", tid, self._node(node, tid), count)
+        nid = node._id
+        if nid not in self._nodes:
+            self._announce(node)
+        self._append(("saved_release", _now() - self._t0, self._local.tid or self._tid(), nid, count))
 
     def callback(self, task: Any, fn: Any) -> None:
         with self._lock:
@@ -1055,15 +1160,53 @@ class Recorder(Probe):
 
 # node class -> (its name() if the class does not override Node.name, whether it has a leaf,
 # whether its device is Node.device): what announcing a node would otherwise ask every node
-_CLASS_INFO: dict[type, tuple[str | None, bool, bool]] = {}
+_CLASS_INFO: dict[type, tuple[str | None, bool, bool, int]] = {}
 
 
-def _class_info(cls: type) -> tuple[str | None, bool, bool]:
+def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     from gradviz.autograd.graph import Node
 
+    global _SavedVariable
+    from gradviz.autograd.graph import SavedVariable
+
+    _SavedVariable = SavedVariable
+    try:
+        from gradviz.ops.core import OpNode
+    except ImportError:  # pragma: no cover - the ops layer is always there with the engine
+        OpNode = None  # noqa: N806
     name = cls.__name__ if getattr(cls, "name", None) is Node.name else None
-    info = _CLASS_INFO[cls] = (name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"])
+    shapes = getattr(cls, "saved_shapes", None)
+    saved_how = 0 if shapes is Node.saved_shapes else 1 if OpNode is not None and shapes is OpNode.saved_shapes else 2
+    info = _CLASS_INFO[cls] = (
+        name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"], saved_how,
+    )  # fmt: skip
     return info
+
+
+_SavedVariable: Any = None  # gradviz.autograd.graph.SavedVariable, once a node class is seen
+_topo_of_row = itemgetter(6)  # a node_edges row's topological_nr
+
+
+def _walk(node: Any, known: set[int]) -> list[Any]:
+    """node and the nodes reachable from it that are not in ``known``, each after every node its
+    edges point to, by a depth-first walk: for any graph (_node sorts by topological_nr)."""
+    out: list[Any] = []
+    done: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        n, expanded = stack.pop()
+        n_id = n._id
+        if n_id in known or n_id in done:
+            continue
+        if not expanded:
+            stack.append((n, True))
+            for f, _ in n.next_edges:
+                if f is not None and f._id not in known and f._id not in done:
+                    stack.append((f, False))
+            continue
+        done.add(n_id)
+        out.append(n)
+    return out
 
 
 _HAS_VARIABLE: dict[type, bool] = {}  # node class -> whether it has a leaf (AccumulateGrad's variable)
@@ -1084,24 +1227,48 @@ def _task_id(task: Any) -> Any:
     return None if task is None else task.id
 
 
+# What starting a recording imports, looked up once (an import statement in a function costs a
+# microsecond or two each time: a tenth of starting and stopping an empty recording).
+_get_default_engine: Any = None
+_TraceWriter: Any = None
+_VERSION: str | None = None
+
+
 def _default_engine() -> Any:
-    try:
-        from gradviz.autograd.engine import get_default_engine
-    except ImportError:  # the engine is optional for recording hand-made steps (tests)
-        return None
-    return get_default_engine()
+    global _get_default_engine
+    if _get_default_engine is None:
+        try:
+            from gradviz.autograd.engine import get_default_engine
+        except ImportError:  # the engine is optional for recording hand-made steps (tests)
+            return None
+        _get_default_engine = get_default_engine
+    return _get_default_engine()
+
+
+def _trace_writer(path: str) -> Any:
+    global _TraceWriter
+    if _TraceWriter is None:
+        from gradviz.trace.file import TraceWriter
+
+        _TraceWriter = TraceWriter
+    return _TraceWriter(path)
 
 
 def _devices(engine: Any) -> tuple[str, ...]:
     """cpu, and every device whose worker the engine has started so far."""
-    queues = getattr(engine, "device_ready_queues", None) or {}
+    queues = getattr(engine, "device_ready_queues", None)
+    if not queues:
+        return ("cpu",)
     return ("cpu", *sorted(str(d) for d in list(queues)))
 
 
 def _gradviz_version() -> str:
-    from gradviz import __version__
+    global _VERSION
+    if _VERSION is None:
+        from gradviz import __version__
 
-    return __version__
+        _VERSION = __version__
+    return _VERSION
 
 
 def trace(path: str | os.PathLike[str], *, values: bool = False) -> Recorder:

@@ -70,11 +70,11 @@ def _item(name: str, schema: dict[str, Any], doc: str | None) -> dict[str, Any]:
 
 
 def _event_schema(cls: type[ev.Event]) -> dict[str, Any]:
-    """An event is an array ``[kind, ts, tid, *fields, seq]``: prefixItems, one per field, titled."""
+    """An event is an array ``[kind, ts, tid, *fields]``: prefixItems, one per field, titled."""
     docs = _field_docs(cls)
     specs = codec.field_specs(cls)
     items = [_item("kind", {"const": cls.kind}, None)]
-    for name, spec, _ in (*specs[1:], specs[0]):
+    for name, spec, _ in specs[1:]:
         items.append(_item(name, _schema(spec), docs.get(name)))
     doc = (cls.__doc__ or "").strip()
     out: dict[str, Any] = {"type": "array"}
@@ -84,31 +84,67 @@ def _event_schema(cls: type[ev.Event]) -> dict[str, Any]:
     return out
 
 
+_EDGES = {
+    "type": "array",
+    "items": {"type": "array", "prefixItems": [{"type": ["integer", "null"]}, {"type": "integer"}],
+              "minItems": 2, "maxItems": 2},
+}  # fmt: skip
+
+
+def _group_schema(kind: str) -> dict[str, Any]:
+    """A group line: ``[kind, ts, tid, *fields]``, each field typed as the member event's field
+    it feeds (``codec.GROUPS``)."""
+    fields, members = codec.GROUPS[kind]
+    typed: dict[str, tuple[dict[str, Any], str | None]] = {"edges": (_EDGES, "[node or null, input_nr] per slot")}
+    for member, sources in members:
+        cls = ev.KINDS[member]
+        docs = _field_docs(cls)
+        for (name, spec, _), src in zip(codec.field_specs(cls)[3:], sources):  # type: ignore[arg-type]
+            typed.setdefault(src, (_schema(spec), docs.get(name)))
+    items = [_item("kind", {"const": kind}, None), _item("ts", {"type": "integer"}, None),
+             _item("tid", {"type": "integer"}, None)]  # fmt: skip
+    items += [_item(f, typed[f][0], typed[f][1]) for f in fields]
+    names = [m for m, _ in members] + ["edge_created (one per edge)"] * (kind == "node_edges")
+    return {
+        "type": "array",
+        "description": "A group line: the events " + ", ".join(names) + ", in this order, sharing ts and tid.",
+        "prefixItems": items, "minItems": len(items), "maxItems": len(items), "items": False,
+    }  # fmt: skip
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a complete trace file of format ``FORMAT_VERSION``."""
     stats_docs = _field_docs(ev.Stats)
     stats_items = [_item(name, _schema(spec), stats_docs.get(name)) for name, spec, _ in codec.field_specs(ev.Stats)]  # type: ignore[arg-type]
     defs: dict[str, Any] = {
         "stats": {
-            "type": "array",
-            "description": "A summary of a tensor's values, [norm, min, max, nan, inf]; non-finite floats are strings.",
-            "prefixItems": stats_items,
-            "minItems": len(stats_items),
-            "maxItems": len(stats_items),
-            "items": False,
+            "anyOf": [
+                {
+                    "type": "array",
+                    "description": "A summary of a tensor's values, [norm, min, max, nan, inf]; non-finite floats "
+                    "are strings.",
+                    "prefixItems": stats_items,
+                    "minItems": len(stats_items),
+                    "maxItems": len(stats_items),
+                    "items": False,
+                },
+                {"type": "number", "description": "One finite element x: [abs(x), x, x, 0, 0]."},
+            ]
         }
     }
     for t in ev.EVENT_TYPES:
         defs[t.kind] = _event_schema(t)
+    for k in codec.GROUPS:
+        defs[k] = _group_schema(k)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://gradviz.invalid/trace-schema-v{ev.FORMAT_VERSION}.json",
         "title": f"gradviz trace, format {ev.FORMAT_VERSION}",
         "description": (
             "A recording of gradviz's autograd engine: one object whose 'events' array holds the "
-            "events in seq order (seq = position, from 0), each an array [kind, ts, tid, "
-            "*fields, seq] laid out as 'fields' declares. Generated from gradviz.trace.events; "
-            "see docs/trace-format.md."
+            "events in seq order (an event's seq is its position, from 0), each an array [kind, ts, "
+            "tid, *fields] laid out as 'fields' declares, or a group line standing for several "
+            "adjacent events ('groups'). Generated from gradviz.trace.events; see docs/trace-format.md."
         ),
         "type": "object",
         "properties": {
@@ -119,17 +155,28 @@ def json_schema() -> dict[str, Any]:
                 "type": "object",
                 "properties": {k: {"const": list(v)} for k, v in codec.FIELDS.items()},
             },
+            "groups": {
+                "description": "Each group line's events, in order.",
+                "type": "object",
+                "properties": {k: {"const": v} for k, v in _group_members().items()},
+            },
             "stats": {"description": "The stats array's layout.", "const": list(codec.STATS_FIELDS)},
             "events": {
                 "type": "array",
                 "items": {
-                    "oneOf": [{"$ref": f"#/$defs/{t.kind}"} for t in ev.EVENT_TYPES],
+                    "oneOf": [{"$ref": f"#/$defs/{k}"} for k in (*(t.kind for t in ev.EVENT_TYPES), *codec.GROUPS)],
                 },
             },
         },
         "required": ["format", "format_version", "fields", "events"],
         "$defs": defs,
     }
+
+
+def _group_members() -> dict[str, list[str]]:
+    from gradviz.trace.file import GROUP_MEMBERS
+
+    return GROUP_MEMBERS
 
 
 def schema_text() -> str:
