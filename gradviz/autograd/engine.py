@@ -388,7 +388,6 @@ class GraphTask:
     exit_on_error = False
     # The device the task's owner thread works for ("cpu" or a device).
     owner_device: str | None = None
-    has_error = False
     future_completed = False
     # Thread that runs post-processing (set once, with future_completed, under mutex).
     _post_processing_thread: int | None = None
@@ -397,13 +396,6 @@ class GraphTask:
     pool_done: threading.Event | None = None
     # Replaced (never changed in place) by init_to_execute when the task has outputs.
     captured_vars: list[Any] | tuple = ()
-    # True once a thread other than the one running the task may run its nodes: set (under
-    # mutex) before a NodeTask of the task first goes to a queue another thread serves (a
-    # device's, or the owner's CPU queue from a device worker), and before the task goes to
-    # the reentrant pool. Never set back. Until then only that one thread touches the fields
-    # mutex protects (a pool thread standing in for a blocked owner runs after it, never beside
-    # it), and evaluate_function's untold path leaves the mutex alone.
-    shared = False
 
     def __init__(self, keep_graph: bool, create_graph: bool, accumulate_grad: bool,
                  reentrant_depth: int, cpu_ready_queue: ReadyQueue, exit_on_error: bool = False):  # fmt: skip
@@ -423,6 +415,16 @@ class GraphTask:
         # evaluate_function's untold path takes it only once the task is shared (see shared).
         self.mutex = _RLock()
         self.outstanding_tasks = 0
+        # Read for every node: instance fields (Python 3.11 specializes those reads, not those
+        # of a class default through the instance).
+        self.has_error = False
+        # True once a thread other than the one running the task may run its nodes: set (under
+        # mutex) before a NodeTask of the task first goes to a queue another thread serves (a
+        # device's, or the owner's CPU queue from a device worker), and before the task goes to
+        # the reentrant pool. Never set back. Until then only that one thread touches the fields
+        # mutex protects (a pool thread standing in for a blocked owner runs after it, never
+        # beside it), and evaluate_function's untold path leaves the mutex alone.
+        self.shared = False
         self.not_ready: dict[Node, InputBuffer] = {}
         self.dependencies: dict[Node, int] = {}
         self.final_callbacks: list[Callable[[], None]] = []
@@ -1071,9 +1073,12 @@ class Engine:
         heap = local_queue._heap
         cpu_is_local = cpu_ready_queue is local_queue
         popped = False  # fn was taken from pending or held (for _evaluate_told's probe)
-        # A node that may run user code may leave grad mode changed: set back after it. Formulas
-        # and AccumulateGrad (_defer_safe, no hooks) restore whatever they change.
-        unsafe = fn._hooked or not fn._defer_safe
+        # Node._plain: no hooks, a fresh output list, no user code. A node that may run user code
+        # (unsafe) may leave grad mode changed: set back after it. Formulas and AccumulateGrad
+        # restore whatever they change, so grad mode is create_graph while their outputs are
+        # handed on.
+        plain = fn._plain
+        unsafe = not plain and (fn._hooked or not fn._defer_safe)
         while True:
             if self.probe is not None:
                 # A recording began meanwhile: the rest of this call tells it what it does.
@@ -1081,7 +1086,12 @@ class Engine:
             locked = False
             try:
                 edges = fn.next_edges
-                if fn._hooked:
+                if plain:
+                    outputs = fn._apply_all(inputs)
+                    check = type(outputs) is list and len(outputs) == len(edges)
+                    if not check:
+                        outputs = validate_outputs(edges, outputs, None, fn)
+                elif fn._hooked:
                     # Validated there; a post hook's replacement outputs are taken as they are.
                     outputs = self.call_function(task, fn, inputs, None)
                     check = False
@@ -1149,15 +1159,14 @@ class Engine:
                                     # InputBuffer.add's usual case inline: a slot the buffer owns,
                                     # the same dtype object and shape, grad mode off.
                                     old = buf.buffer[input_nr]
-                                    if (old is not None and buf.owned >> input_nr & 1 and not grad_state.enabled
+                                    if (old is not None and buf.owned >> input_nr & 1
+                                            and not (grad_state.enabled if unsafe else create_graph)
                                             and old._data.dtype is output._data.dtype
                                             and old._data.shape == output._data.shape):  # fmt: skip
                                         old._data += output._data
-                                        old = None
                                     else:
                                         old = None  # add() steals a slot only its list holds
                                         buf.add(input_nr, output)
-                                output = None
                                 continue
                             del dependencies[next_fn]
                             buf = not_ready.pop(next_fn, None)
@@ -1182,7 +1191,6 @@ class Engine:
                                     buf.add(input_nr, output)
                                 slots = buf.buffer
                                 device = _buffer_device(slots)
-                            output = None
                             if cpu_is_local and device == CPU_DEVICE:
                                 ready += 1
                                 if first is None:
@@ -1201,8 +1209,12 @@ class Engine:
                                 locked = True
                                 task.shared = True
                             task.outstanding_tasks += 1  # before the task is visible to pop()
+                            output = old = None  # the other thread may steal what it gets
                             queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
                             queue.push_counted(task, ((next_fn, slots),))
+                        # A gradient held by a local is not stolen by the node that gets it
+                        # (InputBuffer.add, AccumulateGrad): none is left past the loop.
+                        output = old = None
                         if release:
                             fn.release_variables()
                     except BaseException:
@@ -1303,7 +1315,8 @@ class Engine:
                 if pending:
                     local_queue.push_pending(task, pending)
                 return self._decrement_outstanding(task)
-            unsafe = fn._hooked or not fn._defer_safe
+            plain = fn._plain
+            unsafe = not plain and (fn._hooked or not fn._defer_safe)
             if unsafe and pending:
                 local_queue.push_pending(task, pending)
 
