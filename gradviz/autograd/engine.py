@@ -1095,6 +1095,10 @@ class Engine:
                     # Validated there; a post hook's replacement outputs are taken as they are.
                     outputs = self.call_function(task, fn, inputs, None)
                     check = False
+                    if len(outputs) != len(edges):
+                        # As many edges as outputs, as the told path pairs them (one past the
+                        # last edge is an IndexError there too).
+                        edges = [edges[i] for i in range(len(outputs))]
                 else:
                     outputs = fn._apply_all(inputs)
                     if type(outputs) is list and len(outputs) == len(edges):
@@ -1126,8 +1130,11 @@ class Engine:
                     locked = True
                 try:
                     try:
-                        for i in range(len(outputs)):
-                            next_fn, input_nr = edges[i]
+                        # Edges and outputs pair up (checked above); counting i by hand costs
+                        # less than a range object per node.
+                        i = -1
+                        for next_fn, input_nr in edges:
+                            i += 1
                             if next_fn is None:
                                 continue
                             output = outputs[i]
