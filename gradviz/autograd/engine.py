@@ -1088,7 +1088,7 @@ class Engine:
                 edges = fn.next_edges
                 if plain:
                     outputs = fn._apply_all(inputs)
-                    check = type(outputs) is list and len(outputs) == len(edges)
+                    check = len(outputs) == len(edges)  # a list (_fresh_outputs)
                     if not check:
                         outputs = validate_outputs(edges, outputs, None, fn)
                 elif fn._hooked:
@@ -1122,8 +1122,9 @@ class Engine:
                     if anomaly.check_nan:
                         _check_nan(task, fn, outputs, None)
                 # Successors ready for local_queue, in the order they became ready: the first
-                # two apart (the chain and the fan-out of two make no list), the rest in ``more``.
-                first = second = more = None
+                # two apart, as (fn, gradients) in locals (the chain and the fan-out of two make
+                # neither tuple nor list), the rest in ``more`` with them.
+                fn1 = fn2 = more = None
                 ready = 0  # of them, not yet counted in outstanding_tasks
                 if task.shared:
                     mutex.acquire()
@@ -1200,12 +1201,14 @@ class Engine:
                                 device = _buffer_device(slots)
                             if cpu_is_local and device == CPU_DEVICE:
                                 ready += 1
-                                if first is None:
-                                    first = (next_fn, slots)
-                                elif second is None:
-                                    second = (next_fn, slots)
+                                if fn1 is None:
+                                    fn1 = next_fn
+                                    in1 = slots
+                                elif fn2 is None:
+                                    fn2 = next_fn
+                                    in2 = slots
                                 elif more is None:
-                                    more = [first, second, (next_fn, slots)]
+                                    more = [(fn1, in1), (fn2, in2), (next_fn, slots)]
                                 else:
                                     more.append((next_fn, slots))
                                 continue
@@ -1229,47 +1232,54 @@ class Engine:
                         # they are popped and skipped there (the task has failed), which balances
                         # the count.
                         output = old = None
-                        if first is not None:
+                        if fn1 is not None:
                             task.outstanding_tasks += ready
-                            local_queue.push_counted(task, more or ((first,) if second is None else (first, second)))
+                            local_queue.push_counted(
+                                task, more or ([(fn1, in1)] if fn2 is None else [(fn1, in1), (fn2, in2)])
+                            )
                         raise
-                    held = None
-                    if first is not None:
-                        if second is None:
+                    # The node to run next, if any: held_fn on held_in.
+                    held_fn = None
+                    if fn1 is not None:
+                        if fn2 is None:
                             # The chain case: run it next unless the queue's head or a pending
                             # entry outranks it (a tie goes to those, pushed first; _LAST makes
                             # them lose only then). Pending entries are all (2, key_depth, ...):
                             # their sequence_nr alone decides.
                             if not heap and not pending:
-                                held = first
+                                held_fn = fn1
+                                held_in = in1
                             else:
-                                seq = first[0].sequence_nr
+                                seq = fn1.sequence_nr
                                 if (not pending or -pending[0][2] < seq) and (
                                     not heap or heap[0] > (2, key_depth, -seq, _LAST)
                                 ):
-                                    held = first
+                                    held_fn = fn1
+                                    held_in = in1
                                 elif pending:
-                                    heapq.heappush(pending, (2, key_depth, -seq, next(push_order), first[0], first[1]))
+                                    heapq.heappush(pending, (2, key_depth, -seq, next(push_order), fn1, in1))
                                 else:
-                                    local_queue.push_counted(task, (first,))
+                                    local_queue.push_counted(task, ((fn1, in1),))
                         elif more is None:
                             # Two ready (a fan-out): the better, the first of equals (pushed
                             # first), runs next if it outranks what waits; the other waits in
                             # pending. Otherwise both wait there, in ready order.
-                            s1 = first[0].sequence_nr
-                            s2 = second[0].sequence_nr
+                            s1 = fn1.sequence_nr
+                            s2 = fn2.sequence_nr
                             seq = s2 if s2 > s1 else s1
                             if (pending and -pending[0][2] >= seq) or (
                                 heap and not heap[0] > (2, key_depth, -seq, _LAST)
                             ):
-                                heapq.heappush(pending, (2, key_depth, -s1, next(push_order), first[0], first[1]))
-                                heapq.heappush(pending, (2, key_depth, -s2, next(push_order), second[0], second[1]))
+                                heapq.heappush(pending, (2, key_depth, -s1, next(push_order), fn1, in1))
+                                heapq.heappush(pending, (2, key_depth, -s2, next(push_order), fn2, in2))
                             elif s2 > s1:
-                                held = second
-                                heapq.heappush(pending, (2, key_depth, -s1, next(push_order), first[0], first[1]))
+                                held_fn = fn2
+                                held_in = in2
+                                heapq.heappush(pending, (2, key_depth, -s1, next(push_order), fn1, in1))
                             else:
-                                held = first
-                                heapq.heappush(pending, (2, key_depth, -s2, next(push_order), second[0], second[1]))
+                                held_fn = fn1
+                                held_in = in1
+                                heapq.heappush(pending, (2, key_depth, -s2, next(push_order), fn2, in2))
                         else:
                             # More: as with two, over the list.
                             held = more[0]
@@ -1287,17 +1297,21 @@ class Engine:
                                     next_fn = item[0]
                                     heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
                                                              next_fn, item[1]))  # fmt: skip
-                    if held is None and pending:
+                            if held is not None:
+                                held_fn, held_in = held
+                            del held
+                    if held_fn is None and pending:
                         # What pop() would return: the best pending entry, unless the queue's
                         # head (pushed by another thread meanwhile) outranks it.
                         top = pending[0]
                         if not heap or heap[0] > top:
                             heapq.heappop(pending)
-                            held = (top[4], top[5])
+                            held_fn = top[4]
+                            held_in = top[5]
                     # fn's own NodeTask is done; the successors found ready are counted.
                     if ready != 1:
                         task.outstanding_tasks += ready - 1
-                    if held is None:
+                    if held_fn is None:
                         done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
                 finally:
                     if locked:
@@ -1309,14 +1323,15 @@ class Engine:
                 return self._decrement_outstanding(task)
             if unsafe:
                 grad_state.enabled = create_graph
-            if held is None:
+            if held_fn is None:
                 if pending:
                     local_queue.push_pending(task, pending)
                 return done
-            # held is counted in outstanding_tasks, so the task is not done: run it as
+            # held_fn is counted in outstanding_tasks, so the task is not done: run it as
             # thread_main would have after popping it.
-            fn, inputs = held
-            del held
+            fn = held_fn
+            inputs = held_in
+            held_in = in1 = in2 = top = None  # inputs holds the gradients alone (stealing)
             popped = True
             if task.has_error:
                 if pending:
