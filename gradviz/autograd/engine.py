@@ -1401,10 +1401,11 @@ class Engine:
                             # already fits (shape, dtype and device objects of its input);
                             # otherwise the full check.
                             if type(outputs) is list and len(outputs) == len(edges):
-                                for i in range(len(edges)):
+                                i = -1  # by hand: a range object per node costs more
+                                for next_fn, input_nr in edges:
+                                    i += 1
                                     grad = outputs[i]
                                     if grad is not None:
-                                        next_fn, input_nr = edges[i]
                                         if next_fn is not None:
                                             meta = next_fn.input_metadata[input_nr]
                                             if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
@@ -1430,6 +1431,10 @@ class Engine:
                     if anomaly.enabled and anomaly.check_nan:
                         _check_nan(task, fn, outputs, probe)
                     edges = fn.next_edges
+                    if len(outputs) != len(edges):
+                        # A hooked node's post hook returned another number of outputs: as many
+                        # edges as outputs (one past the last edge is an IndexError).
+                        edges = [edges[i] for i in range(len(outputs))]
                     # Successors ready for local_queue, pushed after the loop but for the one
                     # this thread's next pop() would return, which it runs next: the first one,
                     # and all in order once there are two (the chain case makes no list).
@@ -1437,8 +1442,9 @@ class Engine:
                     mutex.acquire()
                     try:
                         try:
-                            for i in range(len(outputs)):
-                                next_fn, input_nr = edges[i]
+                            i = -1  # by hand: a range object per node costs more
+                            for next_fn, input_nr in edges:
+                                i += 1
                                 if next_fn is None:
                                     continue
                                 remaining = dependencies.get(next_fn)
@@ -1452,10 +1458,14 @@ class Engine:
                                     buf = not_ready.get(next_fn)
                                     if buf is None:
                                         buf = _new_input_buffer(InputBuffer)
-                                        slots = buf.buffer = [None] * len(next_fn.input_metadata)
+                                        n = len(next_fn.input_metadata)
+                                        if n == 1:
+                                            buf.buffer = [output]  # a list display: [None] * n costs 3x
+                                        else:
+                                            slots = buf.buffer = [None] * n
+                                            if output is not None:
+                                                slots[input_nr] = output
                                         buf.owned = 0
-                                        if output is not None:
-                                            slots[input_nr] = output
                                         not_ready[next_fn] = buf
                                         if probe is not None:
                                             probe.gradient_in(task, next_fn, fn, input_nr, output,
@@ -1475,12 +1485,14 @@ class Engine:
                                 if buf is None:
                                     # Ready at its first gradient: a plain list, no InputBuffer
                                     # to fill (one is made only if the node goes through a queue).
-                                    slots = [None] * len(next_fn.input_metadata)
-                                    if output is not None:
-                                        slots[input_nr] = output
-                                        mode = "set"
+                                    n = len(next_fn.input_metadata)
+                                    if n == 1:
+                                        slots = [output]  # a list display: [None] * n costs 3x
                                     else:
-                                        mode = "undefined"
+                                        slots = [None] * n
+                                        if output is not None:
+                                            slots[input_nr] = output
+                                    mode = "undefined" if output is None else "set"
                                     taken = None
                                 else:
                                     mode = "undefined" if output is None else buf.add(input_nr, output)
