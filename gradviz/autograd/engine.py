@@ -116,6 +116,7 @@ def _buffer_device(grads: list) -> str:
                 return dev._str
     return CPU_DEVICE
 
+
 # -- tasks and queues ------------------------------------------------------------------------
 
 
@@ -672,9 +673,7 @@ class Engine:
             if q is None:
                 # Announced once its worker exists, so the probe hears its owner.
                 q = ReadyQueue(device, device, announce=False)
-                t = threading.Thread(
-                    target=self._thread_init, args=(device, q), name=f"gradviz-{device}", daemon=True
-                )
+                t = threading.Thread(target=self._thread_init, args=(device, q), name=f"gradviz-{device}", daemon=True)
                 t.gv_role = "device_worker"  # type: ignore[attr-defined]
                 t.gv_device = device  # type: ignore[attr-defined]
                 self.device_ready_queues[device] = q
@@ -1881,9 +1880,9 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
     ``format_error`` is given. Returns a new list (the given one is left as it is)."""
     n = len(edges)
     if len(grads) != n:
-        raise RuntimeError(_validate_error(
-            format_error, fn, f"invalid number of gradients - expected {n}, but got {len(grads)}"
-        ))
+        raise RuntimeError(
+            _validate_error(format_error, fn, f"invalid number of gradients - expected {n}, but got {len(grads)}")
+        )
     grads = list(grads)
     for i in range(n):
         grad = grads[i]

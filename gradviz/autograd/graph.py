@@ -54,7 +54,7 @@ def next_sequence_nr() -> int:
 
 def peek_sequence_nr() -> int:
     """The number the next node made on this thread will get (without taking it)."""
-    return int(repr(_sequence.count)[len("count("):-1])
+    return int(repr(_sequence.count)[len("count(") : -1])
 
 
 class Edge(NamedTuple):
@@ -416,8 +416,9 @@ class SavedVariable:
         if self.released or t is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
-            raise RuntimeError(_modified_message(t, self.version, saved_for if self.is_output else None,
-                                                 self.output_nr))
+            raise RuntimeError(
+                _modified_message(t, self.version, saved_for if self.is_output else None, self.output_nr)
+            )
         if self.is_output and saved_for is not None:
             out = type(t)._wrap(t._data, t.dtype, t.device)
             out._version_counter = t._version_counter
