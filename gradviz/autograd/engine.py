@@ -819,7 +819,9 @@ class Engine:
 
     def execute_with_graph_task(self, task: GraphTask, graph_root: Node, buf: InputBuffer) -> _Future:
         tls = _state.tls
-        queue = self.ready_queue(task.cpu_ready_queue, buf.device())
+        # ready_queue(task.cpu_ready_queue, buf.device()) without the two calls
+        device = _buffer_device(buf.buffer)
+        queue = task.cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
         if tls.worker_device is _state.NO_DEVICE:
             # A call from user code: this thread drives CPU work until the task completes.
             tls.worker_device = CPU_DEVICE
@@ -1009,7 +1011,8 @@ class Engine:
                     current = None
                 del local_task
         finally:
-            tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+            if current is not None:  # set since the last restore (current and grad mode go together)
+                tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
 
     @staticmethod
     def _decrement_outstanding(task: GraphTask) -> bool:
