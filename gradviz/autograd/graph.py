@@ -325,12 +325,25 @@ class AccumulateGrad(Node):
                 # count allows); otherwise a copy.
                 if grad_enabled:
                     result = new_grad.clone()
-                elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and _stealable_like(new_grad, var):
-                    # new_grad.detach() without the method call.
-                    result = _wrap_tensor(new_grad._data, new_grad.dtype, new_grad.device)
+                elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and (
+                    type(d := new_grad._data) is np.ndarray
+                    and d.base is None
+                    and _getrefcount(d) <= 3  # new_grad's field, d, the argument
+                    and (flags := d.flags).c_contiguous
+                    and flags.writeable
+                    and ((vdt := (vd := var._data).dtype) is (dt := d.dtype) or vdt == dt)
+                    and vd.shape == d.shape
+                    and ((vdev := var.device) is (gdev := new_grad.device) or vdev == gdev)
+                ):
+                    # stealable(new_grad, var) inline, its checks ordered for this case (one flags
+                    # object, dtypes by identity first: numpy's dtype == is a rich comparison; six
+                    # parameters a training step, a call each less), then new_grad.detach()
+                    # without the method call.
+                    result = _wrap_tensor(d, new_grad.dtype, gdev)
                     result._version_counter = new_grad._version_counter
                 else:
                     result = new_grad.detach().clone()
+                d = vd = None
                 mode = "set"
             elif not grad_enabled:
                 od, nd = old._data, new_grad._data
@@ -357,21 +370,6 @@ _wrap_tensor: Any = None
 # References to a gradient that AccumulateGrad.apply receives from the engine and nothing else
 # holds: the InputBuffer's list (passed to apply as is), apply's local, getrefcount's argument.
 _ENGINE_GRAD_REFS = 3
-
-
-def _stealable_like(grad: Tensor, like: Tensor) -> bool:
-    """stealable(grad, like) with the checks ordered for AccumulateGrad's usual case (one flags
-    object, dtypes by identity first: numpy's dtype == is a rich comparison)."""
-    d = grad._data
-    if type(d) is not np.ndarray or d.base is not None or _getrefcount(d) > 3:
-        return False
-    flags = d.flags
-    if not (flags.c_contiguous and flags.writeable):
-        return False
-    ld = like._data
-    ldt, dt = ld.dtype, d.dtype
-    gdev, ldev = grad.device, like.device
-    return (ldt is dt or ldt == dt) and ld.shape == d.shape and (ldev is gdev or ldev == gdev)
 
 
 def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
