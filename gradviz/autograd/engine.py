@@ -444,13 +444,13 @@ class GraphTask:
         exec_info = self.exec_info
         output_idx = 0
         for edge in outputs:
-            info = exec_info.setdefault(edge.function, ExecInfo())
+            info = exec_info.setdefault(edge[0], ExecInfo())
             if accumulate_grad:
                 info.needed = True
             else:
                 if info.captures is None:
                     info.captures = []
-                info.captures.append((edge.input_nr, output_idx))
+                info.captures.append((edge[1], output_idx))
                 output_idx += 1
         self.captured_vars = [None] * output_idx
 
@@ -468,7 +468,7 @@ class GraphTask:
             child = None
             edges = fn.next_edges
             while frame[1] < len(edges):
-                candidate = edges[frame[1]].function
+                candidate = edges[frame[1]][0]
                 frame[1] += 1
                 if candidate is None:
                     continue
@@ -767,7 +767,7 @@ class Engine:
         )  # fmt: skip
         task.outputs = outputs
         skip_dummy = len(roots) == 1
-        graph_root = roots[0].function if skip_dummy else GraphRoot(roots, inputs)
+        graph_root = roots[0][0] if skip_dummy else GraphRoot(roots, inputs)
         probe = self.probe
         if probe is not None:
             if graph_root is not None and not skip_dummy:
@@ -794,7 +794,7 @@ class Engine:
                 slots[roots[0][1]] = grad
                 mode = "set"
             if probe is not None:
-                probe.buffer_add(task, graph_root, roots[0].input_nr, inputs[0], mode, None)
+                probe.buffer_add(task, graph_root, roots[0][1], inputs[0], mode, None)
         else:
             buf = InputBuffer(0)
         try:
@@ -1873,7 +1873,7 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
 def compute_min_topological_nr(outputs: list[Edge]) -> int:
     if not outputs:
         return 0
-    return min(e.function.topological_nr for e in outputs if e.function is not None)
+    return min(e[0].topological_nr for e in outputs if e[0] is not None)
 
 
 def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str] | None,
