@@ -67,7 +67,8 @@ class Edge(NamedTuple):
         return self.function is not None
 
 
-NO_EDGE = Edge(None, 0)
+# An input that needs no gradient: a plain tuple, as graph building stores (see below).
+NO_EDGE: Any = (None, 0)
 
 # The NamedTuple constructor is a Python-level __new__ (0.19 us); where an Edge or InputMetadata
 # is made (roots, views, custom Functions) it is made with the tuple constructor (0.09 us).
@@ -533,7 +534,8 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
 
 
 def gradient_edge(t: Tensor) -> Edge:
-    """Where t's gradient goes: its grad_fn's slot, or its AccumulateGrad if it is a leaf."""
+    """Where t's gradient goes: its grad_fn's slot, or its AccumulateGrad if it is a leaf
+    (NO_EDGE, a plain tuple, for a tensor that needs no gradient)."""
     fn = t.grad_fn
     if fn is not None:
         return _tuple_new(Edge, (fn, t._output_nr))
