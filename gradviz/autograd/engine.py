@@ -1068,6 +1068,12 @@ class Engine:
         keep_graph = task.keep_graph
         create_graph = task.create_graph
         pending: list[tuple] = []
+        # ``pending``'s one entry while it has one and no other (W2's Add leaves its previous Add
+        # there for two nodes): lone_fn on lone_in, its sequence_nr and push order, without the
+        # heap's tuple, push and pop. pending itself is empty meanwhile; the entry goes into it
+        # (spilled) before anything else reads or queues pending.
+        lone_fn = lone_in = None
+        lone_seq = lone_order = 0
         push_order = local_queue._count
         # The queue's heap (one list for the queue's life), read without its lock as the loops
         # below always have: a push from another thread racing with the read is one that arrived
@@ -1084,6 +1090,9 @@ class Engine:
         while True:
             if self.probe is not None:
                 # A recording began meanwhile: the rest of this call tells it what it does.
+                if lone_fn is not None:
+                    pending.append((2, key_depth, -lone_seq, lone_order, lone_fn, lone_in))
+                    lone_fn = lone_in = None
                 return self._evaluate_told(task, fn, inputs, cpu_ready_queue, local_queue, pending, popped)
             locked = False
             try:
@@ -1242,13 +1251,20 @@ class Engine:
                         raise
                     # The node to run next, if any: held_fn on held_in.
                     held_fn = None
+                    if lone_fn is not None and (fn2 is not None or (fn1 is not None and not (
+                        lone_seq < fn1.sequence_nr and (not heap or heap[0] > (2, key_depth, -fn1.sequence_nr, _LAST))
+                    ))):  # fmt: skip
+                        # Not the chain case whose node outranks it, nor nothing ready: the lone
+                        # entry goes into pending, for the general code below.
+                        pending.append((2, key_depth, -lone_seq, lone_order, lone_fn, lone_in))
+                        lone_fn = lone_in = None
                     if fn1 is not None:
                         if fn2 is None:
                             # The chain case: run it next unless the queue's head or a pending
                             # entry outranks it (a tie goes to those, pushed first; _LAST makes
                             # them lose only then). Pending entries are all (2, key_depth, ...):
-                            # their sequence_nr alone decides.
-                            if not heap and not pending:
+                            # their sequence_nr alone decides. (A lone entry here is outranked.)
+                            if lone_fn is not None or (not heap and not pending):
                                 held_fn = fn1
                                 held_in = in1
                             else:
@@ -1269,7 +1285,22 @@ class Engine:
                             s1 = fn1.sequence_nr
                             s2 = fn2.sequence_nr
                             seq = s2 if s2 > s1 else s1
-                            if (pending and -pending[0][2] >= seq) or (
+                            if not pending and (not heap or heap[0] > (2, key_depth, -seq, _LAST)):
+                                # Nothing else kept aside: the other is the lone entry.
+                                if s2 > s1:
+                                    held_fn = fn2
+                                    held_in = in2
+                                    lone_fn = fn1
+                                    lone_in = in1
+                                    lone_seq = s1
+                                else:
+                                    held_fn = fn1
+                                    held_in = in1
+                                    lone_fn = fn2
+                                    lone_in = in2
+                                    lone_seq = s2
+                                lone_order = next(push_order)
+                            elif (pending and -pending[0][2] >= seq) or (
                                 heap and not heap[0] > (2, key_depth, -seq, _LAST)
                             ):
                                 heapq.heappush(pending, (2, key_depth, -s1, next(push_order), fn1, in1))
@@ -1302,7 +1333,13 @@ class Engine:
                             if held is not None:
                                 held_fn, held_in = held
                             del held
-                    if held_fn is None and pending:
+                    if held_fn is None and lone_fn is not None:
+                        # pop() as below, for the lone entry
+                        if not heap or heap[0] > (2, key_depth, -lone_seq, lone_order):
+                            held_fn = lone_fn
+                            held_in = lone_in
+                            lone_fn = lone_in = None
+                    elif held_fn is None and pending:
                         # What pop() would return: the best pending entry, unless the queue's
                         # head (pushed by another thread meanwhile) outranks it.
                         top = pending[0]
@@ -1319,12 +1356,18 @@ class Engine:
                     if locked:
                         mutex.release()
             except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                if lone_fn is not None:
+                    pending.append((2, key_depth, -lone_seq, lone_order, lone_fn, lone_in))
+                    lone_fn = lone_in = None
                 if pending:
                     local_queue.push_pending(task, pending)  # to be popped and skipped
                 self.thread_on_exception(task, fn, exc)
                 return self._decrement_outstanding(task)
             if unsafe:
                 grad_state.enabled = create_graph
+            if lone_fn is not None and (held_fn is None or task.has_error):
+                pending.append((2, key_depth, -lone_seq, lone_order, lone_fn, lone_in))
+                lone_fn = lone_in = None
             if held_fn is None:
                 if pending:
                     local_queue.push_pending(task, pending)
@@ -1341,8 +1384,12 @@ class Engine:
                 return self._decrement_outstanding(task)
             plain = fn._plain
             unsafe = not plain and (fn._hooked or not fn._defer_safe)
-            if unsafe and pending:
-                local_queue.push_pending(task, pending)
+            if unsafe:
+                if lone_fn is not None:
+                    pending.append((2, key_depth, -lone_seq, lone_order, lone_fn, lone_in))
+                    lone_fn = lone_in = None
+                if pending:
+                    local_queue.push_pending(task, pending)
 
     def _evaluate_told(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
                        local_queue: ReadyQueue | None, pending: list[tuple], popped: bool) -> bool:  # fmt: skip
