@@ -333,7 +333,7 @@ def record(
     node.topological_nr = topo
     if saved:
         node.saved = saved
-        if not saved.keys() <= _SAVED_NAMES:
+        if not _SAVED_NAMES.issuperset(saved):
             _add_saved_names(saved)
     else:
         node.saved = {}
@@ -353,21 +353,24 @@ def record(
             _move_retains_grad(out, node, 0)
         out._grad_fn = node
         out._output_nr = 0
-        # An elementwise op's output has its first input's metadata: share that tuple (an
-        # immutable one) rather than make an equal one.
+        # An elementwise op's output has its first input's metadata: share that node's tuple of
+        # metadata (immutable) when it has one entry, rather than make an equal one.
         t = inputs[0] if inputs else None
-        meta = None
+        md = None
         if t is not None and (fn := t._grad_fn) is not None:
+            md = fn.input_metadata
             try:
-                meta = fn.input_metadata[t._output_nr]
+                meta = md[t._output_nr]
             except IndexError:  # a custom Function's node numbers non-tensor outputs too
-                pass
+                md = None
             else:
                 if meta[0] != out._data.shape or meta[1] is not out.dtype or meta[2] is not out.device:
-                    meta = None
-        if meta is None:
-            meta = _tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device))
-        node.input_metadata = [meta]
+                    md = None
+                elif len(md) != 1 or type(md) is not tuple:
+                    md = (meta,)
+        if md is None:
+            md = (_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device)),)
+        node.input_metadata = md
     else:
         meta = []
         for i, out in enumerate(outputs):
@@ -375,7 +378,7 @@ def record(
             out.grad_fn = node
             out._output_nr = i
             meta.append(_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device)))
-        node.input_metadata = meta
+        node.input_metadata = tuple(meta)
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)
 
