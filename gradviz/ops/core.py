@@ -51,6 +51,12 @@ class Derivative:
     order: tuple[int, ...] = ()
 
 
+# The saved values of every add with alpha 1 (the int): one dict for all such nodes, never
+# written after record (saved dicts are read by formulas and release_variables only). A node
+# holding it is an AddBackward0 whose gradients are the incoming one (see _apply_all).
+_ALPHA_ONE = {"alpha": 1}
+
+
 class OpNode(Node):
     """A node made by a tensor op. ``saved`` holds SavedVariables and plain values by name."""
 
@@ -96,6 +102,21 @@ class OpNode(Node):
         # an edge needs its gradient.
         g = grads[0]
         edges = self.next_edges
+        if self.saved is _ALPHA_ONE and g is not None and not _grad_state.enabled:
+            # AddBackward0 with alpha 1 and no graph to build (W2's thousand adds, W3's biases):
+            # the incoming gradient for each input with an edge, summed back where that input
+            # was broadcast; what the formulas and the loop below give, without their calls.
+            # (Under create_graph the formulas' order decides the sums' sequence numbers.)
+            g0 = g if edges[0][0] is not None else None
+            g1 = g if edges[1][0] is not None else None
+            shapes = self.shapes
+            if shapes is not None:
+                shape = g._data.shape
+                if g0 is not None and shape != shapes[0]:
+                    g0 = _sum_to(g, shapes[0])
+                if g1 is not None and shape != shapes[1]:
+                    g1 = _sum_to(g, shapes[1])
+            return [g0, g1]
         n_out = len(edges)
         if g is None:
             return [None] * n_out
@@ -353,24 +374,21 @@ def record(
             _move_retains_grad(out, node, 0)
         out._grad_fn = node
         out._output_nr = 0
-        # An elementwise op's output has its first input's metadata: share that node's tuple of
-        # metadata (immutable) when it has one entry, rather than make an equal one.
+        # An elementwise op's output has its first input's metadata: share that tuple (an
+        # immutable one) rather than make an equal one.
         t = inputs[0] if inputs else None
-        md = None
+        meta = None
         if t is not None and (fn := t._grad_fn) is not None:
-            md = fn.input_metadata
             try:
-                meta = md[t._output_nr]
+                meta = fn.input_metadata[t._output_nr]
             except IndexError:  # a custom Function's node numbers non-tensor outputs too
-                md = None
+                pass
             else:
                 if meta[0] != out._data.shape or meta[1] is not out.dtype or meta[2] is not out.device:
-                    md = None
-                elif len(md) != 1 or type(md) is not tuple:
-                    md = (meta,)
-        if md is None:
-            md = (_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device)),)
-        node.input_metadata = md
+                    meta = None
+        if meta is None:
+            meta = _tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device))
+        node.input_metadata = (meta,)
     else:
         meta = []
         for i, out in enumerate(outputs):

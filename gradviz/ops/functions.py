@@ -14,7 +14,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
 from gradviz.device import CPU, array_module, as_device, to_device_array
 from gradviz.ops import core as _core
-from gradviz.ops.core import node_class, record, save
+from gradviz.ops.core import _ALPHA_ONE, node_class, record, save
 from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
@@ -26,9 +26,6 @@ _wrap = Tensor._wrap
 
 Scalar = int | float | bool
 
-# The saved values of every add with alpha 1 (the int): one dict for all such nodes, never
-# written after record (saved dicts are read by formulas and release_variables only).
-_ALPHA_ONE = {"alpha": 1}
 
 
 # -- helpers ---------------------------------------------------------------------------------
