@@ -41,18 +41,21 @@ def _class_weights(weight: Tensor | None, safe_t: np.ndarray, mask: np.ndarray, 
     return weight._data[safe_t].astype(dtype, copy=False) * mask
 
 
-_ROWS: dict[int, np.ndarray] = {}
+_OFFSETS: dict[tuple[int, int], np.ndarray] = {}
 
 
-def _rows(n: int) -> np.ndarray:
-    """np.arange(n), read-only and kept for the next call with the same batch size."""
-    r = _ROWS.get(n)
-    if r is None:
-        r = np.arange(n)
-        r.flags.writeable = False
-        if len(_ROWS) < 64:
-            _ROWS[n] = r
-    return r
+def _flat_targets(t: np.ndarray, n_classes: int) -> np.ndarray:
+    """Each target's index in the flattened (n, n_classes) input: ``x.take`` and ``put`` with
+    these pick and set the same elements as ``x[arange(n), t]``, without numpy's fancy-indexing
+    machinery (a large code path that runs cold in a training step, after the matrix products)."""
+    n = t.shape[0]
+    offs = _OFFSETS.get((n, n_classes))
+    if offs is None:
+        offs = np.arange(0, n * n_classes, n_classes)
+        offs.flags.writeable = False
+        if len(_OFFSETS) < 64:
+            _OFFSETS[n, n_classes] = offs
+    return t + offs
 
 
 def _plain_targets(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_index: int) -> bool:
@@ -103,7 +106,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         # -sum(picked) is the sum of -picked bit for bit (rounding is symmetric in sign).
         t = target._data
         total = x.dtype.type(t.shape[0])
-        data = -np.add.reduce(x[_rows(t.shape[0]), t], dtype=x.dtype)
+        data = -np.add.reduce(x.take(_flat_targets(t, x.shape[1])), dtype=x.dtype)
         data = np.asarray(data if red == 2 else data / total, dtype=x.dtype)
         out = F._new(data, input.device)
         if _grad_state.enabled and input.requires_grad:
@@ -152,7 +155,7 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
         else:
             coef = -g / total_weight if reduction == 1 else -g
         gi = np.zeros(x.shape, dtype=x.dtype)
-        gi[_rows(t.shape[0]), t] = coef
+        gi.put(_flat_targets(t, x.shape[1]), coef)  # gi is C-contiguous: flat indices are its own
         out = F._new(gi, grad_output.device)
         if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
             record(_NLL_BACKWARD, (grad_output, input), [out], {

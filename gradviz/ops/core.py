@@ -49,6 +49,12 @@ class Derivative:
     order: tuple[int, ...] = ()
 
 
+# The saved values of every add with alpha 1 (the int): one dict for all such nodes, never
+# written after record (saved dicts are read by formulas and release_variables only). A node
+# holding it is an AddBackward0 whose gradients are the incoming one (see _apply_all).
+_ALPHA_ONE = {"alpha": 1}
+
+
 class OpNode(Node):
     """A node made by a tensor op. ``saved`` holds SavedVariables and plain values by name."""
 
@@ -94,6 +100,21 @@ class OpNode(Node):
         # an edge needs its gradient.
         g = grads[0]
         edges = self.next_edges
+        if self.saved is _ALPHA_ONE and g is not None and not _grad_state.enabled:
+            # AddBackward0 with alpha 1 and no graph to build (W2's thousand adds, W3's biases):
+            # the incoming gradient for each input with an edge, summed back where that input
+            # was broadcast; what the formulas and the loop below give, without their calls.
+            # (Under create_graph the formulas' order decides the sums' sequence numbers.)
+            g0 = g if edges[0][0] is not None else None
+            g1 = g if edges[1][0] is not None else None
+            shapes = self.shapes
+            if shapes is not None:
+                shape = g._data.shape
+                if g0 is not None and shape != shapes[0]:
+                    g0 = _sum_to(g, shapes[0])
+                if g1 is not None and shape != shapes[1]:
+                    g1 = _sum_to(g, shapes[1])
+            return [g0, g1]
         n_out = len(edges)
         if g is None:
             return [None] * n_out
@@ -331,7 +352,7 @@ def record(
     node.topological_nr = topo
     if saved:
         node.saved = saved
-        if not saved.keys() <= _SAVED_NAMES:
+        if not _SAVED_NAMES.issuperset(saved):
             _add_saved_names(saved)
     else:
         node.saved = {}
@@ -365,7 +386,7 @@ def record(
                     meta = None
         if meta is None:
             meta = (out._data.shape, out.dtype, out.device)  # plain: see graph.Edge
-        node.input_metadata = [meta]
+        node.input_metadata = (meta,)
     else:
         meta = []
         for i, out in enumerate(outputs):
@@ -373,7 +394,7 @@ def record(
             out.grad_fn = node
             out._output_nr = i
             meta.append((out._data.shape, out.dtype, out.device))
-        node.input_metadata = meta
+        node.input_metadata = tuple(meta)
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)
 

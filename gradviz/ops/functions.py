@@ -14,7 +14,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
 from gradviz.device import CPU, array_module, as_device, to_device_array
 from gradviz.ops import core as _core
-from gradviz.ops.core import node_class, record, save
+from gradviz.ops.core import _ALPHA_ONE, node_class, record, save
 from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
@@ -25,6 +25,7 @@ _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
 
 Scalar = int | float | bool
+
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -165,7 +166,7 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
         # a.requires_grad without the property call (a view's flag is its base's)
         if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
                                     or (a._base is not None and a._base.requires_grad)):
-            record(_ADD_NODE, (a, None), [out], {"alpha": alpha})
+            record(_ADD_NODE, (a, None), [out], _ALPHA_ONE if type(alpha) is int else {"alpha": alpha})
         return out
     if tb is Tensor and alpha == 1 and type(a) is Tensor:
         dt = a.dtype
@@ -174,8 +175,16 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
             # branches): the dtype is the result's; one numpy call.
             d = a._data + b._data
             out = _wrap(d if type(d) is np.ndarray else _number_result(d), dt, a.device)
-            if _grad_state.enabled and (a.requires_grad or b.requires_grad):
-                record(_ADD_NODE, (a, b), [out], {"alpha": alpha})
+            # requires_grad without the property calls (a view's flag is its base's)
+            if _grad_state.enabled and (
+                a._requires_grad
+                or a._grad_fn is not None
+                or b._requires_grad
+                or b._grad_fn is not None
+                or (a._base is not None and a._base.requires_grad)
+                or (b._base is not None and b._base.requires_grad)
+            ):
+                record(_ADD_NODE, (a, b), [out], _ALPHA_ONE if type(alpha) is int else {"alpha": alpha})
             return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
@@ -480,7 +489,10 @@ def tanh(a: Tensor) -> Tensor:
         data = np.tanh(x.astype(np.float64)).astype(np.float32)
         dt = _dtype.float32
     out = _wrap(data, dt, a.device)
-    if _grad_state.enabled and a.requires_grad:
+    # a.requires_grad without the property call (a view's flag is its base's)
+    if _grad_state.enabled and (
+        a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base.requires_grad)
+    ):
         record(_TANH_NODE, (a,), [out], {"result": SavedVariable(out, True)})
     return out
 
@@ -606,22 +618,45 @@ def _check_mm(a: Tensor, b: Tensor) -> None:
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     x, y = a._data, b._data
-    if not (a.dtype is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
+    dt = a.dtype
+    if not (dt is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
         _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
-    out = _wrap(x @ y, a.dtype, a.device)
     if _grad_state.enabled:
-        # Each requires_grad once (a property), SavedVariable without save()'s call: the Python
-        # right after a large product runs on cold caches, where every step costs 2x.
-        ra = a.requires_grad
-        rb = b.requires_grad
+        # requires_grad and _colmajor inline, SavedVariable without save()'s call.
+        ra = a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base.requires_grad)
+        rb = b._requires_grad or b._grad_fn is not None or (b._base is not None and b._base.requires_grad)
         if ra or rb:
-            saved = {"self_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y)}
+            item = x.itemsize
+            st = x.strides
+            c1 = st[0] == item and st[1] == x.shape[0] * item
+            st = y.strides
+            c2 = st[0] == item and st[1] == y.shape[0] * item
             if ra:
-                saved["mat2"] = SavedVariable(b)
-            if rb:
-                saved["self"] = SavedVariable(a)
+                if rb:
+                    saved = {
+                        "self_colmajor": c1,
+                        "mat2_colmajor": c2,
+                        "mat2": SavedVariable(b),
+                        "self": SavedVariable(a),
+                    }
+                else:
+                    saved = {"self_colmajor": c1, "mat2_colmajor": c2, "mat2": SavedVariable(b)}
+            else:
+                saved = {"self_colmajor": c1, "mat2_colmajor": c2, "self": SavedVariable(a)}
+            if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype is y.dtype:
+                # The node first and the product into its output after, as torch's generated code
+                # orders them: the graph building then runs on the caches the ops before left
+                # warm, not on those a large product just evicted (2-4x slower there). matmul
+                # into a fresh C-contiguous buffer is the same BLAS call as ``x @ y``.
+                data = np.empty((x.shape[0], y.shape[1]), x.dtype)
+                out = _wrap(data, dt, a.device)
+                record(_MM_NODE, (a, b), [out], saved)
+                np.matmul(x, y, out=data)
+                return out
+            out = _wrap(x @ y, dt, a.device)
             record(_MM_NODE, (a, b), [out], saved)
-    return out
+            return out
+    return _wrap(x @ y, dt, a.device)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
@@ -815,7 +850,9 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
         record(NODES[key + "_dim"], (a,), [values], {
             "dim": d, "keepdim": keepdim, "indices": indices, "shape": a.shape,
         })
-        values.grad_fn.input_metadata.append((indices.shape, _dtype.int64, values.grad_fn.input_metadata[0][2]))
+        fn = values.grad_fn
+        meta = fn.input_metadata[0]
+        fn.input_metadata = (meta, (indices.shape, _dtype.int64, meta[2]))  # plain tuples: see graph.Edge
     result = _ValuesIndices((values, indices))
     result._op = key
     return result
