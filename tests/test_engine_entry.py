@@ -73,7 +73,7 @@ def test_accumulator_fields_as_node_init() -> None:
     assert acc.topological_nr == 0
     assert acc.next_functions == ()
     assert acc.num_inputs == 1
-    assert acc.input_metadata[0].shape == (2,)
+    assert acc.input_metadata[0][0] == (2,)
     # The direct constructor gives the same node.
     direct = AccumulateGrad(x)
     assert direct.sequence_nr == MAX_SEQUENCE_NR and direct.variable is x

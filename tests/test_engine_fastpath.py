@@ -386,3 +386,118 @@ def test_a_probe_with_only_the_single_calls_hears_every_push_pop_and_begin() -> 
     fast, queued = run(False), run(True)
     assert fast == queued
     assert sum(1 for e in fast if e[0] == "begin") == sum(1 for e in fast if e[0] == "pop") > 12
+
+
+# -- the untold loop: its own output check, the task mutex, a probe arriving mid-call -----------
+
+
+def _wrong_second_gradient() -> tuple[Any, Any, Any]:
+    """A custom Function whose second input's gradient has the wrong shape: its first input's
+    gradient is handed on before the check of the second fails."""
+
+    class Bad(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any, b: Any) -> Any:
+            return a * 1.0 + b * 1.0
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g, gradviz.ones(5)
+
+    a = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    b = gradviz.tensor([3.0, 4.0], requires_grad=True)
+    t = a.tanh()  # saves its output: released only once its outputs are handed on
+    return a, t, (Bad.apply(t, b) * 2.0).sum()
+
+
+def test_a_gradient_that_does_not_fit_fails_as_validate_outputs_says_and_nothing_runs_after() -> None:
+    a, t, loss = _wrong_second_gradient()
+    with pytest.raises(RuntimeError) as fast:
+        loss.backward()
+    assert a.grad is None
+    a2, t2, loss2 = _wrong_second_gradient()
+    ENGINE.probe = Probe()
+    ENGINE._queue_only = True
+    try:
+        with pytest.raises(RuntimeError) as queued:
+            loss2.backward()
+    finally:
+        ENGINE.probe = None
+        ENGINE._queue_only = False
+    assert str(fast.value) == str(queued.value)
+    assert str(fast.value) == (
+        "Function BadBackward returned an invalid gradient at index 1 - got [5] but expected shape compatible with [2]"
+    )
+    assert a2.grad is None
+
+
+def test_a_gradient_that_needs_reducing_or_casting_is_fixed_in_the_hand_on() -> None:
+    import torch
+
+    grads = []
+    for T in (torch, gradviz):
+        x = T.tensor([[1.0, 2.0, 3.0]], dtype=T.float64, requires_grad=True)
+        y = T.tensor([[1.0], [2.0]], dtype=T.float32, requires_grad=True)
+        (x * y).sum().backward()  # broadcast in forward: both gradients reduced, y's cast too
+        grads.append((x.grad.numpy().copy(), y.grad.numpy().copy(), str(y.grad.dtype).split(".")[-1]))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
+    assert grads[0][2] == grads[1][2]
+
+
+def test_a_cpu_task_never_takes_its_mutex_and_a_device_task_is_shared() -> None:
+    from gradviz.autograd import engine as eng
+
+    made: list[Any] = []
+    real = eng.GraphTask
+
+    class Spy(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    eng.GraphTask = Spy  # type: ignore[misc]
+    try:
+        x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+        _w2_like = ((x * 2.0).tanh() + (x * 3.0).tanh()).sum()
+        _w2_like.backward()
+        assert not made[-1].shared
+        v = gradviz.ones(3, device="virtual:0", requires_grad=True)
+        (v * 2.0).to("cpu").sum().backward()
+        assert made[-1].shared
+        np.testing.assert_allclose(v.grad.numpy(), [2.0, 2.0, 2.0])
+    finally:
+        eng.GraphTask = real  # type: ignore[misc]
+
+
+def test_a_probe_set_during_a_backward_hears_the_rest_of_it() -> None:
+    # The untold loop hands the rest of its call to the told path when a probe appears.
+    heard: list[str] = []
+
+    class Log(Probe):
+        def node_begin(self, task: Any, node: Any, depth: int) -> None:
+            heard.append(node.name())
+
+    x = gradviz.tensor([0.5, 1.5], requires_grad=True)
+    y = (x * 2.0).tanh()
+    y.register_hook(lambda g: setattr(ENGINE, "probe", Log()))
+    loss = (y * 3.0).sum()
+    try:
+        loss.backward()
+    finally:
+        ENGINE.probe = None
+    # SumBackward0, MulBackward0 and TanhBackward0 ran before (the hook runs in TanhBackward0's
+    # call); what follows is told.
+    assert heard == ["MulBackward0", "AccumulateGrad"]
+    expected = 2.0 * 3.0 * (1 - np.tanh(np.array([1.0, 3.0])) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4)  # float32
+
+
+def test_a_post_hook_that_returns_fewer_outputs_pairs_them_with_the_first_edges() -> None:
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    w = gradviz.tensor([3.0, 4.0], requires_grad=True)
+    z = x * w
+    z.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0],))
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
+    assert w.grad is None

@@ -85,7 +85,7 @@ def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: b
     roots, root_grads = [], []
     for i, (out, g) in enumerate(zip(outputs, grads, strict=True)):
         edge = gradient_edge(out)
-        if edge.function is None:
+        if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(edge)
         root_grads.append(g)
@@ -104,9 +104,7 @@ def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: b
             output_edges.append(Edge(Identity(), 0))
         else:
             output_edges.append(Edge(fn, t._output_nr))
-    result = get_default_engine().execute(
-        roots, root_grads, keep_graph, create_graph, accumulate_grad, output_edges
-    )
+    result = get_default_engine().execute(roots, root_grads, keep_graph, create_graph, accumulate_grad, output_edges)
     if not accumulate_grad and not allow_unreachable:
         for i, r in enumerate(result):
             if r is None:
@@ -172,8 +170,7 @@ def grad(
 
     if materialize_grads and allow_unused is False:
         raise ValueError(
-            "Expected allow_unused to be True or not passed when materialize_grads=True, "
-            "but got: allow_unused=False."
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
         )
     if allow_unused is None:
         allow_unused = materialize_grads
@@ -185,8 +182,9 @@ def grad(
         retain_graph = create_graph
     result = _run_backward(outputs, new_grads, retain_graph, create_graph, inputs_t, allow_unused, False)
     if materialize_grads:
-        result = [zeros_for(t.shape, t.dtype, t.device) if r is None else r for r, t in
-                  zip(result, inputs_t, strict=True)]
+        result = [
+            zeros_for(t.shape, t.dtype, t.device) if r is None else r for r, t in zip(result, inputs_t, strict=True)
+        ]
     return tuple(result)
 
 
@@ -198,8 +196,17 @@ class _ExecutionEngine:
 
     def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(),
                      allow_unreachable=True, accumulate_grad=True):  # fmt: skip
-        return tuple(_run_backward(tuple(tensors), list(grad_tensors), keep_graph, create_graph,
-                                   tuple(inputs), allow_unreachable, accumulate_grad))
+        return tuple(
+            _run_backward(
+                tuple(tensors),
+                list(grad_tensors),
+                keep_graph,
+                create_graph,
+                tuple(inputs),
+                allow_unreachable,
+                accumulate_grad,
+            )
+        )
 
 
 class Variable:

@@ -116,6 +116,7 @@ def _buffer_device(grads: list) -> str:
                 return dev._str
     return CPU_DEVICE
 
+
 # -- tasks and queues ------------------------------------------------------------------------
 
 
@@ -388,7 +389,6 @@ class GraphTask:
     exit_on_error = False
     # The device the task's owner thread works for ("cpu" or a device).
     owner_device: str | None = None
-    has_error = False
     future_completed = False
     # Thread that runs post-processing (set once, with future_completed, under mutex).
     _post_processing_thread: int | None = None
@@ -412,9 +412,20 @@ class GraphTask:
         self.owner: int = _get_ident()
         self.outputs: list[Edge] = []
         # mutex protects: outstanding_tasks, not_ready, dependencies, captured_vars,
-        # has_error, future_completed, final_callbacks (torch guards the atomics separately).
+        # has_error, future_completed, final_callbacks (torch guards the atomics separately);
+        # evaluate_function's untold path takes it only once the task is shared (see shared).
         self.mutex = _RLock()
         self.outstanding_tasks = 0
+        # Read for every node: instance fields (Python 3.11 specializes those reads, not those
+        # of a class default through the instance).
+        self.has_error = False
+        # True once a thread other than the one running the task may run its nodes: set (under
+        # mutex) before a NodeTask of the task first goes to a queue another thread serves (a
+        # device's, or the owner's CPU queue from a device worker), and before the task goes to
+        # the reentrant pool. Never set back. Until then only that one thread touches the fields
+        # mutex protects (a pool thread standing in for a blocked owner runs after it, never
+        # beside it), and evaluate_function's untold path leaves the mutex alone.
+        self.shared = False
         self.not_ready: dict[Node, InputBuffer] = {}
         self.dependencies: dict[Node, int] = {}
         self.final_callbacks: list[Callable[[], None]] = []
@@ -433,13 +444,13 @@ class GraphTask:
         exec_info = self.exec_info
         output_idx = 0
         for edge in outputs:
-            info = exec_info.setdefault(edge.function, ExecInfo())
+            info = exec_info.setdefault(edge[0], ExecInfo())
             if accumulate_grad:
                 info.needed = True
             else:
                 if info.captures is None:
                     info.captures = []
-                info.captures.append((edge.input_nr, output_idx))
+                info.captures.append((edge[1], output_idx))
                 output_idx += 1
         self.captured_vars = [None] * output_idx
 
@@ -457,7 +468,7 @@ class GraphTask:
             child = None
             edges = fn.next_edges
             while frame[1] < len(edges):
-                candidate = edges[frame[1]].function
+                candidate = edges[frame[1]][0]
                 frame[1] += 1
                 if candidate is None:
                     continue
@@ -662,9 +673,7 @@ class Engine:
             if q is None:
                 # Announced once its worker exists, so the probe hears its owner.
                 q = ReadyQueue(device, device, announce=False)
-                t = threading.Thread(
-                    target=self._thread_init, args=(device, q), name=f"gradviz-{device}", daemon=True
-                )
+                t = threading.Thread(target=self._thread_init, args=(device, q), name=f"gradviz-{device}", daemon=True)
                 t.gv_role = "device_worker"  # type: ignore[attr-defined]
                 t.gv_device = device  # type: ignore[attr-defined]
                 self.device_ready_queues[device] = q
@@ -758,7 +767,7 @@ class Engine:
         )  # fmt: skip
         task.outputs = outputs
         skip_dummy = len(roots) == 1
-        graph_root = roots[0].function if skip_dummy else GraphRoot(roots, inputs)
+        graph_root = roots[0][0] if skip_dummy else GraphRoot(roots, inputs)
         probe = self.probe
         if probe is not None:
             if graph_root is not None and not skip_dummy:
@@ -785,7 +794,7 @@ class Engine:
                 slots[roots[0][1]] = grad
                 mode = "set"
             if probe is not None:
-                probe.buffer_add(task, graph_root, roots[0].input_nr, inputs[0], mode, None)
+                probe.buffer_add(task, graph_root, roots[0][1], inputs[0], mode, None)
         else:
             buf = InputBuffer(0)
         try:
@@ -810,7 +819,9 @@ class Engine:
 
     def execute_with_graph_task(self, task: GraphTask, graph_root: Node, buf: InputBuffer) -> _Future:
         tls = _state.tls
-        queue = self.ready_queue(task.cpu_ready_queue, buf.device())
+        # ready_queue(task.cpu_ready_queue, buf.device()) without the two calls
+        device = _buffer_device(buf.buffer)
+        queue = task.cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
         if tls.worker_device is _state.NO_DEVICE:
             # A call from user code: this thread drives CPU work until the task completes.
             tls.worker_device = CPU_DEVICE
@@ -823,6 +834,8 @@ class Engine:
                     task.outstanding_tasks += 1
                     self.thread_main(task, (graph_root, buf.buffer))
                 else:
+                    if queue is not task.cpu_ready_queue:
+                        task.shared = True  # the root runs on a device's worker
                     queue.push(NodeTask(task, graph_root, buf))
                     self.thread_main(task)
             finally:
@@ -832,6 +845,8 @@ class Engine:
             # which queue this thread serves). As torch: nest while current_depth is below the
             # limit, else hand the task to a pool thread and block on its future in execute().
             task.owner_device = tls.worker_device
+            if queue is not tls.local_ready_queue or tls.current_depth >= self.max_recursion_depth:
+                task.shared = True  # on another device's worker, or on a pool thread
             queue.push(NodeTask(task, graph_root, buf))
             if tls.current_depth >= self.max_recursion_depth:
                 self.add_thread_pool_task(task)
@@ -996,7 +1011,8 @@ class Engine:
                     current = None
                 del local_task
         finally:
-            tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+            if current is not None:  # set since the last restore (current and grad mode go together)
+                tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
 
     @staticmethod
     def _decrement_outstanding(task: GraphTask) -> bool:
@@ -1033,6 +1049,306 @@ class Engine:
         custom Function, a reentrant backward: anything that could look at the queue), and on
         an error.
 
+        This is the path of a backward with nothing to tell and nothing to prune (no probe, no
+        exec_info): ``_evaluate_told`` takes the others, and the rest of this call as soon as a
+        probe appears. Here a node's outputs are checked against their inputs' metadata as they
+        are handed on (validate_outputs' check, one loop instead of two; a gradient that does
+        not fit goes through validate_outputs' own fix or error), and its saved variables are
+        released after that loop. Neither shows: an error in that loop fails the task, whose
+        successors then never run (those found ready are queued to be skipped), and a node
+        whose outputs do not pass keeps its saved variables, as before. The task's mutex is
+        taken only once another thread may run the task's nodes (``GraphTask.shared``)."""
+        if self.probe is not None or task.exec_info or local_queue is None:
+            return self._evaluate_told(task, fn, inputs, cpu_ready_queue, local_queue, [], False)
+        grad_state = _grad_state
+        dependencies = task.dependencies
+        not_ready = task.not_ready
+        mutex = task.mutex
+        key_depth = -task.reentrant_depth
+        keep_graph = task.keep_graph
+        create_graph = task.create_graph
+        pending: list[tuple] = []
+        push_order = local_queue._count
+        # The queue's heap (one list for the queue's life), read without its lock as the loops
+        # below always have: a push from another thread racing with the read is one that arrived
+        # just after this thread's pop.
+        heap = local_queue._heap
+        cpu_is_local = cpu_ready_queue is local_queue
+        popped = False  # fn was taken from pending or held (for _evaluate_told's probe)
+        # Node._plain: no hooks, a fresh output list, no user code. A node that may run user code
+        # (unsafe) may leave grad mode changed: set back after it. Formulas and AccumulateGrad
+        # restore whatever they change, so grad mode is create_graph while their outputs are
+        # handed on.
+        plain = fn._plain
+        unsafe = not plain and (fn._hooked or not fn._defer_safe)
+        while True:
+            if self.probe is not None:
+                # A recording began meanwhile: the rest of this call tells it what it does.
+                return self._evaluate_told(task, fn, inputs, cpu_ready_queue, local_queue, pending, popped)
+            locked = False
+            try:
+                edges = fn.next_edges
+                if plain:
+                    outputs = fn._apply_all(inputs)
+                    check = len(outputs) == len(edges)  # a list (_fresh_outputs)
+                    if not check:
+                        outputs = validate_outputs(edges, outputs, None, fn)
+                elif fn._hooked:
+                    # Validated there; a post hook's replacement outputs are taken as they are.
+                    outputs = self.call_function(task, fn, inputs, None)
+                    check = False
+                    if len(outputs) != len(edges):
+                        # As many edges as outputs, as the told path pairs them (one past the
+                        # last edge is an IndexError there too).
+                        edges = [edges[i] for i in range(len(outputs))]
+                else:
+                    outputs = fn._apply_all(inputs)
+                    if type(outputs) is list and len(outputs) == len(edges):
+                        check = True
+                        if not fn._fresh_outputs:
+                            outputs = list(outputs)  # the loop below clears what it hands on
+                    else:
+                        outputs = validate_outputs(edges, outputs, None, fn)
+                        check = False
+                del inputs
+                release = not keep_graph
+                if anomaly.enabled:
+                    # The general path's order: every output checked, the saved variables
+                    # released and the outputs checked for nan before any is handed on.
+                    if check:
+                        outputs = validate_outputs(edges, outputs, None, fn)
+                        check = False
+                    if release:
+                        fn.release_variables()
+                        release = False
+                    if anomaly.check_nan:
+                        _check_nan(task, fn, outputs, None)
+                # Successors ready for local_queue, in the order they became ready: the first
+                # two apart, as (fn, gradients) in locals (the chain and the fan-out of two make
+                # neither tuple nor list), the rest in ``more`` with them.
+                fn1 = fn2 = more = None
+                ready = 0  # of them, not yet counted in outstanding_tasks
+                if task.shared:
+                    mutex.acquire()
+                    locked = True
+                try:
+                    try:
+                        # Edges and outputs pair up (checked above); counting i by hand costs
+                        # less than a range object per node.
+                        i = -1
+                        for next_fn, input_nr in edges:
+                            i += 1
+                            if next_fn is None:
+                                continue
+                            output = outputs[i]
+                            if output is not None:
+                                if check:
+                                    meta = next_fn.input_metadata[input_nr]
+                                    if (output._data.shape != meta[0] or output.dtype is not meta[1]
+                                            or output.device is not meta[2]):  # fmt: skip
+                                        output = _fit_gradient(output, meta, i, None, fn)
+                                outputs[i] = None  # the buffer holds it alone (see InputBuffer.add)
+                            remaining = dependencies.get(next_fn)
+                            if remaining is None:
+                                raise RuntimeError(f"dependency not found for {next_fn.name()}")
+                            if remaining != 1:
+                                dependencies[next_fn] = remaining - 1
+                                buf = not_ready.get(next_fn)
+                                if buf is None:
+                                    buf = _new_input_buffer(InputBuffer)
+                                    n = len(next_fn.input_metadata)
+                                    if n == 1:
+                                        buf.buffer = [output]
+                                    else:
+                                        slots = buf.buffer = [None] * n
+                                        if output is not None:
+                                            slots[input_nr] = output
+                                    buf.owned = 0
+                                    not_ready[next_fn] = buf
+                                elif output is not None:
+                                    # InputBuffer.add's usual case inline: a slot the buffer owns,
+                                    # the same dtype object and shape, grad mode off.
+                                    old = buf.buffer[input_nr]
+                                    if (old is not None and buf.owned >> input_nr & 1
+                                            and not (grad_state.enabled if unsafe else create_graph)
+                                            and old._data.dtype is output._data.dtype
+                                            and old._data.shape == output._data.shape):  # fmt: skip
+                                        old._data += output._data
+                                    else:
+                                        old = None  # add() steals a slot only its list holds
+                                        buf.add(input_nr, output)
+                                continue
+                            del dependencies[next_fn]
+                            buf = not_ready.pop(next_fn, None)
+                            if buf is None:
+                                # Ready at its first gradient: a plain list, no InputBuffer to
+                                # fill (one is made only if the node goes through a queue).
+                                n = len(next_fn.input_metadata)
+                                if n == 1:
+                                    slots = [output]
+                                    # InputBuffer.device() of one slot
+                                    if output is None or (dev := output.device) is _CPU or dev.type == "cpu":
+                                        device = CPU_DEVICE
+                                    else:
+                                        device = dev._str
+                                else:
+                                    slots = [None] * n
+                                    if output is not None:
+                                        slots[input_nr] = output
+                                    device = _buffer_device(slots)
+                            else:
+                                if output is not None:
+                                    buf.add(input_nr, output)
+                                slots = buf.buffer
+                                device = _buffer_device(slots)
+                            if cpu_is_local and device == CPU_DEVICE:
+                                ready += 1
+                                if fn1 is None:
+                                    fn1 = next_fn
+                                    in1 = slots
+                                elif fn2 is None:
+                                    fn2 = next_fn
+                                    in2 = slots
+                                elif more is None:
+                                    more = [(fn1, in1), (fn2, in2), (next_fn, slots)]
+                                else:
+                                    more.append((next_fn, slots))
+                                continue
+                            # A queue another thread serves: from here on that thread may run
+                            # this task's nodes too, so the task is shared (and locked) first.
+                            if not locked:
+                                mutex.acquire()
+                                locked = True
+                                task.shared = True
+                            task.outstanding_tasks += 1  # before the task is visible to pop()
+                            output = old = None  # the other thread may steal what it gets
+                            queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
+                            queue.push_counted(task, ((next_fn, slots),))
+                        # A gradient held by a local is not stolen by the node that gets it
+                        # (InputBuffer.add, AccumulateGrad): none is left past the loop.
+                        output = old = None
+                        if release:
+                            fn.release_variables()
+                    except BaseException:
+                        # Successors found ready but not yet pushed must still reach the queue:
+                        # they are popped and skipped there (the task has failed), which balances
+                        # the count.
+                        output = old = None
+                        if fn1 is not None:
+                            task.outstanding_tasks += ready
+                            local_queue.push_counted(
+                                task, more or ([(fn1, in1)] if fn2 is None else [(fn1, in1), (fn2, in2)])
+                            )
+                        raise
+                    # The node to run next, if any: held_fn on held_in.
+                    held_fn = None
+                    if fn1 is not None:
+                        if fn2 is None:
+                            # The chain case: run it next unless the queue's head or a pending
+                            # entry outranks it (a tie goes to those, pushed first; _LAST makes
+                            # them lose only then). Pending entries are all (2, key_depth, ...):
+                            # their sequence_nr alone decides.
+                            if not heap and not pending:
+                                held_fn = fn1
+                                held_in = in1
+                            else:
+                                seq = fn1.sequence_nr
+                                if (not pending or -pending[0][2] < seq) and (
+                                    not heap or heap[0] > (2, key_depth, -seq, _LAST)
+                                ):
+                                    held_fn = fn1
+                                    held_in = in1
+                                elif pending:
+                                    heapq.heappush(pending, (2, key_depth, -seq, next(push_order), fn1, in1))
+                                else:
+                                    local_queue.push_counted(task, ((fn1, in1),))
+                        elif more is None:
+                            # Two ready (a fan-out): the better, the first of equals (pushed
+                            # first), runs next if it outranks what waits; the other waits in
+                            # pending. Otherwise both wait there, in ready order.
+                            s1 = fn1.sequence_nr
+                            s2 = fn2.sequence_nr
+                            seq = s2 if s2 > s1 else s1
+                            if (pending and -pending[0][2] >= seq) or (
+                                heap and not heap[0] > (2, key_depth, -seq, _LAST)
+                            ):
+                                heapq.heappush(pending, (2, key_depth, -s1, next(push_order), fn1, in1))
+                                heapq.heappush(pending, (2, key_depth, -s2, next(push_order), fn2, in2))
+                            elif s2 > s1:
+                                held_fn = fn2
+                                held_in = in2
+                                heapq.heappush(pending, (2, key_depth, -s1, next(push_order), fn1, in1))
+                            else:
+                                held_fn = fn1
+                                held_in = in1
+                                heapq.heappush(pending, (2, key_depth, -s2, next(push_order), fn2, in2))
+                        else:
+                            # More: as with two, over the list.
+                            held = more[0]
+                            seq = held[0].sequence_nr
+                            for item in more:
+                                if item[0].sequence_nr > seq:
+                                    held = item
+                                    seq = item[0].sequence_nr
+                            if (pending and -pending[0][2] >= seq) or (
+                                heap and not heap[0] > (2, key_depth, -seq, _LAST)
+                            ):
+                                held = None
+                            for item in more:
+                                if item is not held:
+                                    next_fn = item[0]
+                                    heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
+                                                             next_fn, item[1]))  # fmt: skip
+                            if held is not None:
+                                held_fn, held_in = held
+                            del held
+                    if held_fn is None and pending:
+                        # What pop() would return: the best pending entry, unless the queue's
+                        # head (pushed by another thread meanwhile) outranks it.
+                        top = pending[0]
+                        if not heap or heap[0] > top:
+                            heapq.heappop(pending)
+                            held_fn = top[4]
+                            held_in = top[5]
+                    # fn's own NodeTask is done; the successors found ready are counted.
+                    if ready != 1:
+                        task.outstanding_tasks += ready - 1
+                    if held_fn is None:
+                        done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
+                finally:
+                    if locked:
+                        mutex.release()
+            except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                if pending:
+                    local_queue.push_pending(task, pending)  # to be popped and skipped
+                self.thread_on_exception(task, fn, exc)
+                return self._decrement_outstanding(task)
+            if unsafe:
+                grad_state.enabled = create_graph
+            if held_fn is None:
+                if pending:
+                    local_queue.push_pending(task, pending)
+                return done
+            # held_fn is counted in outstanding_tasks, so the task is not done: run it as
+            # thread_main would have after popping it.
+            fn = held_fn
+            inputs = held_in
+            held_in = in1 = in2 = top = None  # inputs holds the gradients alone (stealing)
+            popped = True
+            if task.has_error:
+                if pending:
+                    local_queue.push_pending(task, pending)
+                return self._decrement_outstanding(task)
+            plain = fn._plain
+            unsafe = not plain and (fn._hooked or not fn._defer_safe)
+            if unsafe and pending:
+                local_queue.push_pending(task, pending)
+
+    def _evaluate_told(self, task: GraphTask, fn: Node, inputs: list, cpu_ready_queue: ReadyQueue,
+                       local_queue: ReadyQueue | None, pending: list[tuple], popped: bool) -> bool:  # fmt: skip
+        """evaluate_function with a probe to tell or exec_info to follow. ``pending`` and
+        ``popped``: evaluate_function's, when a probe appears in the middle of its call.
+
         A probe hears the queue this thread would have used: each successor kept aside is told
         as pushed when it becomes ready (``Probe.gradient_in``, with the size the queue would
         have then: its heap, ``pending`` and this node's earlier ones) and as popped when it
@@ -1047,12 +1363,11 @@ class Engine:
         exec_info = task.exec_info
         keep_graph = task.keep_graph
         create_graph = task.create_graph
-        pending: list[tuple] = []
         push_order = local_queue._count if local_queue is not None else None
         # For node_begin: a nested backward restores it before its node returns, so it holds for
         # every node this call runs.
         depth = _state.tls.current_depth
-        popped = False  # fn was taken from the queue's stand-in (held): its pop is not told yet
+        # popped: fn was taken from the queue's stand-in (held): its pop is not told yet
         while True:
             probe = self.probe
             try:
@@ -1088,10 +1403,11 @@ class Engine:
                             # already fits (shape, dtype and device objects of its input);
                             # otherwise the full check.
                             if type(outputs) is list and len(outputs) == len(edges):
-                                for i in range(len(edges)):
+                                i = -1  # by hand: a range object per node costs more
+                                for next_fn, input_nr in edges:
+                                    i += 1
                                     grad = outputs[i]
                                     if grad is not None:
-                                        next_fn, input_nr = edges[i]
                                         if next_fn is not None:
                                             meta = next_fn.input_metadata[input_nr]
                                             if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
@@ -1117,6 +1433,10 @@ class Engine:
                     if anomaly.enabled and anomaly.check_nan:
                         _check_nan(task, fn, outputs, probe)
                     edges = fn.next_edges
+                    if len(outputs) != len(edges):
+                        # A hooked node's post hook returned another number of outputs: as many
+                        # edges as outputs (one past the last edge is an IndexError).
+                        edges = [edges[i] for i in range(len(outputs))]
                     # Successors ready for local_queue, pushed after the loop but for the one
                     # this thread's next pop() would return, which it runs next: the first one,
                     # and all in order once there are two (the chain case makes no list).
@@ -1124,8 +1444,9 @@ class Engine:
                     mutex.acquire()
                     try:
                         try:
-                            for i in range(len(outputs)):
-                                next_fn, input_nr = edges[i]
+                            i = -1  # by hand: a range object per node costs more
+                            for next_fn, input_nr in edges:
+                                i += 1
                                 if next_fn is None:
                                     continue
                                 remaining = dependencies.get(next_fn)
@@ -1139,10 +1460,14 @@ class Engine:
                                     buf = not_ready.get(next_fn)
                                     if buf is None:
                                         buf = _new_input_buffer(InputBuffer)
-                                        slots = buf.buffer = [None] * len(next_fn.input_metadata)
+                                        n = len(next_fn.input_metadata)
+                                        if n == 1:
+                                            buf.buffer = [output]  # a list display: [None] * n costs 3x
+                                        else:
+                                            slots = buf.buffer = [None] * n
+                                            if output is not None:
+                                                slots[input_nr] = output
                                         buf.owned = 0
-                                        if output is not None:
-                                            slots[input_nr] = output
                                         not_ready[next_fn] = buf
                                         if probe is not None:
                                             probe.gradient_in(task, next_fn, fn, input_nr, output,
@@ -1162,12 +1487,14 @@ class Engine:
                                 if buf is None:
                                     # Ready at its first gradient: a plain list, no InputBuffer
                                     # to fill (one is made only if the node goes through a queue).
-                                    slots = [None] * len(next_fn.input_metadata)
-                                    if output is not None:
-                                        slots[input_nr] = output
-                                        mode = "set"
+                                    n = len(next_fn.input_metadata)
+                                    if n == 1:
+                                        slots = [output]  # a list display: [None] * n costs 3x
                                     else:
-                                        mode = "undefined"
+                                        slots = [None] * n
+                                        if output is not None:
+                                            slots[input_nr] = output
+                                    mode = "undefined" if output is None else "set"
                                     taken = None
                                 else:
                                     mode = "undefined" if output is None else buf.add(input_nr, output)
@@ -1205,6 +1532,7 @@ class Engine:
                                 if probe is not None:
                                     probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken, None, 0)
                                 del output
+                                task.shared = True  # another thread's queue (under the mutex)
                                 queue.push_counted(task, ((next_fn, slots),))
                         except BaseException:
                             # Successors counted but not yet pushed must still reach the queue:
@@ -1397,6 +1725,8 @@ class Engine:
                             ready_local.append((next_fn, buf.buffer))
                         continue
                     del output
+                    if queue is not local_queue:
+                        task.shared = True  # another thread's queue (under the mutex)
                     queue.push_counted(task, ((next_fn, buf.buffer),))
             except BaseException:
                 # Successors counted but not yet pushed must still reach the queue: they are
@@ -1543,7 +1873,7 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
 def compute_min_topological_nr(outputs: list[Edge]) -> int:
     if not outputs:
         return 0
-    return min(e.function.topological_nr for e in outputs if e.function is not None)
+    return min(e[0].topological_nr for e in outputs if e[0] is not None)
 
 
 def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str] | None,
@@ -1553,9 +1883,9 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
     ``format_error`` is given. Returns a new list (the given one is left as it is)."""
     n = len(edges)
     if len(grads) != n:
-        raise RuntimeError(_validate_error(
-            format_error, fn, f"invalid number of gradients - expected {n}, but got {len(grads)}"
-        ))
+        raise RuntimeError(
+            _validate_error(format_error, fn, f"invalid number of gradients - expected {n}, but got {len(grads)}")
+        )
     grads = list(grads)
     for i in range(n):
         grad = grads[i]
@@ -1565,32 +1895,39 @@ def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable
         if next_fn is None:
             continue
         meta = next_fn.input_metadata[input_nr]
-        # Raw shapes: a Size is built only where they differ.
-        if grad._data.shape != meta[0]:
-            if _expandable_to(meta[0], grad.shape):
-                from gradviz.ops.functions import sum_to
-
-                grad = sum_to(grad, meta[0])
-            else:
-                raise RuntimeError(_validate_error(format_error, fn,
-                    f"invalid gradient at index {i} - got {list(grad.shape)} but expected shape "
-                    f"compatible with {list(meta[0])}"
-                ))  # fmt: skip
-        if grad.dtype is not meta[1]:
-            grad = grad.to(meta[1])
-        device = meta[2]
-        if grad.device is not device and grad.device != device:
-            # A 0-dim gradient moves to the input's device, as torch does: a CPU scalar may meet
-            # a tensor on any device in forward, so its gradient may come back from that device.
-            if grad.ndim == 0:
-                grad = grad.to(device)
-            else:
-                raise RuntimeError(_validate_error(format_error, fn,
-                    f"invalid gradient at index {i} - expected device {device} but got {grad.device}"
-                ))  # fmt: skip
-        if grad is not grads[i]:
-            grads[i] = grad
+        # Raw shapes and the dtype and device objects: a gradient that fits is left as it is.
+        if grad._data.shape != meta[0] or grad.dtype is not meta[1] or grad.device is not meta[2]:
+            grads[i] = _fit_gradient(grad, meta, i, format_error, fn)
     return grads
+
+
+def _fit_gradient(grad: Any, meta: Any, i: int, format_error: Callable[[str], str] | None, fn: Node | None) -> Any:
+    """validate_outputs for gradient ``i``, which differs from its input's metadata ``meta`` in
+    shape, dtype or device object: the gradient reduced, cast or moved to fit, or the error."""
+    # Raw shapes: a Size is built only where they differ.
+    if grad._data.shape != meta[0]:
+        if _expandable_to(meta[0], grad.shape):
+            from gradviz.ops.functions import sum_to
+
+            grad = sum_to(grad, meta[0])
+        else:
+            raise RuntimeError(_validate_error(format_error, fn,
+                f"invalid gradient at index {i} - got {list(grad.shape)} but expected shape "
+                f"compatible with {list(meta[0])}"
+            ))  # fmt: skip
+    if grad.dtype is not meta[1]:
+        grad = grad.to(meta[1])
+    device = meta[2]
+    if grad.device is not device and grad.device != device:
+        # A 0-dim gradient moves to the input's device, as torch does: a CPU scalar may meet
+        # a tensor on any device in forward, so its gradient may come back from that device.
+        if grad.ndim == 0:
+            grad = grad.to(device)
+        else:
+            raise RuntimeError(_validate_error(format_error, fn,
+                f"invalid gradient at index {i} - expected device {device} but got {grad.device}"
+            ))  # fmt: skip
+    return grad
 
 
 def _message_as_is(msg: str) -> str:

@@ -84,8 +84,13 @@ class set_grad_enabled(_DecoratorContext):  # noqa: N801
 
 
 class _AnomalyState:
-    enabled = False
-    check_nan = True
+    # Slots: the engine reads ``enabled`` per node, and Python 3.11 specializes a slot read
+    # (a class attribute read through the instance is a lookup each time).
+    __slots__ = ("enabled", "check_nan")
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.check_nan = True
 
 
 anomaly = _AnomalyState()

@@ -54,7 +54,7 @@ def next_sequence_nr() -> int:
 
 def peek_sequence_nr() -> int:
     """The number the next node made on this thread will get (without taking it)."""
-    return int(repr(_sequence.count)[len("count("):-1])
+    return int(repr(_sequence.count)[len("count(") : -1])
 
 
 class Edge(NamedTuple):
@@ -67,11 +67,19 @@ class Edge(NamedTuple):
         return self.function is not None
 
 
-NO_EDGE = Edge(None, 0)
+# An input that needs no gradient: a plain tuple, as graph building stores (see below).
+NO_EDGE: Any = (None, 0)
 
-# The NamedTuple constructor is a Python-level __new__ (0.19 us); graph building makes Edges and
-# InputMetadata with the tuple constructor instead (0.09 us): the same types, the same fields.
+# The NamedTuple constructor is a Python-level __new__ (0.19 us); where an Edge or InputMetadata
+# is made (roots, views, custom Functions) it is made with the tuple constructor (0.09 us).
 _tuple_new = tuple.__new__
+
+# Graph building (ops' record, collect_next_edges, AccumulateGrad) stores plain tuples, the
+# same fields in the same order, in next_edges and input_metadata: Python 3.11 unpacks and
+# indexes an exact tuple at its fast path, a NamedTuple (a tuple subclass) through the generic
+# one (unpacking one makes an iterator: 31 ns against 7), and the engine does both for every
+# edge of every node. Code reading them indexes or unpacks: [0] function, [1] input_nr;
+# [0] shape, [1] dtype, [2] device.
 
 
 def make_edge(function: Node | None, input_nr: int) -> Edge:
@@ -126,6 +134,14 @@ class Node:
     # True where apply runs no user code (no Python hook, no custom backward that could start a
     # reentrant backward): the engine may then keep ready successors out of its queue meanwhile.
     _defer_safe = False
+    # _defer_safe and _fresh_outputs and not _hooked, for each class (__init_subclass__) and set
+    # False with _hooked: the engine's untold loop reads this one flag per node. (Python 3.11
+    # does not specialize reading a class attribute through an instance; each read is a lookup.)
+    _plain = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._plain = bool(cls._defer_safe and cls._fresh_outputs and not cls._hooked)
 
     @property
     def _retains_grad_hooks(self) -> dict[int, Callable] | None:
@@ -137,6 +153,7 @@ class Node:
         # Set from ops and Tensor.retain_grad: a property, so that _hooked follows.
         self._retains_grad_hooks_ = value
         self._hooked = True
+        self._plain = False
 
     def __init__(self, next_edges: list[Edge] | None = None, sequence_nr: int | None = None):
         self._id = next(_node_ids)
@@ -167,7 +184,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((e.function, e.input_nr) for e in self.next_edges)
+        return tuple((e[0], e[1]) for e in self.next_edges)
 
     @property
     def num_inputs(self) -> int:
@@ -186,13 +203,14 @@ class Node:
     @property
     def device(self) -> str:
         """Device of the first input's metadata (cpu for nodes without inputs)."""
-        return str(self.input_metadata[0].device) if self.input_metadata else "cpu"
+        return str(self.input_metadata[0][2]) if self.input_metadata else "cpu"
 
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """Post-hook ``fn(grad_inputs, grad_outputs)``; may return replacement grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
             self._hooked = True
+            self._plain = False
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -202,6 +220,7 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = {}
             self._hooked = True
+            self._plain = False
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -210,6 +229,7 @@ class Node:
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
             self._hooked = True
+            self._plain = False
         hooks = self._tensor_pre_hooks.setdefault(slot, {})
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
@@ -286,6 +306,7 @@ class AccumulateGrad(Node):
         if var._hooks is None:
             var._hooks = {}
         self._hooked = True
+        self._plain = False
         handle = RemovableHandle(var._hooks)
         var._hooks[handle.id] = fn
         return handle
@@ -312,12 +333,25 @@ class AccumulateGrad(Node):
                 # count allows); otherwise a copy.
                 if grad_enabled:
                     result = new_grad.clone()
-                elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and _stealable_like(new_grad, var):
-                    # new_grad.detach() without the method call.
-                    result = _wrap_tensor(new_grad._data, new_grad.dtype, new_grad.device)
+                elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and (
+                    type(d := new_grad._data) is np.ndarray
+                    and d.base is None
+                    and _getrefcount(d) <= 3  # new_grad's field, d, the argument
+                    and (flags := d.flags).c_contiguous
+                    and flags.writeable
+                    and ((vdt := (vd := var._data).dtype) is (dt := d.dtype) or vdt == dt)
+                    and vd.shape == d.shape
+                    and ((vdev := var.device) is (gdev := new_grad.device) or vdev == gdev)
+                ):
+                    # stealable(new_grad, var) inline, its checks ordered for this case (one flags
+                    # object, dtypes by identity first: numpy's dtype == is a rich comparison; six
+                    # parameters a training step, a call each less), then new_grad.detach()
+                    # without the method call.
+                    result = _wrap_tensor(d, new_grad.dtype, gdev)
                     result._version_counter = new_grad._version_counter
                 else:
                     result = new_grad.detach().clone()
+                d = vd = None
                 mode = "set"
             elif not grad_enabled:
                 od, nd = old._data, new_grad._data
@@ -344,21 +378,6 @@ _wrap_tensor: Any = None
 # References to a gradient that AccumulateGrad.apply receives from the engine and nothing else
 # holds: the InputBuffer's list (passed to apply as is), apply's local, getrefcount's argument.
 _ENGINE_GRAD_REFS = 3
-
-
-def _stealable_like(grad: Tensor, like: Tensor) -> bool:
-    """stealable(grad, like) with the checks ordered for AccumulateGrad's usual case (one flags
-    object, dtypes by identity first: numpy's dtype == is a rich comparison)."""
-    d = grad._data
-    if type(d) is not np.ndarray or d.base is not None or _getrefcount(d) > 3:
-        return False
-    flags = d.flags
-    if not (flags.c_contiguous and flags.writeable):
-        return False
-    ld = like._data
-    ldt, dt = ld.dtype, d.dtype
-    gdev, ldev = grad.device, like.device
-    return (ldt is dt or ldt == dt) and ld.shape == d.shape and (ldev is gdev or ldev == gdev)
 
 
 def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
@@ -403,8 +422,9 @@ class SavedVariable:
         if self.released or t is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
-            raise RuntimeError(_modified_message(t, self.version, saved_for if self.is_output else None,
-                                                 self.output_nr))
+            raise RuntimeError(
+                _modified_message(t, self.version, saved_for if self.is_output else None, self.output_nr)
+            )
         if self.is_output and saved_for is not None:
             out = type(t)._wrap(t._data, t.dtype, t.device)
             out._version_counter = t._version_counter
@@ -477,9 +497,10 @@ def _init_accumulator(acc: AccumulateGrad, variable: Tensor) -> None:
     acc.variable = variable
     # Held while .grad is read and written: several graph tasks (threads) may share a leaf.
     acc.lock = _allocate_lock()
-    acc.input_metadata = [_tuple_new(InputMetadata, (variable._data.shape, variable.dtype, variable.device))]
+    acc.input_metadata = [(variable._data.shape, variable.dtype, variable.device)]  # plain (see Edge)
     if variable._hooks:
         acc._hooked = True
+        acc._plain = False
 
 
 # _accumulator_lock protects: every leaf's _grad_accumulator (read, made, stored). Two threads
@@ -513,7 +534,8 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
 
 
 def gradient_edge(t: Tensor) -> Edge:
-    """Where t's gradient goes: its grad_fn's slot, or its AccumulateGrad if it is a leaf."""
+    """Where t's gradient goes: its grad_fn's slot, or its AccumulateGrad if it is a leaf
+    (NO_EDGE, a plain tuple, for a tensor that needs no gradient)."""
     fn = t.grad_fn
     if fn is not None:
         return _tuple_new(Edge, (fn, t._output_nr))
@@ -531,9 +553,9 @@ def collect_next_edges(tensors: tuple) -> list[Edge]:
             # Not a view: grad_fn and requires_grad are the plain fields (no history to regenerate).
             fn = t._grad_fn
             if fn is not None:
-                edges.append(_tuple_new(Edge, (fn, t._output_nr)))
+                edges.append((fn, t._output_nr))  # plain (see Edge)
             elif t._requires_grad:
-                edges.append(_tuple_new(Edge, (grad_accumulator(t), 0)))
+                edges.append((grad_accumulator(t), 0))
             else:
                 edges.append(NO_EDGE)
         else:

@@ -9,8 +9,8 @@ Calls come from every engine thread at once: an implementation must be thread-sa
 Arguments are live engine objects, valid only during the call:
 
 - ``node``: a ``gradviz.autograd.graph.Node`` (``_id``, ``name()``, ``sequence_nr``,
-  ``topological_nr``, ``num_inputs``, ``next_edges`` (``Edge(function, input_nr)``; ``function``
-  None for an invalid edge), ``device`` (str), ``saved_shapes()``, ``source`` (str | None);
+  ``topological_nr``, ``num_inputs``, ``next_edges`` ((function, input_nr) pairs, plain tuples or
+  ``Edge``s; function None for an invalid edge), ``device`` (str), ``saved_shapes()``, ``source`` (str | None);
   an ``AccumulateGrad`` also has ``variable``, the leaf tensor).
 - ``tensor``: a ``gradviz.Tensor`` (``_id``, ``shape``, ``dtype``, ``device``, ``name``, ``_data``).
 - ``task``: a ``GraphTask`` (``id``, ``keep_graph``, ``create_graph``, ``accumulate_grad``,

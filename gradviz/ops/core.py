@@ -18,13 +18,11 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
     NO_EDGE,
-    Edge,
     InputMetadata,
     Node,
     SavedVariable,
     _node_ids,
     _sequence,
-    _tuple_new,
     grad_accumulator,
     gradient_edge,
     node_created,
@@ -233,10 +231,10 @@ def needed_outputs(edges: list) -> list[bool]:
     task = _engine_state.tls.current_graph_task
     exec_info = task.exec_info if task is not None else None
     if not exec_info:
-        return [e.function is not None for e in edges]
+        return [e[0] is not None for e in edges]
     out = []
     for e in edges:
-        info = exec_info.get(e.function) if e.function is not None else None
+        info = exec_info.get(e[0]) if e[0] is not None else None
         out.append(info is not None and info.should_execute())
     return out
 
@@ -311,9 +309,9 @@ def record(
                     edges.append(NO_EDGE)
                     continue
                 fn = grad_accumulator(t)
-                edges.append(_tuple_new(Edge, (fn, 0)))
+                edges.append((fn, 0))  # plain tuples: see gradviz.autograd.graph.Edge
             else:
-                edges.append(_tuple_new(Edge, (fn, t._output_nr)))
+                edges.append((fn, t._output_nr))
         else:
             if not t.requires_grad:
                 edges.append(NO_EDGE)
@@ -366,7 +364,7 @@ def record(
                 if meta[0] != out._data.shape or meta[1] is not out.dtype or meta[2] is not out.device:
                     meta = None
         if meta is None:
-            meta = _tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device))
+            meta = (out._data.shape, out.dtype, out.device)  # plain: see graph.Edge
         node.input_metadata = [meta]
     else:
         meta = []
@@ -374,7 +372,7 @@ def record(
             _move_retains_grad(out, node, i)
             out.grad_fn = node
             out._output_nr = i
-            meta.append(_tuple_new(InputMetadata, (out._data.shape, out.dtype, out.device)))
+            meta.append((out._data.shape, out.dtype, out.device))
         node.input_metadata = meta
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)

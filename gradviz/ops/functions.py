@@ -815,8 +815,7 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
         record(NODES[key + "_dim"], (a,), [values], {
             "dim": d, "keepdim": keepdim, "indices": indices, "shape": a.shape,
         })
-        values.grad_fn.input_metadata.append(values.grad_fn.input_metadata[0]._replace(
-            shape=indices.shape, dtype=_dtype.int64))
+        values.grad_fn.input_metadata.append((indices.shape, _dtype.int64, values.grad_fn.input_metadata[0][2]))
     result = _ValuesIndices((values, indices))
     result._op = key
     return result

@@ -758,7 +758,7 @@ class Recorder(Probe):
             md = n.input_metadata
             if plain_device:  # Node.device, without the property and str() of the same device again
                 if md:
-                    d = md[0].device
+                    d = md[0][2]  # (shape, dtype, device)
                     if d is last_device:
                         device = last_name
                     else:
