@@ -295,3 +295,30 @@ def test_concurrent_callers_on_two_devices_stay_sound():
         t = sound(rec.trace)
         assert len(t.tasks) == 12 and all(task.status == "ok" for task in t.tasks.values())
         assert {th.role for th in t.threads.values()} == {"caller", "device_worker"}
+
+
+def test_a_gradient_handed_on_unchanged_keeps_its_summary_and_a_changed_one_gets_a_new_one():
+    # AddBackward0 hands the gradient it got on to both inputs as it is: the recorder reuses that
+    # gradient's summary. A prehook writing into it (user code, in place, behind the version
+    # counter's back) must get a new one.
+    x = torch.tensor([[1.0, -2.0, 3.0] * 8] * 2, requires_grad=True)  # 48 elements: numpy's stats
+    for hooked in (False, True):
+        z = x * 3.0 + x
+        add = z.grad_fn
+        assert add.name() == "AddBackward0"
+        if hooked:
+
+            def double(grads):
+                grads[0]._data *= 2.0
+
+            add.register_prehook(double)
+        c = z.detach()  # z's gradient (one, so that it makes AddBackward0 ready alone)
+        with record() as rec:
+            (z * c).sum().backward()
+        t = sound(rec.trace)
+        adds = t.of_kind(ev.BufferAdd)
+        into = [e.stats for e in adds if e.node == add._id]
+        out = [e.stats for e in adds if e.producer == add._id]
+        expected = stats_of(c.numpy() * (2.0 if hooked else 1.0))
+        assert len(into) == 1 and into[0] == stats_of(c.numpy())
+        assert len(out) == 2 and out == [expected, expected]
