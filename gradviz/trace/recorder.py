@@ -427,7 +427,7 @@ class Recorder(Probe):
         self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
         self._base = 0  # events spilled (rows spilled, and the events their groups add)
-        # gradient_in / node_pop rows stand for 3 / 2 events: counted from the rows themselves
+        # gradient_in / node_pop / chain_step rows stand for 3 / 2 / 6 events: counted from the rows
         # (_scan), up to row _scan_pos; node_edges rows' edges as they are made (under the lock)
         self._scan_pos = 0
         self._scan_extra = 0
@@ -482,7 +482,7 @@ class Recorder(Probe):
         if k > pos:
             kinds = self._rows[pos:k]
             kinds = list(map(_first, kinds))
-            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop")
+            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop") + 5 * kinds.count("chain_step")
             self._scan_pos = k
         return self._scan_extra
 
@@ -1050,6 +1050,33 @@ class Recorder(Probe):
             self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
         else:
             self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
+
+    def chain_step(self, task: Any, prev: Any, node: Any, slot: int, grad: Any, mode: str, queue: Any,
+                   push_size: int, pop_size: int, depth: int) -> None:  # fmt: skip
+        # One row for node_end, gradient_in and node_pop (a chain's every step: a third of the
+        # calls and rows); the common case of each, as they make it.
+        nid = node._id
+        by_id = prev._id
+        known = self._nodes
+        data = getattr(grad, "_data", None)
+        last = self._float_seen
+        qdevice = self._queues.get(queue.id)
+        if (
+            by_id not in known or nid not in known or qdevice is None or type(data) is not _ndarray
+            or data.size != 1 or grad.dtype is not last[0] or grad.device is not last[1]
+            or _HAS_VARIABLE.get(type(node)) is not False
+        ):  # fmt: skip
+            self.node_end(task, prev, True)
+            self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
+            self.node_pop(queue, task, node, pop_size, depth)
+            return
+        x = data.item()
+        stats = x if x - x == 0.0 else _stats_row(data)
+        self._append(("chain_step", _now() - self._t0, self._local.tid or self._tid(), task.id, by_id, nid, slot, mode,
+                      data.shape, last[2], last[3], stats, None, queue.id, qdevice,
+                      (2, task.reentrant_depth, node.sequence_nr), push_size, pop_size, depth))  # fmt: skip
+        if len(self._rows) >= self._spill_at:
+            self._timed_flush()
 
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
