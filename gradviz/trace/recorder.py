@@ -1058,24 +1058,26 @@ class Recorder(Probe):
         nid = node._id
         by_id = prev._id
         known = self._nodes
-        data = getattr(grad, "_data", None)
         last = self._float_seen
-        qdevice = self._queues.get(queue.id)
+        qid = queue.id
+        qdevice = self._queues.get(qid)
         if (
-            by_id not in known or nid not in known or qdevice is None or type(data) is not _ndarray
-            or data.size != 1 or grad.dtype is not last[0] or grad.device is not last[1]
-            or _HAS_VARIABLE.get(type(node)) is not False
+            grad is None or nid not in known or by_id not in known or qdevice is None
+            or grad.dtype is not last[0] or grad.device is not last[1] or type(data := grad._data) is not _ndarray
+            or data.size != 1 or _HAS_VARIABLE.get(type(node)) is not False
         ):  # fmt: skip
             self.node_end(task, prev, True)
             self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
             self.node_pop(queue, task, node, pop_size, depth)
             return
         x = data.item()
-        stats = x if x - x == 0.0 else _stats_row(data)
-        self._append(("chain_step", _now() - self._t0, self._local.tid or self._tid(), task.id, by_id, nid, slot, mode,
-                      data.shape, last[2], last[3], stats, None, queue.id, qdevice,
-                      (2, task.reentrant_depth, node.sequence_nr), push_size, pop_size, depth))  # fmt: skip
-        if len(self._rows) >= self._spill_at:
+        rows = self._rows
+        rows.append((
+            "chain_step", _now() - self._t0, self._local.tid or self._tid(), task.id, by_id, nid, slot, mode,
+            data.shape, last[2], last[3], x if x - x == 0.0 else _stats_row(data), None, qid, qdevice,
+            (2, task.reentrant_depth, node.sequence_nr), push_size, pop_size, depth,
+        ))  # fmt: skip
+        if len(rows) >= self._spill_at:
             self._timed_flush()
 
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
