@@ -1470,7 +1470,11 @@ class Engine:
                     # this thread's next pop() would return, which it runs next: the first one,
                     # and all in order once there are two (the chain case makes no list).
                     first = more = None
-                    mutex.acquire()
+                    # The mutex only once another thread may run the task's nodes (GraphTask.shared),
+                    # as on the untold path: taken before this thread first makes it so.
+                    locked = task.shared
+                    if locked:
+                        mutex.acquire()
                     try:
                         try:
                             i = -1  # by hand: a range object per node costs more
@@ -1575,6 +1579,9 @@ class Engine:
                                         due = self._tell_due(due)
                                     probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken, None, 0)
                                 del output
+                                if not locked:
+                                    mutex.acquire()
+                                    locked = True
                                 task.shared = True  # another thread's queue (under the mutex)
                                 queue.push_counted(task, ((next_fn, slots),))
                         except BaseException:
@@ -1635,7 +1642,8 @@ class Engine:
                         task.outstanding_tasks -= 1
                         done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
                     finally:
-                        mutex.release()
+                        if locked:
+                            mutex.release()
             except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
                 if due is not None:
                     due = self._tell_due(due)
