@@ -1470,6 +1470,7 @@ class Engine:
                     # this thread's next pop() would return, which it runs next: the first one,
                     # and all in order once there are two (the chain case makes no list).
                     first = more = None
+                    ready = 0  # of them: counted in outstanding_tasks after the loop, as one sum
                     # The mutex only once another thread may run the task's nodes (GraphTask.shared),
                     # as on the untold path: taken before this thread first makes it so.
                     locked = task.shared
@@ -1539,9 +1540,6 @@ class Engine:
                                     mode = "undefined" if output is None else buf.add(input_nr, output)
                                     slots = buf.buffer
                                     taken = "take"
-                                # Counted here, under the lock held anyway, before the task is
-                                # visible to pop().
-                                task.outstanding_tasks += 1
                                 if len(slots) == 1:
                                     # One slot: its gradient's device (InputBuffer.device()).
                                     grad = slots[0]
@@ -1560,6 +1558,7 @@ class Engine:
                                         more = [first, (next_fn, slots)]
                                     else:
                                         more.append((next_fn, slots))
+                                    ready += 1
                                     if probe is not None:
                                         # Told as pushed now, with the queue's size as it would be.
                                         ahead = 1 if more is None else len(more)
@@ -1582,6 +1581,7 @@ class Engine:
                                 if not locked:
                                     mutex.acquire()
                                     locked = True
+                                task.outstanding_tasks += 1  # before the task is visible to pop()
                                 task.shared = True  # another thread's queue (under the mutex)
                                 queue.push_counted(task, ((next_fn, slots),))
                         except BaseException:
@@ -1589,8 +1589,13 @@ class Engine:
                             # they are popped and skipped there (the task has failed), which
                             # balances the count.
                             if first is not None:
+                                task.outstanding_tasks += ready
                                 local_queue.push_counted(task, more or (first,), quiet=probe is not None)
                             raise
+                        # fn's own NodeTask is done; the successors found ready here are counted
+                        # (the chain's one: no change).
+                        if ready != 1:
+                            task.outstanding_tasks += ready - 1
                         held = None
                         if first is not None:
                             heap = local_queue._heap
@@ -1639,8 +1644,8 @@ class Engine:
                             if not heap or heap[0] > top:
                                 heapq.heappop(pending)
                                 held = (top[4], top[5])
-                        task.outstanding_tasks -= 1
-                        done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
+                        if held is None:
+                            done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
                     finally:
                         if locked:
                             mutex.release()
