@@ -295,3 +295,90 @@ def test_concurrent_callers_on_two_devices_stay_sound():
         t = sound(rec.trace)
         assert len(t.tasks) == 12 and all(task.status == "ok" for task in t.tasks.values())
         assert {th.role for th in t.threads.values()} == {"caller", "device_worker"}
+
+
+def test_a_gradient_handed_on_unchanged_keeps_its_summary_and_a_changed_one_gets_a_new_one():
+    # AddBackward0 hands the gradient it got on to both inputs as it is: the recorder reuses that
+    # gradient's summary. A prehook writing into it (user code, in place, behind the version
+    # counter's back) must get a new one.
+    x = torch.tensor([[1.0, -2.0, 3.0] * 8] * 2, requires_grad=True)  # 48 elements: numpy's stats
+    for hooked in (False, True):
+        z = x * 3.0 + x
+        add = z.grad_fn
+        assert add.name() == "AddBackward0"
+        if hooked:
+
+            def double(grads):
+                grads[0]._data *= 2.0
+
+            add.register_prehook(double)
+        c = z.detach()  # z's gradient (one, so that it makes AddBackward0 ready alone)
+        with record() as rec:
+            (z * c).sum().backward()
+        t = sound(rec.trace)
+        adds = t.of_kind(ev.BufferAdd)
+        into = [e.stats for e in adds if e.node == add._id]
+        out = [e.stats for e in adds if e.producer == add._id]
+        expected = stats_of(c.numpy() * (2.0 if hooked else 1.0))
+        assert len(into) == 1 and into[0] == stats_of(c.numpy())
+        assert len(out) == 2 and out == [expected, expected]
+
+
+def _scalar_chain(n: int = 40, *, hook_at: int | None = None, tanh: bool = False, fail_at: int | None = None):
+    class Boom(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            raise RuntimeError("boom")
+
+    def build():
+        x = torch.ones(1, requires_grad=True)
+        y = x
+        for i in range(n):
+            y = y * 1.0001 + 0.0001
+            if tanh and i % 7 == 3:
+                y = y.tanh()  # saves its result: a saved_release between node_end and gradient_in
+            if hook_at == i:
+                y.register_hook(lambda g: g * 2.0)
+            if fail_at == i:
+                y = Boom.apply(y)
+        return x, y.sum()
+
+    return build
+
+
+@pytest.mark.parametrize(
+    "build",
+    [_scalar_chain(), _scalar_chain(hook_at=17), _scalar_chain(tanh=True), _scalar_chain(fail_at=11)],
+    ids=["chain", "hooked", "saved", "failing"],
+)
+def test_a_chain_told_in_chain_steps_records_the_queue_only_paths_events(build, tmp_path, monkeypatch):
+    # The engine tells a chain's node_end, gradient_in and node_pop in one call (chain_step), one
+    # row, one line: the same events, in the same order, as the queue-only path's single calls;
+    # in memory, and from the file by both of the loader's paths.
+    from test_engine_fastpath import _normal_events, _recorded
+
+    from gradviz.trace import codec
+
+    try:
+        build()[1].backward()  # this thread's queue exists before any recording (announced alike)
+    except RuntimeError:
+        pass
+    queued = _normal_events(_recorded(build, True))
+    fast = _normal_events(_recorded(build, False))
+    assert fast == queued
+    _leaf, loss = build()
+    path = tmp_path / "chain.trace.json"
+    with gradviz.trace(path):
+        try:
+            loss.backward()
+        except RuntimeError:
+            pass
+    assert path.read_text().count('["chain_step",') > 10
+    assert _normal_events(load(path)) == fast
+    monkeypatch.setattr(codec, "typed_events", None)
+    monkeypatch.setattr(codec, "typed_events3", None)
+    assert _normal_events(load(path)) == fast

@@ -1400,7 +1400,12 @@ class Engine:
         as pushed when it becomes ready (``Probe.gradient_in``, with the size the queue would
         have then: its heap, ``pending`` and this node's earlier ones) and as popped when it
         runs or is skipped (``Probe.node_pop``); its later trip through the real queue, if any,
-        is not told again (``quiet``)."""
+        is not told again (``quiet``).
+
+        A node of a chain (it ran without hooks, and handed its one ready gradient to the node
+        this thread runs next) is told in one call, ``Probe.chain_step``: its node_end and that
+        gradient_in are owed (``due``) until the successor's pop, and told first, as they are,
+        if anything else is told before it."""
         grad_state = _grad_state
         dependencies = task.dependencies
         not_ready = task.not_ready
@@ -1414,11 +1419,18 @@ class Engine:
         # For node_begin: a nested backward restores it before its node returns, so it holds for
         # every node this call runs.
         depth = _state.tls.current_depth
+        # What the probe is owed: (probe, task, node that ended ok, its successor or None, then
+        # gradient_in's slot, gradient, mode, size). Told before any other call (_tell_due).
+        due = None
         # popped: fn was taken from the queue's stand-in (held): its pop is not told yet
         while True:
             probe = self.probe
+            if due is not None and due[0] is not probe:  # the recording ended meanwhile
+                due = self._tell_due(due)
             try:
                 if exec_info or (probe is not None and self._queue_only):
+                    if due is not None:
+                        due = self._tell_due(due)
                     if pending:
                         local_queue.push_pending(task, pending, quiet=probe is not None)
                     if popped and probe is not None:
@@ -1430,17 +1442,30 @@ class Engine:
                     # buffer made here (its first gradient is simply set), and with the probe's
                     # calls where there is one.
                     if fn._hooked:
+                        if due is not None:
+                            due = self._tell_due(due)
                         if popped and probe is not None:
                             self._tell_pop(probe, local_queue, task, fn, len(pending), None)
                         outputs = self.call_function(task, fn, inputs, probe)
                     else:
                         if probe is not None:
                             if popped:
-                                # _tell_pop inline: once a node while recording
+                                # _tell_pop inline: once a node while recording; with what is owed
+                                # for the node before, when fn is its successor (a chain), in one call
+                                d, due = due, None
                                 try:
-                                    probe.node_pop(local_queue, task, fn, len(local_queue._heap) + len(pending), depth)
+                                    size = len(local_queue._heap) + len(pending)
+                                    if d is None:
+                                        probe.node_pop(local_queue, task, fn, size, depth)
+                                    elif d[3] is fn:
+                                        probe.chain_step(task, d[2], fn, d[4], d[5], d[6], local_queue, d[7], size,
+                                                         depth)  # fmt: skip
+                                    else:
+                                        self._tell_due(d)
+                                        probe.node_pop(local_queue, task, fn, size, depth)
                                 except Exception:  # noqa: BLE001
                                     sys.excepthook(*sys.exc_info())
+                                del d
                             else:
                                 probe.node_begin(task, fn, depth)
                         try:
@@ -1471,13 +1496,17 @@ class Engine:
                                 probe.node_end(task, fn, False)
                             raise
                         if probe is not None:
-                            probe.node_end(task, fn, True)
+                            due = (probe, task, fn, None)  # node_end, told later (see above)
                     del inputs
                     if not keep_graph:
                         released = fn.release_variables()
                         if released and probe is not None:
+                            if due is not None:
+                                due = self._tell_due(due)
                             probe.saved_release(fn, released)
                     if anomaly.enabled and anomaly.check_nan:
+                        if due is not None:
+                            due = self._tell_due(due)
                         _check_nan(task, fn, outputs, probe)
                     edges = fn.next_edges
                     if len(outputs) != len(edges):
@@ -1488,7 +1517,12 @@ class Engine:
                     # this thread's next pop() would return, which it runs next: the first one,
                     # and all in order once there are two (the chain case makes no list).
                     first = more = None
-                    mutex.acquire()
+                    ready = 0  # of them: counted in outstanding_tasks after the loop, as one sum
+                    # The mutex only once another thread may run the task's nodes (GraphTask.shared),
+                    # as on the untold path: taken before this thread first makes it so.
+                    locked = task.shared
+                    if locked:
+                        mutex.acquire()
                     try:
                         try:
                             i = -1  # by hand: a range object per node costs more
@@ -1517,15 +1551,21 @@ class Engine:
                                         buf.owned = 0
                                         not_ready[next_fn] = buf
                                         if probe is not None:
+                                            if due is not None:
+                                                due = self._tell_due(due)
                                             probe.gradient_in(task, next_fn, fn, input_nr, output,
                                                               "undefined" if output is None else "set",
                                                               remaining - 1, "park", None, 0)  # fmt: skip
                                     elif output is not None:
                                         mode = buf.add(input_nr, output)
                                         if probe is not None:
+                                            if due is not None:
+                                                due = self._tell_due(due)
                                             probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining - 1,
                                                               None, None, 0)  # fmt: skip
                                     elif probe is not None:
+                                        if due is not None:
+                                            due = self._tell_due(due)
                                         probe.gradient_in(task, next_fn, fn, input_nr, None, "undefined",
                                                           remaining - 1, None, None, 0)  # fmt: skip
                                     continue
@@ -1547,9 +1587,6 @@ class Engine:
                                     mode = "undefined" if output is None else buf.add(input_nr, output)
                                     slots = buf.buffer
                                     taken = "take"
-                                # Counted here, under the lock held anyway, before the task is
-                                # visible to pop().
-                                task.outstanding_tasks += 1
                                 if len(slots) == 1:
                                     # One slot: its gradient's device (InputBuffer.device()).
                                     grad = slots[0]
@@ -1568,17 +1605,30 @@ class Engine:
                                         more = [first, (next_fn, slots)]
                                     else:
                                         more.append((next_fn, slots))
+                                    ready += 1
                                     if probe is not None:
                                         # Told as pushed now, with the queue's size as it would be.
                                         ahead = 1 if more is None else len(more)
                                         ahead += len(local_queue._heap) + len(pending)
-                                        probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
-                                                          local_queue, ahead)  # fmt: skip
+                                        if due is not None and due[3] is None and taken is None:
+                                            # owed with fn's node_end, until its pop (a chain)
+                                            due = (probe, task, fn, next_fn, input_nr, output, mode, ahead, local_queue)
+                                        else:
+                                            if due is not None:
+                                                due = self._tell_due(due)
+                                            probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
+                                                              local_queue, ahead)  # fmt: skip
                                     del output
                                     continue
                                 if probe is not None:
+                                    if due is not None:
+                                        due = self._tell_due(due)
                                     probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken, None, 0)
                                 del output
+                                if not locked:
+                                    mutex.acquire()
+                                    locked = True
+                                task.outstanding_tasks += 1  # before the task is visible to pop()
                                 task.shared = True  # another thread's queue (under the mutex)
                                 queue.push_counted(task, ((next_fn, slots),))
                         except BaseException:
@@ -1586,8 +1636,13 @@ class Engine:
                             # they are popped and skipped there (the task has failed), which
                             # balances the count.
                             if first is not None:
+                                task.outstanding_tasks += ready
                                 local_queue.push_counted(task, more or (first,), quiet=probe is not None)
                             raise
+                        # fn's own NodeTask is done; the successors found ready here are counted
+                        # (the chain's one: no change).
+                        if ready != 1:
+                            task.outstanding_tasks += ready - 1
                         held = None
                         if first is not None:
                             heap = local_queue._heap
@@ -1636,15 +1691,20 @@ class Engine:
                             if not heap or heap[0] > top:
                                 heapq.heappop(pending)
                                 held = (top[4], top[5])
-                        task.outstanding_tasks -= 1
-                        done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
+                        if held is None:
+                            done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
                     finally:
-                        mutex.release()
+                        if locked:
+                            mutex.release()
             except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
+                if due is not None:
+                    due = self._tell_due(due)
                 if pending:
                     local_queue.push_pending(task, pending, quiet=probe is not None)  # to be popped and skipped
                 self.thread_on_exception(task, fn, exc)
                 return self._decrement_outstanding(task)
+            if due is not None and (held is None or held[0] is not due[3] or task.has_error):
+                due = self._tell_due(due)  # no chain_step follows
             if held is None:
                 if pending:
                     local_queue.push_pending(task, pending, quiet=probe is not None)
@@ -1664,6 +1724,19 @@ class Engine:
                 local_queue.push_pending(task, pending, quiet=probe is not None)
             # A node may leave grad mode changed: the task's (create_graph) again for each node.
             grad_state.enabled = create_graph
+
+    @staticmethod
+    def _tell_due(due: tuple) -> None:
+        """Tell what _evaluate_told owes a probe: a node_end, and the gradient_in after it. Returns
+        None, what is owed then. As node_pop (and chain_step, which tells the same later), a
+        failing probe is reported, never fatal: a told step is not the node's own."""
+        probe, task, fn = due[0], due[1], due[2]
+        try:
+            probe.node_end(task, fn, True)
+            if due[3] is not None:
+                probe.gradient_in(task, due[3], fn, due[4], due[5], due[6], 0, None, due[8], due[7])
+        except Exception:  # noqa: BLE001
+            sys.excepthook(*sys.exc_info())
 
     @staticmethod
     def _tell_pop(probe: Probe, queue: ReadyQueue, task: GraphTask, fn: Node, pending: int, depth: int | None) -> None:

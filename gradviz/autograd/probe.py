@@ -109,6 +109,17 @@ class Probe:
         if depth is not None:
             self.node_begin(task, node, depth)
 
+    def chain_step(self, task: Any, prev: Any, node: Any, slot: int, grad: Any, mode: str, queue: Any,
+                   push_size: int, pop_size: int, depth: int) -> None:  # fmt: skip
+        """A chain's step in one call: `prev` finished (node_end, ok), and handed `node` the
+        gradient that made it ready (gradient_in: slot, grad, mode, remaining 0, pushed to
+        `queue` with `push_size`), which was then popped (node_pop: `pop_size`, `depth`). Told
+        when the pop is, so the three share a moment. As with node_pop, the engine reports a
+        failure here (sys.excepthook) and carries on."""
+        self.node_end(task, prev, True)
+        self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
+        self.node_pop(queue, task, node, pop_size, depth)
+
     # -- running nodes
     def node_begin(self, task: Any, node: Any, depth: int) -> None:
         """node starts running on the calling thread at reentrant depth `depth`."""

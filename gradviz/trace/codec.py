@@ -453,9 +453,10 @@ FIELDS_V2: dict[str, tuple[str, ...]] = {t.kind: ("kind", *ev.field_names(t)[1:]
 #
 # Steps the engine reports in one probe call are one line: a gradient handed on (the events
 # dependency_decrement, buffer_add, queue_push), a node taken to run (queue_pop, node_begin), a
-# node announced with its edges (node_created, then one edge_created per next_edges slot). The
+# node announced with its edges (node_created, then one edge_created per next_edges slot), a
+# chain's step (a node's end, the gradient it handed on, that successor taken to run). The
 # events share the line's ts and tid; their seqs follow the line's position. Each member's
-# fields come from the line's fields by name, or are constants (a quoted string).
+# fields come from the line's fields by name, or are constants (a quoted string, a number).
 
 #: group kind -> (its fields after kind, ts, tid; its members: (event kind, their fields' sources))
 GROUPS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]] = {
@@ -469,6 +470,17 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]
     "node_pop": (
         ("queue", "device", "task", "node", "priority", "size", "depth"),
         (("queue_pop", ("queue", "device", "task", "node", '"node"', "priority", "size")),
+         ("node_begin", ("task", "node", "depth"))),
+    ),
+    # a chain's step (Probe.chain_step): node_end of `by`, then gradient_in and node_pop of node
+    "chain_step": (
+        ("task", "by", "node", "slot", "mode", "shape", "dtype", "device", "stats", "values", "queue",
+         "queue_device", "priority", "push_size", "size", "depth"),
+        (("node_end", ("task", "by", '"ok"')),
+         ("dependency_decrement", ("task", "node", "by", "0")),
+         ("buffer_add", ("task", "node", "slot", "mode", "by", "shape", "dtype", "device", "stats", "values")),
+         ("queue_push", ("queue", "queue_device", "task", "node", '"node"', "priority", "push_size")),
+         ("queue_pop", ("queue", "queue_device", "task", "node", '"node"', "priority", "size")),
          ("node_begin", ("task", "node", "depth"))),
     ),
     "node_edges": (
@@ -799,7 +811,7 @@ def _member_args(kind: str, sources: tuple[str, ...], var: Callable[[str], str],
     cls = ev.KINDS[kind]
     args = [var("ts"), var("tid")]
     for (_name, spec, _), src in zip(_SPECS[cls][3:], sources):
-        if src.startswith('"'):
+        if src.startswith('"') or src.isdigit():  # a constant: a string (quoted) or a number
             args.append(src)
             continue
         c = _needs_care(spec)
@@ -911,7 +923,7 @@ def _make_expander(kind: str) -> Callable[[list, int], list[list]]:
     _fields, members = GROUPS[kind]
     items = []
     for k, (member, sources) in enumerate(members):
-        vals = ", ".join(s if s.startswith('"') else f"v_{s}" for s in sources)
+        vals = ", ".join(s if s.startswith('"') or s.isdigit() else f"v_{s}" for s in sources)
         items.append(f"['{member}', v_ts, v_tid, {vals}, seq + {k}]")
     src.append(f"    out = [{', '.join(items)}]")
     if kind == "node_edges":

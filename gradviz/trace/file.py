@@ -80,8 +80,13 @@ class TraceWriter:
         self.batch = batch
         self.written = 0  # events handed to the OS
         self._pending: list[ev.Event] = []
-        _unlink_old_trace(self.path)
-        self._fd: int | None = os.open(self.path, _OPEN_FLAGS, 0o666)
+        try:
+            # A new file in one call when there is none (lstat's failure and its exception cost
+            # a fifth of creating the file); otherwise the old one goes first (_unlink_old_trace).
+            self._fd: int | None = os.open(self.path, _OPEN_FLAGS | _O_EXCL, 0o666)
+        except FileExistsError:
+            _unlink_old_trace(self.path)
+            self._fd = os.open(self.path, _OPEN_FLAGS, 0o666)
         self._write(HEADER)  # a file that exists at all is a readable (empty) trace
 
     def _write(self, data: bytes | memoryview) -> None:
@@ -171,6 +176,7 @@ class TraceWriter:
 
 
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+_O_EXCL = os.O_EXCL
 _JOIN_MAX = 1 << 20  # the last lines and the end in one write, unless copying them costs more
 
 

@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
 from typing import Any
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -426,7 +427,7 @@ class Recorder(Probe):
         self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
         self._base = 0  # events spilled (rows spilled, and the events their groups add)
-        # gradient_in / node_pop rows stand for 3 / 2 events: counted from the rows themselves
+        # gradient_in / node_pop / chain_step rows stand for 3 / 2 / 6 events: counted from the rows
         # (_scan), up to row _scan_pos; node_edges rows' edges as they are made (under the lock)
         self._scan_pos = 0
         self._scan_extra = 0
@@ -455,6 +456,9 @@ class Recorder(Probe):
         # and both, (dtype, device, dtype name, device name), when the dtype is a floating one and
         # values are not stored: gradient_in's chain case
         self._float_seen: tuple[Any, Any, str, str] = (_NEVER, _NEVER, "", "")
+        # The last gradient that made a pass-on node ready (see _PASSES_ON): (node id, task id,
+        # weak reference to the gradient, its version, its summary).
+        self._passed: tuple = _NOT_PASSED
         self._engine: Any = None
         self._prev_probe: Any = None
         self._trace: Trace | None = None
@@ -478,7 +482,7 @@ class Recorder(Probe):
         if k > pos:
             kinds = self._rows[pos:k]
             kinds = list(map(_first, kinds))
-            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop")
+            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop") + 5 * kinds.count("chain_step")
             self._scan_pos = k
         return self._scan_extra
 
@@ -984,7 +988,28 @@ class Recorder(Probe):
             stats = x if x - x == 0.0 else _stats_row(data)
             shape, dtype, device, values = data.shape, last[2], last[3], None
         else:
-            shape, dtype, device, stats, values = self._summary(node, grad, mode)
+            passed = self._passed
+            if (
+                passed[0] == by_id and grad is not None and passed[2]() is grad and passed[1] == task.id
+                and passed[3] == grad._version_counter[0]
+            ):  # fmt: skip
+                # by handed on the gradient it got, unchanged: its summary is the one made then
+                shape, dtype, device, stats, values = passed[4]
+                if _variable(node) is not None:
+                    if mode == "set":
+                        self._leaf_in[nid] = (stats, shape, dtype)
+                    else:
+                        self._leaf_in.pop(nid, None)
+            else:
+                shape, dtype, device, stats, values = self._summary(node, grad, mode)
+            if not remaining and mode == "set":
+                passes = _PASSES_ON.get(type(node))
+                if passes is None:
+                    passes = _passes_on(type(node))
+                if passes:
+                    version = getattr(grad, "_version_counter", None)
+                    if version is not None:
+                        self._passed = (nid, task.id, _weakref(grad), version[0], (shape, dtype, device, stats, values))
         if queue is not None:
             qid = queue.id
             qdevice = self._queues.get(qid)
@@ -1025,6 +1050,35 @@ class Recorder(Probe):
             self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
         else:
             self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
+
+    def chain_step(self, task: Any, prev: Any, node: Any, slot: int, grad: Any, mode: str, queue: Any,
+                   push_size: int, pop_size: int, depth: int) -> None:  # fmt: skip
+        # One row for node_end, gradient_in and node_pop (a chain's every step: a third of the
+        # calls and rows); the common case of each, as they make it.
+        nid = node._id
+        by_id = prev._id
+        known = self._nodes
+        last = self._float_seen
+        qid = queue.id
+        qdevice = self._queues.get(qid)
+        if (
+            grad is None or nid not in known or by_id not in known or qdevice is None
+            or grad.dtype is not last[0] or grad.device is not last[1] or type(data := grad._data) is not _ndarray
+            or data.size != 1 or _HAS_VARIABLE.get(type(node)) is not False
+        ):  # fmt: skip
+            self.node_end(task, prev, True)
+            self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
+            self.node_pop(queue, task, node, pop_size, depth)
+            return
+        x = data.item()
+        rows = self._rows
+        rows.append((
+            "chain_step", _now() - self._t0, self._local.tid or self._tid(), task.id, by_id, nid, slot, mode,
+            data.shape, last[2], last[3], x if x - x == 0.0 else _stats_row(data), None, qid, qdevice,
+            (2, task.reentrant_depth, node.sequence_nr), push_size, pop_size, depth,
+        ))  # fmt: skip
+        if len(rows) >= self._spill_at:
+            self._timed_flush()
 
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
@@ -1099,6 +1153,7 @@ class Recorder(Probe):
     def hook(self, task: Any, node: Any, kind: str, fn: Any) -> None:
         with self._lock:
             self._leaf_in.pop(node._id, None)  # the hook may change the gradient
+            self._passed = _NOT_PASSED  # or replace it (then another may take its id)
             tid = self._current_tid()
             self._put("hook", tid, task.id, self._node(node, tid), kind, _qualname(fn))
 
@@ -1207,6 +1262,29 @@ def _walk(node: Any, known: set[int]) -> list[Any]:
         done.add(n_id)
         out.append(n)
     return out
+
+
+# Summaries of a gradient handed on unchanged. An AddBackward0 (W3 has three) returns the gradient
+# it got as its first output: the same tensor, summarised again as its successor's gradient (a
+# 64x256 one: ~12 us with the caches cold after the matmuls). gradient_in remembers the summary of
+# the gradient that made a node ready alone (remaining 0, "set": no later gradient can be added
+# into it in place), when the node is one whose formulas only call ops (an OpNode that is
+# _defer_safe: no user code that could write into its input). When that node then reports the
+# very same tensor (a weak reference: identity, not an id() that a new tensor could reuse; a
+# strong one would change the refcounts that InputBuffer and AccumulateGrad steal by) at the
+# same version, in the same task (a node runs once a task), the summary is reused. A hook on the
+# node is told before it runs (Recorder.hook), and forgets it: hooks are user code.
+_NOT_PASSED: tuple = (None, None, lambda: None, None, None)
+_PASSES_ON: dict[type, bool] = {}
+
+
+def _passes_on(cls: type) -> bool:
+    try:
+        from gradviz.ops.core import OpNode
+    except ImportError:  # pragma: no cover - the ops layer is always there with the engine
+        OpNode = None  # noqa: N806
+    ok = _PASSES_ON[cls] = bool(OpNode is not None and issubclass(cls, OpNode) and getattr(cls, "_defer_safe", False))
+    return ok
 
 
 _HAS_VARIABLE: dict[type, bool] = {}  # node class -> whether it has a leaf (AccumulateGrad's variable)
