@@ -64,6 +64,17 @@ def test_batches_the_json_backend_refuses_go_event_by_event():
         assert bytes(codec.encode_events(batch)) == b"".join(codec.encode_line(e) + b",\n" for e in batch)
 
 
+def test_rows_write_nodes_as_ids_raws_as_their_json_and_refuse_the_rest():
+    class N:
+        def __init__(self, i):
+            self._id = i
+
+    rows = [("node_edges", 1, 1, 5, ((N(3), 0), (None, 1))), ("x", codec.Raw(math.nan, "NaN"))]
+    assert bytes(codec.encode_rows(rows)) == b'["node_edges",1,1,5,[[3,0],[null,1]]],\n["x","NaN"],\n'
+    with pytest.raises(TypeError, match="not JSON serializable"):  # msgspec's hook: AttributeError
+        codec.encode_rows([("x", object())])
+
+
 @pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
 def test_saved_files_load_the_same_in_small_chunks(tmp_path, monkeypatch, make):
     events = make().events
