@@ -1433,17 +1433,17 @@ class Engine:
         # to may steal it (InputBuffer.add, AccumulateGrad count references).
         owed = o_probe = o_next = o_grad = o_mode = None
         o_slot = o_size = 0
+        # The tests' reference path (every node through the ReadyQueue), for a probe; set before
+        # a backward starts.
+        queue_only = self._queue_only
         plain = fn._plain
         # popped: fn was taken from the queue's stand-in (held): its pop is not told yet
         while True:
             probe = self.probe
             if owed is not None and o_probe is not probe:  # the recording ended meanwhile
                 owed = o_grad = self._tell_due(o_probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue)
-            # A node that may run user code may leave grad mode changed (Node._plain: no hooks,
-            # a fresh output list, no user code).
-            unsafe = not plain
             try:
-                if exec_info or (probe is not None and self._queue_only):
+                if exec_info or (queue_only and probe is not None):
                     if owed is not None:
                         owed = o_grad = self._tell_due(
                             probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
@@ -1452,7 +1452,7 @@ class Engine:
                         local_queue.push_pending(task, pending, quiet=probe is not None)
                     if popped and probe is not None:
                         self._tell_pop(probe, local_queue, task, fn, len(pending), None)
-                    unsafe = True  # hooks may run there
+                    plain = False  # hooks may run there: grad mode is set again below
                     done, held = self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
                     if held is None:
                         held_fn = None
@@ -1504,8 +1504,9 @@ class Engine:
                             if (plain or type(outputs) is list) and len(outputs) == n:
                                 if not plain and not fn._fresh_outputs:
                                     outputs = list(outputs)  # the hand-on loop clears what it hands on
-                                if n == 1:
-                                    # One edge (a chain's node): no loop.
+                                if 0 < n <= 2:
+                                    # One or two edges (a chain's node, with a constant operand's
+                                    # edge or not): no loop.
                                     grad = outputs[0]
                                     if grad is not None:
                                         next_fn, input_nr = edges[0]
@@ -1513,8 +1514,18 @@ class Engine:
                                             meta = next_fn.input_metadata[input_nr]
                                             if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
                                                     or grad.device is not meta[2]):  # fmt: skip
-                                                outputs = validate_outputs(edges, outputs, None, fn)
-                                else:
+                                                # every output checked: grad is the list, the second is skipped
+                                                grad = outputs = validate_outputs(edges, outputs, None, fn)
+                                    if n == 2 and grad is not outputs:
+                                        grad = outputs[1]
+                                        if grad is not None:
+                                            next_fn, input_nr = edges[1]
+                                            if next_fn is not None:
+                                                meta = next_fn.input_metadata[input_nr]
+                                                if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
+                                                        or grad.device is not meta[2]):  # fmt: skip
+                                                    outputs = validate_outputs(edges, outputs, None, fn)
+                                elif n:
                                     i = -1  # by hand: a range object per node costs more
                                     for next_fn, input_nr in edges:
                                         i += 1
@@ -1774,7 +1785,6 @@ class Engine:
             # thread_main would have after popping it.
             fn = held_fn
             inputs = held_in
-            held_fn = held_in = in1 = None
             popped = True
             if task.has_error:
                 if pending:
@@ -1782,8 +1792,9 @@ class Engine:
                 if probe is not None:
                     self._tell_pop(probe, local_queue, task, fn, 0, None)  # popped and skipped
                 return self._decrement_outstanding(task)
-            if unsafe:
-                # The task's grad mode (create_graph) again after a node that may have changed it.
+            if not plain:
+                # The task's grad mode (create_graph) again after a node that may have changed it
+                # (Node._plain: no hooks, a fresh output list, no user code).
                 grad_state.enabled = create_graph
             plain = fn._plain
             if pending and not plain and (fn._hooked or not fn._defer_safe):
