@@ -315,9 +315,50 @@ def _unused_outputs() -> tuple[Any, Any]:
     return x, (y + x.sum()).sum() + b.sum() * 0.0
 
 
+def _chain() -> tuple[Any, Any]:
+    # W1's shape: each node has its input's edge and a constant's (None); a chain_step a node.
+    x = gradviz.ones(1, requires_grad=True)
+    y = x
+    for _ in range(40):
+        y = y * 1.0001 + 0.0001
+    return x, y.sum()
+
+
+def _cast_in_chain() -> tuple[Any, Any]:
+    # Gradients that must be reduced and cast on their way (validate_outputs fixes them): the
+    # told path's inline check sends them there, for a node of one edge and one of two.
+    x = gradviz.tensor([[1.0, 2.0, 3.0]], dtype=gradviz.float64, requires_grad=True)
+    y = gradviz.tensor([[1.0], [2.0]], dtype=gradviz.float32, requires_grad=True)
+    z = (x * y).tanh() * 2.0
+    return x, (z.sum(1) * 3.0).sum()
+
+
+def _wrong_gradient(second: bool) -> Callable[[], tuple[Any, Any]]:
+    # A node whose gradient does not fit fails with node_end(ok False) before anything of it is
+    # handed on or released: with one edge, and with two where the second does not fit.
+    def build() -> tuple[Any, Any]:
+        class Bad(gradviz.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, a: Any, b: Any) -> Any:
+                return a * 1.0 + b * 1.0
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return (g, gradviz.ones(5)) if second else (gradviz.ones(5), None)
+
+        a = gradviz.tensor([1.0, 2.0], requires_grad=True)
+        t = a.tanh()
+        b = t.exp() if second else 3.0
+        return a, (Bad.apply(t, b) * 2.0).tanh().sum()
+
+    return build
+
+
 @pytest.mark.parametrize(
-    "build", [_w2(), _diamonds, _tree, _failing, _hooked, _unused_outputs],
-    ids=["fan_in", "diamonds", "tree", "failing", "hooked", "unused_outputs"],
+    "build", [_w2(), _diamonds, _tree, _failing, _hooked, _unused_outputs, _chain, _cast_in_chain,
+              _wrong_gradient(False), _wrong_gradient(True)],
+    ids=["fan_in", "diamonds", "tree", "failing", "hooked", "unused_outputs", "chain", "cast_in_chain",
+         "wrong_gradient_one_edge", "wrong_gradient_second_edge"],
 )  # fmt: skip
 def test_a_recording_of_the_fast_path_holds_the_queue_only_paths_events(build: Callable[[], tuple[Any, Any]]) -> None:
     queued = _normal_events(_recorded(build, True))

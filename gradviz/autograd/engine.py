@@ -1404,8 +1404,11 @@ class Engine:
 
         A node of a chain (it ran without hooks, and handed its one ready gradient to the node
         this thread runs next) is told in one call, ``Probe.chain_step``: its node_end and that
-        gradient_in are owed (``due``) until the successor's pop, and told first, as they are,
-        if anything else is told before it."""
+        gradient_in are owed until the successor's pop, and told first, as they are, if
+        anything else is told before it (_tell_due).
+
+        As on the untold loop, grad mode is set back to the task's only after a node that may
+        run user code (formulas and AccumulateGrad restore what they change)."""
         grad_state = _grad_state
         dependencies = task.dependencies
         not_ready = task.not_ready
@@ -1415,35 +1418,57 @@ class Engine:
         exec_info = task.exec_info
         keep_graph = task.keep_graph
         create_graph = task.create_graph
-        push_order = local_queue._count if local_queue is not None else None
+        if local_queue is not None:
+            push_order = local_queue._count
+            heap = local_queue._heap  # one list for the queue's life
+        else:
+            push_order = heap = None
         # For node_begin: a nested backward restores it before its node returns, so it holds for
         # every node this call runs.
         depth = _state.tls.current_depth
-        # What the probe is owed: (probe, task, node that ended ok, its successor or None, then
-        # gradient_in's slot, gradient, mode, size). Told before any other call (_tell_due).
-        due = None
+        # What the probe is owed, told before any other call (_tell_due): to o_probe, the
+        # node_end (ok) of ``owed``, and when o_next is not None, the gradient_in that made o_next
+        # ready for local_queue (o_slot, o_grad, o_mode, pushed with o_size). In locals: a tuple
+        # of them made and freed a node cost more. o_grad is dropped once told: the node it goes
+        # to may steal it (InputBuffer.add, AccumulateGrad count references).
+        owed = o_probe = o_next = o_grad = o_mode = None
+        o_slot = o_size = 0
+        # The tests' reference path (every node through the ReadyQueue), for a probe; set before
+        # a backward starts.
+        queue_only = self._queue_only
+        plain = fn._plain
         # popped: fn was taken from the queue's stand-in (held): its pop is not told yet
         while True:
             probe = self.probe
-            if due is not None and due[0] is not probe:  # the recording ended meanwhile
-                due = self._tell_due(due)
+            if owed is not None and o_probe is not probe:  # the recording ended meanwhile
+                owed = o_grad = self._tell_due(o_probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue)
             try:
-                if exec_info or (probe is not None and self._queue_only):
-                    if due is not None:
-                        due = self._tell_due(due)
+                if exec_info or (queue_only and probe is not None):
+                    if owed is not None:
+                        owed = o_grad = self._tell_due(
+                            probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                        )
                     if pending:
                         local_queue.push_pending(task, pending, quiet=probe is not None)
                     if popped and probe is not None:
                         self._tell_pop(probe, local_queue, task, fn, len(pending), None)
+                    plain = False  # hooks may run there: grad mode is set again below
                     done, held = self._evaluate_function_general(task, fn, inputs, cpu_ready_queue, local_queue)
+                    if held is None:
+                        held_fn = None
+                    else:
+                        held_fn, held_in = held
+                    del held
                 else:
                     # Every node runs (backward() without inputs=): the steps of the general path
                     # in the same order, without the exec_info pruning or InputBuffer.add for a
                     # buffer made here (its first gradient is simply set), and with the probe's
                     # calls where there is one.
-                    if fn._hooked:
-                        if due is not None:
-                            due = self._tell_due(due)
+                    if not plain and fn._hooked:
+                        if owed is not None:
+                            owed = o_grad = self._tell_due(
+                                probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                            )
                         if popped and probe is not None:
                             self._tell_pop(probe, local_queue, task, fn, len(pending), None)
                         outputs = self.call_function(task, fn, inputs, probe)
@@ -1452,20 +1477,21 @@ class Engine:
                             if popped:
                                 # _tell_pop inline: once a node while recording; with what is owed
                                 # for the node before, when fn is its successor (a chain), in one call
-                                d, due = due, None
                                 try:
-                                    size = len(local_queue._heap) + len(pending)
-                                    if d is None:
+                                    size = len(heap) + len(pending)
+                                    if owed is None:
                                         probe.node_pop(local_queue, task, fn, size, depth)
-                                    elif d[3] is fn:
-                                        probe.chain_step(task, d[2], fn, d[4], d[5], d[6], local_queue, d[7], size,
-                                                         depth)  # fmt: skip
+                                    elif o_next is fn:
+                                        probe.chain_step(task, owed, fn, o_slot, o_grad, o_mode, local_queue,
+                                                         o_size, size, depth)  # fmt: skip
                                     else:
-                                        self._tell_due(d)
+                                        self._tell_due(
+                                            probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                                        )
                                         probe.node_pop(local_queue, task, fn, size, depth)
                                 except Exception:  # noqa: BLE001
                                     sys.excepthook(*sys.exc_info())
-                                del d
+                                owed = o_grad = None
                             else:
                                 probe.node_begin(task, fn, depth)
                         try:
@@ -1474,21 +1500,43 @@ class Engine:
                             # validate_outputs inline for the usual case, where every gradient
                             # already fits (shape, dtype and device objects of its input);
                             # otherwise the full check.
-                            if type(outputs) is list and len(outputs) == len(edges):
-                                i = -1  # by hand: a range object per node costs more
-                                for next_fn, input_nr in edges:
-                                    i += 1
-                                    grad = outputs[i]
+                            n = len(edges)
+                            if (plain or type(outputs) is list) and len(outputs) == n:
+                                if not plain and not fn._fresh_outputs:
+                                    outputs = list(outputs)  # the hand-on loop clears what it hands on
+                                if 0 < n <= 2:
+                                    # One or two edges (a chain's node, with a constant operand's
+                                    # edge or not): no loop.
+                                    grad = outputs[0]
                                     if grad is not None:
+                                        next_fn, input_nr = edges[0]
                                         if next_fn is not None:
+                                            meta = next_fn.input_metadata[input_nr]
+                                            if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
+                                                    or grad.device is not meta[2]):  # fmt: skip
+                                                # every output checked: grad is the list, the second is skipped
+                                                grad = outputs = validate_outputs(edges, outputs, None, fn)
+                                    if n == 2 and grad is not outputs:
+                                        grad = outputs[1]
+                                        if grad is not None:
+                                            next_fn, input_nr = edges[1]
+                                            if next_fn is not None:
+                                                meta = next_fn.input_metadata[input_nr]
+                                                if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
+                                                        or grad.device is not meta[2]):  # fmt: skip
+                                                    outputs = validate_outputs(edges, outputs, None, fn)
+                                elif n:
+                                    i = -1  # by hand: a range object per node costs more
+                                    for next_fn, input_nr in edges:
+                                        i += 1
+                                        grad = outputs[i]
+                                        if grad is not None and next_fn is not None:
                                             meta = next_fn.input_metadata[input_nr]
                                             if (grad._data.shape != meta[0] or grad.dtype is not meta[1]
                                                     or grad.device is not meta[2]):  # fmt: skip
                                                 outputs = validate_outputs(edges, outputs, None, fn)
                                                 break
-                                else:
-                                    if not fn._fresh_outputs:
-                                        outputs = list(outputs)  # the loop below clears what it hands on
+                                grad = None  # the node a gradient goes to may steal it
                             else:
                                 outputs = validate_outputs(edges, outputs, None, fn)
                         except BaseException:
@@ -1496,27 +1544,35 @@ class Engine:
                                 probe.node_end(task, fn, False)
                             raise
                         if probe is not None:
-                            due = (probe, task, fn, None)  # node_end, told later (see above)
+                            owed = fn  # node_end, told later (see above)
+                            o_probe = probe
+                            o_next = None
                     del inputs
                     if not keep_graph:
                         released = fn.release_variables()
                         if released and probe is not None:
-                            if due is not None:
-                                due = self._tell_due(due)
+                            if owed is not None:
+                                owed = o_grad = self._tell_due(
+                                    probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                                )
                             probe.saved_release(fn, released)
                     if anomaly.enabled and anomaly.check_nan:
-                        if due is not None:
-                            due = self._tell_due(due)
+                        if owed is not None:
+                            owed = o_grad = self._tell_due(
+                                probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                            )
                         _check_nan(task, fn, outputs, probe)
-                    edges = fn.next_edges
-                    if len(outputs) != len(edges):
-                        # A hooked node's post hook returned another number of outputs: as many
-                        # edges as outputs (one past the last edge is an IndexError).
-                        edges = [edges[i] for i in range(len(outputs))]
+                    if not plain:
+                        edges = fn.next_edges
+                        if len(outputs) != len(edges):
+                            # A hooked node's post hook returned another number of outputs: as
+                            # many edges as outputs (one past the last edge is an IndexError).
+                            edges = [edges[i] for i in range(len(outputs))]
                     # Successors ready for local_queue, pushed after the loop but for the one
-                    # this thread's next pop() would return, which it runs next: the first one,
-                    # and all in order once there are two (the chain case makes no list).
-                    first = more = None
+                    # this thread's next pop() would return, which it runs next: the first in
+                    # locals (the chain makes neither tuple nor list), all in order in ``more``
+                    # once there are two.
+                    fn1 = more = None
                     ready = 0  # of them: counted in outstanding_tasks after the loop, as one sum
                     # The mutex only once another thread may run the task's nodes (GraphTask.shared),
                     # as on the untold path: taken before this thread first makes it so.
@@ -1539,6 +1595,7 @@ class Engine:
                                 if remaining != 1:
                                     dependencies[next_fn] = remaining - 1
                                     buf = not_ready.get(next_fn)
+                                    taken = None
                                     if buf is None:
                                         buf = _new_input_buffer(InputBuffer)
                                         n = len(next_fn.input_metadata)
@@ -1550,24 +1607,19 @@ class Engine:
                                                 slots[input_nr] = output
                                         buf.owned = 0
                                         not_ready[next_fn] = buf
-                                        if probe is not None:
-                                            if due is not None:
-                                                due = self._tell_due(due)
-                                            probe.gradient_in(task, next_fn, fn, input_nr, output,
-                                                              "undefined" if output is None else "set",
-                                                              remaining - 1, "park", None, 0)  # fmt: skip
+                                        mode = "undefined" if output is None else "set"
+                                        taken = "park"
                                     elif output is not None:
                                         mode = buf.add(input_nr, output)
-                                        if probe is not None:
-                                            if due is not None:
-                                                due = self._tell_due(due)
-                                            probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining - 1,
-                                                              None, None, 0)  # fmt: skip
-                                    elif probe is not None:
-                                        if due is not None:
-                                            due = self._tell_due(due)
-                                        probe.gradient_in(task, next_fn, fn, input_nr, None, "undefined",
-                                                          remaining - 1, None, None, 0)  # fmt: skip
+                                    else:
+                                        mode = "undefined"
+                                    if probe is not None:
+                                        if owed is not None:
+                                            owed = o_grad = self._tell_due(
+                                                probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                                            )
+                                        probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining - 1,
+                                                          taken, None, 0)  # fmt: skip
                                     continue
                                 del dependencies[next_fn]
                                 buf = not_ready.pop(next_fn, None)
@@ -1577,52 +1629,66 @@ class Engine:
                                     n = len(next_fn.input_metadata)
                                     if n == 1:
                                         slots = [output]  # a list display: [None] * n costs 3x
+                                        # One slot: its gradient's device (InputBuffer.device()).
+                                        if output is None:
+                                            mode = "undefined"
+                                            queue = cpu_ready_queue
+                                        else:
+                                            mode = "set"
+                                            if (dev := output.device) is _CPU or dev.type == "cpu":
+                                                queue = cpu_ready_queue
+                                            else:
+                                                queue = self._device_queue(dev._str)
                                     else:
                                         slots = [None] * n
                                         if output is not None:
                                             slots[input_nr] = output
-                                    mode = "undefined" if output is None else "set"
+                                            mode = "set"
+                                        else:
+                                            mode = "undefined"
+                                        device = _buffer_device(slots)
+                                        queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
                                     taken = None
                                 else:
                                     mode = "undefined" if output is None else buf.add(input_nr, output)
                                     slots = buf.buffer
                                     taken = "take"
-                                if len(slots) == 1:
-                                    # One slot: its gradient's device (InputBuffer.device()).
-                                    grad = slots[0]
-                                    if grad is None or (dev := grad.device) is _CPU or dev.type == "cpu":
-                                        queue = cpu_ready_queue
-                                    else:
-                                        queue = self._device_queue(dev._str)
-                                    del grad
-                                else:
                                     device = _buffer_device(slots)
                                     queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
                                 if queue is local_queue:
-                                    if first is None:
-                                        first = (next_fn, slots)
+                                    ready += 1
+                                    if fn1 is None:
+                                        fn1 = next_fn
+                                        in1 = slots
                                     elif more is None:
-                                        more = [first, (next_fn, slots)]
+                                        more = [(fn1, in1), (next_fn, slots)]
                                     else:
                                         more.append((next_fn, slots))
-                                    ready += 1
-                                    if probe is not None:
-                                        # Told as pushed now, with the queue's size as it would be.
-                                        ahead = 1 if more is None else len(more)
-                                        ahead += len(local_queue._heap) + len(pending)
-                                        if due is not None and due[3] is None and taken is None:
-                                            # owed with fn's node_end, until its pop (a chain)
-                                            due = (probe, task, fn, next_fn, input_nr, output, mode, ahead, local_queue)
-                                        else:
-                                            if due is not None:
-                                                due = self._tell_due(due)
-                                            probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
-                                                              local_queue, ahead)  # fmt: skip
+                                    # Told as pushed now, with the queue's size as it would be (this
+                                    # node's ready successors so far, the heap, pending). Owed with
+                                    # fn's node_end until its pop when it may be a chain's step
+                                    # (owed implies a probe: see the loop's top).
+                                    if owed is not None and o_next is None and taken is None:
+                                        o_next = next_fn
+                                        o_slot = input_nr
+                                        o_grad = output
+                                        o_mode = mode
+                                        o_size = ready + len(heap) + len(pending)
+                                    elif probe is not None:
+                                        if owed is not None:
+                                            owed = o_grad = self._tell_due(
+                                                probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                                            )
+                                        size = ready + len(heap) + len(pending)
+                                        probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken,
+                                                          local_queue, size)  # fmt: skip
                                     del output
                                     continue
                                 if probe is not None:
-                                    if due is not None:
-                                        due = self._tell_due(due)
+                                    if owed is not None:
+                                        owed = o_grad = self._tell_due(
+                                            probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                                        )
                                     probe.gradient_in(task, next_fn, fn, input_nr, output, mode, 0, taken, None, 0)
                                 del output
                                 if not locked:
@@ -1635,35 +1701,35 @@ class Engine:
                             # Successors counted but not yet pushed must still reach the queue:
                             # they are popped and skipped there (the task has failed), which
                             # balances the count.
-                            if first is not None:
+                            if fn1 is not None:
                                 task.outstanding_tasks += ready
-                                local_queue.push_counted(task, more or (first,), quiet=probe is not None)
+                                local_queue.push_counted(task, more or ((fn1, in1),), quiet=probe is not None)
                             raise
                         # fn's own NodeTask is done; the successors found ready here are counted
                         # (the chain's one: no change).
                         if ready != 1:
                             task.outstanding_tasks += ready - 1
-                        held = None
-                        if first is not None:
-                            heap = local_queue._heap
+                        held_fn = None
+                        if fn1 is not None:
                             if more is None:
                                 # The chain case: run it next unless the queue's head or a
                                 # pending entry outranks it (a tie goes to those, pushed first;
                                 # _LAST makes them lose only then). Pending entries are all
                                 # (2, key_depth, ...): their sequence_nr alone decides.
                                 if not heap and not pending:
-                                    held = first
+                                    held_fn = fn1
+                                    held_in = in1
                                 else:
-                                    seq = first[0].sequence_nr
+                                    seq = fn1.sequence_nr
                                     if (not pending or -pending[0][2] < seq) and (
                                         not heap or heap[0] > (2, key_depth, -seq, _LAST)
                                     ):
-                                        held = first
+                                        held_fn = fn1
+                                        held_in = in1
                                     elif pending:
-                                        next_fn, slots = first
-                                        heapq.heappush(pending, (2, key_depth, -seq, next(push_order), next_fn, slots))
+                                        heapq.heappush(pending, (2, key_depth, -seq, next(push_order), fn1, in1))
                                     else:
-                                        local_queue.push_counted(task, (first,), quiet=probe is not None)
+                                        local_queue.push_counted(task, ((fn1, in1),), quiet=probe is not None)
                             else:
                                 # Several ready (a fan-out): the best of them, the first of equals
                                 # (pushed first), runs next if it outranks what waits, without a
@@ -1683,36 +1749,42 @@ class Engine:
                                         next_fn = item[0]
                                         heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
                                                                  next_fn, item[1]))  # fmt: skip
-                        if held is None and pending:
+                                if held is not None:
+                                    held_fn, held_in = held
+                                del held
+                        if held_fn is None and pending:
                             # What pop() would return: the best pending entry, unless the queue's
                             # head (pushed by another thread meanwhile) outranks it.
                             top = pending[0]
-                            heap = local_queue._heap
                             if not heap or heap[0] > top:
                                 heapq.heappop(pending)
-                                held = (top[4], top[5])
-                        if held is None:
+                                held_fn = top[4]
+                                held_in = top[5]
+                        if held_fn is None:
                             done = task.outstanding_tasks == 0 or (task.exit_on_error and task.has_error)
                     finally:
                         if locked:
                             mutex.release()
             except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
-                if due is not None:
-                    due = self._tell_due(due)
+                if owed is not None:
+                    owed = o_grad = self._tell_due(
+                        probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue
+                    )
                 if pending:
                     local_queue.push_pending(task, pending, quiet=probe is not None)  # to be popped and skipped
                 self.thread_on_exception(task, fn, exc)
                 return self._decrement_outstanding(task)
-            if due is not None and (held is None or held[0] is not due[3] or task.has_error):
-                due = self._tell_due(due)  # no chain_step follows
-            if held is None:
+            if owed is not None and (held_fn is None or held_fn is not o_next or task.has_error):
+                # no chain_step follows
+                owed = o_grad = self._tell_due(probe, task, owed, o_next, o_slot, o_grad, o_mode, o_size, local_queue)
+            if held_fn is None:
                 if pending:
                     local_queue.push_pending(task, pending, quiet=probe is not None)
                 return done
-            # held is counted in outstanding_tasks, so the task is not done: run it as
+            # held_fn is counted in outstanding_tasks, so the task is not done: run it as
             # thread_main would have after popping it.
-            fn, inputs = held
-            del held
+            fn = held_fn
+            inputs = held_in
             popped = True
             if task.has_error:
                 if pending:
@@ -1720,21 +1792,25 @@ class Engine:
                 if probe is not None:
                     self._tell_pop(probe, local_queue, task, fn, 0, None)  # popped and skipped
                 return self._decrement_outstanding(task)
-            if pending and (fn._hooked or not fn._defer_safe):
+            if not plain:
+                # The task's grad mode (create_graph) again after a node that may have changed it
+                # (Node._plain: no hooks, a fresh output list, no user code).
+                grad_state.enabled = create_graph
+            plain = fn._plain
+            if pending and not plain and (fn._hooked or not fn._defer_safe):
                 local_queue.push_pending(task, pending, quiet=probe is not None)
-            # A node may leave grad mode changed: the task's (create_graph) again for each node.
-            grad_state.enabled = create_graph
 
     @staticmethod
-    def _tell_due(due: tuple) -> None:
-        """Tell what _evaluate_told owes a probe: a node_end, and the gradient_in after it. Returns
-        None, what is owed then. As node_pop (and chain_step, which tells the same later), a
-        failing probe is reported, never fatal: a told step is not the node's own."""
-        probe, task, fn = due[0], due[1], due[2]
+    def _tell_due(probe: Probe, task: GraphTask, fn: Node, next_fn: Node | None, slot: int, grad: Any, mode: str | None,
+                  size: int, queue: ReadyQueue | None) -> None:  # fmt: skip
+        """Tell what _evaluate_told owes a probe: fn's node_end, and when next_fn is not None the
+        gradient_in (slot, grad, mode) that made next_fn ready for ``queue``, pushed with
+        ``size``. Returns None, what is owed then. As node_pop (and chain_step, which tells the
+        same later), a failing probe is reported, never fatal: a told step is not the node's own."""
         try:
             probe.node_end(task, fn, True)
-            if due[3] is not None:
-                probe.gradient_in(task, due[3], fn, due[4], due[5], due[6], 0, None, due[8], due[7])
+            if next_fn is not None:
+                probe.gradient_in(task, next_fn, fn, slot, grad, mode, 0, None, queue, size)
         except Exception:  # noqa: BLE001
             sys.excepthook(*sys.exc_info())
 
