@@ -28,7 +28,7 @@ import time
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -1315,21 +1315,7 @@ class Engine:
                                 heapq.heappush(pending, (2, key_depth, -s2, next(push_order), fn2, in2))
                         else:
                             # More: as with two, over the list.
-                            held = more[0]
-                            seq = held[0].sequence_nr
-                            for item in more:
-                                if item[0].sequence_nr > seq:
-                                    held = item
-                                    seq = item[0].sequence_nr
-                            if (pending and -pending[0][2] >= seq) or (
-                                heap and not heap[0] > (2, key_depth, -seq, _LAST)
-                            ):
-                                held = None
-                            for item in more:
-                                if item is not held:
-                                    next_fn = item[0]
-                                    heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                             next_fn, item[1]))  # fmt: skip
+                            held = _hold_best_of(more, pending, heap, key_depth, push_order)
                             if held is not None:
                                 held_fn, held_in = held
                             del held
@@ -1734,21 +1720,7 @@ class Engine:
                                 # Several ready (a fan-out): the best of them, the first of equals
                                 # (pushed first), runs next if it outranks what waits, without a
                                 # trip through pending; the others wait there in ready order.
-                                held = more[0]
-                                seq = held[0].sequence_nr
-                                for item in more:
-                                    if item[0].sequence_nr > seq:
-                                        held = item
-                                        seq = item[0].sequence_nr
-                                if (pending and -pending[0][2] >= seq) or (
-                                    heap and not heap[0] > (2, key_depth, -seq, _LAST)
-                                ):
-                                    held = None
-                                for item in more:
-                                    if item is not held:
-                                        next_fn = item[0]
-                                        heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order),
-                                                                 next_fn, item[1]))  # fmt: skip
+                                held = _hold_best_of(more, pending, heap, key_depth, push_order)
                                 if held is not None:
                                     held_fn, held_in = held
                                 del held
@@ -1981,6 +1953,28 @@ class Engine:
             raise RuntimeError("Final callbacks can only be installed during backward pass.")
         with task.mutex:
             task.final_callbacks.append(callback)
+
+
+def _hold_best_of(more: list[tuple], pending: list[tuple], heap: list[tuple], key_depth: int,
+                  push_order: Iterator[int]) -> tuple | None:  # fmt: skip
+    """Of several successors made ready at once for this thread's queue (``more``: (fn,
+    gradients) in ready order; the untold loop handles two in locals and comes here for three or
+    more), the one it runs next: the best, the first of equals (pushed first), unless a
+    ``pending`` entry or the queue's ``heap`` head outranks it (then None). The others go to
+    ``pending`` in ready order. Both evaluate_function paths share it: one call per fan-out."""
+    held = more[0]
+    seq = held[0].sequence_nr
+    for item in more:
+        if item[0].sequence_nr > seq:
+            held = item
+            seq = item[0].sequence_nr
+    if (pending and -pending[0][2] >= seq) or (heap and not heap[0] > (2, key_depth, -seq, _LAST)):
+        held = None
+    for item in more:
+        if item is not held:
+            next_fn = item[0]
+            heapq.heappush(pending, (2, key_depth, -next_fn.sequence_nr, next(push_order), next_fn, item[1]))
+    return held
 
 
 def _hold_next(task: GraphTask, queue: ReadyQueue, ready: list[tuple]) -> tuple | None:
