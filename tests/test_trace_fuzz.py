@@ -15,6 +15,7 @@ from trace_builders import diamond
 
 from gradviz.cli import main
 from gradviz.trace import TraceError, TraceWarning, codec, load
+from gradviz.trace import events as ev
 from gradviz.trace.file import HEADER, HEADER_V2, save
 
 EVENTS = diamond().events
@@ -201,8 +202,11 @@ def test_changed_field_types_are_named(tmp_path, base, data):
     else:  # only fields that take any value, or null, may change type and still load; and an
         # optional field set from null to a value of its type (thread_start's device: null -> "")
         got = json.loads(codec.encode_line(result.events[i]))[k]  # type: ignore[attr-defined]
-        # a finite number is a stats field in format 3 (a one-element tensor's x)
-        scalar_stats = name == "stats" and type(value) in (int, float) and value - value == 0
+        # a finite number is a stats field in format 3 (a one-element tensor's x): stats,
+        # accumulate_grad's before and after
+        spec = {n: sp for n, sp, _ in codec._SPECS[ev.KINDS[a[0]]]}.get(name)
+        is_stats = spec is not None and codec._needs_care(spec) == "stats"
+        scalar_stats = is_stats and type(value) in (int, float) and value - value == 0
         assert name == "values" or value is None or scalar_stats or (d_was_null and got == value), (name, value)
     if data.draw(st.integers(0, 9)) == 0:
         info_behaves(path)
@@ -221,17 +225,18 @@ def test_info_on_damaged_files(tmp_path, base, data):
 
 
 @pytest.mark.parametrize("value", [0, 2.5, -3])
-def test_a_finite_number_as_stats_is_a_one_element_summary(tmp_path, base, value):
+@pytest.mark.parametrize(("kind", "field"), [("buffer_add", "stats"), ("accumulate_grad", "after")])
+def test_a_finite_number_as_stats_is_a_one_element_summary(tmp_path, base, value, kind, field):
     """Format 3 writes a one-element tensor's stats as its value x: a number there loads as
-    [abs(x), x, x, 0, 0] (the case the field-type fuzz once drew as a wrong type)."""
+    [abs(x), x, x, 0, 0] in every stats field (the cases the field-type fuzz drew as wrong types)."""
     lines = _event_lines(base)
-    i = next(j for j, ln in enumerate(lines) if json.loads(ln.rstrip(b","))[0] == "buffer_add")
+    i = next(j for j, ln in enumerate(lines) if json.loads(ln.rstrip(b","))[0] == kind)
     a = json.loads(lines[i].rstrip(b","))
-    a[codec.FIELDS["buffer_add"].index("stats")] = value
+    a[codec.FIELDS[kind].index(field)] = value
     lines[i] = json.dumps(a).encode()
     path = tmp_path / "scalar.json"
     path.write_bytes(_rebuild(lines))
     kind, t = outcome(path)
     assert kind == "ok", t
-    s = t.events[i].stats  # type: ignore[attr-defined]
+    s = getattr(t.events[i], field)
     assert (s.norm, s.min, s.max, s.nan, s.inf) == (abs(value), value, value, 0, 0)
