@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.device import array_module
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
 from gradviz.tensor import Tensor
@@ -47,7 +48,8 @@ _OFFSETS: dict[tuple[int, int], np.ndarray] = {}
 def _flat_targets(t: np.ndarray, n_classes: int) -> np.ndarray:
     """Each target's index in the flattened (n, n_classes) input: ``x.take`` and ``put`` with
     these pick and set the same elements as ``x[arange(n), t]``, without numpy's fancy-indexing
-    machinery (a large code path that runs cold in a training step, after the matrix products)."""
+    machinery (a large code path that runs cold in a training step, after the matrix products).
+    numpy targets only (``_plain_targets`` sees to it): the cached offsets are host arrays."""
     n = t.shape[0]
     offs = _OFFSETS.get((n, n_classes))
     if offs is None:
@@ -65,6 +67,8 @@ def _plain_targets(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_i
     results are the same floats: the weights are exact ones)."""
     if weight is not None or x.ndim != 2 or t.ndim != 1 or not t.size:
         return False
+    # Host targets only: this path and its helpers (host offsets, numpy's unsigned view) are a
+    # numpy speed-up; device targets take the general path, written for any array module.
     if type(t) is not np.ndarray or t.dtype.kind != "i":
         return False
     n_classes = x.shape[1]
@@ -117,7 +121,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         return out
     xb, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
     if xb.ndim == 2:
-        picked = xb[np.arange(xb.shape[0]), safe_t]  # plain indexing: take_along_axis costs 3x
+        # plain indexing: take_along_axis costs 3x; the row numbers made where the data is
+        picked = xb[array_module(input.device).arange(xb.shape[0]), safe_t]
     else:
         picked = np.take_along_axis(xb, safe_t[:, None, ...], axis=1)[:, 0]
     losses = -picked * w
@@ -125,9 +130,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if red == 0:
         data = losses.reshape(target._data.shape)
     elif red == 2:
-        data = np.asarray(losses.sum(dtype=x.dtype))
+        data = F._as_array(losses.sum(dtype=x.dtype))
     else:
-        data = np.asarray(losses.sum(dtype=x.dtype) / total_weight, dtype=x.dtype)
+        data = F._as_array(losses.sum(dtype=x.dtype) / total_weight, x.dtype)
     out = F._new(data, input.device)
     if _grad_state.enabled and input.requires_grad:
         record(_NLL, (input,), [out], {
@@ -166,10 +171,11 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
     coef = -w * (g.reshape(t.shape) if reduction == 0 else g)
     if reduction == 1:
         coef = coef / total_weight
-    gi = np.zeros(x.shape if x.ndim > 1 else (1,) + x.shape, dtype=x.dtype)
+    xp = array_module(grad_output.device)  # made on the device of the gradient (the input's)
+    gi = xp.zeros(x.shape if x.ndim > 1 else (1,) + x.shape, dtype=x.dtype)
     coef = coef.astype(x.dtype, copy=False)
     if gi.ndim == 2:
-        gi[np.arange(gi.shape[0]), safe_t] = coef
+        gi[xp.arange(gi.shape[0]), safe_t] = coef
     else:
         np.put_along_axis(gi, safe_t[:, None, ...], coef[:, None, ...], axis=1)
     out = F._new(gi.reshape(x.shape), grad_output.device)
@@ -259,9 +265,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     if red == 0:
         data = sq
     elif red == 2:
-        data = np.asarray(sq.sum(dtype=x.dtype))
+        data = F._as_array(sq.sum(dtype=x.dtype))
     else:
-        data = np.asarray(sq.mean(dtype=x.dtype), dtype=x.dtype)
+        data = F._as_array(sq.mean(dtype=x.dtype), x.dtype)
     out = F._new(data, input.device)
     if _grad_state.enabled and (input.requires_grad or target.requires_grad):
         record(_MSE, (input, target), [out], {"self": save(input), "target": save(target), "reduction": red})

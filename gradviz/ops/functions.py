@@ -104,6 +104,31 @@ def _cast(arr: Any, dt: _dtype.dtype) -> Any:
     return arr if arr.dtype == dt.np else arr.astype(dt.np)
 
 
+def _as_array(d: Any, dtype: Any = None) -> Any:
+    """``np.asarray(d, dtype)`` for what an array operation returned, on any device: numpy's
+    scalars (from full reductions and 0-d operands) become 0-d arrays, as a tensor always holds an
+    array; a cupy array stays on its device (np.asarray would refuse it: cupy does not convert to
+    the host implicitly, and its reductions give 0-d arrays already)."""
+    if isinstance(d, (np.ndarray, np.generic)) or not hasattr(d, "__array_ufunc__"):
+        return np.asarray(d, dtype=dtype)
+    return d if dtype is None or d.dtype == dtype else d.astype(dtype)
+
+
+def _ascontiguous(x: Any) -> Any:
+    """np.ascontiguousarray on any device (numpy's would take a cupy array to the host, which
+    cupy refuses): the array itself when C-contiguous, else its C-ordered copy."""
+    if type(x) is np.ndarray:
+        return np.ascontiguousarray(x)
+    return x if x.flags["C_CONTIGUOUS"] else x.copy(order="C")
+
+
+def _c_copy(x: Any) -> Any:
+    """np.array(x, order="C") (a C-ordered copy) on any device."""
+    if type(x) is np.ndarray:
+        return np.array(x, order="C")
+    return x.copy(order="C")
+
+
 def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> tuple[Any, Tensor | None]:
     """op on the data, in torch's result dtype (``floating``: an integral result becomes the
     default float, as true division)."""
@@ -119,7 +144,7 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
         x = a._data
         out = op(x, b._data)
         if type(out) is not np.ndarray or out.dtype is not x.dtype:
-            out = _cast(np.asarray(out), a.dtype)
+            out = _cast(_as_array(out), a.dtype)
         return out, b
     if isinstance(b, np.ndarray):
         raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
@@ -128,10 +153,27 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
         dt = _dtype.float32
     if isinstance(b, Tensor):
         _check_devices(a, b)
-        out = op(a._data, b._data)
-        return _cast(np.asarray(out), dt), b
+        x, y = a._data, b._data
+        if a.device is not b.device and a.device != b.device:
+            # One is a 0-dim cpu tensor, which meets any device as a scalar (torch): its value
+            # joins the other's device, as cupy takes no host arrays; the result is on that
+            # device too (_binary_device).
+            if b.device.type == "cpu":
+                y = to_device_array(y, a.device)
+            else:
+                x = to_device_array(x, b.device)
+        out = op(x, y)
+        return _cast(out if type(out) is np.ndarray else _as_array(out), dt), b
     out = op(a._data, b)
-    return _cast(np.asarray(out), dt), None
+    return _cast(out if type(out) is np.ndarray else _as_array(out), dt), None
+
+
+def _binary_device(a: Tensor, bt: Tensor | None) -> Any:
+    """The device of a binary op's result: a's, unless a is a 0-dim cpu tensor that met another
+    device's tensor (then that device, as torch's scalar-on-cpu rule)."""
+    if bt is None or a.device is bt.device or a.device.type != "cpu" or bt.device.type == "cpu":
+        return a.device
+    return bt.device
 
 
 def _as_tensor(x: Any, like: Tensor) -> Tensor:
@@ -189,7 +231,7 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
     out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
-    out = _new(out_data, a.device)
+    out = _new(out_data, _binary_device(a, bt))
     inputs = (a, bt)
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
         record(NODES["add"], inputs, [out], {"alpha": alpha})
@@ -214,7 +256,7 @@ def _check_bool_sub(a: Tensor, b: Tensor | Scalar) -> None:
 def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
     _check_bool_sub(a, b)
     out_data, bt = _binary_data(a, b, (lambda x, y: x - y * alpha) if alpha != 1 else np.subtract)
-    out = _new(out_data, a.device)
+    out = _new(out_data, _binary_device(a, bt))
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
         record(NODES["sub"], (a, bt), [out], {"alpha": alpha})
     return out
@@ -223,7 +265,7 @@ def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
 def rsub(a: Tensor, b: Scalar, alpha: Scalar = 1) -> Tensor:
     """b - alpha * a for a Python number b (torch's RsubBackward1)."""
     _check_bool_sub(a, b)
-    out = _new(_cast(np.asarray(b - a._data * alpha), _result_dtype_scalar(a, b)), a.device)
+    out = _new(_cast(_as_array(b - a._data * alpha), _result_dtype_scalar(a, b)), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["rsub"], (a,), [out], {"alpha": alpha})
     return out
@@ -241,7 +283,7 @@ def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
             record(_MUL_NODE, (a, None), [out], {"other": b})
         return out
     out_data, bt = _binary_data(a, b, np.multiply)
-    out = _new(out_data, a.device)
+    out = _new(out_data, _binary_device(a, bt))
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
         # Save only what a gradient will need, as torch does (it shows in saved tensors).
         saved: dict[str, Any] = {}
@@ -311,7 +353,9 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """a with src added at index along dim (repeated indices accumulate; ScatterAddBackward0)."""
     data = a._data.copy()
-    lead = np.indices(index.shape, sparse=True)
+    # np.indices(index.shape, sparse=True), made where the data is (numpy's would be host arrays)
+    xp = array_module(a.device)
+    lead = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)) for d, n in enumerate(index.shape)]
     key = tuple(index._data if d == dim % a.ndim else lead[d] for d in range(a.ndim))
     np.add.at(data, key, src._data[tuple(slice(0, n) for n in index.shape)])
     out = _new(data, a.device)
@@ -339,7 +383,7 @@ def unsqueeze_to(g: Tensor, shape: tuple[int, ...], dim: int | None = None) -> T
 
 def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
     out_data, bt = _binary_data(a, b, np.true_divide, floating=True)
-    out = _new(out_data, a.device)
+    out = _new(out_data, _binary_device(a, bt))
     if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
         saved: dict[str, Any] = {"other": save(bt) if bt is not None else b}
         if bt is not None and bt.requires_grad:
@@ -381,7 +425,7 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
 
 def _pow_base(base: Scalar, e: Tensor) -> Tensor:
     data = np.power(base, e._data)
-    out = _new(_cast(np.asarray(data), result_type(base, e)), e.device)
+    out = _new(_cast(_as_array(data), result_type(base, e)), e.device)
     if _grad_state.enabled and e.requires_grad:
         record(NODES["pow_base"], (e,), [out], {"result": save(out, True), "log_base": math.log(base)})
     return out
@@ -527,7 +571,7 @@ def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Te
     out = _new(data, a.device)
     if _grad_state.enabled and a.requires_grad:
         mask = ((x >= min) if min is not None else True) & ((x <= max) if max is not None else True)
-        record(NODES["clamp"], (a,), [out], {"mask": _new(np.asarray(mask), a.device)})
+        record(NODES["clamp"], (a,), [out], {"mask": _new(_as_array(mask), a.device)})
     return out
 
 
@@ -541,8 +585,8 @@ def _compare(fn):
     def op(a: Tensor, b: Tensor | Scalar) -> Tensor:
         if isinstance(b, Tensor):
             _check_devices(a, b)
-            return _new(np.asarray(fn(a._data, b._data)), a.device)
-        return _new(np.asarray(fn(a._data, b)), a.device)
+            return _new(_as_array(fn(a._data, b._data)), a.device)
+        return _new(_as_array(fn(a._data, b)), a.device)
 
     return op
 
@@ -676,7 +720,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     _check_float_mm(a, b)
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    out = _new(np.asarray(np.dot(a._data, b._data)), a.device)
+    out = _new(_as_array(np.dot(a._data, b._data)), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
         saved = {}
         if a.requires_grad:
@@ -772,13 +816,13 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
         dtype: _dtype.dtype | None = None) -> Tensor:  # fmt: skip
     x = a._data
     if dim is None:
-        data = np.asarray(x.sum(dtype=np.int64 if x.dtype == np.bool_ else None))
+        data = _as_array(x.sum(dtype=np.int64 if x.dtype == np.bool_ else None))
         out = _new(data if dtype is None else data.astype(dtype.np), a.device)
         if _grad_state.enabled and a.requires_grad:
             record(NODES["sum"], (a,), [out], {"shape": a.shape})
         return out
     dims = _dims(dim, a.ndim)
-    data = np.asarray(x.sum(axis=dims, keepdims=keepdim, dtype=np.int64 if x.dtype == np.bool_ else None))
+    data = _as_array(x.sum(axis=dims, keepdims=keepdim, dtype=np.int64 if x.dtype == np.bool_ else None))
     out = _new(data if dtype is None else data.astype(dtype.np), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["sum_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim})
@@ -792,12 +836,12 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
             f"complex dtype. Got: {a.dtype.name.capitalize()}"
         )
     if dim is None:
-        out = _new(np.asarray(a._data.mean()), a.device)
+        out = _new(_as_array(a._data.mean()), a.device)
         if _grad_state.enabled and a.requires_grad:
             record(NODES["mean"], (a,), [out], {"shape": a.shape, "count": a.numel()})
         return out
     dims = _dims(dim, a.ndim)
-    out = _new(np.asarray(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
+    out = _new(_as_array(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
     if _grad_state.enabled and a.requires_grad:
         count = int(np.prod([a.shape[d] for d in dims])) if dims else 1
         record(NODES["mean_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim,
@@ -833,12 +877,12 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
                 f"{key}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
-        out = _new(np.asarray(fn(a._data)), a.device)
+        out = _new(_as_array(fn(a._data)), a.device)
         if _grad_state.enabled and a.requires_grad:
             record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True)})
         return out
     d = dim % a.ndim
-    idx = np.asarray(argfn(a._data, axis=d))
+    idx = _as_array(argfn(a._data, axis=d))
     vals = np.take_along_axis(a._data, np.expand_dims(idx, d), axis=d)
     if not keepdim:
         vals = np.squeeze(vals, d)
@@ -877,7 +921,7 @@ def amin(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False)
 def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
     # An empty dim list (the default) reduces over every dim, as torch.
     dims = tuple(range(a.ndim)) if dim is None or (not isinstance(dim, int) and len(dim) == 0) else _dims(dim, a.ndim)
-    out = _new(np.asarray(fn(a._data, axis=dims, keepdims=keepdim)), a.device)
+    out = _new(_as_array(fn(a._data, axis=dims, keepdims=keepdim)), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True), "dim": dims,
                                          "keepdim": keepdim})
@@ -885,22 +929,22 @@ def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
 
 
 def all(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    return _new(np.asarray(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
+    return _new(_as_array(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
 def any(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    return _new(np.asarray(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
+    return _new(_as_array(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
 def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
-        return _new(np.asarray(np.argmax(a._data)), a.device)
+        return _new(_as_array(np.argmax(a._data)), a.device)
     return max(a, dim, keepdim)[1]
 
 
 def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     if dim is None:
-        return _new(np.asarray(np.argmin(a._data)), a.device)
+        return _new(_as_array(np.argmin(a._data)), a.device)
     return min(a, dim, keepdim)[1]
 
 
@@ -910,7 +954,7 @@ def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, cor
     dims = _dims(dim, a.ndim)
     n = a.numel() if dims is None else int(np.prod([a.shape[d] for d in dims]))
     denom = builtins.max(n - correction, 0)
-    data = np.asarray(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
+    data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
     if key == "std":
         data = np.sqrt(data)
     out = _new(data.astype(a._data.dtype, copy=False), a.device)
@@ -1144,7 +1188,7 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
 
 
 def _unsafe_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
-    out = _new(np.ascontiguousarray(a._data).reshape(shape), a.device)
+    out = _new(_ascontiguous(a._data).reshape(shape), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["unsafe_view"], (a,), [out], {"shape": a.shape})
     return out
@@ -1239,7 +1283,7 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
             # memory (so AccumulateGrad can take it without a copy).
             return _wrap(np.add.reduce(x, 0 if lead == 1 else tuple(range(lead))), g.dtype, g.device)
         if not shape:
-            return _new(np.asarray(x.sum()), g.device)
+            return _new(_as_array(x.sum()), g.device)
         lead = x.ndim - len(shape)
         dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
         if not dims and not lead:
@@ -1330,7 +1374,8 @@ def getitem(a: Tensor, key: Any) -> Tensor:
                 out = _view_of(out, out._data[idx], "slice", {"shape": out.shape, "key": idx})
             dim += 1
         else:
-            arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+            # a list index goes where the data is (a host array would meet device data)
+            arr = k._data if isinstance(k, Tensor) else array_module(a.device).asarray(k)
             advanced.append((dim, arr))
             dim += arr.ndim if arr.dtype == np.bool_ else 1
     if advanced:
@@ -1344,7 +1389,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
         idx = tuple(idx_list)
         data = out._data[idx]
         # torch's index output is contiguous; numpy's puts the indexed dims' layout first.
-        res = _new(np.array(data, order="C"), out.device)
+        res = _new(_c_copy(data), out.device)
         if _grad_state.enabled and out.requires_grad:
             record(NODES["index"], (out,), [res], {"shape": out.shape, "key": idx})
         out = res
@@ -1363,7 +1408,7 @@ def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
     backward of the indexing nodes)."""
     if kind != "index":
         return _view_of(g, g._data[key + (Ellipsis,)], kind, {"shape": g.shape, "key": key})
-    res = _new(np.array(g._data[key], order="C"), g.device)
+    res = _new(_c_copy(g._data[key]), g.device)
     if _grad_state.enabled and g.requires_grad:
         record(NODES["index"], (g,), [res], {"shape": g.shape, "key": key})
     return res
@@ -1401,7 +1446,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     # which would change later view/reshape decisions.
     dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
     data = np.concatenate([t_._data for t_ in tensors], axis=d)
-    out = _new(np.ascontiguousarray(_cast(data, dt)), tensors[0].device)
+    out = _new(_ascontiguous(_cast(data, dt)), tensors[0].device)
     if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
         record(NODES["cat"], tuple(tensors), [out], {"sizes": [t_.shape[d] for t_ in tensors], "dim": d})
     return out
@@ -1421,7 +1466,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"entry 0 and {list(t_.shape)} at entry {tensors.index(t_)}"
             )
     dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
-    out = _new(np.ascontiguousarray(_cast(np.stack([t_._data for t_ in tensors], axis=d), dt)), tensors[0].device)
+    out = _new(_ascontiguous(_cast(np.stack([t_._data for t_ in tensors], axis=d), dt)), tensors[0].device)
     if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
         record(NODES["stack"], tuple(tensors), [out], {"dim": d})
     return out

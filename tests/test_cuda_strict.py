@@ -1,0 +1,370 @@
+"""gradviz on cuda:0 under cupy's conversion rules: forward and backward of the ops and losses
+give what the same program gives on cpu, and nothing hands a device array to numpy or mixes
+host arrays into device work.
+
+With cupy and a GPU present these run on the real thing; elsewhere on ``fakecupy``, a strict
+stand-in whose arrays refuse implicit conversion as cupy's do (a loose stand-in that handed
+out numpy arrays let such bugs through: see tests/test_devices.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import fakecupy
+import numpy as np
+import pytest
+
+import gradviz
+import gradviz.nn.functional as F
+from gradviz.device import array_module, as_device
+
+
+def _real_cupy() -> Any | None:
+    try:
+        import cupy  # type: ignore[import-not-found]
+
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:  # not installed, or cupy's CUDA errors: no GPU
+        return None
+
+
+def _cupy(monkeypatch: pytest.MonkeyPatch, strict_indices: bool) -> Iterator[Any]:
+    real = _real_cupy()
+    mod = real if real is not None else fakecupy.install(strict_indices=strict_indices)
+    if real is None:
+        monkeypatch.setitem(sys.modules, "cupy", mod)
+    engine = gradviz.autograd.get_default_engine()
+    try:
+        yield mod
+    finally:
+        assert engine.shutdown(timeout=10)  # the cuda:0 worker must not outlive the stand-in
+
+
+@pytest.fixture
+def cp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """cupy, or the stand-in refusing host arrays everywhere, indices included."""
+    yield from _cupy(monkeypatch, strict_indices=True)
+
+
+@pytest.fixture
+def cp_host_indices(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """cupy, or the stand-in taking host index arrays as cupy does (a copy to the device)."""
+    yield from _cupy(monkeypatch, strict_indices=False)
+
+
+# -- the stand-in itself ------------------------------------------------------------------------
+
+
+def test_stand_in_refuses_what_cupy_refuses(cp: Any) -> None:
+    x = cp.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match="Implicit conversion to a NumPy array is not allowed"):
+        np.asarray(x)
+    with pytest.raises(TypeError):
+        x + np.ones(3)  # a host array meeting a device array
+    with pytest.raises(TypeError):
+        np.where(x > 1, np.zeros((2, 3)), x)
+    # what numpy's protocols route to the device type stays there
+    assert isinstance(np.tanh(x), cp.ndarray)
+    assert isinstance(np.add.reduce(x, axis=1), cp.ndarray)
+    assert isinstance(x.sum(), cp.ndarray)  # a 0-d device array, not a numpy scalar
+    assert isinstance(np.take_along_axis(x, cp.asarray(np.array([[0], [2]])), axis=1), cp.ndarray)
+    np.testing.assert_array_equal(x.get(), np.arange(6.0).reshape(2, 3))
+    assert array_module(as_device("cuda:0")) is cp
+
+
+# -- cpu vs cuda:0 ------------------------------------------------------------------------------
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((6, 4))
+W = RNG.standard_normal((4, 5))
+B = RNG.standard_normal(5)
+Y = RNG.standard_normal((6, 5))
+TARGET = np.array([0, 4, 2, 2, 1, 3])
+CLASS_W = np.array([0.5, 1.0, 2.0, 1.5, 0.25])
+
+
+def _leaves(dev: str) -> tuple[gradviz.Tensor, ...]:
+    return tuple(gradviz.tensor(a, dtype=gradviz.float64, device=dev, requires_grad=True) for a in (X, W, B))
+
+
+def _target(dev: str, values: np.ndarray = TARGET) -> gradviz.Tensor:
+    return gradviz.tensor(values, dtype=gradviz.int64, device=dev)
+
+
+def _logits(x: gradviz.Tensor, w: gradviz.Tensor, b: gradviz.Tensor) -> gradviz.Tensor:
+    return x.matmul(w) + b  # broadcast bias
+
+
+def _host(t: gradviz.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy()
+
+
+PROGRAMS: dict[str, Callable[[str], gradviz.Tensor]] = {}
+
+
+def program(fn: Callable[..., gradviz.Tensor]) -> Callable[..., gradviz.Tensor]:
+    PROGRAMS[fn.__name__] = fn
+    return fn
+
+
+@program
+def mm_add_tanh_sum(dev, x, w, b):
+    return (x.mm(w) + b).tanh().sum()
+
+
+@program
+def mul_sub_div_mean(dev, x, w, b):
+    h = _logits(x, w, b)
+    return ((h * h - h * 0.5) / (b * b + 1.0)).mean()
+
+
+@program
+def broadcasting(dev, x, w, b):
+    h = x.matmul(w)  # (6, 5)
+    col = h[:, :1]  # (6, 1) against (5,)
+    return (col * b - h * b.reshape(1, 5) + col).sum()
+
+
+@program
+def log_softmax_sum(dev, x, w, b):
+    return (F.log_softmax(_logits(x, w, b), dim=1) * gradviz.tensor(Y, dtype=gradviz.float64, device=dev)).sum()
+
+
+@program
+def softmax_sigmoid_relu(dev, x, w, b):
+    h = _logits(x, w, b)
+    return (F.softmax(h, dim=1) * h.sigmoid() + F.relu(h)).sum()
+
+
+@program
+def exp_log_sqrt_pow(dev, x, w, b):
+    h = _logits(x, w, b)
+    return ((h * h + 1.0).log() + (h.abs() + 1.0).sqrt() + (h * 0.1).exp() + h.pow(3)).mean()
+
+
+@program
+def reductions(dev, x, w, b):
+    h = _logits(x, w, b)
+    return h.sum(dim=1).mean() + h.max(dim=1)[0].sum() + h.mean(dim=0).sum() + h.var(dim=1).sum()
+
+
+@program
+def cross_entropy(dev, x, w, b):
+    return F.cross_entropy(_logits(x, w, b), _target(dev))
+
+
+@program
+def cross_entropy_sum(dev, x, w, b):
+    return F.cross_entropy(_logits(x, w, b), _target(dev), reduction="sum")
+
+
+@program
+def cross_entropy_weight_ignore(dev, x, w, b):
+    weight = gradviz.tensor(CLASS_W, dtype=gradviz.float64, device=dev)
+    return F.cross_entropy(_logits(x, w, b), _target(dev), weight=weight, ignore_index=2)
+
+
+@program
+def nll_loss_plain(dev, x, w, b):
+    return F.nll_loss(F.log_softmax(_logits(x, w, b), dim=1), _target(dev))
+
+
+@program
+def nll_loss_weight(dev, x, w, b):
+    weight = gradviz.tensor(CLASS_W, dtype=gradviz.float64, device=dev)
+    return F.nll_loss(F.log_softmax(_logits(x, w, b), dim=1), _target(dev), weight=weight)
+
+
+@program
+def nll_loss_ignore_index(dev, x, w, b):
+    return F.nll_loss(F.log_softmax(_logits(x, w, b), dim=1), _target(dev), ignore_index=2)
+
+
+@program
+def nll_loss_none(dev, x, w, b):
+    losses = F.nll_loss(F.log_softmax(_logits(x, w, b), dim=1), _target(dev), reduction="none", ignore_index=4)
+    return (losses * losses).sum()
+
+
+@program
+def nll_loss_single_sample(dev, x, w, b):
+    logp = F.log_softmax(_logits(x, w, b)[0], dim=0)
+    return F.nll_loss(logp, gradviz.tensor(3, dtype=gradviz.int64, device=dev))
+
+
+@program
+def mse_loss_mean(dev, x, w, b):
+    return F.mse_loss(_logits(x, w, b), gradviz.tensor(Y, dtype=gradviz.float64, device=dev))
+
+
+@program
+def mse_loss_sum_none(dev, x, w, b):
+    y = gradviz.tensor(Y, dtype=gradviz.float64, device=dev)
+    h = _logits(x, w, b)
+    return F.mse_loss(h, y, reduction="sum") + F.mse_loss(h, y * 2.0, reduction="none").mean()
+
+
+@program
+def indexing_and_joins(dev, x, w, b):
+    h = _logits(x, w, b)
+    idx = gradviz.tensor([0, 2, 2, 5], dtype=gradviz.int64, device=dev)
+    picked = h[idx]  # index with repeats: IndexBackward0 accumulates
+    rows = h[[1, 3]]  # a list index
+    return (gradviz.cat([picked, rows], 0).sum() + gradviz.stack([h[0], h[1]]).mean()
+            + h.gather(1, gradviz.tensor([[1], [0], [4], [3], [2], [2]], device=dev)).sum())
+
+
+@program
+def where_clamp_masked(dev, x, w, b):
+    h = _logits(x, w, b)
+    return (gradviz.where(h > 0, h, h * 0.1) + h.clamp(-0.5, 0.5) + h.masked_fill(h < -1.0, 0.0)).sum()
+
+
+@program
+def more_pointwise(dev, x, w, b):
+    h = _logits(x, w, b)
+    return (h.sin() * h.cos() + (h * h).log1p() + gradviz.maximum(h, b) - gradviz.minimum(h, h * 0.5)
+            + 1.0 / (h * h + 1.0) + (2.0 - h) * h.sign()).sum()
+
+
+@program
+def more_reductions(dev, x, w, b):
+    h = _logits(x, w, b)
+    return (h.amax(dim=1).sum() + h.max() + h.min() + h.std(dim=0).sum() + h.min(dim=0, keepdim=True)[0].sum()
+            + h[h.argmax(dim=1) > 1].sum() + h.sum(dim=(0, 1)))
+
+
+@program
+def shapes_and_views(dev, x, w, b):
+    h = _logits(x, w, b)  # (6, 5)
+    t = h.t().reshape(30)  # not a view of h: clone and unsafe view
+    parts = h.split(2, dim=0)
+    p0, p1 = h.chunk(2, dim=1)[0], h.unbind(1)[3]
+    e = b.unsqueeze(0).expand(6, 5)
+    return ((t * t).sum() + parts[1].sum() * parts[2].mean() + p0.permute(1, 0).flatten().sum()
+            + (p1.unsqueeze(1) * e).squeeze().sum() + h.transpose(0, 1).contiguous().view(-1)[3:9].sum())
+
+
+@program
+def products(dev, x, w, b):
+    a3 = x.reshape(2, 3, 4)
+    m = a3.matmul(w)  # folded: one mm
+    bm = gradviz.bmm(a3, a3.transpose(1, 2))
+    v = x.mv(w[:, 0]) + x[0].dot(w[:, 1])
+    return m.sum() + bm.mean() + (v * v).sum() + b.matmul(w.t()).sum()
+
+
+@program
+def scatter_ops(dev, x, w, b):
+    h = _logits(x, w, b)
+    idx = gradviz.tensor([[0, 1], [2, 0], [4, 4], [1, 3], [2, 2], [3, 0]], dtype=gradviz.int64, device=dev)
+    src = h[:, :2] * 2.0
+    return (h.scatter(1, idx[:, :1], src[:, :1]) ** 2).sum() + (h.scatter_add(1, idx, src) ** 2).sum()
+
+
+def _run(name: str, dev: str) -> tuple[np.ndarray, list[np.ndarray], list[gradviz.Tensor]]:
+    leaves = _leaves(dev)
+    loss = PROGRAMS[name](dev, *leaves)
+    loss.backward()
+    return _host(loss), [_host(t.grad) for t in leaves], [t.grad for t in leaves]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_cuda_forward_and_backward_match_cpu(cp: Any, name: str) -> None:
+    want_loss, want_grads, _ = _run(name, "cpu")
+    loss, grads, raw = _run(name, "cuda:0")
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
+    for got, want in zip(grads, want_grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+    for g in raw:  # gradients stay on the device, in device arrays
+        assert str(g.device) == "cuda:0" and isinstance(g._data, cp.ndarray)
+
+
+def test_cuda_float32_cross_entropy_step_matches_cpu(cp: Any) -> None:
+    # float32 and the batch shape of an MLP step: nll_loss's plain-targets path on cpu.
+    def step(dev: str) -> list[np.ndarray]:
+        x = gradviz.tensor(X, device=dev)
+        w = gradviz.tensor(W, device=dev, requires_grad=True)
+        b = gradviz.tensor(B, device=dev, requires_grad=True)
+        loss = F.cross_entropy((x.mm(w) + b).tanh(), _target(dev))
+        loss.backward()
+        return [_host(loss), _host(w.grad), _host(b.grad)]
+
+    for got, want in zip(step("cuda:0"), step("cpu"), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_cuda_double_backward_of_losses_matches_cpu(cp: Any) -> None:
+    # create_graph: NllLossBackwardBackward0 and MseLossBackwardBackward0 run on the device.
+    def run(dev: str) -> list[np.ndarray]:
+        x, w, b = _leaves(dev)
+        h = _logits(x, w, b)
+        y = gradviz.tensor(Y, dtype=gradviz.float64, device=dev)
+        loss = F.cross_entropy(h, _target(dev), ignore_index=2) + F.mse_loss(h, y)
+        (gw,) = gradviz.autograd.grad(loss, (w,), create_graph=True)
+        (gw * gw).sum().backward()
+        return [_host(t.grad) for t in (x, w, b)]
+
+    for got, want in zip(run("cuda:0"), run("cpu"), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+def test_cross_device_graph_cpu_cuda_cpu_matches_cpu(cp: Any) -> None:
+    def run(dev: str) -> tuple[np.ndarray, list[np.ndarray]]:
+        x = gradviz.tensor(X, dtype=gradviz.float64, requires_grad=True)  # cpu
+        w = gradviz.tensor(W, dtype=gradviz.float64, device=dev, requires_grad=True)
+        b = gradviz.tensor(B, dtype=gradviz.float64, requires_grad=True)  # cpu
+        h = (x.to(dev).matmul(w)).tanh()  # cpu -> dev
+        logits = h.to("cpu") + b  # dev -> cpu
+        loss = F.cross_entropy(logits, _target("cpu")) + F.mse_loss(h, h.detach() * 0.5).to("cpu")
+        loss.backward()
+        assert str(w.grad.device) == dev and str(x.grad.device) == "cpu"
+        return _host(loss), [_host(t.grad) for t in (x, w, b)]
+
+    loss, grads = run("cuda:0")
+    want_loss, want_grads = run("cpu")
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
+    for got, want in zip(grads, want_grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+def test_cuda_nll_loss_reports_a_bad_target(cp: Any) -> None:
+    logp = F.log_softmax(gradviz.tensor(X, device="cuda:0"), dim=1)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.nll_loss(logp, _target("cuda:0", np.array([0, 1, 7, 1, 0, 2])))
+
+
+def test_cpu_scalar_tensor_meets_cuda_tensor_as_torch_allows(cp: Any) -> None:
+    # A 0-dim cpu tensor may meet a tensor on any device; its value joins that device, and so
+    # does the result (its gradient comes back to cpu).
+    def run(dev: str) -> tuple[str, list[np.ndarray]]:
+        x, w, b = _leaves(dev)
+        s = gradviz.tensor(1.5, dtype=gradviz.float64, requires_grad=True)  # cpu, 0-dim
+        h = _logits(x, w, b)
+        y = (h * s + s) / (s + 1.0) - s * h.sum() - h.mean() / s
+        loss = y.sum()
+        loss.backward()
+        return str(y.device), [_host(t.grad) for t in (x, w, b, s)]
+
+    dev, grads = run("cuda:0")
+    assert dev == "cuda:0"
+    for got, want in zip(grads, run("cpu")[1], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+def test_cuda_inplace_on_views_matches_cpu(cp_host_indices: Any) -> None:
+    # CopySlices and AsStridedBackward0 index the gradient with the view's element positions,
+    # which ops.core.view_index computes on the host: cupy copies them to the device.
+    def run(dev: str) -> list[np.ndarray]:
+        x, w, b = _leaves(dev)
+        h = _logits(x, w, b)
+        h[1].mul_(b)  # an in-place op on a view: h's history becomes CopySlices
+        h[:, 2:4].add_(1.5)
+        (h * h).sum().backward()
+        return [_host(t.grad) for t in (x, w, b)]
+
+    for got, want in zip(run("cuda:0"), run("cpu"), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
