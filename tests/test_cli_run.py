@@ -152,6 +152,7 @@ def _start(tmp_path: Path, mode: str, n: int = 20) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "gradviz", "run", "-o", "t.json", str(s), str(n), mode],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # stacks on SIGABRT: see the signal test
     )  # fmt: skip
 
 
@@ -211,7 +212,15 @@ def test_sigterm_and_ctrl_c_finish_the_trace_as_interrupted(tmp_path, sig, code)
             except subprocess.TimeoutExpired:
                 continue
         else:
-            raise AssertionError("gradviz run did not stop")
+            # What it was doing: faulthandler (on in the child) prints every thread's stack on
+            # SIGABRT, so that a rare hang reported by CI says where it was.
+            p.send_signal(signal.SIGABRT)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            p.kill()
+            raise AssertionError("gradviz run did not stop:\n" + p.stderr.read()[-6000:])  # type: ignore[union-attr]
     finally:
         p.kill()
     assert got == code
