@@ -67,11 +67,12 @@ def test_engine_bench_quick(tmp_path: Path) -> None:
 
 def test_recording_bench_quick(tmp_path: Path) -> None:
     result = run_quick("bench_recording.py", tmp_path / "recording.json")
-    check_shape(result, "recording", ["rec_w1", "rec_w3"])
+    check_shape(result, "recording", ["rec_w1", "rec_w3", "rec_w1_live", "rec_w3_live"])
     for w in result["workloads"]:
-        assert w["subject"] == "trace"
-        assert set(w["results"]) == {"untraced", "trace", "record"}
-        assert w["facts"]["trace"]["events"] > 0
+        subject = "live" if w["key"].endswith("_live") else "trace"
+        assert w["subject"] == subject
+        assert set(w["results"]) == ({"untraced", "live"} if subject == "live" else {"untraced", "trace", "record"})
+        assert w["facts"][subject]["events"] > 0
 
 
 def test_run_all_splices_between_markers(tmp_path: Path) -> None:
