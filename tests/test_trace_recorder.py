@@ -382,3 +382,27 @@ def test_a_chain_told_in_chain_steps_records_the_queue_only_paths_events(build, 
     monkeypatch.setattr(codec, "typed_events", None)
     monkeypatch.setattr(codec, "typed_events3", None)
     assert _normal_events(load(path)) == fast
+
+
+def test_each_node_records_the_line_of_its_op_call_site():
+    """Sources are cached by call site (code object and instruction): two sites on two lines give
+    two lines, a loop's one site one line, and code made again (exec) its own."""
+    import inspect
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    with record() as rec:
+        first_line = inspect.currentframe().f_lineno + 1
+        b = a * 2.0
+        c = b + 1.0
+        for _ in range(3):
+            c = c * 1.5
+        ns = {"a": a}
+        for k in range(2):  # the same text compiled twice: two code objects, their own files
+            exec(compile("d = a * 3.0", f"<made {k}>", "exec"), ns)
+    sources = [n.source for n in rec.trace.nodes.values() if n.name != "AccumulateGrad"]
+    here = f"{__file__}:"
+    assert sources == [
+        f"{here}{first_line}", f"{here}{first_line + 1}", *[f"{here}{first_line + 3}"] * 3,
+        "<made 0>:1", "<made 1>:1",
+    ]  # fmt: skip
+    del b, c

@@ -466,13 +466,29 @@ def _modified_message(t: Tensor, expected: int, saver: Node | None = None, outpu
 _PKG_DIR = __file__.rsplit("/autograd/", 1)[0]
 
 
+# file:line strings by call site, (id(code), f_lasti) -> (code, text): a recorded forward asks
+# once an op, and f_lineno (a line table walk) plus the string cost more than the lookup. The
+# code object is kept with its text so that an id reused by another code object never matches
+# (and it stays alive while cached); emptied past _SOURCES_MAX sites (code made in a loop).
+_SOURCES: dict[tuple[int, int], tuple[Any, str]] = {}
+_SOURCES_MAX = 4096
+
+
 def user_source() -> str | None:
     """file:line of the innermost frame outside the gradviz package (the user's op call)."""
     f = sys._getframe(2)
     while f is not None:
-        fname = f.f_code.co_filename
-        if not fname.startswith(_PKG_DIR):
-            return f"{fname}:{f.f_lineno}"
+        code = f.f_code
+        if not code.co_filename.startswith(_PKG_DIR):
+            key = (id(code), f.f_lasti)
+            hit = _SOURCES.get(key)
+            if hit is not None and hit[0] is code:
+                return hit[1]
+            if len(_SOURCES) >= _SOURCES_MAX:
+                _SOURCES.clear()
+            text = f"{code.co_filename}:{f.f_lineno}"
+            _SOURCES[key] = (code, text)
+            return text
         f = f.f_back
     return None
 

@@ -711,21 +711,35 @@ class Recorder(Probe):
         if self._closed:
             return nid
         ts = _now() - self._t0
-        infos = _CLASS_INFO
-        last_device: Any = None
-        last_name = ""
-        n_edges = 0
         # Edges go into a file's rows as the engine's own Edge tuples: the JSON encoder writes
         # their nodes as ids (codec's hook), for a fraction of what building id pairs here costs.
         # Kept in memory, rows hold ids, so that they do not keep the graph alive.
         by_id = self._writer is None
+        row = self._row
+        for f, _ in node.next_edges:
+            if f is not None and f._id not in known:
+                break
+        else:
+            # Its successors are all announced: a graph recorded as it is built (a forward under
+            # gradviz run) comes here once a node, with no walk to make.
+            made, leaf = row(node, ts, tid, by_id)
+            rows = self._rows
+            if leaf is not None:
+                rows.append(leaf)
+            rows.append(made)
+            known.add(nid)  # after its rows: see the note on SPILL_ROWS
+            self._edges += made[8]
+            if len(rows) >= self._spill_at:
+                self._spill()
+            return nid
+        n_edges = 0
         # One pass finds the unknown nodes (breadth first) and makes their rows; then the rows
         # are sorted by topological_nr, which puts every node after the nodes its edges point to
         # (so that an edge names a node announced before it): a node's topological_nr is one more
         # than the largest of its successors' (torch's rule, kept by every way a node is made).
         # The pass checks the rule on the way; a graph that breaks it gets a depth-first order.
-        made: list[tuple] = []
-        keep = made.append
+        made_rows: list[tuple] = []
+        keep = made_rows.append
         leaves: dict[int, tuple] = {}  # node id -> the tensor_created row of its leaf
         todo = [node]
         seen = {nid}
@@ -733,10 +747,8 @@ class Recorder(Probe):
         push = todo.append
         ordered = True
         for n in todo:  # grows as it goes
-            n_id = n._id
             topo = n.topological_nr
-            edges = n.next_edges
-            for f, _ in edges:
+            for f, _ in n.next_edges:
                 if f is not None:
                     fid = f._id
                     if fid not in known:
@@ -745,61 +757,21 @@ class Recorder(Probe):
                             push(f)
                         if f.topological_nr >= topo:
                             ordered = False
-            info = infos.get(type(n))
-            if info is None:
-                info = _class_info(type(n))
-            name, has_var, plain_device, saved_how = info
-            if name is None:
-                name = n.name()
-            tensor = None
-            if has_var:
-                var = n.variable
-                if var is not None:
-                    tensor = var._id
-                    leaf = self._tensor_row(var, tid, None)
-                    if leaf is not None:  # goes just before the node's row
-                        leaves[n_id] = leaf
-            md = n.input_metadata
-            if plain_device:  # Node.device, without the property and str() of the same device again
-                if md:
-                    d = md[0][2]  # (shape, dtype, device)
-                    if d is last_device:
-                        device = last_name
-                    else:
-                        device = last_name = str(d)
-                        last_device = d
-                else:
-                    device = "cpu"
-            else:
-                device = n.device
-                if type(device) is not str:
-                    device = str(device)
-            # saved_how: 0 saves nothing (Node's), 1 an OpNode's: tensors (SavedVariables, lists of
-            # them) among plain values (a chain's scalar factors), 2 ask the node
-            saved = None
-            if saved_how == 1:
-                for v in n.saved.values():
-                    if type(v) is _SavedVariable or type(v) is list:
-                        saved = n.saved_shapes()
-                        break
-            elif saved_how == 2:
-                saved = n.saved_shapes()
-            keep((
-                "node_edges", ts, tid, n_id, name, n.sequence_nr, topo, len(md), len(edges), device,
-                tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
-                tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
-            ))  # fmt: skip
-            n_edges += len(edges)
+            made, leaf = row(n, ts, tid, by_id)
+            if leaf is not None:  # goes just before the node's row
+                leaves[made[3]] = leaf
+            keep(made)
+            n_edges += made[8]
         if ordered:
-            made.sort(key=_topo_of_row)
+            made_rows.sort(key=_topo_of_row)
         else:
-            row_of = {r[3]: r for r in made}
-            made = [row_of[n._id] for n in _walk(node, known)]
+            row_of = {r[3]: r for r in made_rows}
+            made_rows = [row_of[n._id] for n in _walk(node, known)]
         if leaves:  # AccumulateGrads (topological_nr 0) come first: a short loop
             out: list[tuple] = []
             left = len(leaves)
             i = 0
-            for i, r in enumerate(made):  # noqa: B007 - i is used after the loop
+            for i, r in enumerate(made_rows):  # noqa: B007 - i is used after the loop
                 leaf = leaves.get(r[3])
                 if leaf is not None:
                     out.append(leaf)
@@ -807,15 +779,63 @@ class Recorder(Probe):
                 out.append(r)
                 if not left:
                     break
-            out += made[i + 1 :]
-            made = out
+            out += made_rows[i + 1 :]
+            made_rows = out
         rows = self._rows
-        rows.extend(made)
+        rows.extend(made_rows)
         known.update(seen)  # after their rows: see the note on SPILL_ROWS
         self._edges += n_edges
         if len(rows) >= self._spill_at:
             self._spill()
         return nid
+
+    def _row(self, n: Any, ts: int, tid: int, by_id: bool) -> tuple[tuple, tuple | None]:
+        """Node n's node_edges row, and the tensor_created row of its leaf when that is not
+        announced yet (an AccumulateGrad's), else None."""
+        edges = n.next_edges
+        info = _CLASS_INFO.get(type(n))
+        if info is None:
+            info = _class_info(type(n))
+        name, has_var, plain_device, saved_how = info
+        if name is None:
+            name = n.name()
+        tensor = leaf = None
+        if has_var:
+            var = n.variable
+            if var is not None:
+                tensor = var._id
+                leaf = self._tensor_row(var, tid, None)
+        md = n.input_metadata
+        if plain_device:  # Node.device, without the property and str() of the same device again
+            if md:
+                d = md[0][2]  # (shape, dtype, device)
+                last = self._device_seen
+                if last[0] is d:
+                    device = last[1]
+                else:
+                    device = str(d)
+                    self._device_seen = (d, device)
+            else:
+                device = "cpu"
+        else:
+            device = n.device
+            if type(device) is not str:
+                device = str(device)
+        # saved_how: 0 saves nothing (Node's), 1 an OpNode's: tensors (SavedVariables, lists of
+        # them) among plain values (a chain's scalar factors), 2 ask the node
+        saved = None
+        if saved_how == 1:
+            for v in n.saved.values():
+                if type(v) is _SavedVariable or type(v) is list:
+                    saved = n.saved_shapes()
+                    break
+        elif saved_how == 2:
+            saved = n.saved_shapes()
+        return (
+            "node_edges", ts, tid, n._id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
+            tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
+            tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
+        ), leaf  # fmt: skip
 
     def _tensor(self, t: Any, tid: int, name: str | None) -> int:
         row = self._tensor_row(t, tid, name)
