@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from functools import cache
 from types import ModuleType
 
@@ -104,6 +105,15 @@ def array_module(dev: device) -> ModuleType:
     if dev.type == "cuda":
         return cupy_or_error()
     return np
+
+
+def device_context(dev: device) -> AbstractContextManager:
+    """Make ``dev`` current while arrays are made from its data: cupy allocates new arrays (an
+    ``astype``, a ``copy``) on the *current* GPU, which for cuda:1's data on a thread whose
+    current GPU is 0 would be the wrong one. A no-op for numpy devices."""
+    if dev.type == "cuda":
+        return cupy_or_error().cuda.Device(dev.index)
+    return nullcontext()
 
 
 def to_device_array(data, dev: device):

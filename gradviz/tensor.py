@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,7 +15,7 @@ from gradviz._dtype import dtype as DType
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
-from gradviz.device import CPU, array_module, as_device, to_device_array
+from gradviz.device import CPU, array_module, as_device, device_context, to_device_array
 from gradviz.device import device as Device
 
 _tensor_ids = itertools.count(1)
@@ -333,9 +334,10 @@ _graph._wrap_tensor = Tensor._wrap
 
 
 def _infer(data: Any) -> Any:
-    """numpy array for nested Python data, with torch's default dtypes."""
+    """numpy array for nested Python data, with torch's default dtypes. Tensors inside a list
+    give their values (from any device: the result is built in host memory, as torch's)."""
     if isinstance(data, Tensor):
-        return data._data
+        return to_device_array(data._data, CPU)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [_infer(x) for x in data]
     arr = np.asarray(data)
@@ -344,6 +346,41 @@ def _infer(data: Any) -> Any:
     elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
         arr = arr.astype(np.int64)
     return arr
+
+
+def _is_gpu_array(data: Any) -> bool:
+    # what torch recognizes a foreign gpu array by (cupy's, numba's, ...)
+    return type(data) is not np.ndarray and hasattr(data, "__cuda_array_interface__")
+
+
+_COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
+
+
+def _copy_array(arr: Any, src: Device, dev: Device, np_dtype: Any) -> Any:
+    """A copy of ``arr`` (on ``src``) on ``dev``, cast to ``np_dtype``: cast where the data is,
+    then moved (a gpu's data never passes through the host on the way to itself or another gpu)."""
+    if type(arr) is np.ndarray:
+        data = arr.astype(np_dtype) if arr.dtype != np_dtype else arr
+    else:
+        with device_context(src):  # cupy makes the cast and the copy on the current GPU
+            data = arr.astype(np_dtype) if arr.dtype != np_dtype else arr
+            if data is arr and dev == src:
+                data = arr.copy()
+    if dev != src:
+        data = to_device_array(data, dev)
+    if data is arr:  # neither cast nor moved (or moved between numpy devices): still shared
+        data = np.array(arr, copy=True)
+    return data
+
+
+def _device_array_dtype(arr: Any, dtype: DType | None) -> Any:
+    if dtype is not None:
+        return dtype.np
+    # a gpu array keeps its dtype, but gradviz's integers are int64 (as for numpy arrays)
+    return np.dtype(np.int64) if arr.dtype.kind in "iu" else arr.dtype
 
 
 def make_tensor(arr: Any, dev: Device, requires_grad: bool = False) -> Tensor:
@@ -359,7 +396,21 @@ def tensor(
     device: str | Device | None = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """A new leaf tensor holding a copy of ``data``."""
+    """A new leaf tensor holding a copy of ``data``.
+
+    From a tensor or a gpu array (``__cuda_array_interface__``, as cupy's), the copy is on the
+    source's device unless ``device`` says otherwise, as torch's; a tensor also warns, as torch
+    does, that ``detach().clone()`` says what is meant."""
+    if isinstance(data, Tensor):
+        warnings.warn(_COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
+        src = data.device
+        dev = src if device is None else as_device(device)
+        arr = _copy_array(data._data, src, dev, dtype.np if dtype is not None else data._data.dtype)
+        return make_tensor(arr, dev, requires_grad)
+    if _is_gpu_array(data):
+        src = as_device(f"cuda:{data.device.id}")
+        dev = src if device is None else as_device(device)
+        return make_tensor(_copy_array(data, src, dev, _device_array_dtype(data, dtype)), dev, requires_grad)
     dev = as_device(device)
     arr = np.array(_infer(data), copy=True)
     if dtype is not None:

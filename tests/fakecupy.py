@@ -41,6 +41,26 @@ _IMPLICIT = (
 
 _STRICT_INDICES = [True]  # set by install()
 
+# The device new arrays land on, per thread (cupy's current device: Device(i).use() or
+# ``with Device(i)``), and how many host<->device copies were made, so tests can see that work
+# meant to stay on the device does.
+_CURRENT = threading.local()
+_TRANSFERS = {"to_host": 0, "to_device": 0}
+
+
+def _current_device() -> int:
+    stack = getattr(_CURRENT, "stack", None)
+    return stack[-1] if stack else 0
+
+
+class _ArrayDevice:
+    """What ``ndarray.device`` gives: the GPU the array's memory is on (cupy's Device)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, index: int) -> None:
+        self.id = index
+
 
 def _refuse_host(x: Any) -> None:
     raise TypeError(f"Unsupported type {type(x)!r} (a host numpy array meeting device arrays)")
@@ -84,19 +104,21 @@ def _wrap(r: Any) -> Any:
 
 
 class _Pointer:
-    __slots__ = ("ptr",)
+    __slots__ = ("ptr", "device_id")
 
-    def __init__(self, ptr: int) -> None:
+    def __init__(self, ptr: int, device_id: int) -> None:
         self.ptr = ptr
+        self.device_id = device_id
 
 
 class ndarray:  # noqa: N801 - cupy's name
     """A device array: a numpy array that refuses to be seen as one implicitly."""
 
-    __slots__ = ("_a", "__weakref__")
+    __slots__ = ("_a", "_dev", "__weakref__")
 
     def __init__(self, a: np.ndarray) -> None:
         self._a = a
+        self._dev = _current_device()  # made by a kernel on the current device, as cupy's are
 
     # -- what cupy refuses
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -124,6 +146,7 @@ class ndarray:  # noqa: N801 - cupy's name
 
     # -- the host side, explicitly
     def get(self) -> np.ndarray:
+        _TRANSFERS["to_host"] += 1
         return self._a.copy()
 
     def tolist(self) -> Any:
@@ -158,7 +181,15 @@ class ndarray:  # noqa: N801 - cupy's name
     flags = property(lambda self: self._a.flags)
     T = property(lambda self: ndarray(self._a.T))
     # cupy's memory pointer (gradviz compares views' addresses with it)
-    data = property(lambda self: _Pointer(self._a.__array_interface__["data"][0]))
+    data = property(lambda self: _Pointer(self._a.__array_interface__["data"][0], self._dev))
+    device = property(lambda self: _ArrayDevice(self._dev))
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        # what torch and others look for to recognize a GPU array (read here, never followed)
+        ai = self._a.__array_interface__
+        return {"shape": ai["shape"], "typestr": ai["typestr"], "data": ai["data"], "version": 3,
+                "strides": None if self._a.flags["C_CONTIGUOUS"] else self._a.strides}
 
     @property
     def base(self) -> Any:
@@ -302,18 +333,25 @@ for _name in (
 
 
 def _asarray(a: Any, dtype: Any = None, order: Any = None) -> ndarray:
-    """A device array: ``a`` itself when it already is one of ``dtype``, else a device copy
-    (from host data: the explicit host-to-device transfer)."""
+    """A device array: ``a`` itself when it already is one of ``dtype`` on the current device,
+    else a copy on the current device (from host data: the explicit host-to-device transfer; from
+    another GPU's array: a peer copy, as cupy makes)."""
     if type(a) is ndarray:
+        if a._dev != _current_device():
+            return ndarray(a._a.astype(dtype or a.dtype, copy=True))
         if dtype is None or a.dtype == np.dtype(dtype):
             return a
         return ndarray(a._a.astype(dtype))
+    _TRANSFERS["to_device"] += 1
     return ndarray(np.array(a, dtype=dtype, order=order or "K", copy=True))
 
 
 def _array(a: Any, dtype: Any = None, copy: bool = True, order: Any = "K") -> ndarray:
     if type(a) is ndarray:
+        if a._dev != _current_device():
+            copy = True
         return ndarray(np.array(a._a, dtype=dtype, copy=copy, order=order))
+    _TRANSFERS["to_device"] += 1
     return ndarray(np.array(a, dtype=dtype, order=order, copy=True))
 
 
@@ -331,8 +369,10 @@ def _creation(fn: Any):
 
 
 def install(device_count: int = 1, strict_indices: bool = True) -> types.ModuleType:
-    """A fresh stand-in module (its Device(i).use() calls recorded in ``used``)."""
+    """A fresh stand-in module (its Device(i).use() calls recorded in ``used``, its host<->device
+    copies counted in ``transfers``)."""
     _STRICT_INDICES[0] = strict_indices
+    _TRANSFERS.update(to_host=0, to_device=0)
     mod = types.ModuleType("cupy")
     mod.__doc__ = __doc__
     used: list[tuple[str, int]] = []
@@ -345,16 +385,26 @@ def install(device_count: int = 1, strict_indices: bool = True) -> types.ModuleT
 
         def use(self) -> None:
             used.append((threading.current_thread().name, self.id))
+            stack = getattr(_CURRENT, "stack", None)
+            if stack:
+                stack[-1] = self.id
+            else:
+                _CURRENT.stack = [self.id]
 
         def __enter__(self) -> Device:
+            stack = getattr(_CURRENT, "stack", None)
+            if stack is None:
+                stack = _CURRENT.stack = [0]
+            stack.append(self.id)
             return self
 
         def __exit__(self, *exc: object) -> None:
-            pass
+            _CURRENT.stack.pop()
 
     runtime = types.SimpleNamespace(getDeviceCount=lambda: device_count)
     mod.cuda = types.SimpleNamespace(Device=Device, runtime=runtime)
     mod.used = used
+    mod.transfers = _TRANSFERS
     mod.ndarray = ndarray
     mod.asarray = _asarray
     mod.array = _array

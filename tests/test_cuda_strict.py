@@ -31,9 +31,11 @@ def _real_cupy() -> Any | None:
         return None
 
 
-def _cupy(monkeypatch: pytest.MonkeyPatch, strict_indices: bool) -> Iterator[Any]:
+def _cupy(monkeypatch: pytest.MonkeyPatch, strict_indices: bool, devices: int = 1) -> Iterator[Any]:
     real = _real_cupy()
-    mod = real if real is not None else fakecupy.install(strict_indices=strict_indices)
+    if real is not None and real.cuda.runtime.getDeviceCount() < devices:
+        pytest.skip(f"needs {devices} GPUs")
+    mod = real if real is not None else fakecupy.install(device_count=devices, strict_indices=strict_indices)
     if real is None:
         monkeypatch.setitem(sys.modules, "cupy", mod)
     engine = gradviz.autograd.get_default_engine()
@@ -47,6 +49,12 @@ def _cupy(monkeypatch: pytest.MonkeyPatch, strict_indices: bool) -> Iterator[Any
 def cp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """cupy, or the stand-in refusing host arrays everywhere, indices included."""
     yield from _cupy(monkeypatch, strict_indices=True)
+
+
+@pytest.fixture
+def cp2(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """cupy with two GPUs, or the strict stand-in with two."""
+    yield from _cupy(monkeypatch, strict_indices=True, devices=2)
 
 
 @pytest.fixture
@@ -355,16 +363,183 @@ def test_cpu_scalar_tensor_meets_cuda_tensor_as_torch_allows(cp: Any) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
 
 
-def test_cuda_inplace_on_views_matches_cpu(cp_host_indices: Any) -> None:
-    # CopySlices and AsStridedBackward0 index the gradient with the view's element positions,
-    # which ops.core.view_index computes on the host: cupy copies them to the device.
+def test_cuda_inplace_on_views_matches_cpu(cp: Any) -> None:
+    # CopySlices and AsStridedBackward0 index the gradient with the view's element positions
+    # (ops.core.view_index), which must be made on the device: the strict stand-in refuses host
+    # index arrays, which cupy would copy to the device at every use.
     def run(dev: str) -> list[np.ndarray]:
         x, w, b = _leaves(dev)
         h = _logits(x, w, b)
         h[1].mul_(b)  # an in-place op on a view: h's history becomes CopySlices
         h[:, 2:4].add_(1.5)
-        (h * h).sum().backward()
+        col = h[:, 0]
+        h.mul_(0.5)  # col is stale now: its history is regenerated as AsStridedBackward0
+        ht = (x.mm(w) + b).t().clone()  # a base that is not C-contiguous (clone keeps the layout)
+        ht[1:3].mul_(b[:2].unsqueeze(1))
+        ((h * h).sum() + (col * col).sum() + (ht * ht).sum()).backward()
         return [_host(t.grad) for t in (x, w, b)]
 
     for got, want in zip(run("cuda:0"), run("cpu"), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+def test_cuda_setitem_with_tensor_indices_matches_cpu(cp: Any) -> None:
+    # x[index] = value with tensor, list and mask indices: index_put_, whose backward masks the
+    # written positions (a mask that must be made on the device).
+    def run(dev: str) -> tuple[np.ndarray, list[np.ndarray]]:
+        x, w, b = _leaves(dev)
+        h = _logits(x, w, b)
+        h[gradviz.tensor([0, 3], device=dev)] = b * 2.0
+        h[[1, 4], [2, 0]] = 0.25
+        h[h > 1.0] = -1.0
+        h[gradviz.tensor([5], device=dev), 1] = w[0, 1]
+        loss = (h * h).sum()
+        loss.backward()
+        return _host(loss), [_host(t.grad) for t in (x, w, b)]
+
+    loss, grads = run("cuda:0")
+    want_loss, want_grads = run("cpu")
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
+    for got, want in zip(grads, want_grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+def test_cuda_views_of_expanded_tensors_share_memory_as_on_cpu(cp: Any) -> None:
+    # torch views expanded tensors where computeStride allows it; a copy would not see later
+    # in-place changes of the base.
+    def run(dev: str) -> list[np.ndarray]:
+        base = gradviz.tensor([[1.0], [2.0]], dtype=gradviz.float64, device=dev)
+        p = base.expand(2, 3).unbind(0)[1].expand(2, 3).t().reshape(2, 3)
+        q = base.expand(2, 6).view(2, 2, 3)
+        r = base.expand(2, 3).reshape(3, 2)  # no view possible: a copy, as torch
+        base.mul_(10.0)
+        return [_host(p), _host(q), _host(r)]
+
+    for got, want in zip(run("cuda:0"), run("cpu"), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def _is_stand_in(cp: Any) -> bool:
+    return hasattr(cp, "transfers")
+
+
+def test_cuda_to_copy_stays_on_the_device(cp2: Any) -> None:
+    # dtype casts on a GPU and copies between GPUs are made there (cupy: astype, and asarray
+    # under the target's Device), not through host memory; gradients come back the same way.
+    def run(dev0: str, dev1: str) -> tuple[list[gradviz.Tensor], list[np.ndarray]]:
+        x, w, b = _leaves(dev0)
+        h = _logits(x, w, b)
+        before = dict(cp2.transfers) if _is_stand_in(cp2) else None
+        h32 = h.to(gradviz.float32)
+        moved = h.to(dev1)
+        both = h32.to(dev1, gradviz.float64)
+        same = h.to(dev0)
+        if before is not None and dev0 != "cpu":
+            assert cp2.transfers == before, "a cuda->cuda copy or a cast went through the host"
+        assert same is h
+        loss = (h32.double() * 2.0).sum() + ((moved * moved).sum() + both.mean()).to(dev0)
+        loss.backward()
+        return [h32, moved, both], [_host(t.grad) for t in (x, w, b)]
+
+    outs, grads = run("cuda:0", "cuda:1")
+    want_outs, want_grads = run("cpu", "cpu")
+    assert [str(t.device) for t in outs] == ["cuda:0", "cuda:1", "cuda:1"]
+    assert [t._data.device.id for t in outs] == [0, 1, 1]  # where the memory is, not only the label
+    assert [t.dtype for t in outs] == [t.dtype for t in want_outs]
+    for got, want in zip([_host(t) for t in outs] + grads, [_host(t) for t in want_outs] + want_grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+# torch 2.13's message for a device mismatch caught by a CUDA kernel's wrapper (the device check
+# generated for nll_loss_forward, ATen's common_device_check_failure): it cannot be raised by
+# torch without a GPU, so it is spelled out here.
+def _torch_device_message(arg: str, got: str, common: str, method: str) -> str:
+    return (f"Expected all tensors to be on the same device, but got {arg} is on {got}, different from "
+            f"other tensors on {common} (when checking argument in method wrapper_CUDA_{method})")
+
+
+def test_nll_loss_and_cross_entropy_check_the_target_device(cp: Any) -> None:
+    logits = gradviz.tensor(X @ W + B, dtype=gradviz.float64, device="cuda:0", requires_grad=True)
+    logp = F.log_softmax(logits, dim=1)
+    want = _torch_device_message("target", "cpu", "cuda:0", "nll_loss_forward")
+    with pytest.raises(RuntimeError) as e:
+        F.nll_loss(logp, _target("cpu"))
+    assert str(e.value) == want
+    with pytest.raises(RuntimeError) as e:
+        F.cross_entropy(logits, _target("cpu"))
+    assert str(e.value) == want
+    with pytest.raises(RuntimeError) as e:
+        F.cross_entropy(logits.detach().cpu(), _target("cuda:0"))
+    assert str(e.value) == _torch_device_message("target", "cuda:0", "cpu", "nll_loss_forward")
+    with pytest.raises(RuntimeError) as e:
+        F.nll_loss(logp, _target("cuda:0"), weight=gradviz.tensor(CLASS_W, dtype=gradviz.float64))
+    assert str(e.value) == _torch_device_message("weight", "cpu", "cuda:0", "nll_loss_forward")
+    with pytest.raises(RuntimeError) as e:  # input of more than 2 dims: torch's nll_loss2d
+        F.nll_loss(logp.reshape(2, 3, 5), gradviz.tensor(np.zeros((2, 5)), dtype=gradviz.int64))
+    assert str(e.value) == _torch_device_message("target", "cpu", "cuda:0", "nll_loss2d_forward")
+    # the same device, however spelled, is no mismatch
+    F.nll_loss(logp, gradviz.tensor(TARGET, dtype=gradviz.int64, device=gradviz.device("cuda", 0)))
+
+
+def test_tensor_from_a_device_array_keeps_its_device(cp: Any) -> None:
+    # torch.tensor/as_tensor of a GPU array (__cuda_array_interface__): a copy on that GPU unless
+    # a device is given.
+    a = cp.asarray(X)
+    t = gradviz.tensor(a)
+    assert str(t.device) == "cuda:0" and t.dtype is gradviz.float64 and isinstance(t._data, cp.ndarray)
+    np.testing.assert_array_equal(_host(t), X)
+    t.add_(1.0)  # a copy: the array is not changed
+    np.testing.assert_array_equal(cp.asnumpy(a), X)
+    c = gradviz.tensor(a, dtype=gradviz.float32, device="cpu", requires_grad=True)
+    assert str(c.device) == "cpu" and c.dtype is gradviz.float32 and c.requires_grad
+    np.testing.assert_allclose(c.detach().numpy(), X.astype(np.float32))
+    i = gradviz.tensor(cp.asarray(TARGET.astype(np.int32)))  # int32: gradviz's integers are int64
+    assert i.dtype is gradviz.int64 and str(i.device) == "cuda:0"
+    # the same program with numpy arrays on cpu
+    assert gradviz.tensor(TARGET.astype(np.int32)).dtype is gradviz.int64
+
+
+def test_tensor_of_cuda_tensors_copies_as_torch(cp: Any) -> None:
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.tensor(torch.ones(2))
+    (torch_warning,) = caught
+    src = gradviz.tensor(X, dtype=gradviz.float64, device="cuda:0", requires_grad=True)
+    with pytest.warns(UserWarning) as got:
+        t = gradviz.tensor(src)
+    assert [str(w.message) for w in got] == [str(torch_warning.message)]
+    assert got[0].filename == __file__  # pointing at the caller, as torch's does
+    assert str(t.device) == "cuda:0" and t.is_leaf and not t.requires_grad and t._data is not src._data
+    np.testing.assert_array_equal(_host(t), X)
+    with pytest.warns(UserWarning):
+        moved = gradviz.tensor(src, dtype=gradviz.float32, device="cpu")
+    assert str(moved.device) == "cpu" and moved.dtype is gradviz.float32
+    # A list of one-element tensors: their values, on the default device (cpu) as torch's.
+    items = [gradviz.tensor(1.0, device="cuda:0"), gradviz.tensor(2.5, device="cuda:0")]
+    want = torch.tensor([torch.tensor(1.0), torch.tensor(2.5)])
+    got_list = gradviz.tensor(items)
+    assert str(got_list.device) == "cpu" and got_list.dtype.name == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got_list.numpy(), want.numpy())
+    on_dev = gradviz.tensor(items, device="cuda:0")
+    assert str(on_dev.device) == "cuda:0"
+    np.testing.assert_array_equal(_host(on_dev), want.numpy())
+
+
+def test_copies_of_a_second_gpus_data_stay_on_it(cp2: Any) -> None:
+    # cupy makes new arrays (astype, copy) on the thread's current GPU, 0 here: a cast or a copy
+    # of cuda:1's data must be made with cuda:1 current.
+    x = gradviz.tensor(X, dtype=gradviz.float64, device="cuda:1")
+    with cp2.cuda.Device(1):
+        a = cp2.asarray(X)
+    made = [x.to(gradviz.float32), x.to(gradviz.float32).to("cuda:1", gradviz.float64), gradviz.tensor(a),
+            gradviz.tensor(a, dtype=gradviz.float32)]
+    with pytest.warns(UserWarning):
+        made += [gradviz.tensor(x), gradviz.tensor(x, dtype=gradviz.float32)]
+    assert [str(t.device) for t in made] == ["cuda:1"] * len(made)
+    assert [t._data.device.id for t in made] == [1] * len(made)
+    for t in made:
+        np.testing.assert_allclose(_host(t), X, rtol=1e-6)

@@ -96,11 +96,29 @@ def _nll_parts(x: np.ndarray, t: np.ndarray, weight: Tensor | None, ignore_index
     return x, t, safe_t, w
 
 
+def _check_devices(input: Tensor, target: Tensor, weight: Tensor | None) -> None:
+    """torch's device check for nll_loss (generated for its CUDA kernels, which is where a
+    mismatch lands: the gpu kernel is chosen when any argument is on a gpu): target, then
+    weight, against the input's device. torch runs it before the kernel's own checks."""
+    # inputs of more than 2 dims go to nll_loss2d in torch
+    method = "wrapper_CUDA_nll_loss2d_forward" if input.ndim > 2 else "wrapper_CUDA_nll_loss_forward"
+    for name, t in (("target", target), ("weight", weight)):
+        if t is not None and t.device != input.device:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but got {name} is on {t.device}, different "
+                f"from other tensors on {input.device} (when checking argument in method {method})"
+            )
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """The negative log likelihood of ``target`` (class indices) under ``input`` (log-probabilities,
     classes along dim 1, or dim 0 for a single sample). torch's node: NllLossBackward0, one edge."""
     red = _reduction_enum(reduction)
+    # Identity first: tensors made on one device share its device object, so the common case
+    # (W3's every step) costs two `is` tests.
+    if target.device is not input.device or (weight is not None and weight.device is not input.device):
+        _check_devices(input, target, weight)
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
     x = input._data

@@ -10,7 +10,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
-from gradviz.device import to_device_array
+from gradviz.device import array_module, to_device_array
 from gradviz.ops.core import rebase_history
 from gradviz.ops.functions import *  # noqa: F403 - the op namespace
 from gradviz.ops.functions import (
@@ -205,7 +205,9 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
-        mask = np.zeros(a.shape, dtype=bool)
+        # made where a's data is: the key holds device arrays on a gpu, which a host mask
+        # cannot be indexed with (nor could the result be a's device's mask)
+        mask = array_module(a.device).zeros(a.shape, dtype=bool)
         mask[idx] = True
     a._data[idx] = vt._data if vt is not None else value
     a._version_counter[0] += 1
@@ -230,12 +232,14 @@ class no_grad_if_plain:  # noqa: N801 - a context manager used like a function
 
 
 def _numpy_key(a: Tensor, keys: tuple) -> tuple:
+    """The key as arrays of a's array module, on a's device: cupy would copy host index arrays
+    to the device at each use (and cpu tensor indices of a gpu tensor are allowed, as torch's)."""
     out = []
     for k in keys:
         if isinstance(k, Tensor):
-            k = k._data
+            k = k._data if k.device is a.device else to_device_array(k._data, a.device)
         elif isinstance(k, list):
-            k = np.asarray(k)
+            k = to_device_array(np.asarray(k), a.device)
         out.append(k)
     return tuple(out)
 

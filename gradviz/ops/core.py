@@ -407,27 +407,38 @@ def _data_ptr(arr: Any) -> int:
     return ai["data"][0] if ai is not None else arr.data.ptr  # numpy, or cupy
 
 
-def _byte_offsets(arr: Any, start: int) -> Any:
-    """The byte offset of every element of ``arr`` (from ``start``), in arr's shape."""
-    import numpy as np
-
-    offs = np.full(arr.shape, start, dtype=np.int64)
+def _byte_offsets(arr: Any, start: int, xp: Any) -> Any:
+    """The byte offset of every element of ``arr`` (from ``start``), in arr's shape, made with
+    the array module ``xp`` (on arr's device)."""
+    offs = xp.full(arr.shape, start, dtype=xp.int64)
     for d, (n, st) in enumerate(zip(arr.shape, arr.strides)):
         shape = [1] * arr.ndim
         shape[d] = n
-        offs = offs + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+        offs = offs + (xp.arange(n, dtype=xp.int64) * st).reshape(shape)
     return offs
 
 
 def view_index(view: Tensor, base: Tensor) -> Any:
     """For each element of ``view``, the C-order flat index of the element of ``base`` it shares
     memory with (view and base from the same storage): the view's geometry, whatever chain of
-    view ops made it (torch keeps sizes, strides and storage offset for the same purpose)."""
+    view ops made it (torch keeps sizes, strides and storage offset for the same purpose).
+
+    Made on the base's device, as the gradients it indexes are there (cupy would copy a host
+    index array to the device at every use)."""
     import numpy as np
 
-    base_offs = _byte_offsets(base._data, 0).reshape(-1)
-    order = np.argsort(base_offs, kind="stable")
-    view_offs = _byte_offsets(view._data, _data_ptr(view._data) - _data_ptr(base._data))
+    from gradviz.device import array_module
+
+    b = base._data
+    xp = array_module(base.device)
+    view_offs = _byte_offsets(view._data, _data_ptr(view._data) - _data_ptr(b), xp)
+    if b.flags["C_CONTIGUOUS"]:
+        # The base's element i is at byte i * itemsize: no search needed.
+        return view_offs // b.itemsize
+    base_offs = _byte_offsets(b, 0, xp).reshape(-1)
+    # numpy's own functions on the device arrays (their protocols hand them to cupy); a stable
+    # sort only matters for a base that overlaps itself, which numpy alone can make
+    order = np.argsort(base_offs, kind="stable") if xp is np else np.argsort(base_offs)
     pos = np.searchsorted(base_offs[order], view_offs)
     return order[pos]
 

@@ -12,7 +12,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
-from gradviz.device import CPU, array_module, as_device, to_device_array
+from gradviz.device import CPU, array_module, as_device, device_context, to_device_array
 from gradviz.ops import core as _core
 from gradviz.ops.core import _ALPHA_ONE, node_class, record, save
 from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
@@ -1562,9 +1562,22 @@ def to_copy(a: Tensor, dtype: _dtype.dtype | None = None, device: Any = None) ->
     dt = dtype or a.dtype
     if dev == a.device and dt is a.dtype:
         return a
-    data = to_device_array(a._data, CPU) if a.device.type == "cuda" else a._data
-    data = data.astype(dt.np) if data.dtype != dt.np else data.copy()
-    out = _new(to_device_array(data, dev), dev)
+    src = a._data
+    # The cast where the data is (astype: numpy's or cupy's, a new array, made under the source's
+    # GPU), then the move: a gpu's data never goes through host memory for a cast or a copy to
+    # another gpu (to_device_array copies between gpus under the target's device).
+    if src.dtype == dt.np:
+        data = src
+    elif a.device.type == "cuda":
+        with device_context(a.device):
+            data = src.astype(dt.np)
+    else:
+        data = src.astype(dt.np)
+    if dev != a.device:
+        data = to_device_array(data, dev)
+    if data is src:  # no cast, and a move between numpy devices, which share host memory
+        data = src.copy()
+    out = _new(data, dev)
     if _grad_state.enabled and a.requires_grad:
         if not dt.is_floating_point:
             return out
