@@ -153,7 +153,16 @@ def _start(tmp_path: Path, mode: str, n: int = 20) -> subprocess.Popen:
         [sys.executable, "-m", "gradviz", "run", "-o", "t.json", str(s), str(n), mode],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # stacks on SIGABRT: see the signal test
+        preexec_fn=_default_sigint,
     )  # fmt: skip
+
+
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT as a terminal's program gets it. A test run started as a
+    background job of a shell (a CI step, `pytest &`) has SIGINT ignored, children inherit that,
+    and Python then leaves it ignored, as it should: Ctrl-C does not reach a background job. The
+    signal test would then wait on a program that rightly ignores every SIGINT it sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_done(p: subprocess.Popen) -> None:
