@@ -335,17 +335,53 @@ _graph._wrap_tensor = Tensor._wrap
 
 def _infer(data: Any) -> Any:
     """numpy array for nested Python data, with torch's default dtypes. Tensors inside a list
-    give their values (from any device: the result is built in host memory, as torch's)."""
+    are scalars, as torch reads them: each must hold one element, and its dtype joins the
+    promotion (from any device: the result is built in host memory, as torch's)."""
     if isinstance(data, Tensor):
         return to_device_array(data._data, CPU)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-        data = [_infer(x) for x in data]
+    if isinstance(data, (list, tuple)) and _has_tensor(data):
+        values, dt = _scalars(data)
+        return np.array(values, dtype=(dt or _dtype.float32).np)
     arr = np.asarray(data)
     if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
         arr = arr.astype(np.float32)  # Python floats default to float32, as torch
     elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
         arr = arr.astype(np.int64)
     return arr
+
+
+def _has_tensor(seq: list | tuple) -> bool:
+    for x in seq:
+        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _has_tensor(x)):
+            return True
+    return False
+
+
+def _scalars(data: Any) -> tuple[Any, _dtype.dtype | None]:
+    """``data`` with each tensor replaced by its one value, and the dtype torch infers for the
+    whole: the promotion of every element's (a tensor's own, bool, int64 for ints, the default
+    float32 for floats, an array's); None for no element at all."""
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item(), data.dtype
+    if isinstance(data, (list, tuple)):
+        values = []
+        dt: _dtype.dtype | None = None
+        for x in data:
+            v, d = _scalars(x)
+            values.append(v)
+            if d is not None:
+                dt = d if dt is None else _dtype.promote(dt, d)
+        return values, dt
+    if isinstance(data, bool):
+        return data, _dtype.bool_
+    if isinstance(data, int):
+        return data, _dtype.int64
+    if isinstance(data, float):
+        return data, _dtype.float32
+    arr = np.asarray(data)
+    return arr.tolist(), _dtype.from_numpy_dtype(arr.dtype)
 
 
 def _is_gpu_array(data: Any) -> bool:

@@ -286,3 +286,31 @@ def test_every_gradviz_package_is_installed():
     listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(root).parts) for p in (root / "gradviz").rglob("__init__.py")}
     assert found <= listed, f"packages not installed: {sorted(found - listed)}"
+
+
+_TENSORS_IN_LISTS = {
+    "0-d tensors": lambda m: [m.tensor(1.0), m.tensor(2.0)],
+    "one-element tensors of any shape": lambda m: [m.ones(1, 1), m.ones(1)],
+    "float64 and float32 tensors": lambda m: [m.tensor(1.0, dtype=m.float64), m.tensor(2.0)],
+    "a float32 tensor and a float": lambda m: [m.tensor(1.0), 2.5],
+    "a bool tensor and an int": lambda m: [m.tensor(True), 1],
+    "an int64 tensor and a float": lambda m: [m.tensor(3), 0.5],
+    "nested": lambda m: [[m.tensor(1.0), 2.0], [3.0, m.tensor(4.0, dtype=m.float64)]],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TENSORS_IN_LISTS))
+def test_tensors_inside_a_list_are_scalars_as_torch_reads_them(case):
+    make = _TENSORS_IN_LISTS[case]
+    want = torch.tensor(make(torch))
+    got = gradviz.tensor(make(gradviz))
+    assert got.shape == tuple(want.shape) and str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_tensor_of_several_elements_inside_a_list_is_refused_as_torch():
+    with pytest.raises(ValueError) as want:
+        torch.tensor([torch.ones(2), torch.ones(2)])
+    with pytest.raises(ValueError) as got:
+        gradviz.tensor([gradviz.ones(2), gradviz.ones(2)])
+    assert str(got.value) == str(want.value)
