@@ -188,9 +188,11 @@ def _norm(f: np.ndarray, amax: float) -> float:
         if _vecdot is None:  # pragma: no cover - numpy 1.x
             return float(np.sqrt(_einsum("i,i->", f, f)))
         m = n - n % _DOT_ROW  # whole rows for vecdot, the rest by dot
-        total = float(_add(_vecdot(f[:m].reshape(-1, _DOT_ROW), f[:m].reshape(-1, _DOT_ROW))))
+        rows = (f if m == n else f[:m]).reshape(-1, _DOT_ROW)  # one view, used twice
+        total = float(_add(_vecdot(rows, rows)))
         if m < n:
-            total += float(_dot(f[m:], f[m:]))
+            rest = f[m:]
+            total += float(_dot(rest, rest))
         return math.sqrt(total)
     f = f.astype(np.float64, copy=False)
     if amax < 1e150:  # squares cannot overflow
