@@ -57,3 +57,17 @@ def promote(a: dtype, b: dtype) -> dtype:
         return a
     order = {bool_: 0, int64: 1, float32: 2, float64: 3}
     return a if order[a] >= order[b] else b
+
+
+# The names torch's messages use for a dtype: c10's ScalarType names ("Got: Long") and the C++
+# type names ("float != double", "mask with dtype long int").
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+
+
+def scalar_type_name(d: dtype) -> str:
+    return _SCALAR_TYPE_NAMES[d.name]
+
+
+def cpp_type_name(d: dtype) -> str:
+    return _CPP_NAMES[d.name]

@@ -63,7 +63,7 @@ class Tensor:
         "_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_id", "dtype", "device",
         "_base", "__dict__", "__weakref__",
     )  # fmt: skip
-    grad: Tensor | None = None
+    _grad: Tensor | None = None
     _grad_accumulator: Any = None
     _retains_grad: bool = False
     name: str | None = None
@@ -110,7 +110,14 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None) -> Size | int:
-        return self.shape if dim is None else self._data.shape[dim]
+        if dim is None:
+            return self.shape
+        n = self._data.ndim
+        if n == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        if not -n <= dim < n:  # torch's range error, not a tuple's
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+        return self._data.shape[dim]
 
     @property
     def ndim(self) -> int:
@@ -140,6 +147,26 @@ class Tensor:
         self._grad_fn = fn
 
     @property
+    def grad(self) -> Tensor | None:
+        g = self._grad
+        if g is None and self._grad_fn is not None and not self._retains_grad:
+            # torch's warning: a non-leaf's .grad stays None unless retain_grad() asked for it
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None and (
+            type(value) is not Tensor or value.dtype is not self.dtype or value._data.shape != self._data.shape
+        ):
+            _check_grad_assignment(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -151,6 +178,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if value and self.grad_fn is None and not self.dtype.is_floating_point:
+            # torch words this one differently from requires_grad_()'s
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -189,6 +219,18 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        # torch's set_data: this tensor now holds value's array (shape and dtype too), keeping
+        # its own autograd identity (grad_fn, requires_grad, version counter)
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self.requires_grad and not value.dtype.is_floating_point:
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._data = value._data
+        self.dtype = value.dtype
+        self.device = value.device
 
     @property
     def output_nr(self) -> int:
@@ -230,14 +272,20 @@ class Tensor:
             )
         return self._data.reshape(()).item()
 
+    def _scalar(self) -> float | int | bool:
+        # float(t), int(t): torch's Python-level error, not item()'s
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
+
     def tolist(self) -> Any:
         return to_device_array(self._data, CPU).tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -329,6 +377,36 @@ class Tensor:
         return repr(self)
 
 
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+def _check_grad_assignment(t: Tensor, value: Any) -> None:
+    """torch's checks on ``t.grad = value`` (off the fast path: only a value that is not a plain
+    tensor of t's dtype and shape gets here)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+        )
+    if value.dtype is not t.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_dtype.cpp_type_name(value.dtype)}' to a tensor with "
+            f"grad_dtype '{_dtype.scalar_type_name(t.dtype)}'. The gradient must match the tensor's grad_dtype "
+            "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, "
+            "or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+            "gradient may break downstream systems that assume they match."
+        )
+    if value._data.shape != t._data.shape:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size '{list(t.shape)}'. "
+            "Please ensure that the gradient and the tensor are the same size"
+        )
+
+
 # AccumulateGrad's stolen .grad is Tensor.detach() inline (graph.py cannot import this module).
 _graph._wrap_tensor = Tensor._wrap
 
@@ -343,7 +421,7 @@ def _infer(data: Any) -> Any:
         values, dt = _scalars(data)
         return np.array(values, dtype=(dt or _dtype.float32).np)
     arr = np.asarray(data)
-    if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+    if arr.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
         arr = arr.astype(np.float32)  # Python floats default to float32, as torch
     elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
         arr = arr.astype(np.int64)
@@ -421,6 +499,9 @@ def _device_array_dtype(arr: Any, dtype: DType | None) -> Any:
 
 def make_tensor(arr: Any, dev: Device, requires_grad: bool = False) -> Tensor:
     t = Tensor(arr, dev)
+    if requires_grad and not t.dtype.is_floating_point:
+        # the factories' wording (requires_grad_() and the attribute have their own)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if requires_grad:
         t.requires_grad_(True)
     return t

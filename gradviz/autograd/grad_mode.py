@@ -43,7 +43,17 @@ class _DecoratorContext:
         return ()
 
 
-class no_grad(_DecoratorContext):  # noqa: N801
+class _NoParamDecoratorContext(_DecoratorContext):
+    """One that takes no arguments, so that it may also decorate without parentheses:
+    ``@no_grad`` as well as ``@no_grad()``, as torch's."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContext):  # noqa: N801
     """Disable graph building on this thread inside the block (thread-local)."""
 
     def __enter__(self) -> None:
@@ -54,7 +64,7 @@ class no_grad(_DecoratorContext):  # noqa: N801
         _state.enabled = self.prev
 
 
-class enable_grad(_DecoratorContext):  # noqa: N801
+class enable_grad(_NoParamDecoratorContext):  # noqa: N801
     """Enable graph building on this thread inside the block (thread-local)."""
 
     def __enter__(self) -> None:
