@@ -9,10 +9,12 @@ Under ``create_graph=True`` the backward records torch's ``NllLossBackwardBackwa
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
+from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import array_module
 from gradviz.ops import functions as F
@@ -119,11 +121,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     # (W3's every step) costs two `is` tests.
     if target.device is not input.device or (weight is not None and weight.device is not input.device):
         _check_devices(input, target, weight)
-    if target.dtype.is_floating_point:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
+    if target.dtype is not _dtype.int64:
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_dtype.scalar_type_name(target.dtype)}"
+        )
     x = input._data
     if x.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
+    if x.ndim >= 2 and target._data.shape[:1] != x.shape[:1]:
+        # numpy would index out of bounds (or quietly broadcast) instead
+        raise ValueError(
+            f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+            f"({target._data.shape[0] if target._data.ndim else 1})."
+        )
     if red != 0 and _plain_targets(x, target._data, weight, ignore_index):
         # -sum(picked) is the sum of -picked bit for bit (rounding is symmetric in sign).
         t = target._data
@@ -257,12 +267,21 @@ def _softmax_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return _softmax_dim(ndim)
+
+
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    return F.softmax(input, _softmax_dim(input.ndim) if dim is None else dim, dtype)
+    return F.softmax(input, _implicit_dim("softmax", input.ndim, _stacklevel) if dim is None else dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    return F.log_softmax(input, _softmax_dim(input.ndim) if dim is None else dim, dtype)
+    return F.log_softmax(input, _implicit_dim("log_softmax", input.ndim, _stacklevel) if dim is None else dim, dtype)
 
 
 # -- mse_loss ---------------------------------------------------------------------------------

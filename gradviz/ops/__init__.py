@@ -17,6 +17,7 @@ from gradviz.ops.functions import (
     NODES,
     _as_tensor,
     _binary_data,
+    _broadcast_error,
     _check_devices,
     add,
     div,
@@ -55,7 +56,9 @@ def _check_inplace(a: Tensor) -> None:
             "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
             "tracked) or both outside (if you want the inplace to be tracked)."
         )
-    if base._grad_fn is None and base._requires_grad:
+    # the view's own flag, as torch's: a view of a plain leaf that was given requires_grad itself
+    # (torch.arange(6.).view(2, 3).requires_grad_()) is refused too
+    if base._grad_fn is None and a.requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     fn = a._grad_fn
     if fn is not None and type(fn).__name__ in _MULTI_VIEW_NODES:
@@ -179,12 +182,28 @@ def copy_(a: Tensor, src: Any) -> Tensor:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
     value = to_device_array(st._data, a.device) if st is not None else src
-    a._data[...] = value
+    try:
+        a._data[...] = value
+    except ValueError as e:
+        raise (_broadcast_error(a._data.shape, st._data.shape) if st is not None else None) or e from None
     a._version_counter[0] += 1
     if grad:
         record(NODES["copy"], (old, st), [a], {}, sequence_nr=seq)
         _after_inplace(a)
     return a
+
+
+def _expand_error(src: tuple[int, ...], target: tuple[int, ...]) -> RuntimeError | None:
+    """torch's error when ``src`` does not expand to ``target`` (copy_, a[key] = value), or None
+    when the clash is another one."""
+    for i in range(1, builtins.min(len(src), len(target)) + 1):
+        s, t = src[-i], target[-i]
+        if s != t and s != 1:
+            return RuntimeError(
+                f"The expanded size of the tensor ({t}) must match the existing size ({s}) at non-singleton "
+                f"dimension {len(target) - i}.  Target sizes: {list(target)}.  Tensor sizes: {list(src)}"
+            )
+    return None
 
 
 def setitem(a: Tensor, key: Any, value: Any) -> None:
@@ -196,6 +215,9 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
     if not advanced:
         with no_grad_if_plain(a, value):
             view = getitem(a, key)
+        err = _expand_error(value.shape, view.shape) if isinstance(value, Tensor) else None
+        if err is not None:  # torch expands the value to the slice first: expand's message
+            raise err
         copy_(view, value)
         return
     _check_inplace(a)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -142,7 +143,10 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
         # Two floating tensors of one dtype on one device (W3's bias adds): that dtype is the
         # result's (an alpha that is a numpy float64 may widen numpy's result: cast back then).
         x = a._data
-        out = op(x, b._data)
+        try:
+            out = op(x, b._data)
+        except ValueError as e:
+            raise (_broadcast_error(x.shape, b._data.shape) or e) from None
         if type(out) is not np.ndarray or out.dtype is not x.dtype:
             out = _cast(_as_array(out), a.dtype)
         return out, b
@@ -162,10 +166,27 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
                 y = to_device_array(y, a.device)
             else:
                 x = to_device_array(x, b.device)
-        out = op(x, y)
+        try:
+            out = op(x, y)
+        except ValueError as e:
+            raise (_broadcast_error(x.shape, y.shape) or e) from None
         return _cast(out if type(out) is np.ndarray else _as_array(out), dt), b
     out = op(a._data, b)
     return _cast(out if type(out) is np.ndarray else _as_array(out), dt), None
+
+
+def _broadcast_error(xs: tuple[int, ...], ys: tuple[int, ...]) -> RuntimeError | None:
+    """torch's error for shapes that do not broadcast (the first clash from the right), or None
+    when they do (a numpy ValueError then had another cause)."""
+    n = builtins.max(len(xs), len(ys))
+    for i in range(1, n + 1):
+        sa = xs[-i] if i <= len(xs) else 1
+        sb = ys[-i] if i <= len(ys) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            return RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton dimension {n - i}"
+            )
+    return None
 
 
 def _binary_device(a: Tensor, bt: Tensor | None) -> Any:
@@ -182,12 +203,22 @@ def _as_tensor(x: Any, like: Tensor) -> Tensor:
     return Tensor(to_device_array(np.asarray(x, dtype=like.dtype.np), like.device), like.device)
 
 
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """dim as a non-negative index into ``ndim`` dims, or torch's IndexError when it is out of
+    range (a modulo alone would quietly pick another dim). A 0-dim tensor takes dims -1 and 0,
+    as torch's."""
+    n = ndim if ndim > 0 else 1
+    if -n <= dim < n:
+        return dim + n if dim < 0 else dim
+    raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+
+
 def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     if dim is None:
         return None
     if isinstance(dim, int):
         dim = (dim,)
-    return tuple(sorted(d % builtins.max(ndim, 1) for d in dim))
+    return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
 
 
 # -- arithmetic ------------------------------------------------------------------------------
@@ -215,7 +246,10 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
         if dt is b.dtype and a.device is b.device and dt.is_floating_point:
             # Two floating tensors of one dtype on one device (W3's bias adds, W2's sum of
             # branches): the dtype is the result's; one numpy call.
-            d = a._data + b._data
+            try:
+                d = a._data + b._data
+            except ValueError as e:
+                raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
             out = _wrap(d if type(d) is np.ndarray else _number_result(d), dt, a.device)
             # requires_grad without the property calls (a view's flag is its base's)
             if _grad_state.enabled and (
@@ -329,6 +363,10 @@ def div_scalar(a: Tensor, b: Scalar) -> Tensor:
 def masked_fill(a: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
     """a with ``value`` where mask is true (MaskedFillBackward0 for a number, MaskedFillBackward1
     for a 0-dim tensor, whose gradient is the sum of the masked gradient)."""
+    if mask.dtype is not _dtype.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {_dtype.cpp_type_name(mask.dtype)}"
+        )
     vt = value if isinstance(value, Tensor) else None
     data = np.where(mask._data, vt._data if vt is not None else value, a._data).astype(a._data.dtype, copy=False)
     out = _new(data, a.device)
@@ -356,7 +394,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     # np.indices(index.shape, sparse=True), made where the data is (numpy's would be host arrays)
     xp = array_module(a.device)
     lead = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)) for d, n in enumerate(index.shape)]
-    key = tuple(index._data if d == dim % a.ndim else lead[d] for d in range(a.ndim))
+    key = tuple(index._data if d == _wrap_dim(dim, a.ndim) else lead[d] for d in range(a.ndim))
     np.add.at(data, key, src._data[tuple(slice(0, n) for n in index.shape)])
     out = _new(data, a.device)
     if _grad_state.enabled and (a.requires_grad or src.requires_grad):
@@ -365,6 +403,11 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
+    if index.dtype is not _dtype.int64:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if index.ndim != a.ndim and not (index.ndim <= 1 and a.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    dim = _wrap_dim(dim, a.ndim)
     out = _new(np.take_along_axis(a._data, index._data, axis=dim), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["gather"], (a,), [out], {"dim": dim, "index": index.detach(), "shape": a.shape})
@@ -416,6 +459,9 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
             record(NODES["pow_tensor"], (a, exponent), [out],
                    {"self": save(a), "exponent": save(exponent), "result": save(out, True)})
         return out
+    if type(exponent) is int and exponent < 0 and not a.dtype.is_floating_point:
+        # numpy raises a ValueError with these words; torch a RuntimeError
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     data = _cast(np.power(a._data, exponent), _result_dtype_scalar(a, exponent))
     out = _new(data, a.device)
     if _grad_state.enabled and a.requires_grad:
@@ -452,6 +498,11 @@ def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
 
 
 def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
+    if condition.dtype is not _dtype.bool_:
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_dtype.scalar_type_name(condition.dtype)}"
+        )
     dt = result_type(a, b)
     dev = a.device if isinstance(a, Tensor) else b.device if isinstance(b, Tensor) else condition.device
     # Numbers become 0-dim tensors of the result dtype (their edges are (None, 0)).
@@ -638,7 +689,8 @@ def _check_float_mm(a: Tensor, b: Tensor) -> None:
     _check_devices(a, b)
     if a.dtype is not b.dtype:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_type_name(a.dtype)} != "
+            f"{_dtype.cpp_type_name(b.dtype)}"
         )
 
 
@@ -705,6 +757,10 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
     _check_float_mm(a, v)
+    if a.ndim == 2 and v.ndim == 1 and a.shape[1] != v.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
+        )
     out = _new(a._data @ v._data, a.device)
     if _grad_state.enabled and (a.requires_grad or v.requires_grad):
         saved = {}
@@ -720,6 +776,11 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     _check_float_mm(a, b)
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the same "
+            f"number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"
+        )
     out = _new(_as_array(np.dot(a._data, b._data)), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
         saved = {}
@@ -732,6 +793,13 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError(f"batch{1 if a.ndim != 3 else 2} must be a 3D tensor")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but "
+            f"got: [{b.shape[0]}, {b.shape[1]}]."
+        )
     _check_float_mm(a, b)
     out = _new(np.matmul(a._data, b._data), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
@@ -775,7 +843,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     n = a.shape[-2] if da > 1 else 1
     p = b.shape[-1] if db > 1 else 1
     m2 = b.shape[-2] if db > 1 else b.shape[0]
-    batch = tuple(np.broadcast_shapes(a.shape[:-2] if da > 2 else (), b.shape[:-2] if db > 2 else ()))
+    ba, bb = a.shape[:-2] if da > 2 else (), b.shape[:-2] if db > 2 else ()
+    err = _broadcast_error(ba, bb)
+    if err is not None:
+        raise err
+    batch = tuple(np.broadcast_shapes(ba, bb))
     count = int(np.prod(batch))
     a3 = reshape(expand(a, batch + (n, a.shape[-1])), (count, n, a.shape[-1]))
     if db == 1:
@@ -833,8 +905,17 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
     if not a.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {a.dtype.name.capitalize()}"
+            f"complex dtype. Got: {_dtype.scalar_type_name(a.dtype)}"
         )
+    if a._data.size == 0:
+        # nan, as torch's, without numpy's "Mean of empty slice" RuntimeWarnings
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _mean(a, dim, keepdim)
+    return _mean(a, dim, keepdim)
+
+
+def _mean(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool) -> Tensor:
     if dim is None:
         out = _new(_as_array(a._data.mean()), a.device)
         if _grad_state.enabled and a.requires_grad:
@@ -881,7 +962,7 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
         if _grad_state.enabled and a.requires_grad:
             record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True)})
         return out
-    d = dim % a.ndim
+    d = _wrap_dim(dim, a.ndim)
     idx = _as_array(argfn(a._data, axis=d))
     vals = np.take_along_axis(a._data, np.expand_dims(idx, d), axis=d)
     if not keepdim:
@@ -929,10 +1010,12 @@ def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
 
 
 def all(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    dim = None if dim is None else _wrap_dim(dim, a.ndim)
     return _new(_as_array(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
 def any(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    dim = None if dim is None else _wrap_dim(dim, a.ndim)
     return _new(_as_array(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
@@ -951,10 +1034,24 @@ def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, correction) -> Tensor:
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
+    if not a.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(dim, a.ndim)
     n = a.numel() if dims is None else int(np.prod([a.shape[d] for d in dims]))
     denom = builtins.max(n - correction, 0)
-    data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
+    if denom <= 0:
+        # torch's one warning (the result is nan or inf), not numpy's RuntimeWarnings
+        warnings.warn(
+            f"{key}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+            "(input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
+    else:
+        data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
     if key == "std":
         data = np.sqrt(data)
     out = _new(data.astype(a._data.dtype, copy=False), a.device)
@@ -975,6 +1072,7 @@ def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 
 def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+    dim = _wrap_dim(dim, a.ndim)
     x = a._data if dtype is None else a._data.astype(dtype.np)
     e = np.exp(x - x.max(axis=dim, keepdims=True))
     out = _new(e / e.sum(axis=dim, keepdims=True), a.device)
@@ -984,6 +1082,8 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
 
 
 def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
+    if not -a._data.ndim <= dim < a._data.ndim:
+        dim = _wrap_dim(dim, a._data.ndim)  # torch's IndexError (a 0-dim tensor takes 0 and -1)
     x = a._data if dtype is None else a._data.astype(dtype.np)
     if type(x) is np.ndarray and x.ndim:
         # shifted - log(sum(exp(shifted))) with the shifted buffer reused for the result, and
@@ -1197,7 +1297,7 @@ def _unsafe_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
 def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if a.ndim == 0:
         return reshape(a, (1,))
-    s, e = start_dim % a.ndim, end_dim % a.ndim
+    s, e = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
     if s == e:
         return a
     shape = a.shape[:s] + (int(np.prod(a.shape[s:e + 1])),) + a.shape[e + 1:]
@@ -1211,18 +1311,26 @@ def t(a: Tensor) -> Tensor:
 
 
 def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
-    d0, d1 = dim0 % a.ndim, dim1 % a.ndim
+    d0, d1 = _wrap_dim(dim0, a.ndim), _wrap_dim(dim1, a.ndim)
     return _view_of(a, np.swapaxes(a._data, d0, d1), "transpose", {"dim0": d0, "dim1": d1})
 
 
 def permute(a: Tensor, *dims: Any) -> Tensor:
-    dims = tuple(d % a.ndim for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
+    dims = tuple(dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+    if len(dims) != a.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    dims = tuple(_wrap_dim(d, a.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     inverse = tuple(int(i) for i in np.argsort(dims))
     return _view_of(a, np.transpose(a._data, dims), "permute", {"inverse": inverse})
 
 
 def unsqueeze(a: Tensor, dim: int) -> Tensor:
-    d = dim % (a.ndim + 1)
+    d = _wrap_dim(dim, a.ndim + 1)
     return _view_of(a, np.expand_dims(a._data, d), "unsqueeze", {"dim": d})
 
 
@@ -1238,7 +1346,7 @@ def squeeze(a: Tensor, dim: int | None = None) -> Tensor:
         return _view_of(a, np.squeeze(a._data), "squeeze", {"shape": a.shape})
     if a.ndim == 0:
         return _view_of(a, a._data, "squeeze_dim", {"shape": a.shape, "dim": None})
-    d = dim % a.ndim
+    d = _wrap_dim(dim, a.ndim)
     data = np.squeeze(a._data, d) if a.shape[d] == 1 else a._data
     return _view_of(a, data, "squeeze_dim", {"shape": a.shape, "dim": d})
 
@@ -1318,7 +1426,7 @@ def _normalize_key(key: Any) -> tuple:
 
 
 def select(a: Tensor, dim: int, index: int) -> Tensor:
-    d = dim % a.ndim
+    d = _wrap_dim(dim, a.ndim)
     size = a.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {d}")
@@ -1345,6 +1453,8 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis
                           and not (isinstance(k, Tensor) and k.dtype is _dtype.bool_))
     n_real += builtins.sum(k.ndim for k in key if isinstance(k, Tensor) and k.dtype is _dtype.bool_)
+    if n_real > a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
     out = a
     dim = 0
     advanced: list[tuple[int, Any]] = []
@@ -1356,6 +1466,11 @@ def getitem(a: Tensor, key: Any) -> Tensor:
             dim += 1
         elif isinstance(k, bool):
             raise IndexError("gradviz does not support bool scalars as indices")
+        elif isinstance(k, float):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+                "(got float)"
+            )
         elif isinstance(k, int) or (isinstance(k, Tensor) and k.ndim == 0 and k.dtype is _dtype.int64):
             k = int(k)
             size = out.shape[dim]
@@ -1376,6 +1491,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
         else:
             # a list index goes where the data is (a host array would meet device data)
             arr = k._data if isinstance(k, Tensor) else array_module(a.device).asarray(k)
+            _check_index_array(arr, out.shape, dim)
             advanced.append((dim, arr))
             dim += arr.ndim if arr.dtype == np.bool_ else 1
     if advanced:
@@ -1397,6 +1513,27 @@ def getitem(a: Tensor, key: Any) -> Tensor:
         # Nothing applied (x[:, :], x[..., :]): torch returns an alias, not x itself.
         out = alias(a)
     return out
+
+
+def _check_index_array(arr: Any, shape: tuple[int, ...], dim: int) -> None:
+    """torch's IndexErrors for a tensor (or list) index at ``dim`` (numpy's would name axes, or
+    take a bool mask of the wrong shape)."""
+    if arr.dtype == np.bool_:
+        for j, n in enumerate(arr.shape):
+            if dim + j >= len(shape) or shape[dim + j] != n:
+                raise IndexError(
+                    f"The shape of the mask {list(arr.shape)} at index {j} does not match the shape of the indexed "
+                    f"tensor {list(shape)} at index {dim + j}"
+                )
+        return
+    if arr.dtype.kind not in "iu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    size = shape[dim]
+    bad = (arr >= size) | (arr < -size)
+    if bad.any():
+        # torch names the first bad value, and dimension 0 whichever dim it indexes
+        v = int(arr[bad].ravel()[0])
+        raise IndexError(f"index {v} is out of bounds for dimension 0 with size {size}")
 
 
 def alias(a: Tensor) -> Tensor:
@@ -1439,9 +1576,18 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    d = dim % tensors[0].ndim
-    for t_ in tensors[1:]:
-        _check_devices(tensors[0], t_)
+    d = _wrap_dim(dim, tensors[0].ndim)
+    first = tensors[0]
+    for i, t_ in enumerate(tensors[1:], 1):
+        _check_devices(first, t_)
+        if t_.ndim != first.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {t_.ndim}")
+        for j in range(first.ndim):
+            if j != d and t_.shape[j] != first.shape[j]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {first.shape[j]} but got "
+                    f"size {t_.shape[j]} for tensor number {i} in the list."
+                )
     # torch's cat is always contiguous; numpy keeps the inputs' layout (F-order for broadcasts),
     # which would change later view/reshape decisions.
     dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
@@ -1457,13 +1603,13 @@ concat = cat
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
-    d = dim % (tensors[0].ndim + 1)
-    for t_ in tensors[1:]:
+    d = _wrap_dim(dim, tensors[0].ndim + 1)
+    for i, t_ in enumerate(tensors[1:], 1):  # by position: list.index would compare tensors with ==
         _check_devices(tensors[0], t_)
         if t_.shape != tensors[0].shape:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
-                f"entry 0 and {list(t_.shape)} at entry {tensors.index(t_)}"
+                f"entry 0 and {list(t_.shape)} at entry {i}"
             )
     dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
     out = _new(_ascontiguous(_cast(np.stack([t_._data for t_ in tensors], axis=d), dt)), tensors[0].device)
@@ -1485,7 +1631,7 @@ def _split_outputs(key: str, a: Tensor, pieces: list[Any], d: int, saved: dict) 
 
 
 def split(a: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    d = dim % a.ndim
+    d = _wrap_dim(dim, a.ndim)
     size = a.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
@@ -1512,13 +1658,13 @@ def split_sizes(g: Tensor, sizes: Sequence[int], dim: int) -> list[Tensor]:
 
 
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    size = a.shape[dim % a.ndim]
+    size = a.shape[_wrap_dim(dim, a.ndim)]
     step = -(-size // chunks)
     return split(a, step, dim)
 
 
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    d = dim % a.ndim
+    d = _wrap_dim(dim, a.ndim)
     # Views of a (np.take would copy: a later in-place change of a would not show in them).
     pieces = [a._data[(slice(None),) * d + (i, Ellipsis)] for i in range(a.shape[d])]
     return _split_outputs("unbind", a, pieces, d, {})

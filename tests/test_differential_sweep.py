@@ -1,0 +1,319 @@
+"""A fidelity sweep: everyday torch code that gradviz used to answer differently.
+
+Each case runs on torch 2.13 and on gradviz and compares what a user sees: the exception's type
+and message (torch's, with ``torch.`` spelled ``gradviz.``), the warnings, the values, and through
+the differential harness the graph, the execution order and the gradients. torch is a hard
+requirement, as in the other differential tests.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from _diff import Case, check, leaf
+
+import gradviz
+
+
+def _norm(msg: str) -> str:
+    # torch's C++ warnings and errors end with where they were raised; the rest must agree
+    msg = re.sub(r" \(Triggered internally at [^)]*\.\)", "", msg)
+    return msg.replace("torch.", "gradviz.")
+
+
+def _run(fn: Callable[[Any], Any], T: Any) -> tuple[Any, BaseException | None, list[tuple[type, str]]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result, exc = fn(T), None
+        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+            result, exc = None, e
+    return result, exc, [(w.category, _norm(str(w.message))) for w in caught]
+
+
+def same_error(fn: Callable[[Any], Any]) -> None:
+    """fn raises on both, the same exception type with the same message."""
+    _, ref, _ = _run(fn, torch)
+    _, got, _ = _run(fn, gradviz)
+    assert ref is not None, "torch raised nothing: not an error case"
+    assert got is not None, f"gradviz raised nothing; torch raised {type(ref).__name__}: {ref}"
+    assert type(got) is type(ref), f"torch {type(ref).__name__}: {ref}\ngradviz {type(got).__name__}: {got}"
+    assert str(got) == _norm(str(ref))
+
+
+def same_warnings(fn: Callable[[Any], Any]) -> None:
+    """fn runs on both without an error and warns alike (category and message)."""
+    _, ref_exc, ref = _run(fn, torch)
+    _, got_exc, got = _run(fn, gradviz)
+    assert ref_exc is None and got_exc is None, (ref_exc, got_exc)
+    assert got == ref
+
+
+def m(*shape: int) -> Callable[[Any], Any]:
+    return lambda T: T.arange(float(np.prod(shape))).reshape(shape)
+
+
+# -- dims out of range: torch's IndexError, where a modulo used to pick another dim -------------
+
+DIM_CASES = {
+    "sum": lambda T: m(2, 3)(T).sum(dim=2),
+    "sum_tuple": lambda T: m(2, 3)(T).sum((0, -3)),
+    "mean": lambda T: m(2, 3)(T).mean(-3),
+    "var": lambda T: m(2, 3)(T).var(2),
+    "amax": lambda T: m(2, 3)(T).amax(dim=4),
+    "max_dim": lambda T: m(2, 3)(T).max(dim=5),
+    "min_dim": lambda T: T.min(m(2, 3)(T), -3),
+    "argmax": lambda T: m(2, 3)(T).argmax(dim=2),
+    "all": lambda T: (m(2, 3)(T) > 1).all(dim=2),
+    "any": lambda T: (m(2, 3)(T) > 1).any(dim=-3),
+    "softmax": lambda T: m(2, 3)(T).softmax(2),
+    "log_softmax": lambda T: m(2, 3)(T).log_softmax(-3),
+    "transpose": lambda T: m(2, 3, 4)(T).transpose(0, 5),
+    "unsqueeze": lambda T: m(2, 1, 4)(T).unsqueeze(4),
+    "squeeze": lambda T: m(2, 1, 4)(T).squeeze(3),
+    "select": lambda T: m(2, 3)(T).select(2, 0),
+    "flatten": lambda T: m(2, 3)(T).flatten(0, 5),
+    "permute": lambda T: m(2, 3)(T).permute(0, 2),
+    "cat": lambda T: T.cat([m(2, 3)(T), m(2, 3)(T)], dim=2),
+    "stack": lambda T: T.stack([m(2, 3)(T), m(2, 3)(T)], dim=4),
+    "split": lambda T: m(2, 3)(T).split(1, dim=2),
+    "chunk": lambda T: m(2, 3)(T).chunk(2, dim=-3),
+    "unbind": lambda T: m(2, 3)(T).unbind(2),
+    "gather": lambda T: m(2, 3)(T).gather(2, T.zeros(2, 3, dtype=T.int64)),
+    "size": lambda T: m(2, 3)(T).size(2),
+    "size_0d": lambda T: T.tensor(1.0).size(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIM_CASES))
+def test_dim_out_of_range(name):
+    same_error(DIM_CASES[name])
+
+
+def test_negative_dims_in_range_still_work():
+    def prog(T):
+        x = leaf(T, 2, 3, 4)
+        y = x.sum(-1).softmax(-1).unsqueeze(-1).transpose(-1, 0).log_softmax(-3)
+        z = T.cat([y, y], dim=-1).max(dim=-2).values.sum()
+        return Case([z], run=lambda: z.backward(), grads_of=[x])
+
+    check(prog)
+
+
+# -- shape and dtype errors: torch's RuntimeErrors, not numpy's ValueErrors ---------------------
+
+ERROR_CASES = {
+    "broadcast_add": lambda T: T.ones(2, 3) + T.ones(4, 3),
+    "broadcast_mul": lambda T: T.ones(2, 3, dtype=T.float64) * T.ones(3, 2),
+    "broadcast_sub_mixed": lambda T: T.ones(5, 3) - T.ones(2, 1, 4, dtype=T.int64),
+    "broadcast_iadd": lambda T: T.ones(2, 3).add_(T.ones(2, 4)),
+    "cat_sizes": lambda T: T.cat([T.ones(2, 3), T.zeros(2, 2)]),
+    "cat_ndim": lambda T: T.cat([T.ones(2, 3), T.zeros(3)]),
+    "stack_sizes": lambda T: T.stack([T.ones(2, 3), T.zeros(2, 2)]),
+    "bmm_2d": lambda T: T.bmm(T.ones(2, 3), T.ones(3, 3)),
+    "bmm_batch": lambda T: T.bmm(T.ones(2, 2, 3), T.ones(2, 4, 3)),
+    "matmul_vv": lambda T: T.ones(3) @ T.ones(4),
+    "matmul_mv": lambda T: T.ones(2, 3) @ T.ones(4),
+    "matmul_folded_mv": lambda T: T.ones(2, 3, 4) @ T.ones(5),
+    "matmul_batch": lambda T: T.ones(2, 3, 2) @ T.ones(3, 2, 2),
+    "mm_dtype": lambda T: T.ones(2, 3).mm(T.ones(3, 4, dtype=T.float64)),
+    "setitem_shape": lambda T: T.zeros(3, 4).__setitem__(0, T.ones(3)),
+    "copy_shape": lambda T: T.zeros(3, 4).copy_(T.ones(2, 4)),
+    "permute_len": lambda T: T.ones(2, 3, 4).permute(2, 0),
+    "permute_dup": lambda T: T.ones(2, 3, 4).permute(2, 0, 0),
+    "mean_int": lambda T: T.tensor([[1, 2], [3, 4]]).mean(),
+    "var_int": lambda T: T.tensor([[1, 2], [3, 4]]).var(),
+    "std_int": lambda T: T.tensor([[1, 2], [3, 4]]).std(0),
+    "where_cond": lambda T: T.where(T.tensor([1, 0]), T.ones(2), 0.0),
+    "masked_fill_mask": lambda T: T.ones(2, 3).masked_fill(T.tensor([1, 0, 1]), 0.0),
+    "masked_fill_float_mask": lambda T: T.ones(2).masked_fill(T.tensor([1.0, 0.0]), 0.0),
+    "gather_float_index": lambda T: T.ones(3, 4).gather(1, T.tensor([[0.0], [1.0], [3.0]])),
+    "gather_index_ndim": lambda T: T.ones(2, 3).gather(1, T.tensor([0, 1])),
+    "int_negative_pow": lambda T: T.tensor([1, 2, 3]) ** -1,
+    "float_of_many": lambda T: float(T.tensor([2.0, 3.0])),
+    "int_of_many": lambda T: int(T.tensor([2, 3])),
+    "nll_float_target": lambda T: T.nn.functional.nll_loss(T.ones(2, 3), T.tensor([1.0, 0.0])),
+    "nll_bool_target": lambda T: T.nn.functional.nll_loss(T.ones(2, 3), T.tensor([True, False])),
+    "nll_batch": lambda T: T.nn.functional.nll_loss(T.ones(2, 3), T.tensor([2, 0, 1])),
+    "cross_entropy_batch": lambda T: T.nn.functional.cross_entropy(T.ones(3, 3), T.tensor([2, 0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_CASES))
+def test_error_matches_torch(name):
+    same_error(ERROR_CASES[name])
+
+
+# -- indexing --------------------------------------------------------------------------------
+
+INDEX_CASES = {
+    "too_many": lambda T: m(3, 4)(T)[0, 0, 0],
+    "too_many_with_none": lambda T: m(2, 3, 4)(T)[None, 0, 0, 0, 0],
+    "too_many_with_ellipsis": lambda T: m(2, 3, 4)(T)[..., 0, 0, 0, 0],
+    "float": lambda T: m(3, 4)(T)[1.5],
+    "float_second": lambda T: m(3, 4)(T)[0, 1.0],
+    "float_tensor": lambda T: m(3, 4)(T)[T.tensor([1.0, 0.0])],
+    "mask_short": lambda T: m(3, 4)(T)[T.tensor([True, False])],
+    "mask_2d": lambda T: m(2, 3, 4)(T)[T.ones(2, 2, dtype=T.bool)],
+    "mask_after_slice": lambda T: m(2, 3, 4)(T)[:, T.ones(2, dtype=T.bool)],
+    "tensor_out_of_bounds": lambda T: m(3, 4)(T)[T.tensor([0, 5])],
+    "tensor_out_of_bounds_dim1": lambda T: m(2, 3, 4)(T)[:, T.tensor([0, 7])],
+    "list_out_of_bounds_negative": lambda T: m(2, 3, 4)(T)[:, [0, -4]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_CASES))
+def test_index_error_matches_torch(name):
+    same_error(INDEX_CASES[name])
+
+
+def test_bool_mask_of_the_right_shape_still_indexes():
+    def prog(T):
+        x = leaf(T, 3, 4)
+        y = x[x.detach() > 0].sum() + x[T.tensor([True, False, True])].sum() + x[:, T.tensor([0, 3])].sum()
+        return Case([y], run=lambda: y.backward(), grads_of=[x])
+
+    check(prog)
+
+
+# -- tensor API ------------------------------------------------------------------------------
+
+REQUIRES_GRAD_CASES = {
+    "factory": lambda T: T.tensor([1, 2], requires_grad=True),
+    "zeros_long": lambda T: T.zeros(2, dtype=T.int64, requires_grad=True),
+    "full_int": lambda T: T.full((2,), 1, requires_grad=True),
+    "method": lambda T: T.tensor([1, 2]).requires_grad_(),
+    "attribute": lambda T: setattr(T.tensor([1, 2]), "requires_grad", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRES_GRAD_CASES))
+def test_requires_grad_of_an_integer_tensor(name):
+    same_error(REQUIRES_GRAD_CASES[name])
+
+
+def test_grad_of_a_non_leaf_warns():
+    def access(T):
+        x = T.ones(3, requires_grad=True)
+        y = x * 2
+        return y.grad
+
+    same_warnings(access)
+    caught = _run(access, gradviz)[2]
+    assert len(caught) == 1 and caught[0][0] is UserWarning
+
+    def quiet(T):
+        # a leaf, a non-leaf that retains its grad, a view made without grad: no warning
+        x = T.ones(3, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        (y * 3).sum().backward()
+        with T.no_grad():
+            v = x[:2]
+        return x.grad, y.grad, v.grad, T.ones(2).grad
+
+    same_warnings(quiet)
+    assert _run(quiet, gradviz)[2] == []
+
+
+GRAD_SET_CASES = {
+    "size": lambda T: setattr(T.ones(3, requires_grad=True), "grad", T.ones(4)),
+    "dtype": lambda T: setattr(T.ones(2, requires_grad=True), "grad", T.ones(2, dtype=T.float64)),
+    "type": lambda T: setattr(T.ones(2, requires_grad=True), "grad", [1.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_SET_CASES))
+def test_grad_assignment_checks(name):
+    same_error(GRAD_SET_CASES[name])
+
+
+def test_grad_assignment_accumulates_into_the_assigned_tensor():
+    def prog(T):
+        x = leaf(T, 3)
+        x.grad = T.ones(3, dtype=T.float64)
+        y = (x * x).sum()
+        return Case([y], run=lambda: y.backward(), grads_of=[x])
+
+    check(prog)
+
+
+def test_data_assignment():
+    def prog(T):
+        x = leaf(T, 3)
+        x.data = T.tensor([1.0, 2.0, 3.0, 4.0], dtype=T.float64)  # another shape: torch allows it
+        y = (x * x).sum()
+        return Case([y], run=lambda: y.backward(), grads_of=[x], values=[x.detach()])
+
+    check(prog)
+    same_error(lambda T: setattr(T.ones(2, requires_grad=True), "data", [1.0]))
+    same_error(lambda T: setattr(T.ones(2, requires_grad=True) * 2, "data", T.ones(2, dtype=T.int64)))
+
+
+@pytest.mark.parametrize("ctx", ["no_grad", "enable_grad"])
+def test_grad_mode_decorators_without_parentheses(ctx):
+    for T in (torch, gradviz):
+        x = T.ones(2, requires_grad=True)
+
+        @getattr(T, ctx)
+        def f(a):
+            """doc"""
+            return a * 2
+
+        with T.set_grad_enabled(ctx == "no_grad"):
+            y = f(x)
+            assert T.is_grad_enabled() == (ctx == "no_grad")
+        assert y.requires_grad == (ctx == "enable_grad"), T.__name__
+        assert f.__doc__ == "doc" and f.__name__ == "f"
+
+
+def test_inplace_on_a_view_that_was_given_requires_grad():
+    # torch.arange(6.).view(2, 3) is a view of a plain tensor; made to require grad, it may not
+    # change in place (nor through a view of it) with grad mode on
+    same_error(lambda T: T.arange(6.0).view(2, 3).requires_grad_().add_(1))
+    same_error(lambda T: T.arange(6.0).view(2, 3).requires_grad_().__setitem__(0, 1.0))
+
+    def under_no_grad(T):
+        w = T.arange(6.0).view(2, 3).requires_grad_()
+        with T.no_grad():
+            w.add_(1)
+            w[0, 0] = 5
+        return w
+
+    _, e1, _ = _run(under_no_grad, torch)
+    _, e2, _ = _run(under_no_grad, gradviz)
+    assert e1 is None and e2 is None
+    np.testing.assert_array_equal(under_no_grad(gradviz).detach().numpy(), under_no_grad(torch).detach().numpy())
+
+
+def test_tensor_of_a_numpy_float64_scalar_is_float64():
+    for value in (np.float64(2.0), np.float32(2.0), 2.0):
+        assert str(gradviz.tensor(value).dtype).split(".")[1] == str(torch.tensor(value).dtype).split(".")[1]
+
+
+def test_stack_error_names_the_entry():
+    # the message used to be built with list.index, which compares tensors with ==
+    same_error(lambda T: T.stack([T.ones(2, 3), T.ones(2, 3), T.zeros(2, 2)]))
+
+
+# -- warnings --------------------------------------------------------------------------------
+
+WARNING_CASES = {
+    "std_one_element": lambda T: T.tensor([1.0]).std(),
+    "var_dim_of_one": lambda T: T.ones(2, 1).var(1),
+    "var_correction": lambda T: T.ones(2, 3).var(correction=6),
+    "mean_of_empty": lambda T: (T.tensor([]).mean(), T.zeros(0, 3).mean(0)),
+    "softmax_implicit_dim": lambda T: T.nn.functional.softmax(T.ones(2, 3)),
+    "log_softmax_implicit_dim": lambda T: T.nn.functional.log_softmax(T.ones(3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WARNING_CASES))
+def test_warnings_match_torch(name):
+    same_warnings(WARNING_CASES[name])
