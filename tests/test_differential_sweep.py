@@ -106,6 +106,15 @@ def test_negative_dims_in_range_still_work():
     check(prog)
 
 
+def test_reductions_over_dim_0_of_a_0_dim_tensor():
+    def prog(T):
+        x = T.tensor(1.5, dtype=T.float64, requires_grad=True)
+        y = x.sum(0) * 2 + x.mean(-1) + x.sum((0,), keepdim=True) * 3 + x.amax(0)
+        return Case([y], run=lambda: y.backward(), grads_of=[x])
+
+    check(prog)
+
+
 # -- shape and dtype errors: torch's RuntimeErrors, not numpy's ValueErrors ---------------------
 
 ERROR_CASES = {
@@ -142,6 +151,22 @@ ERROR_CASES = {
     "nll_bool_target": lambda T: T.nn.functional.nll_loss(T.ones(2, 3), T.tensor([True, False])),
     "nll_batch": lambda T: T.nn.functional.nll_loss(T.ones(2, 3), T.tensor([2, 0, 1])),
     "cross_entropy_batch": lambda T: T.nn.functional.cross_entropy(T.ones(3, 3), T.tensor([2, 0])),
+    "expand_too_few": lambda T: T.ones(2, 3, dtype=T.float64).expand(3),
+    "expand_clash_first": lambda T: T.ones(2, 3).expand(4, 3),
+    "expand_clash_middle": lambda T: T.ones(2, 3).expand(2, 1, 3),
+    "expand_clash_before_leading": lambda T: T.ones(2, 3).expand(-1, 3, 3),
+    "expand_leading_minus_one": lambda T: T.ones(2, 3).expand(-1, 2, 3),
+    "expand_long": lambda T: T.ones(3, dtype=T.int64).expand(2, 4),
+    "split_zero": lambda T: T.ones(2, 3).split(0, 1),
+    "chunk_zero": lambda T: T.ones(2, 3).chunk(0),
+    "chunk_negative": lambda T: T.ones(2, 3).chunk(-1),
+    "flatten_order": lambda T: T.ones(2, 3, 4).flatten(2, 1),
+    "index_0d": lambda T: T.tensor(5.0)[0],
+    "slice_0d": lambda T: T.tensor(5.0)[0:1],
+    "detach_view": lambda T: T.ones(2, 3, requires_grad=True)[0].detach_(),
+    "detach_view_of_result": lambda T: (T.ones(2, 3, requires_grad=True) * 1)[0].detach_(),
+    "detach_plain_view": lambda T: T.ones(2, 3)[0].detach_(),
+    "inplace_unbind_of_leaf": lambda T: T.ones(3, 2, requires_grad=True).unbind(1)[0].mul_(2),
 }
 
 

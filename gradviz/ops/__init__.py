@@ -58,8 +58,7 @@ def _check_inplace(a: Tensor) -> None:
         )
     # the view's own flag, as torch's: a view of a plain leaf that was given requires_grad itself
     # (torch.arange(6.).view(2, 3).requires_grad_()) is refused too
-    if base._grad_fn is None and a.requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    # torch refuses an output of a multi-view function before it looks at the base
     fn = a._grad_fn
     if fn is not None and type(fn).__name__ in _MULTI_VIEW_NODES:
         raise RuntimeError(
@@ -68,6 +67,8 @@ def _check_inplace(a: Tensor) -> None:
             "allow the output views to be modified inplace. You should replace the inplace operation by an "
             "out-of-place one."
         )
+    if base._grad_fn is None and a.requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def _after_inplace(a: Tensor) -> None:

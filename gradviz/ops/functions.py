@@ -218,7 +218,9 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
         return None
     if isinstance(dim, int):
         dim = (dim,)
-    return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    # a 0-dim tensor takes dim 0 (or -1) as torch does, and numpy reduces it over no axis
+    return dims if ndim else ()
 
 
 # -- arithmetic ------------------------------------------------------------------------------
@@ -1298,6 +1300,8 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if a.ndim == 0:
         return reshape(a, (1,))
     s, e = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return a
     shape = a.shape[:s] + (int(np.prod(a.shape[s:e + 1])),) + a.shape[e + 1:]
@@ -1356,18 +1360,26 @@ def expand(a: Tensor, *shape: Any) -> Tensor:
     lead = len(shape) - a.ndim
     if lead < 0:
         raise RuntimeError(
-            f"expand(gradviz.FloatTensor{{{list(a.shape)}}}, size={list(shape)}): the number of sizes "
-            "provided must be greater or equal to the number of dimensions in the tensor"
+            f"expand(gradviz.{_dtype.scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(shape)}): the "
+            f"number of sizes provided ({len(shape)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({a.ndim})"
         )
+    # torch's checks, in its order: from the last dim to the first
+    for i in range(len(shape) - 1, -1, -1):
+        if i < lead:
+            if shape[i] == -1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )
+            continue
+        have = a.shape[i - lead]
+        if shape[i] != -1 and have != 1 and have != shape[i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({shape[i]}) must match the existing size ({have}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(a.shape)}"
+            )
     full = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-    try:
-        data = np.broadcast_to(a._data, full)
-    except ValueError:
-        raise RuntimeError(
-            f"The expanded size of the tensor ({full[-1]}) must match the existing size "
-            f"({a.shape[-1]}) at non-singleton dimension {len(full) - 1}.  Target sizes: "
-            f"{list(shape)}.  Tensor sizes: {list(a.shape)}"
-        ) from None
+    data = np.broadcast_to(a._data, full)
     return _view_of(a, data, "expand", {"shape": a.shape})
 
 
@@ -1442,13 +1454,18 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     if isinstance(key, slice):
         start, stop, step = key.indices(a.shape[0]) if a.ndim else (0, 0, 1)
         if a.ndim == 0:
-            raise IndexError("invalid index of a 0-dim tensor.")
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         if step <= 0:
             raise ValueError("step must be greater than zero")
         idx = (slice(start, stop, step),)
         return _view_of(a, a._data[idx], "slice", {"shape": a.shape, "key": idx})
     if key is Ellipsis:
         return alias(a)
+    if a.ndim == 0 and isinstance(key, int) and not isinstance(key, bool):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
+            "a 0-dim tensor to a number"
+        )
     key = _normalize_key(key)
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis
                           and not (isinstance(k, Tensor) and k.dtype is _dtype.bool_))
@@ -1635,6 +1652,8 @@ def split(a: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) 
     size = a.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step == 0 and size != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         bounds = list(range(step, size, step))
     else:
         if builtins.sum(split_size_or_sections) != size:
@@ -1658,6 +1677,8 @@ def split_sizes(g: Tensor, sizes: Sequence[int], dim: int) -> list[Tensor]:
 
 
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = a.shape[_wrap_dim(dim, a.ndim)]
     step = -(-size // chunks)
     return split(a, step, dim)
