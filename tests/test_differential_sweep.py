@@ -167,7 +167,38 @@ ERROR_CASES = {
     "detach_view_of_result": lambda T: (T.ones(2, 3, requires_grad=True) * 1)[0].detach_(),
     "detach_plain_view": lambda T: T.ones(2, 3)[0].detach_(),
     "inplace_unbind_of_leaf": lambda T: T.ones(3, 2, requires_grad=True).unbind(1)[0].mul_(2),
+    "iadd_float_into_long": lambda T: T.tensor([1, 2]).__iadd__(1.5),
+    "add_float_tensor_into_long": lambda T: T.tensor([1, 2]).add_(T.tensor([0.5, 0.5])),
+    "sub_0dim_float_into_long": lambda T: T.tensor([1, 2]).sub_(T.tensor(1.0)),
+    "mul_float_into_long": lambda T: T.tensor([1, 2]).mul_(2.0),
+    "iadd_long_into_bool": lambda T: T.tensor([True, False]).__iadd__(1),
+    "neg_bool": lambda T: -T.tensor([True, False]),
+    "grad_no_inputs": lambda T: T.autograd.grad(T.ones(2, requires_grad=True).sum(), []),
+    "function_without_backward": lambda T: _no_backward(T).apply(T.ones(2, requires_grad=True)).sum().backward(),
 }
+
+
+def _no_backward(T: Any) -> Any:
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+    return Double
+
+
+def test_inplace_casts_torch_allows():
+    # same kind or lower into higher: written, as torch writes it
+    def prog(T):
+        a = T.tensor([1, 2])
+        a.add_(1).mul_(T.tensor([True, False])).sub_(T.tensor([1, 1]))
+        b = T.tensor([True, False])
+        b.mul_(T.tensor([True, True]))
+        c = T.tensor([1.0, 2.0])
+        c.add_(T.tensor([1, 1])).mul_(T.tensor([2.0, 2.0], dtype=T.float64))
+        return Case([], values=[a, b, c])
+
+    check(prog)
 
 
 @pytest.mark.parametrize("name", sorted(ERROR_CASES))

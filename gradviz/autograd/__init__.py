@@ -176,6 +176,8 @@ def grad(
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     new_grads = _make_grads(outputs, grads)
     if retain_graph is None:

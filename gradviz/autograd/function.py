@@ -107,7 +107,10 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
-        raise NotImplementedError("You must implement the backward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function to use it with "
+            "backward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args: Any) -> Any:

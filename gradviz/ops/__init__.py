@@ -27,6 +27,7 @@ from gradviz.ops.functions import (
     pow,
     rdiv,
     record,
+    result_type,
     rsub,
     save,
     sub,
@@ -86,8 +87,25 @@ def _old_edge_holder(a: Tensor) -> Tensor:
     return old
 
 
+_KIND = {_dtype.bool_: 0, _dtype.int64: 1, _dtype.float32: 2, _dtype.float64: 2}
+
+
+def _check_cast(a: Tensor, b: Any) -> None:
+    """torch's refusal to write a result into a tensor of a lower kind (float into int, int or
+    float into bool): numpy's in-place ufuncs would truncate it or raise their own error."""
+    if a.dtype.is_floating_point:
+        return
+    dt = result_type(a, b)
+    if _KIND[dt] > _KIND[a.dtype]:
+        raise RuntimeError(
+            f"result type {_dtype.scalar_type_name(dt)} can't be cast to the desired output type "
+            f"{_dtype.scalar_type_name(a.dtype)}"
+        )
+
+
 def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
     _check_inplace(a)
+    _check_cast(a, b)
     grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
     saved: dict[str, Any] = {}
     if grad:

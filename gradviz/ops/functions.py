@@ -438,6 +438,11 @@ def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
 
 
 def neg(a: Tensor) -> Tensor:
+    if a.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use "
+            "the `~` or `logical_not()` operator instead."
+        )
     return _unary("neg", a, np.negative)
 
 
