@@ -597,6 +597,10 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: DType
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dev = as_device(device)
     is_int = all(isinstance(v, int) for v in (start, end, step))
     dt = dtype or (_dtype.int64 if is_int else _dtype.float32)

@@ -115,6 +115,22 @@ def test_reductions_over_dim_0_of_a_0_dim_tensor():
     check(prog)
 
 
+def test_an_empty_dim_list_reduces_every_dim():
+    def prog(T):
+        x = leaf(T, 2, 3)
+        y = x.sum(dim=[]) + x.mean(dim=[]) * 2 + x.sum((), keepdim=True).sum()
+        return Case([y], run=lambda: y.backward(), grads_of=[x])
+
+    check(prog)
+
+    def values(T):
+        # forward only: torch's var/std backward for dim=[] gives inf (its dof counts no dims)
+        x = leaf(T, 2, 3, requires_grad=False)
+        return Case([x.var(dim=[]), x.std([], keepdim=True), x.mean((), keepdim=True)])
+
+    check(values)
+
+
 # -- shape and dtype errors: torch's RuntimeErrors, not numpy's ValueErrors ---------------------
 
 ERROR_CASES = {
@@ -173,6 +189,19 @@ ERROR_CASES = {
     "mul_float_into_long": lambda T: T.tensor([1, 2]).mul_(2.0),
     "iadd_long_into_bool": lambda T: T.tensor([True, False]).__iadd__(1),
     "neg_bool": lambda T: -T.tensor([True, False]),
+    "sum_duplicate_dims": lambda T: T.ones(2, 3).sum(dim=(0, 0)),
+    "mean_duplicate_dims": lambda T: T.ones(2, 3).mean((1, -1)),
+    "var_duplicate_dims": lambda T: T.ones(2, 3).var((0, 0)),
+    "mv_matrix_vec": lambda T: T.mv(T.ones(2, 3), T.ones(3, 1)),
+    "cat_a_tensor": lambda T: T.cat(T.ones(2, 3)),
+    "stack_a_tensor": lambda T: T.stack(T.ones(2, 3)),
+    "stack_empty": lambda T: T.stack([]),
+    "cat_0dim": lambda T: T.cat((T.ones(2), T.ones(()))),
+    "view_minus_two": lambda T: T.ones(2, 3).view(2, -2),
+    "view_ambiguous_empty": lambda T: T.ones(0, 3).view(-1, 0),
+    "arange_zero_step": lambda T: T.arange(0, 5, 0),
+    "arange_wrong_sign": lambda T: T.arange(5, 0),
+    "arange_wrong_sign_negative_step": lambda T: T.arange(0.0, 1.0, -0.5),
     "grad_no_inputs": lambda T: T.autograd.grad(T.ones(2, requires_grad=True).sum(), []),
     "function_without_backward": lambda T: _no_backward(T).apply(T.ones(2, requires_grad=True)).sum().backward(),
 }

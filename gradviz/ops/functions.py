@@ -218,7 +218,13 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
         return None
     if isinstance(dim, int):
         dim = (dim,)
+    elif len(dim) == 0:
+        # torch reads an empty dim list as every dim (numpy's axis=() would reduce none)
+        return tuple(range(ndim))
     dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    for i in range(1, len(dims)):
+        if dims[i] == dims[i - 1]:
+            raise RuntimeError(f"dim {dims[i]} appears multiple times in the list of dims")
     # a 0-dim tensor takes dim 0 (or -1) as torch does, and numpy reduces it over no axis
     return dims if ndim else ()
 
@@ -763,6 +769,8 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     _check_float_mm(a, v)
     if a.ndim == 2 and v.ndim == 1 and a.shape[1] != v.shape[0]:
         raise RuntimeError(
@@ -1203,8 +1211,16 @@ def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
     if -1 in shape:
         known = int(np.prod([s for s in shape if s != -1]))
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified dimension "
+                "size -1 can be any value and is ambiguous"
+            )
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -1595,9 +1611,14 @@ def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> 
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    if isinstance(tensors, Tensor):  # iterating it would cat its rows
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t_ in enumerate(tensors):
+        if t_.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     d = _wrap_dim(dim, tensors[0].ndim)
     first = tensors[0]
     for i, t_ in enumerate(tensors[1:], 1):
@@ -1624,7 +1645,11 @@ concat = cat
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    if isinstance(tensors, Tensor):  # iterating it would stack its rows
+        raise TypeError("stack(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
     d = _wrap_dim(dim, tensors[0].ndim + 1)
     for i, t_ in enumerate(tensors[1:], 1):  # by position: list.index would compare tensors with ==
         _check_devices(tensors[0], t_)
