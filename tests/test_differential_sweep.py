@@ -202,6 +202,23 @@ ERROR_CASES = {
     "arange_zero_step": lambda T: T.arange(0, 5, 0),
     "arange_wrong_sign": lambda T: T.arange(5, 0),
     "arange_wrong_sign_negative_step": lambda T: T.arange(0.0, 1.0, -0.5),
+    "eq_broadcast": lambda T: T.ones(2, 3) == T.ones(4),
+    "lt_broadcast": lambda T: T.ones(2, 3) < T.ones(2, 2),
+    "maximum_broadcast": lambda T: T.maximum(T.ones(2, 3), T.ones(4)),
+    "where_broadcast_other": lambda T: T.where(T.ones(2, 3, dtype=T.bool), T.ones(3), T.ones(4)),
+    "where_broadcast_self": lambda T: T.where(T.ones(4, dtype=T.bool), T.ones(2, 3), T.ones(3)),
+    "masked_fill_broadcast": lambda T: T.ones(2, 3).masked_fill(T.ones(4, dtype=T.bool), 0.0),
+    "masked_fill_value_1d": lambda T: T.ones(2, 3).masked_fill(T.ones(3, dtype=T.bool), T.tensor([1.0, 2.0])),
+    "gather_out_of_bounds": lambda T: T.ones(2, 3).gather(1, T.tensor([[0], [3]])),
+    "gather_negative": lambda T: T.ones(2, 3).gather(1, T.tensor([[-1], [0]])),
+    "scatter_negative": lambda T: T.ones(2, 3).scatter(1, T.tensor([[-1], [0]]), T.ones(2, 1)),
+    "scatter_add_out_of_bounds": lambda T: T.ones(2, 3).scatter_add(1, T.tensor([[7], [0]]), T.ones(2, 1)),
+    "and_float": lambda T: T.tensor([1.0, 0.0]) & T.tensor([1.0, 1.0]),
+    "xor_float_number": lambda T: T.tensor([1.0, 2.0]) ^ 1,
+    "invert_float": lambda T: ~T.ones(3),
+    "backward_grads_count": lambda T: T.autograd.backward(
+        [T.ones(2, requires_grad=True) * 2, T.ones(2, requires_grad=True).sum()], [T.ones(2)]
+    ),
     "grad_no_inputs": lambda T: T.autograd.grad(T.ones(2, requires_grad=True).sum(), []),
     "function_without_backward": lambda T: _no_backward(T).apply(T.ones(2, requires_grad=True)).sum().backward(),
 }
@@ -402,3 +419,75 @@ WARNING_CASES = {
 @pytest.mark.parametrize("name", sorted(WARNING_CASES))
 def test_warnings_match_torch(name):
     same_warnings(WARNING_CASES[name])
+
+
+def test_bitwise_operators():
+    # &, |, ^, ~ are torch's bitwise ops: on integers bitwise (they were logical, giving bools)
+    def prog(T):
+        a, b, m = T.tensor([1, 2, 12]), T.tensor([3, 1, 10]), T.tensor([True, False, True])
+        return Case([], values=[a & b, a | b, a ^ b, ~a, ~m, m & T.tensor([True, True, False]), m | a, 1 & a,
+                                6 | a, m ^ True, (a > 1) & (b < 3)])
+
+    check(prog)
+
+
+def test_set_grad_enabled_as_a_decorator_leaves_the_mode_alone():
+    for T in (torch, gradviz):
+        assert T.is_grad_enabled()
+
+        @T.set_grad_enabled(False)
+        def f(T=T):
+            return T.is_grad_enabled()
+
+        assert T.is_grad_enabled(), T.__name__  # decorating changed nothing
+        assert f() is False and T.is_grad_enabled()
+        assert repr(T.set_grad_enabled(True)) == f"{T.__name__}.autograd.grad_mode.set_grad_enabled(mode=True)"
+
+
+@pytest.mark.parametrize("ctx", ["no_grad", "enable_grad"])
+def test_grad_mode_decorated_generators(ctx):
+    seen = {}
+    for T in (torch, gradviz):
+
+        @getattr(T, ctx)()
+        def gen(n, T=T):
+            for i in range(n):
+                got = yield (i, T.is_grad_enabled())
+                if got is not None:
+                    yield ("sent", got, T.is_grad_enabled())
+            return "done"
+
+        outer = ctx == "no_grad"  # the mode the caller runs in: the other one
+        with T.set_grad_enabled(outer):
+            it = gen(2)
+            trace = [next(it), T.is_grad_enabled(), it.send("x"), T.is_grad_enabled(), next(it)]
+            try:
+                next(it)
+            except StopIteration as e:
+                trace.append(e.value)
+            trace.append(T.is_grad_enabled())
+        seen[T.__name__] = trace
+    assert seen["gradviz"] == seen["torch"]
+
+
+def test_backward_with_create_graph_warns_once():
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, {m} as T\n"
+        "warnings.simplefilter('always')\n"
+        "x = T.ones(2, requires_grad=True)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    (x * 2).sum().backward(create_graph=True)\n"
+        "    T.autograd.backward([(x * 3).sum()], create_graph=True)\n"
+        "    T.autograd.grad((x * 4).sum(), x, create_graph=True)\n"
+        "print(repr([(c.category.__name__, str(c.message)) for c in w]))\n"
+    )
+    out = {}
+    for m in ("torch", "gradviz"):
+        res = subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True, text=True, check=True)
+        out[m] = [(c, _norm(msg)) for c, msg in eval(res.stdout)]  # noqa: S307 - our own repr
+    assert len(out["torch"]) == 1
+    assert out["gradviz"] == out["torch"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -138,6 +139,8 @@ def backward(
         if edge[0] is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         keep = create_graph if retain_graph is None else retain_graph
+        if create_graph:
+            _warn_create_graph_cycle()
         get_default_engine().execute([edge], [grad], keep, create_graph, True, [])
         return
     if inputs is not None and len(_as_tuple(inputs)) == 0:
@@ -147,11 +150,33 @@ def backward(
     grad_tensors = grad_tensors if grad_tensors is not None else grad_variables
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
     if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
     new_grads = _make_grads(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        _warn_create_graph_cycle()
     _run_backward(tensors, new_grads, retain_graph, create_graph, inputs, True, True)
+
+
+_create_graph_warned = False
+
+
+def _warn_create_graph_cycle() -> None:
+    """torch's warning (once per process, as its engine gives it) for backward(create_graph=True):
+    a leaf's .grad then holds a graph that leads back to the leaf."""
+    global _create_graph_warned
+    if _create_graph_warned:
+        return
+    _create_graph_warned = True
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+        "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+        "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+        "after use to break the cycle and avoid the leak.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def grad(

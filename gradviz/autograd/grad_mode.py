@@ -8,6 +8,8 @@ previous value on entry and restore it on exit. Anomaly mode is process-wide, as
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -32,12 +34,46 @@ class _DecoratorContext:
     """A save/restore context manager that also works as a function decorator."""
 
     def __call__(self, fn: Callable) -> Callable:
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self.__class__(*self._args()):
                 return fn(*args, **kwargs)
 
         return wrapper
+
+    def _wrap_generator(self, fn: Callable) -> Callable:
+        """A generator runs under the mode only while it runs, as torch's decorators do: each
+        resume enters the context and each yield leaves it (a with-block around the whole
+        generator would leak the mode to the caller between yields)."""
+        args = self._args()
+        cls = self.__class__
+
+        @functools.wraps(fn)
+        def generator(*a: Any, **kw: Any) -> Any:
+            gen = fn(*a, **kw)
+            try:
+                with cls(*args):
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with cls(*args):
+                            gen.close()
+                        raise
+                    except BaseException:
+                        with cls(*args):
+                            response = gen.throw(*sys.exc_info())
+                    else:
+                        with cls(*args):
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
+
+        return generator
 
     def _args(self) -> tuple:
         return ()
@@ -82,6 +118,15 @@ class set_grad_enabled(_DecoratorContext):  # noqa: N801
         self.mode = bool(mode)
         self.prev = _state.enabled
         _state.enabled = self.mode
+
+    def __call__(self, fn: Callable) -> Callable:
+        # used as a decorator, the mode set by __init__ was not meant for the caller: torch
+        # puts the previous one back
+        _state.enabled = self.prev
+        return super().__call__(fn)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
 
     def _args(self) -> tuple:
         return (self.mode,)

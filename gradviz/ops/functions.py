@@ -376,6 +376,13 @@ def masked_fill(a: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
             f"masked_fill_ only supports boolean masks, but got mask with dtype {_dtype.cpp_type_name(mask.dtype)}"
         )
     vt = value if isinstance(value, Tensor) else None
+    if vt is not None and vt.ndim != 0:
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {vt.ndim} dimension(s)."
+        )
+    err = _broadcast_error(mask._data.shape, a._data.shape)
+    if err is not None:
+        raise err
     data = np.where(mask._data, vt._data if vt is not None else value, a._data).astype(a._data.dtype, copy=False)
     out = _new(data, a.device)
     if vt is None:
@@ -386,8 +393,26 @@ def masked_fill(a: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
     return out
 
 
+def _check_index_along(op: str, a: Tensor, dim: int, index: Tensor) -> int:
+    """gather/scatter's checks, torch's messages: the dim in range, an int64 index of a's rank,
+    every index value within the dim (numpy would wrap a negative one, or name an axis)."""
+    if index.dtype is not _dtype.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    d = _wrap_dim(dim, a.ndim)
+    if index.ndim != a.ndim and not (index.ndim <= 1 and a.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    idx = index._data
+    if idx.size:
+        size = a.shape[d] if a.ndim else 1
+        bad = (idx < 0) | (idx >= size)
+        if bad.any():
+            raise RuntimeError(f"index {int(idx[bad].ravel()[0])} is out of bounds for dimension {d} with size {size}")
+    return d
+
+
 def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """a with src written at index along dim (torch.scatter, ScatterBackward0)."""
+    dim = _check_index_along("scatter", a, dim, index)
     data = a._data.copy()
     np.put_along_axis(data, index._data, src._data, axis=dim)
     out = _new(data, a.device)
@@ -398,6 +423,7 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """a with src added at index along dim (repeated indices accumulate; ScatterAddBackward0)."""
+    dim = _check_index_along("scatter_add", a, dim, index)
     data = a._data.copy()
     # np.indices(index.shape, sparse=True), made where the data is (numpy's would be host arrays)
     xp = array_module(a.device)
@@ -411,11 +437,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
-    if index.dtype is not _dtype.int64:
-        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    if index.ndim != a.ndim and not (index.ndim <= 1 and a.ndim <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    dim = _wrap_dim(dim, a.ndim)
+    dim = _check_index_along("gather", a, dim, index)
     out = _new(np.take_along_axis(a._data, index._data, axis=dim), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["gather"], (a,), [out], {"dim": dim, "index": index.detach(), "shape": a.shape})
@@ -504,7 +526,11 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
     _check_devices(a, b)
-    out = _new(_cast(fn(a._data, b._data), result_type(a, b)), a.device)
+    try:
+        data = fn(a._data, b._data)
+    except ValueError as e:
+        raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
+    out = _new(_cast(data, result_type(a, b)), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
         record(NODES[key], (a, b), [out], {"self": save(a), "other": save(b)})
     return out
@@ -522,6 +548,13 @@ def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     at = a if isinstance(a, Tensor) else _new(to_device_array(np.asarray(a, dtype=dt.np), dev), dev)
     bt = b if isinstance(b, Tensor) else _new(to_device_array(np.asarray(b, dtype=dt.np), dev), dev)
     _check_devices(at, bt)
+    # torch's message names the first clash, broadcasting condition, then a, then b
+    shape = condition._data.shape
+    for other in (at._data.shape, bt._data.shape):
+        err = _broadcast_error(shape, other)
+        if err is not None:
+            raise err
+        shape = np.broadcast_shapes(shape, other)
     data = np.where(condition._data, at._data, bt._data)
     out = _new(_cast(data, dt), at.device)
     if _grad_state.enabled and (at.requires_grad or bt.requires_grad):
@@ -649,7 +682,11 @@ def _compare(fn):
     def op(a: Tensor, b: Tensor | Scalar) -> Tensor:
         if isinstance(b, Tensor):
             _check_devices(a, b)
-            return _new(_as_array(fn(a._data, b._data)), a.device)
+            try:
+                data = fn(a._data, b._data)
+            except ValueError as e:
+                raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
+            return _new(_as_array(data), a.device)
         return _new(_as_array(fn(a._data, b)), a.device)
 
     return op
@@ -661,6 +698,38 @@ lt = _compare(np.less)
 le = _compare(np.less_equal)
 gt = _compare(np.greater)
 ge = _compare(np.greater_equal)
+
+
+def _bitwise(name: str, fn):
+    """The operators &, |, ^ as torch has them: bitwise on integers, logical on bools (the
+    promoted dtype is the result's), refused for floats."""
+
+    def op(a: Tensor, b: Tensor | Scalar) -> Tensor:
+        dt = result_type(a, b)
+        if dt.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+        if isinstance(b, Tensor):
+            _check_devices(a, b)
+            try:
+                data = fn(a._data, b._data)
+            except ValueError as e:
+                raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
+        else:
+            data = fn(a._data, b)
+        return _new(_cast(_as_array(data), dt), a.device)
+
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
+
+
+def bitwise_not(a: Tensor) -> Tensor:
+    if a.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _new(np.invert(a._data), a.device)
 
 
 def logical_not(a: Tensor) -> Tensor:
