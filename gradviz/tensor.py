@@ -218,7 +218,9 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return self.detach()
+        # the storage without the version counter: changes through .data go unnoticed by
+        # autograd, as torch's (that is what sets .data apart from detach())
+        return Tensor._wrap(self._data, self.dtype, self.device)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -244,12 +246,21 @@ class Tensor:
     def T(self) -> Tensor:  # noqa: N802
         from gradviz import ops
 
+        if self.ndim != 2:
+            _warn_once(_T_DEPRECATED[self.ndim == 0])
         return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
         from gradviz import ops
 
+        if self.ndim < 2:
+            if self.ndim == 0:
+                _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
+                return ops.alias(self)
+            raise RuntimeError(
+                f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
+            )
         return ops.transpose(self, -2, -1)
 
     # -- conversion
@@ -288,6 +299,8 @@ class Tensor:
         return int(self._scalar())
 
     def __bool__(self) -> bool:
+        if self._data.size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
@@ -380,9 +393,29 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.ndim == 0 and spec:
+        # torch's: a 0-dim tensor formats as its number (f"{loss}" prints 0.25, not tensor(0.2500));
+        # any other takes no format spec
+        if self.ndim == 0:
             return format(self.item(), spec)
-        return repr(self)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
+
+
+_T_DEPRECATED = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw an "
+    "error in a future release. Consider `x.mT` to transpose batches of matrices or "
+    "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+    "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+)
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """A UserWarning given once per process, as torch's TORCH_WARN_ONCE."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 _NON_LEAF_GRAD_WARNING = (

@@ -219,6 +219,9 @@ ERROR_CASES = {
     "backward_grads_count": lambda T: T.autograd.backward(
         [T.ones(2, requires_grad=True) * 2, T.ones(2, requires_grad=True).sum()], [T.ones(2)]
     ),
+    "bool_of_empty": lambda T: bool(T.tensor([])),
+    "format_spec_of_1d": lambda T: f"{T.tensor([3.14159]):.2f}",
+    "mT_of_1d": lambda T: T.ones(2).mT,
     "grad_no_inputs": lambda T: T.autograd.grad(T.ones(2, requires_grad=True).sum(), []),
     "function_without_backward": lambda T: _no_backward(T).apply(T.ones(2, requires_grad=True)).sum().backward(),
 }
@@ -490,4 +493,51 @@ def test_backward_with_create_graph_warns_once():
         res = subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True, text=True, check=True)
         out[m] = [(c, _norm(msg)) for c, msg in eval(res.stdout)]  # noqa: S307 - our own repr
     assert len(out["torch"]) == 1
+    assert out["gradviz"] == out["torch"]
+
+
+def test_a_0_dim_tensor_formats_as_its_number():
+    # print(f"loss {loss}") prints the number in torch
+    for spec in ("", ".3f", "8.2e"):
+        got = format(gradviz.tensor(0.25, requires_grad=True) * 1, spec)
+        assert got == format(torch.tensor(0.25, requires_grad=True) * 1, spec)
+    assert f"{gradviz.tensor([1.0, 2.0])}" == str(gradviz.tensor([1.0, 2.0]))
+
+
+def test_comparing_with_none():
+    for T in (torch, gradviz):
+        x = T.ones(2)
+        assert (x == None) is False and (x != None) is True and (x not in [None])  # noqa: E711
+
+
+def test_data_does_not_share_the_version_counter():
+    # torch's .data: changes through it go unnoticed by autograd (detach() shares the counter)
+    def prog(T):
+        x = leaf(T, 3)
+        y = x * x
+        x.data.add_(1)
+        d = x.detach()
+        return Case([y], run=lambda: y.backward(T.ones(3, dtype=T.float64)), grads_of=[x],
+                    values=[T.tensor(float(x._version)), T.tensor(float(d._version))])
+
+    check(prog)
+
+
+def test_transpose_property_warnings():
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, {m} as T\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    a = [T.ones(2).T.shape, T.ones(2, 3, 4).T.shape, T.tensor(1.0).T.shape, T.ones(2, 3).T.shape,\n"
+        "         T.tensor(1.0).mT.shape, T.tensor(1.0).mT.shape]\n"
+        "print(repr(([tuple(s) for s in a], [(c.category.__name__, str(c.message)) for c in w])))\n"
+    )
+    out = {}
+    for m in ("torch", "gradviz"):
+        res = subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True, text=True, check=True)
+        shapes, caught = eval(res.stdout)  # noqa: S307 - our own repr
+        out[m] = (shapes, [(c, _norm(msg)) for c, msg in caught])
     assert out["gradviz"] == out["torch"]

@@ -317,6 +317,15 @@ def _type(self: Tensor, dtype: Any = None) -> Any:
     return to_copy(self, dtype)
 
 
+def _eq(self: Tensor, other: Any) -> Any:
+    # t == None is False (Python's identity fallback), as torch's; torch.eq(t, None) still raises
+    return NotImplemented if other is None else eq(self, other)  # noqa: F405
+
+
+def _ne(self: Tensor, other: Any) -> Any:
+    return NotImplemented if other is None else ne(self, other)  # noqa: F405
+
+
 def _max_method(self: Tensor, dim: Any = None, keepdim: bool = False):
     from gradviz.ops import functions
 
@@ -342,7 +351,7 @@ def _bind() -> None:
         "__pow__": pow, "__rpow__": lambda s, o: F._pow_base(o, s),
         "__matmul__": F.matmul, "__rmatmul__": lambda s, o: F.matmul(o, s),
         "__neg__": neg, "__abs__": F.abs, "__getitem__": getitem, "__setitem__": setitem,
-        "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt, "__ge__": F.ge,
+        "__eq__": _eq, "__ne__": _ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt, "__ge__": F.ge,
         "__invert__": F.bitwise_not, "__and__": F.bitwise_and, "__or__": F.bitwise_or, "__xor__": F.bitwise_xor,
         "__rand__": F.bitwise_and, "__ror__": F.bitwise_or, "__rxor__": F.bitwise_xor,
         "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": F.matmul,
