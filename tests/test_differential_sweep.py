@@ -222,6 +222,13 @@ ERROR_CASES = {
     "bool_of_empty": lambda T: bool(T.tensor([])),
     "format_spec_of_1d": lambda T: f"{T.tensor([3.14159]):.2f}",
     "mT_of_1d": lambda T: T.ones(2).mT,
+    "setitem_index_out_of_bounds": lambda T: T.zeros(3, 4).__setitem__(T.tensor([0, 5]), 1.0),
+    "setitem_index_out_of_bounds_after_ellipsis": lambda T: T.zeros(3, 4).__setitem__((..., T.tensor([0, 7])), 1.0),
+    "setitem_mask_shape": lambda T: T.zeros(3, 4).__setitem__(T.tensor([True, False]), 1.0),
+    "setitem_too_many": lambda T: T.zeros(3, 4).__setitem__((0, 0, T.tensor([0])), 1.0),
+    "setitem_value_shape": lambda T: T.zeros(3, 4).__setitem__(T.tensor([0, 2]), T.ones(3, 4)),
+    "setitem_mask_value_shape": lambda T: T.zeros(3, 4).__setitem__(T.zeros(3, 4) > 0, T.ones(2)),
+    "setitem_value_dtype": lambda T: T.zeros(3).__setitem__(T.tensor([0]), T.tensor([2.0], dtype=T.float64)),
     "grad_no_inputs": lambda T: T.autograd.grad(T.ones(2, requires_grad=True).sum(), []),
     "function_without_backward": lambda T: _no_backward(T).apply(T.ones(2, requires_grad=True)).sum().backward(),
 }
@@ -541,3 +548,58 @@ def test_transpose_property_warnings():
         shapes, caught = eval(res.stdout)  # noqa: S307 - our own repr
         out[m] = (shapes, [(c, _norm(msg)) for c, msg in caught])
     assert out["gradviz"] == out["torch"]
+
+
+SETITEM_VALUES = {
+    # torch's setitem views a value of another shape without its leading 1s and expands it to
+    # the slice (basic indexing); index_put views one with leading 1s (ViewBackward0)
+    "select_leading_one": ("0", (1, 4)),
+    "select_same": ("0", (4,)),
+    "select_0dim": ("0", ()),
+    "element_0dim": ("(0, 1)", ()),
+    "element_one": ("(0, 1)", (1,)),
+    "slice_two_leading_ones": ("slice(0, 1)", (1, 1, 4)),
+    "slice_broadcast_rows": ("slice(0, 2)", (1, 4)),
+    "slice_broadcast_plain": ("slice(0, 2)", (4,)),
+    "column_leading_one": ("(slice(None), 1)", (1, 3)),
+    "columns_broadcast": ("(slice(None), slice(0, 2))", (3, 1)),
+    "index_leading_one": ("T.tensor([0])", (1, 4)),
+    "index_two_leading_ones": ("T.tensor([0])", (1, 1, 4)),
+    "index_broadcast": ("T.tensor([0, 2])", (4,)),
+    "index_pair_one": ("(T.tensor([0]), T.tensor([1]))", (1,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SETITEM_VALUES))
+def test_setitem_value_graph(name):
+    key, shape = SETITEM_VALUES[name]
+
+    def prog(T):
+        x = leaf(T, 3, 4)
+        y = x * 1
+        v = leaf(T, *shape, seed=1)
+        y[eval(key, {"T": T})] = v  # noqa: S307 - the keys above
+        y[y.detach() > 0.5] = 0.0
+        z = (y * y).sum()
+        return Case([z], run=lambda: z.backward(), grads_of=[x, v])
+
+    check(prog)
+
+
+def test_a_list_of_sequences_indexes_as_a_tuple():
+    # torch's legacy rule (deprecated, with a warning): a[[[0, 1], [1, 0]]] is a[[0, 1], [1, 0]]
+    def read(T):
+        a = T.arange(6.0).view(2, 3)
+        return a[[[0, 1], [1, 0]]], a[[0, slice(None)]], a[[T.tensor([0]), 1]], a[[0, 1]]
+
+    same_warnings(read)
+    for got, ref in zip(read(gradviz), read(torch), strict=True):
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+    def write(T):
+        a = T.zeros(2, 3)
+        a[[[0, 1], [1, 0]]] = 5.0
+        return a
+
+    same_warnings(write)
+    np.testing.assert_array_equal(write(gradviz).numpy(), write(torch).numpy())

@@ -19,6 +19,7 @@ from gradviz.ops.functions import (
     _binary_data,
     _broadcast_error,
     _check_devices,
+    _check_index_array,
     add,
     div,
     getitem,
@@ -228,21 +229,47 @@ def _expand_error(src: tuple[int, ...], target: tuple[int, ...]) -> RuntimeError
 def setitem(a: Tensor, key: Any, value: Any) -> None:
     """a[key] = value as torch does it: basic indexing copies into the view a[key] (CopySlices on
     a), tensor indices go through index_put_ (IndexPutBackward0)."""
+    if type(key) is list:
+        key = legacy_sequence_key(key)  # noqa: F405
     keys = key if isinstance(key, tuple) else (key,)
     advanced = builtins.any(isinstance(k, (Tensor, list)) and not (isinstance(k, Tensor) and k.ndim == 0
                    and k.dtype is not _dtype.bool_) for k in keys)
     if not advanced:
         with no_grad_if_plain(a, value):
             view = getitem(a, key)
-        err = _expand_error(value.shape, view.shape) if isinstance(value, Tensor) else None
-        if err is not None:  # torch expands the value to the slice first: expand's message
-            raise err
+        if isinstance(value, Tensor) and value.ndim and value.shape != view.shape:
+            # torch's copy_to: a value of another shape is viewed without its leading 1s, then
+            # expanded to the slice (ViewBackward0, ExpandBackward0 in the graph)
+            value = _strip_leading_ones(value, always=True)
+            err = _expand_error(value.shape, view.shape)
+            if err is not None:
+                raise err
+            if value.shape != view.shape:
+                value = value.expand(view.shape)
         copy_(view, value)
         return
+    if isinstance(value, Tensor):
+        value = _strip_leading_ones(value)
     _check_inplace(a)
     vt = value if isinstance(value, Tensor) else None
+    _check_advanced_keys(a, keys)
+    if vt is not None and vt.dtype is not a.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got {_dtype.scalar_type_name(a.dtype)} "
+            f"for the destination and {_dtype.scalar_type_name(vt.dtype)} for the source."
+        )
     grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
     idx = _numpy_key(a, keys)
+    if vt is not None:
+        target = a._data[idx].shape
+        vs = tuple(vt.shape)
+        while len(vs) > len(target) and vs[0] == 1:  # leading 1s go, as torch strips them
+            vs = vs[1:]
+        if _expand_error(vs, target) is not None or len(vs) > len(target):
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(vt.shape)} cannot be broadcast to indexing result of "
+                f"shape {list(target)}"
+            )
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
@@ -255,6 +282,37 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
     if grad:
         saved = {"key": idx, "mask": Tensor(mask, a.device)}
         record(NODES["index_put"], (old, vt), [a], saved, sequence_nr=seq)
+
+
+def _strip_leading_ones(value: Tensor, always: bool = False) -> Tensor:
+    """value viewed without its leading size-1 dims, as torch's setitem takes it (a
+    ViewBackward0 in the graph); value itself when it has none, unless ``always``."""
+    shape = tuple(value.shape)
+    if not always and (not shape or shape[0] != 1):
+        return value
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return value.view(shape)
+
+
+def _check_advanced_keys(a: Tensor, keys: tuple) -> None:
+    """torch's IndexErrors for the tensor and list indices of a[keys] = v (as getitem's)."""
+    n_real = builtins.sum(
+        (k.ndim if isinstance(k, Tensor) and k.dtype is _dtype.bool_ else 1)
+        for k in keys if k is not None and k is not Ellipsis
+    )
+    if n_real > a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
+    dim = 0
+    for k in keys:
+        if k is Ellipsis:
+            dim += a.ndim - n_real
+        elif isinstance(k, (Tensor, list)):
+            arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+            _check_index_array(arr, a.shape, dim)
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+        elif k is not None:
+            dim += 1
 
 
 class no_grad_if_plain:  # noqa: N801 - a context manager used like a function

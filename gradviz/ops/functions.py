@@ -1536,9 +1536,29 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
     return _view_of(a, a._data[idx + (Ellipsis,)], "select", {"shape": a.shape, "key": idx})
 
 
+_SEQUENCE_KEY_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
+    "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[gradviz.tensor(seq)], which will result either in an error or a different result"
+)
+
+
+def legacy_sequence_key(key: Any) -> Any:
+    """torch's legacy rule: a short list holding a slice, None, Ellipsis, a tensor or a sequence
+    indexes like the tuple of its items (with torch's deprecation warning), not like a tensor."""
+    if type(key) is list and len(key) < 32:
+        for k in key:
+            if k is None or k is Ellipsis or isinstance(k, (slice, Tensor, list, tuple)):
+                warnings.warn(_SEQUENCE_KEY_WARNING, UserWarning, stacklevel=3)
+                return tuple(key)
+    return key
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     """Indexing as torch decomposes it: select per int, slice per non-trivial slice, unsqueeze per
     None, then one IndexBackward0 for all tensor/list indices together."""
+    if type(key) is list:
+        key = legacy_sequence_key(key)
     # torch's single-index fast paths: a lone slice is always sliced (even a full one), a lone
     # Ellipsis is an alias.
     if isinstance(key, slice):
