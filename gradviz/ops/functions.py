@@ -189,6 +189,15 @@ def _broadcast_error(xs: tuple[int, ...], ys: tuple[int, ...]) -> RuntimeError |
     return None
 
 
+def _elementwise(fn: Any, x: Any, y: Any) -> Any:
+    """fn(x, y) for a binary numpy function, with torch's error when the shapes do not
+    broadcast. (The hot arithmetic paths keep this try inline: a call costs them more.)"""
+    try:
+        return fn(x, y)
+    except ValueError as e:
+        raise (_broadcast_error(x.shape, y.shape) or e) from None
+
+
 def _binary_device(a: Tensor, bt: Tensor | None) -> Any:
     """The device of a binary op's result: a's, unless a is a 0-dim cpu tensor that met another
     device's tensor (then that device, as torch's scalar-on-cpu rule)."""
@@ -526,11 +535,7 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
     _check_devices(a, b)
-    try:
-        data = fn(a._data, b._data)
-    except ValueError as e:
-        raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
-    out = _new(_cast(data, result_type(a, b)), a.device)
+    out = _new(_cast(_elementwise(fn, a._data, b._data), result_type(a, b)), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
         record(NODES[key], (a, b), [out], {"self": save(a), "other": save(b)})
     return out
@@ -682,11 +687,7 @@ def _compare(fn):
     def op(a: Tensor, b: Tensor | Scalar) -> Tensor:
         if isinstance(b, Tensor):
             _check_devices(a, b)
-            try:
-                data = fn(a._data, b._data)
-            except ValueError as e:
-                raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
-            return _new(_as_array(data), a.device)
+            return _new(_as_array(_elementwise(fn, a._data, b._data)), a.device)
         return _new(_as_array(fn(a._data, b)), a.device)
 
     return op
@@ -710,10 +711,7 @@ def _bitwise(name: str, fn):
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
         if isinstance(b, Tensor):
             _check_devices(a, b)
-            try:
-                data = fn(a._data, b._data)
-            except ValueError as e:
-                raise (_broadcast_error(a._data.shape, b._data.shape) or e) from None
+            data = _elementwise(fn, a._data, b._data)
         else:
             data = fn(a._data, b)
         return _new(_cast(_as_array(data), dt), a.device)
