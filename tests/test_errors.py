@@ -334,3 +334,54 @@ def test_inplace_message_exact():
             _inplace_saved(T)
         msgs.append(str(info.value).replace("torch.", "gradviz."))
     assert msgs[1] == msgs[0]
+
+
+# -- a tensor hook that returns a gradient its node cannot take ---------------------------------
+
+
+def _drop_one(g):
+    return g[:2]
+
+
+class _CallableHook:
+    def __call__(self, g):
+        return g[:1]
+
+
+_BAD_HOOKS = {
+    "a smaller gradient (named function)": (_drop_one, False, None),
+    "a smaller gradient on a leaf": (lambda g: g[:1], True, None),
+    "another shape of the same size": (lambda g: g.view(3, 1), False, None),
+    "float32 to float64": (lambda g: g.double(), False, None),
+    "float64 to float32": (lambda g: g.float(), False, "float64"),
+    "another dtype and size (the type is named first)": (lambda g: g.double()[:2], False, None),
+    "a callable object (no __name__)": (_CallableHook(), False, None),
+    "not a tensor": (lambda g: 5, False, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_HOOKS))
+def test_a_hook_that_changes_its_gradients_type_or_size_is_refused_as_torch(case):
+    hook, on_leaf, dtype = _BAD_HOOKS[case]
+
+    def run(T):
+        x = T.ones(3, requires_grad=True) if dtype is None else T.ones(3, dtype=getattr(T, dtype), requires_grad=True)
+        y = x * 2
+        (x if on_leaf else y).register_hook(hook)
+        y.sum().backward()
+
+    with pytest.raises(Exception) as want:
+        run(torch)
+    with pytest.raises(Exception) as got:
+        run(gradviz)
+    assert type(got.value) is type(want.value)
+    # the legacy type names are the module's own (torch.FloatTensor, gradviz.FloatTensor)
+    assert str(got.value) == str(want.value).replace("torch.", "gradviz.")
+
+
+def test_a_hook_returning_a_same_size_same_dtype_gradient_replaces_it():
+    x = gradviz.ones(3, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    assert x.grad.tolist() == [20.0, 20.0, 20.0]

@@ -2027,7 +2027,7 @@ def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe |
                     probe.hook(task, fn, "tensor_pre", hook)
                 res = hook(grads[slot])
                 if res is not None:
-                    grads[slot] = res
+                    grads[slot] = _checked_hook_result(hook, grads[slot], res)
     if fn._retains_grad_hooks:
         for slot, hook in fn._retains_grad_hooks.items():
             if probe is not None:
@@ -2036,6 +2036,34 @@ def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe |
             if res is not None:
                 grads[slot] = res
     return grads
+
+
+def _checked_hook_result(hook: Callable, old: Any, new: Any) -> Any:
+    """A tensor hook's replacement gradient, refused as torch refuses it: not a tensor, or of
+    another dtype, device or size than the gradient it replaces (the node it goes to was built
+    for that one: a wrong one would fail later, far from the hook that made it, or not at all)."""
+    from gradviz.tensor import Tensor
+
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is None:
+        return new
+    name = getattr(hook, "__name__", "<unknown>")
+    if new.dtype is not old.dtype or new.device != old.device:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {_legacy_type(old)} got {_legacy_type(new)})"
+        )
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new
+
+
+def _legacy_type(t: Any) -> str:
+    """torch's legacy tensor type name, in gradviz's namespace: gradviz.FloatTensor on cpu,
+    gradviz.cuda.FloatTensor on cuda (as ``Tensor.type()`` names the cpu ones)."""
+    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
+    where = "" if t.device.type == "cpu" else f"{t.device.type}."
+    return f"gradviz.{where}{kind}Tensor"
 
 
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
