@@ -603,3 +603,40 @@ def test_a_list_of_sequences_indexes_as_a_tuple():
 
     same_warnings(write)
     np.testing.assert_array_equal(write(gradviz).numpy(), write(torch).numpy())
+
+
+_WHOLE_KEYS = {
+    ":": slice(None), "...": Ellipsis, "0:2": slice(0, 2), "0:5": slice(0, 5), "(0:2, 0:3)": (slice(0, 2), slice(0, 3)),
+    "(..., 0:3)": (Ellipsis, slice(0, 3)), "(:, ::1)": (slice(None), slice(None, None, 1)), "()": (),
+    "-2: (not whole as torch reads it)": slice(-2, None), "0 (a row)": 0, "(:, 1:)": (slice(None), slice(1, None)),
+}  # fmt: skip
+_WHOLE_VALUES = {
+    "a row": lambda T: T.tensor([1.0, 2.0, 3.0], requires_grad=True),
+    "a (1, 3) tensor": lambda T: T.tensor([[1.0, 2.0, 3.0]], requires_grad=True),
+    "a number": lambda T: 5.0,
+    "a 0-dim tensor": lambda T: T.tensor(5.0, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("value", sorted(_WHOLE_VALUES))
+@pytest.mark.parametrize("key", sorted(_WHOLE_KEYS))
+def test_setitem_with_a_key_that_selects_everything_copies_into_the_tensor_itself(key, value):
+    """a[:] = v, a[...] = v, a[0:n] = v: torch's indexing hands back the tensor itself, so the graph
+    has CopyBackwards (FillBackward3 for a number or a 0-dim tensor), not CopySlices."""
+
+    def run(T):
+        base = T.tensor([[0.5, 1.5, 2.5], [3.5, 4.5, 5.5]], requires_grad=True)
+        a = base.clone()
+        v = _WHOLE_VALUES[value](T)
+        try:
+            a[_WHOLE_KEYS[key]] = v
+        except RuntimeError as e:
+            return ("error", str(e))
+        fn = a.grad_fn
+        nexts = [f.name().split("::")[-1] if f is not None else None for f, _ in fn.next_functions]
+        names = (fn.name().split("::")[-1], nexts)
+        (a * T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        grads = [t.grad.tolist() if isinstance(t, T.Tensor) and t.grad is not None else None for t in (base, v)]
+        return names, a.tolist(), grads
+
+    assert run(gradviz) == run(torch)

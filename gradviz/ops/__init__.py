@@ -226,6 +226,38 @@ def _expand_error(src: tuple[int, ...], target: tuple[int, ...]) -> RuntimeError
     return None
 
 
+def _selects_all(a: Tensor, keys: tuple) -> bool:
+    """Whether basic-indexing ``keys`` select all of ``a`` as torch's indexing sees it: nothing but
+    one Ellipsis at most and slices that start at 0 (or None), step 1 (or None) and stop at or
+    past the end of their dim (or None). -2: on a dim of 2 is not one: torch checks the start as
+    written."""
+    ell = -1
+    for i, k in enumerate(keys):
+        if k is Ellipsis:
+            if ell >= 0:
+                return False  # two Ellipses: getitem says why
+            ell = i
+        elif type(k) is not slice:
+            return False
+    n = len(keys) - (ell >= 0)
+    if n > a.ndim:
+        return False
+    if ell >= 0:
+        dims = [*range(ell), *range(a.ndim - (len(keys) - ell - 1), a.ndim)]
+        slices = [*keys[:ell], *keys[ell + 1 :]]
+    else:
+        dims, slices = list(range(n)), list(keys)
+    for d, k in zip(dims, slices, strict=True):
+        start, stop, step = k.start, k.stop, k.step
+        if not (start is None or (type(start) is int and start == 0)):
+            return False
+        if not (step is None or (type(step) is int and step == 1)):
+            return False
+        if not (stop is None or (type(stop) is int and stop >= a.shape[d])):
+            return False
+    return True
+
+
 def setitem(a: Tensor, key: Any, value: Any) -> None:
     """a[key] = value as torch does it: basic indexing copies into the view a[key] (CopySlices on
     a), tensor indices go through index_put_ (IndexPutBackward0)."""
@@ -234,6 +266,25 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
     keys = key if isinstance(key, tuple) else (key,)
     advanced = builtins.any(isinstance(k, (Tensor, list)) and not (isinstance(k, Tensor) and k.ndim == 0
                    and k.dtype is not _dtype.bool_) for k in keys)
+    if not advanced and _selects_all(a, keys):
+        # torch's indexing gives the tensor itself for a key that selects all of it (Ellipsis,
+        # slices from 0 to the end with step 1): the value then goes into a itself, not into a
+        # view of it: fill_ for a number or a 0-dim tensor (a number wrapped as one: FillBackward3),
+        # copy_ otherwise (CopyBackwards), and no CopySlices.
+        if not isinstance(value, Tensor):
+            value = Tensor(to_device_array(np.asarray(value, dtype=a.dtype.np), a.device), a.device)
+        if value.ndim == 0:
+            fill_(a, value)
+            return
+        if value.shape != a.shape:
+            value = _strip_leading_ones(value, always=True)
+            err = _expand_error(value.shape, a.shape)
+            if err is not None:
+                raise err
+            if value.shape != a.shape:
+                value = value.expand(a.shape)
+        copy_(a, value)
+        return
     if not advanced:
         with no_grad_if_plain(a, value):
             view = getitem(a, key)
