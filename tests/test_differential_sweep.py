@@ -640,3 +640,15 @@ def test_setitem_with_a_key_that_selects_everything_copies_into_the_tensor_itsel
         return names, a.tolist(), grads
 
     assert run(gradviz) == run(torch)
+
+
+@pytest.mark.parametrize("dims", [(0, 2), (0, 1), [3, -2], (), (1,)])
+def test_squeeze_with_a_list_of_dims_is_torchs_squeeze_dims(dims):
+    """x.squeeze((0, 2)): SqueezeBackward2, only the listed dims of size 1 go."""
+
+    def prog(T):
+        x = leaf(T, 1, 3, 1, 1)
+        y = x.squeeze(dims)
+        return Case(roots=[y], run=lambda: (y * y).sum().backward(), grads_of=[x])
+
+    check(prog)

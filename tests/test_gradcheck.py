@@ -255,6 +255,7 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("unsqueeze", lambda a: a.unsqueeze(1), [randn(2, 3)]),
     ("squeeze", lambda a: a.squeeze(), [randn(1, 3, 1)]),
     ("squeeze_dim", lambda a: a.squeeze(0), [randn(1, 3)]),
+    ("squeeze_dims", lambda a: a.squeeze((0, 2, 3)), [randn(1, 3, 1, 2)]),
     ("squeeze_dim_", lambda v, m: v @ m, [randn(2), randn(2, 3, seed=1)]),
     ("expand", lambda a: a.expand(2, 3, 4), [randn(3, 1)]),
     ("select", lambda a: a[1], [randn(3, 2)]),

@@ -425,6 +425,7 @@ DERIVATIVES: dict[str, D] = {
     "unsqueeze": D("UnsqueezeBackward0", (lambda n, g: F.squeeze(g, n["dim"]),)),
     "squeeze": D("SqueezeBackward0", (lambda n, g: F.unsqueeze_to(g, n["shape"]),)),
     "squeeze_dim": D("SqueezeBackward1", (lambda n, g: F.unsqueeze_to(g, n["shape"], n["dim"]),)),
+    "squeeze_dims": D("SqueezeBackward2", (lambda n, g: F.unsqueeze_to(g, n["shape"], n["dims"]),)),
     "squeeze_dim_": D("SqueezeBackward4", (lambda n, g: F.unsqueeze_to(g, n["shape"], n["dim"]),)),
     "expand": D("ExpandBackward0", (lambda n, g: F.sum_to(g, n["shape"]),)),
     "select": D("SelectBackward0", (lambda n, g: F.index_backward(g, n["shape"], n["key"], "select"),)),

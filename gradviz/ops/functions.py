@@ -453,8 +453,14 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     return out
 
 
-def unsqueeze_to(g: Tensor, shape: tuple[int, ...], dim: int | None = None) -> Tensor:
-    """torch's unsqueeze_to: put back the size-1 dims a squeeze removed (all, or only ``dim``)."""
+def unsqueeze_to(g: Tensor, shape: tuple[int, ...], dim: int | tuple[int, ...] | None = None) -> Tensor:
+    """torch's unsqueeze_to: put back the size-1 dims a squeeze removed (all, only ``dim``, or
+    those of the sorted dims ``dim`` that had size 1)."""
+    if type(dim) is tuple:
+        for d in dim:  # ascending: each goes back where it was
+            if shape[d] == 1:
+                g = unsqueeze(g, d)
+        return g
     if dim is not None:
         return unsqueeze(g, dim) if shape and shape[dim] == 1 and g.ndim < len(shape) else g
     for d, size in enumerate(shape):
@@ -1433,9 +1439,15 @@ def unsqueeze_dims(g: Tensor, dims: Sequence[int], ndim: int) -> Tensor:
     return g
 
 
-def squeeze(a: Tensor, dim: int | None = None) -> Tensor:
+def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     if dim is None:
         return _view_of(a, np.squeeze(a._data), "squeeze", {"shape": a.shape})
+    if isinstance(dim, (tuple, list)):
+        # torch's squeeze.dims (SqueezeBackward2): of the dims listed, those of size 1 go
+        dims = _dims(dim, a.ndim) if dim else ()
+        gone = tuple(d for d in dims if a.shape[d] == 1)
+        return _view_of(a, np.squeeze(a._data, gone) if gone else a._data, "squeeze_dims",
+                        {"shape": a.shape, "dims": dims})  # fmt: skip
     if a.ndim == 0:
         return _view_of(a, a._data, "squeeze_dim", {"shape": a.shape, "dim": None})
     d = _wrap_dim(dim, a.ndim)
