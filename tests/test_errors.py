@@ -385,3 +385,49 @@ def test_a_hook_returning_a_same_size_same_dtype_gradient_replaces_it():
     y.register_hook(lambda g: g * 10)
     y.sum().backward()
     assert x.grad.tolist() == [20.0, 20.0, 20.0]
+
+
+_BAD_NODE_HOOKS = {
+    "pre-hook: a smaller gradient": ("pre", lambda g: (g[0][:2],)),
+    "pre-hook: too many values": ("pre", lambda g: (g[0], g[0])),
+    "pre-hook: a tensor, not a tuple": ("pre", lambda g: g[0]),
+    "pre-hook: a list, not a tuple": ("pre", lambda g: [g[0] * 2]),
+    "pre-hook: another dtype": ("pre", lambda g: (g[0].double(),)),
+    "pre-hook: not a tensor inside": ("pre", lambda g: (5,)),
+    "post-hook: a smaller gradient": ("post", lambda gi, go: (gi[0][:2], None)),
+    "post-hook: too few values": ("post", lambda gi, go: (gi[0],)),
+    "post-hook: a value for an undefined gradient": ("post", lambda gi, go: (gi[0], gi[0].sum())),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_NODE_HOOKS))
+def test_a_node_hook_with_results_its_node_cannot_take_is_refused_as_torch(case):
+    kind, hook = _BAD_NODE_HOOKS[case]
+
+    def run(T):
+        x = T.ones(3, requires_grad=True)
+        z = (x * 2) * 3  # the second MulBackward0's other is a number: its gradient is undefined
+        (z.grad_fn.register_prehook if kind == "pre" else z.grad_fn.register_hook)(hook)
+        z.sum().backward()
+
+    with pytest.raises(Exception) as want:
+        run(torch)
+    with pytest.raises(Exception) as got:
+        run(gradviz)
+    assert type(got.value) is type(want.value)
+    assert str(got.value) == str(want.value).replace("torch.", "gradviz.")
+
+
+@pytest.mark.parametrize("kind", ["pre", "post"])
+def test_node_hooks_may_return_none_values_and_fitting_tensors(kind):
+    def run(T):
+        x = T.ones(3, requires_grad=True)
+        z = (x * 2) * 3
+        if kind == "pre":
+            z.grad_fn.register_prehook(lambda g: (g[0] * 10,))
+        else:
+            z.grad_fn.register_hook(lambda gi, go: (gi[0] * 10, None))
+        z.sum().backward()
+        return x.grad.tolist()
+
+    assert run(gradviz) == run(torch)

@@ -1103,13 +1103,10 @@ class Engine:
                     if not check:
                         outputs = validate_outputs(edges, outputs, None, fn)
                 elif fn._hooked:
-                    # Validated there; a post hook's replacement outputs are taken as they are.
+                    # Validated there, a post hook's replacement outputs too (one a gradient per
+                    # edge: torch's check of hook results).
                     outputs = self.call_function(task, fn, inputs, None)
                     check = False
-                    if len(outputs) != len(edges):
-                        # As many edges as outputs, as the told path pairs them (one past the
-                        # last edge is an IndexError there too).
-                        edges = [edges[i] for i in range(len(outputs))]
                 else:
                     outputs = fn._apply_all(inputs)
                     if type(outputs) is list and len(outputs) == len(edges):
@@ -1550,10 +1547,6 @@ class Engine:
                         _check_nan(task, fn, outputs, probe)
                     if not plain:
                         edges = fn.next_edges
-                        if len(outputs) != len(edges):
-                            # A hooked node's post hook returned another number of outputs: as
-                            # many edges as outputs (one past the last edge is an IndexError).
-                            edges = [edges[i] for i in range(len(outputs))]
                     # Successors ready for local_queue, pushed after the loop but for the one
                     # this thread's next pop() would return, which it runs next: the first in
                     # locals (the chain makes neither tuple nor list), all in order in ``more``
@@ -1930,7 +1923,7 @@ class Engine:
                         probe.hook(task, fn, "pre", hook)
                     res = hook(tuple(grads))
                     if res is not None:
-                        grads = list(res)
+                        grads = _checked_hook_results(hook, grads, res)
             outputs = fn.apply(list(grads))
             outputs = validate_outputs(fn.next_edges, outputs, None, fn)
             if fn._post_hooks:
@@ -1939,7 +1932,7 @@ class Engine:
                         probe.hook(task, fn, "post", hook)
                     res = hook(tuple(outputs), tuple(grads))
                     if res is not None:
-                        outputs = list(res)
+                        outputs = _checked_hook_results(hook, outputs, res)
             ok = True
             return outputs
         finally:
@@ -2047,7 +2040,7 @@ def _checked_hook_result(hook: Callable, old: Any, new: Any) -> Any:
     if not isinstance(new, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     if old is None:
-        return new
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     name = getattr(hook, "__name__", "<unknown>")
     if new.dtype is not old.dtype or new.device != old.device:
         raise RuntimeError(
@@ -2056,6 +2049,20 @@ def _checked_hook_result(hook: Callable, old: Any, new: Any) -> Any:
     if new._data.shape != old._data.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
     return new
+
+
+def _checked_hook_results(hook: Callable, old: list, res: Any) -> list:
+    """A node pre-hook's or post-hook's replacement gradients, checked as torch checks them: a
+    tuple of as many values as it was given, each None (undefined) or a tensor that fits the one
+    it replaces (_checked_hook_result)."""
+    if not isinstance(res, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
+    if len(res) != len(old):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect number of values "
+            f"(got {len(res)}, but expected {len(old)})"
+        )
+    return [new if new is None else _checked_hook_result(hook, was, new) for was, new in zip(old, res, strict=True)]
 
 
 def _legacy_type(t: Any) -> str:
