@@ -431,3 +431,49 @@ def test_node_hooks_may_return_none_values_and_fitting_tensors(kind):
         return x.grad.tolist()
 
     assert run(gradviz) == run(torch)
+
+
+# -- a Python number operand is saved as torch saves it: a tensor the backward frees ------------
+
+_NUMBER_OPERANDS = {
+    "x * 2.0": lambda T, x: x * 2.0,
+    "2.0 * x": lambda T, x: 2.0 * x,
+    "x / 2.0": lambda T, x: x / 2.0,
+    "x * 3 (an int)": lambda T, x: x * 3,
+    "x + 2.0 (saves no tensor)": lambda T, x: x + 2.0,
+    "x - 2.0 (saves no tensor)": lambda T, x: x - 2.0,
+    "-x (saves nothing)": lambda T, x: -x,
+    "x * tensor(2.0)": lambda T, x: x * T.tensor(2.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NUMBER_OPERANDS))
+def test_a_second_backward_through_a_number_operand_is_refused_as_torch(case):
+    """torch wraps x * 2.0's 2.0 in a tensor, saves it, and frees it in the backward: a second
+    backward then fails as for any freed saved tensor. An add saves none, so it may go again."""
+    make = _NUMBER_OPERANDS[case]
+
+    def run(T):
+        x = T.ones(2, requires_grad=True)
+        y = make(T, x)
+        saved = getattr(y.grad_fn, "_saved_other", None)
+        saved = None if saved is None else (saved.item(), str(saved.dtype).split(".")[-1])
+        s = y.sum()
+        s.backward()
+        try:
+            s.backward()
+        except RuntimeError as e:
+            return saved, str(e), x.grad.tolist()
+        return saved, None, x.grad.tolist()
+
+    assert run(gradviz) == run(torch)
+
+
+def test_retain_graph_keeps_a_number_operand_for_the_next_backward():
+    x = gradviz.ones(2, requires_grad=True)
+    s = (x * 2.0).sum()
+    s.backward(retain_graph=True)
+    s.backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        s.grad_fn.next_functions[0][0]._saved_other

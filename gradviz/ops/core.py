@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gradviz import _dtype
 from gradviz.autograd import _state as _engine_state
 from gradviz.autograd import graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
+    ERR_BACKWARD_TWICE,
     NO_EDGE,
     InputMetadata,
     Node,
@@ -55,6 +57,20 @@ class Derivative:
 _ALPHA_ONE = {"alpha": 1}
 
 
+class _ReleasedNumber:
+    """What a node holds after its backward in place of a Python number that torch saves as a
+    tensor (a "wrapped number": ``x * 2.0`` saves ``other``): reading it is the error of a second
+    backward, as it is in torch. Kept as a number until then, so the formulas multiply by it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<released number>"
+
+
+RELEASED_NUMBER = _ReleasedNumber()
+
+
 class OpNode(Node):
     """A node made by a tensor op. ``saved`` holds SavedVariables and plain values by name."""
 
@@ -69,6 +85,10 @@ class OpNode(Node):
     _order: tuple[int, ...] = ()
     _other_first = False  # _order == (1, 0)
     _reduce = False
+    # Saved names whose Python numbers torch would have saved as tensors (MulBackward0's and
+    # DivBackward0's other): released with the node's tensors, though not counted (the trace's
+    # saved_release counts SavedVariables, and these are not).
+    _wrapped: tuple[str, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
         """A saved value as the backward formulas read it (``n["result"]``)."""
@@ -84,6 +104,8 @@ class OpNode(Node):
             return v.unpack(self)
         if type(v) is list and v and type(v[0]) is SavedVariable:
             return [s.unpack(self) for s in v]
+        if v is RELEASED_NUMBER:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
         return v
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
@@ -198,6 +220,13 @@ class OpNode(Node):
                     if type(s) is SavedVariable and not s.released:
                         s.release()
                         n += 1
+        wrapped = self._wrapped
+        if wrapped:
+            saved = self.saved
+            for k in wrapped:
+                tv = type(saved.get(k))
+                if tv is float or tv is int or tv is bool:
+                    saved[k] = RELEASED_NUMBER
         return n
 
     def saved_shapes(self) -> list[tuple[int, ...]]:
@@ -231,12 +260,26 @@ _SAVED_NAMES: set[str] = set()
 
 def _saved_property(key: str) -> property:
     def get(self: OpNode) -> Any:
-        v = self.saved.get(key)
+        saved = self.saved
+        v = saved.get(key, _MISSING)
         if type(v) is SavedVariable:
             return v.unpack(self)  # with this node as a saved output's grad_fn, as torch gives it
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '_saved_{key}'")
+        if v is RELEASED_NUMBER:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if key in self._wrapped and type(v) in (float, int, bool):
+            # torch's wrapped number: a 0-dim tensor, float64 for a float, int64 for an int
+            from gradviz.tensor import tensor
+
+            return tensor(v, dtype=_WRAPPED_DTYPES[type(v)])
+        if v is _MISSING or type(v) is list:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '_saved_{key}'")
+        return v  # a plain value (alpha, dim): as torch gives its scalars
 
     return property(get)
+
+
+_MISSING = object()
+_WRAPPED_DTYPES = {float: _dtype.float64, int: _dtype.int64, bool: _dtype.bool_}
 
 
 def _add_saved_names(saved: dict[str, Any]) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import SavedVariable
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 from gradviz.tensor import Tensor
@@ -62,9 +61,7 @@ def _mul_other(n, g):
                 return _wrap(data, dt, g.device)
             return F._new(data, g.device)
         return F.mul(g, other)
-    if tc is SavedVariable:
-        return F.mul(g, n["other"])
-    return F.mul(g, other)
+    return F.mul(g, n["other"])  # a SavedVariable unpacked, or a released number's error
 
 
 def _mul_scalar(n, g):

@@ -20,6 +20,9 @@ from gradviz.ops.derivatives import _OUT_MIN, DERIVATIVES
 from gradviz.tensor import Tensor
 
 NODES = {key: node_class(row) for key, row in DERIVATIVES.items()}
+# torch saves a Python number operand of mul and div as a tensor (a wrapped number), which a
+# backward frees: gradviz keeps the number, and releases it with the node's tensors (OpNode._wrapped).
+NODES["mul"]._wrapped = NODES["div"]._wrapped = ("other",)
 # The hot paths' node classes, looked up once
 _ADD_NODE, _MUL_NODE, _MM_NODE, _TANH_NODE = NODES["add"], NODES["mul"], NODES["mm"], NODES["tanh"]
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
