@@ -476,4 +476,4 @@ def test_retain_graph_keeps_a_number_operand_for_the_next_backward():
     s.backward()
     assert x.grad.tolist() == [4.0, 4.0]
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        s.grad_fn.next_functions[0][0]._saved_other
+        _ = s.grad_fn.next_functions[0][0]._saved_other
