@@ -273,6 +273,14 @@ def scatter_ops(dev, x, w, b):
     return (h.scatter(1, idx[:, :1], src[:, :1]) ** 2).sum() + (h.scatter_add(1, idx, src) ** 2).sum()
 
 
+def _assert_matches(loss: np.ndarray, grads: list[np.ndarray], want_loss: np.ndarray,
+                    want_grads: list[np.ndarray]) -> None:  # fmt: skip
+    """A device run's loss and gradients against the cpu run's."""
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
+    for got, want in zip(grads, want_grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
 def _run(name: str, dev: str) -> tuple[np.ndarray, list[np.ndarray], list[gradviz.Tensor]]:
     leaves = _leaves(dev)
     loss = PROGRAMS[name](dev, *leaves)
@@ -284,9 +292,7 @@ def _run(name: str, dev: str) -> tuple[np.ndarray, list[np.ndarray], list[gradvi
 def test_cuda_forward_and_backward_match_cpu(cp: Any, name: str) -> None:
     want_loss, want_grads, _ = _run(name, "cpu")
     loss, grads, raw = _run(name, "cuda:0")
-    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
-    for got, want in zip(grads, want_grads, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+    _assert_matches(loss, grads, want_loss, want_grads)
     for g in raw:  # gradients stay on the device, in device arrays
         assert str(g.device) == "cuda:0" and isinstance(g._data, cp.ndarray)
 
@@ -334,9 +340,7 @@ def test_cross_device_graph_cpu_cuda_cpu_matches_cpu(cp: Any) -> None:
 
     loss, grads = run("cuda:0")
     want_loss, want_grads = run("cpu")
-    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
-    for got, want in zip(grads, want_grads, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+    _assert_matches(loss, grads, want_loss, want_grads)
 
 
 def test_cuda_nll_loss_reports_a_bad_target(cp: Any) -> None:
@@ -399,9 +403,7 @@ def test_cuda_setitem_with_tensor_indices_matches_cpu(cp: Any) -> None:
 
     loss, grads = run("cuda:0")
     want_loss, want_grads = run("cpu")
-    np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
-    for got, want in zip(grads, want_grads, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+    _assert_matches(loss, grads, want_loss, want_grads)
 
 
 def test_cuda_views_of_expanded_tensors_share_memory_as_on_cpu(cp: Any) -> None:
