@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz import _dtype
 from gradviz.autograd import _state, graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
@@ -2068,9 +2069,8 @@ def _checked_hook_results(hook: Callable, old: list, res: Any) -> list:
 def _legacy_type(t: Any) -> str:
     """torch's legacy tensor type name, in gradviz's namespace: gradviz.FloatTensor on cpu,
     gradviz.cuda.FloatTensor on cuda (as ``Tensor.type()`` names the cpu ones)."""
-    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
     where = "" if t.device.type == "cpu" else f"{t.device.type}."
-    return f"gradviz.{where}{kind}Tensor"
+    return f"gradviz.{where}{_dtype.scalar_type_name(t.dtype)}Tensor"
 
 
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:

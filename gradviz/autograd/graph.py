@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from gradviz import _dtype
 from gradviz.autograd import _state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
@@ -447,7 +448,7 @@ ERR_BACKWARD_TWICE = (
 
 
 def _modified_message(t: Tensor, expected: int, saver: Node | None = None, output_nr: int = 0) -> str:
-    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[t.dtype.name]
+    kind = _dtype.scalar_type_name(t.dtype)
     dims = ", ".join(str(d) for d in t.shape)
     # A saved output names the node that saved it (its grad_fn when saved), as torch does.
     fn, nr = (saver, output_nr) if saver is not None else (t.grad_fn, t._output_nr)

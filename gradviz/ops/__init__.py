@@ -416,13 +416,10 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return to_copy(self, dtype, device)
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
-
-
 def _type(self: Tensor, dtype: Any = None) -> Any:
     """t.type() is the type name ('gradviz.FloatTensor'); t.type(dtype) converts."""
     if dtype is None:
-        return f"gradviz.{_TYPE_NAMES[self.dtype.name]}Tensor"
+        return f"gradviz.{_dtype.scalar_type_name(self.dtype)}Tensor"
     return to_copy(self, dtype)
 
 
