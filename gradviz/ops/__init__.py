@@ -226,6 +226,18 @@ def _expand_error(src: tuple[int, ...], target: tuple[int, ...]) -> RuntimeError
     return None
 
 
+def _value_for(value: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """torch's copy_to: a value of another shape than its target is viewed without its leading
+    1s, then expanded to the target (ViewBackward0, ExpandBackward0 in the graph)."""
+    if value.shape == shape:
+        return value
+    value = _strip_leading_ones(value, always=True)
+    err = _expand_error(value.shape, shape)
+    if err is not None:
+        raise err
+    return value if value.shape == shape else value.expand(shape)
+
+
 def _selects_all(a: Tensor, keys: tuple) -> bool:
     """Whether basic-indexing ``keys`` select all of ``a`` as torch's indexing sees it: nothing but
     one Ellipsis at most and slices that start at 0 (or None), step 1 (or None) and stop at or
@@ -276,27 +288,13 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
         if value.ndim == 0:
             fill_(a, value)
             return
-        if value.shape != a.shape:
-            value = _strip_leading_ones(value, always=True)
-            err = _expand_error(value.shape, a.shape)
-            if err is not None:
-                raise err
-            if value.shape != a.shape:
-                value = value.expand(a.shape)
-        copy_(a, value)
+        copy_(a, _value_for(value, a.shape))
         return
     if not advanced:
         with no_grad_if_plain(a, value):
             view = getitem(a, key)
-        if isinstance(value, Tensor) and value.ndim and value.shape != view.shape:
-            # torch's copy_to: a value of another shape is viewed without its leading 1s, then
-            # expanded to the slice (ViewBackward0, ExpandBackward0 in the graph)
-            value = _strip_leading_ones(value, always=True)
-            err = _expand_error(value.shape, view.shape)
-            if err is not None:
-                raise err
-            if value.shape != view.shape:
-                value = value.expand(view.shape)
+        if isinstance(value, Tensor) and value.ndim:
+            value = _value_for(value, view.shape)
         copy_(view, value)
         return
     if isinstance(value, Tensor):
