@@ -1,25 +1,29 @@
-"""The benchmark harness: every implementation of a workload timed in one process, alternating.
+"""The benchmark harness: every implementation of a workload timed as its users run it.
 
-A bench script builds ``Workload``s (one ``Impl`` per engine) and ``Claim``s (the ratios issue 7
-asks for), then calls ``main(...)``, which parses the shared command line, measures, prints a
-table, and writes JSON (``benchmarks/results/<bench>.json``) that ``run_all.py`` turns into the
-README table.
+A bench script builds ``Workload``s (one ``Impl`` per engine) and ``Claim``s (the ratios the
+speed goals ask for), then calls ``main(...)``, which parses the shared command line, measures,
+prints a table, and writes JSON (``benchmarks/results/<bench>.json``) that ``run_all.py`` turns
+into the README table.
 
-Why it measures the way it does (README.md says the same for readers of the tables):
-- Implementations alternate within each round, and the order rotates from round to round, so
-  a slow phase of a shared 2-core machine (another process, thermal, frequency) hits every
-  engine alike instead of whichever happened to run then.
+How it measures, and why (README.md says the same for readers of the tables):
+- Each implementation runs in its own process (the bench script again, with ``--worker``), so
+  one engine's imports never weigh on another's: torch's 170,000 objects in a process make
+  every cyclic collection there slower, and an engine measured beside them is not measured as
+  its users run it. The parent builds nothing it times.
+- The garbage collector stays on and nothing is frozen, as in a user's program; no collection
+  is forced between runs.
+- Processes alternate: the timed runs of each implementation are split into blocks, one process
+  per block, and the order of implementations rotates from block to block, so a slow phase of a
+  shared 2-core machine hits every engine alike.
 - Only ``run`` is timed; ``setup`` (building the input, or the forward graph a backward needs)
-  is not, and what ``run`` returns is dropped after the clock stops, so freeing a big graph is
-  not charged to a forward. ``Workload.rewarm`` runs the step once, untimed, right before the
-  timed run, for millisecond steps whose data alternation would evict from cache.
-- The garbage collector is off while the clock runs (as ``timeit`` does), after a full collection:
-  a cyclic collection falling into one run rather than another is noise, not engine speed.
-  ``--gc`` keeps it on for those who want to see it.
+  is not, and what ``run`` returns is dropped after the clock stops. ``Workload.rewarm`` runs the
+  step once, untimed, right before each timed run, as a training loop runs its step back to back.
 - Two clocks are read around every run: process CPU time (reported by default: time spent
   descheduled by a neighbour is not in it) and wall-clock time (kept beside it).
-- Medians, with min and max; the ratio subject/peer of medians (``ratio``, what claims are
-  judged on), of minima (``ratio_min``), and the median of per-round ratios (``ratio_paired``).
+- Medians, with min and max; the ratio subject/peer of medians from one run (``ratio``, what
+  claims are judged on), of minima (``ratio_min``), and the median of per-run ratios
+  (``ratio_paired``, runs paired by position).
+- BLAS/OpenMP pools are the same size for every engine (one thread by default).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -85,7 +90,7 @@ class Workload:
 
 @dataclass
 class Claim:
-    """One of issue 7's must-show items: ratio(workload, subject/peer) <= limit."""
+    """One speed goal: ratio(workload, subject/peer) <= limit."""
 
     text: str
     workload: str
@@ -106,7 +111,10 @@ class Config:
     repeats: int
     warmup: int
     quick: bool
-    keep_gc: bool = False
+    keep_gc: bool = True  # as users run: --no-gc turns it off while the clock runs
+    isolate: bool = True  # each implementation in its own process (--in-process: all in this one)
+    blocks: int = 3  # processes per implementation, alternating (quick: 1)
+    worker: bool = False  # this process times one implementation of one workload for a parent
     only_workloads: Sequence[str] = ()
     only_impls: Sequence[str] = ()
     json_path: Path | None = None
@@ -114,6 +122,12 @@ class Config:
     clock: str = DEFAULT_CLOCK
     extra: dict[str, Any] = field(default_factory=dict)  # bench-specific keys for the JSON
     cleanups: list[Callable[[], None]] = field(default_factory=list)  # run after measuring
+    script: Path | None = None  # the bench script, run again as each worker
+
+    def wants(self, name: str) -> bool:
+        """Whether implementation ``name`` is built in this process: a worker builds only its
+        own, so a peer's imports (torch's) never enter another engine's process."""
+        return not self.worker or name in self.only_impls
 
 
 # -- threads ---------------------------------------------------------------------------------
@@ -149,8 +163,8 @@ def _time_once(impl: Impl, keep_gc: bool, rewarm: bool = False) -> tuple[float, 
     if rewarm:
         impl.run(impl.setup())
     arg = impl.setup()
-    gc.collect()
     if not keep_gc:
+        gc.collect()
         gc.disable()
     try:
         c0, t0 = time.process_time_ns(), time.perf_counter_ns()
@@ -215,17 +229,75 @@ def _chosen(workload: Workload, cfg: Config) -> list[Impl]:
     return [i for i in workload.impls if not only or i.name in only or i.name == workload.subject]
 
 
+WORKER_MARK = "@@gradviz-bench-worker "
+
+
+def _worker_argv(cfg: Config, key: str, impl: str, repeats: int, warmup: int) -> list[str]:
+    argv = [sys.executable, str(cfg.script), "--worker", "--workload", key, "--impl", impl]
+    argv += ["--repeats", str(repeats), "--warmup", str(warmup), "--threads", str(cfg.threads)]
+    if cfg.quick:
+        argv.append("--quick")
+    if not cfg.keep_gc:
+        argv.append("--no-gc")
+    return argv
+
+
+def _spawn(cfg: Config, key: str, impl: str, repeats: int, warmup: int) -> dict[str, Any]:
+    """One worker process: its check's facts and its times, read from its last marked line."""
+    proc = subprocess.run(_worker_argv(cfg, key, impl, repeats, warmup), capture_output=True, text=True)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(WORKER_MARK):
+            return json.loads(line[len(WORKER_MARK):])
+    raise SystemExit(f"worker {impl} of {key} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+
+
+def measure_isolated(workload: Workload, cfg: Config) -> tuple[dict[str, dict[str, list[float]]], dict[str, Any]]:
+    """Times per clock per implementation, each block of runs in a process of its own."""
+    f = workload.repeats_factor
+    repeats, warmup = cfg.repeats * f, cfg.warmup * f
+    blocks = max(1, min(cfg.blocks, repeats))
+    per = [repeats // blocks + (1 if b < repeats % blocks else 0) for b in range(blocks)]
+    impls = [i.name for i in workload.impls]
+    times: dict[str, dict[str, list[float]]] = {clock: {n: [] for n in impls} for clock in CLOCKS}
+    facts: dict[str, Any] = {}
+    for b, runs in enumerate(per):
+        k = b % len(impls)
+        for name in impls[k:] + impls[:k]:
+            got = _spawn(cfg, workload.key, name, runs, warmup)
+            for clock in CLOCKS:
+                times[clock][name] += got["times"][clock]
+            if got.get("facts") and name not in facts:
+                facts[name] = got["facts"]
+    return times, facts
+
+
+def run_worker(workload: Workload, cfg: Config) -> None:
+    """A worker's whole life: check, warm up, time, and hand the times to the parent."""
+    (impl,) = [i for i in workload.impls if i.name in cfg.only_impls]
+    facts = impl.check() if impl.check is not None else None
+    times: dict[str, list[float]] = {clock: [] for clock in CLOCKS}
+    for r in range(cfg.warmup + cfg.repeats):
+        wall, cpu = _time_once(impl, cfg.keep_gc, workload.rewarm)
+        if r >= cfg.warmup:
+            times["wall"].append(wall)
+            times["cpu"].append(cpu)
+    print(WORKER_MARK + json.dumps({"times": times, "facts": facts or None}), flush=True)
+
+
 def run_workload(workload: Workload, cfg: Config) -> dict[str, Any]:
     impls = _chosen(workload, cfg)
     workload = dataclasses.replace(workload, impls=impls)
-    facts = {}
-    for impl in impls:
-        if impl.check is not None:
-            got = impl.check()
-            if got:
-                facts[impl.name] = got
-    f = workload.repeats_factor
-    both = measure(workload, cfg.repeats * f, cfg.warmup * f, cfg.keep_gc)
+    if cfg.isolate:
+        both, facts = measure_isolated(workload, cfg)
+    else:
+        facts = {}
+        for impl in impls:
+            if impl.check is not None:
+                got = impl.check()
+                if got:
+                    facts[impl.name] = got
+        f = workload.repeats_factor
+        both = measure(workload, cfg.repeats * f, cfg.warmup * f, cfg.keep_gc)
     times = both[cfg.clock]
     stats = {name: summarize(t) for name, t in times.items()}
     other = next(c for c in CLOCKS if c != cfg.clock)
@@ -343,7 +415,7 @@ def markdown(result: dict[str, Any]) -> str:
     if peers:
         lines += [
             "",
-            "Ratio subject/peer: of medians (of minima; median of per-round ratios); below 1 the subject is faster:",
+            "Ratio subject/peer: of medians (of minima; median of per-run ratios); below 1 the subject is faster:",
             "",
             "| workload | subject | " + " | ".join(f"vs {p}" for p in peers) + " |",
             "|---|---|" + "---:|" * len(peers),
@@ -368,7 +440,7 @@ def markdown(result: dict[str, Any]) -> str:
         lines += ["", *notes]
     claims = result.get("claims") or []
     if claims:
-        lines += ["", "Issue 7 must-show items measured in this run:", ""]
+        lines += ["", "Speed goals measured in this run:", ""]
         for c in claims:
             mark = {True: "holds", False: "**does not hold**", None: "not measured"}[c["holds"]]
             got = "" if c["ratio"] is None else f": {c['ratio']:.2f}× (limit {c['limit']:.2f}×)"
@@ -385,7 +457,8 @@ def _fmt_fact(v: Any) -> str:
 
 def _runs_text(workloads: list[dict[str, Any]]) -> str:
     runs = sorted({s["runs"] for w in workloads for s in w["results"].values()})
-    return (f"{runs[0]} runs" if len(runs) == 1 else f"{runs[0]}–{runs[-1]} runs") + " each, alternating"
+    each = f"{runs[0]} runs" if len(runs) == 1 else f"{runs[0]}–{runs[-1]} runs"
+    return each + " each, every engine in processes of its own"
 
 
 def default_json_path(bench: str, quick: bool) -> Path:
@@ -411,7 +484,13 @@ def parser(description: str, repeats: int, warmup: int) -> argparse.ArgumentPars
     p.add_argument("--workload", action="append", default=[], help="only these workload keys (repeatable)")
     p.add_argument("--impl", action="append", default=[], help="only these implementations (repeatable)")
     p.add_argument("--json", type=Path, default=None, help="where to write the results (default results/)")
-    p.add_argument("--gc", action="store_true", help="leave the garbage collector on while timing")
+    p.add_argument("--no-gc", action="store_true", help="turn the garbage collector off while the clock runs")
+    p.add_argument(
+        "--in-process", action="store_true",
+        help="time every implementation in this one process, alternating (default: one process each)",
+    )  # fmt: skip
+    p.add_argument("--blocks", type=int, default=None, help="processes per implementation (default 3; quick 1)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--check", action="store_true", help="exit 1 if a must-show claim does not hold")
     p.add_argument("--list", action="store_true", help="list workloads and implementations, then exit")
     p.add_argument(
@@ -431,7 +510,10 @@ def config(args: argparse.Namespace) -> Config:
         repeats=args.repeats if args.repeats is not None else (3 if args.quick else args._repeats),
         warmup=args.warmup if args.warmup is not None else (1 if args.quick else args._warmup),
         quick=args.quick,
-        keep_gc=args.gc,
+        keep_gc=not args.no_gc,
+        isolate=not args.in_process,
+        blocks=args.blocks if args.blocks is not None else (1 if args.quick else 3),
+        worker=args.worker,
         only_workloads=args.workload,
         only_impls=args.impl,
         json_path=args.json,
@@ -454,10 +536,6 @@ def run_bench(
         raise SystemExit(f"unknown workload(s): {', '.join(sorted(unknown))}; known: {[w.key for w in workloads]}")
     for s in skipped:
         log(f"skip {s.name}: {s.reason}")
-    # Everything alive now (modules, peers' tables, inputs) moves out of the collector's reach, so
-    # the full collection before each timed run costs microseconds, not tens of milliseconds.
-    gc.collect()
-    gc.freeze()
     measured = []
     for w in selected:
         f = w.repeats_factor
@@ -470,6 +548,8 @@ def run_bench(
         "repeats": cfg.repeats,
         "warmup": cfg.warmup,
         "gc_during_timing": cfg.keep_gc,
+        "one_process_per_impl": cfg.isolate,
+        "blocks": cfg.blocks if cfg.isolate else None,
         "threads": cfg.threads,
         "clock": cfg.clock,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -493,6 +573,17 @@ def main(
     print the tables, write the JSON; with ``--check``, exit 1 when a claim does not hold."""
     args = parser(description, repeats, warmup).parse_args(argv)
     cfg = config(args)
+    cfg.script = Path(sys.modules[build.__module__].__file__ or sys.argv[0]).resolve()
+    if cfg.worker:
+        if len(cfg.only_workloads) != 1 or len(cfg.only_impls) != 1:
+            raise SystemExit("--worker takes one --workload and one --impl")
+        workloads, _, _ = build(cfg)
+        try:
+            run_worker(next(w for w in workloads if w.key == cfg.only_workloads[0]), cfg)
+        finally:
+            for cleanup in cfg.cleanups:
+                cleanup()
+        return {}
     workloads, claims, skipped = build(cfg)
     try:
         if args.list:

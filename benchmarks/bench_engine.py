@@ -1,4 +1,4 @@
-"""Issue 7's engine workloads: gradviz against torch, HIPS autograd, mygrad, micrograd, the
+"""The engine workloads: gradviz against torch, HIPS autograd, mygrad, micrograd, the
 pure-Python floor (peers/minimal_engine.py) and, for the MLP, hand-written numpy.
 
 - W1 chain: x of shape (1,), N x ``y = y * 1.0001 + 0.0001``, then ``y.sum()``: the forward
@@ -36,8 +36,6 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 import peers  # noqa: E402
 from peers import minimal_engine  # noqa: E402
-
-import gradviz  # noqa: E402
 
 FULL = {"w1_n": 10_000, "w2_branches": 1_000, "w2_width": 16, "mlp_repeats_factor": 10}
 QUICK = {"w1_n": 300, "w2_branches": 50, "w2_width": 16, "mlp_repeats_factor": 3}
@@ -373,20 +371,30 @@ def numpy_impls() -> dict[str, h.Impl]:
 def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]:
     sizes = QUICK if cfg.quick else FULL
     n, branches = sizes["w1_n"], sizes["w2_branches"]
-    engines: list[dict[str, h.Impl]] = [torch_like("gradviz", gradviz, sizes)]
+    engines: list[dict[str, h.Impl]] = []
     skipped: list[h.Skip] = []
+    # A worker builds only its own engine: gradviz's process never imports torch, nor the reverse.
+    if cfg.wants("gradviz"):
+        import gradviz
+
+        engines.append(torch_like("gradviz", gradviz, sizes))
     for name, make in (
         ("torch", lambda mod: torch_like("torch", mod, sizes)),
         ("autograd", lambda mod: hips_autograd(sizes)),
         ("mygrad", lambda mod: mygrad_impls(sizes)),
         ("micrograd", lambda mod: micrograd_impls(mod, sizes)),
     ):
+        if not cfg.wants(name):
+            continue
         mod = peers.load(name)
         if isinstance(mod, str):
             skipped.append(h.Skip(name, mod))
         else:
             engines.append(make(mod))
-    engines += [minimal(sizes), numpy_impls()]
+    if cfg.wants("minimal"):
+        engines.append(minimal(sizes))
+    if cfg.wants("numpy"):
+        engines.append(numpy_impls())
 
     def impls(key: str) -> list[h.Impl]:
         return [e[key] for e in engines if key in e]
@@ -406,9 +414,9 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
     ]  # fmt: skip
     claims = [
         h.Claim("W1 backward no slower than torch", "w1_backward", "torch", 1.0),
-        h.Claim("W2 backward no slower than torch", "w2_backward", "torch", 1.0),
-        h.Claim("W1 forward no slower than torch", "w1_forward", "torch", 1.0),
-        h.Claim("W3 MLP step within 1.15× of hand-written numpy", "w3_mlp", "numpy", 1.15),
+        h.Claim("W2 backward within 1.5× of torch", "w2_backward", "torch", 1.5),
+        h.Claim("W1 forward within 1.5× of torch", "w1_forward", "torch", 1.5),
+        h.Claim("W3 MLP step within 1.05× of torch", "w3_mlp", "torch", 1.05),
     ]
     return workloads, claims, skipped
 

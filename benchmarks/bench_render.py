@@ -3,7 +3,7 @@
     python benchmarks/bench_render.py            # 1k, 5k, 20k nodes; default and --expand
     python benchmarks/bench_render.py --quick    # 1k nodes only
 
-Goals (issue 5): a 5,000-node graph renders in under 10 s, a 20,000-node graph in under 60 s.
+Goals: a 5,000-node graph renders in under 10 s, a 20,000-node graph in under 60 s.
 "render" is what `gradviz render TRACE -o out.svg` does after loading the trace: build the
 graph model, collapse it to at most --max-nodes boxes, write DOT, run graphviz to SVG; "load +
 render" adds reading the trace file, and is what the goals are checked against. The

@@ -1,7 +1,7 @@
 """Trace file speed: write and load rates in events/s, and the peak memory of a streamed recording.
 
-Issue 7's goals: write >= 2,000,000 events/s, load >= 1,000,000 events/s, recording 1,000,000
-events under 200 MB peak. What recording costs a backward (issue 7's W1 and W3) is
+Goals: write >= 2,000,000 events/s, load >= 1,000,000 events/s, recording 1,000,000
+events under 200 MB peak. What recording costs a backward (W1 and W3) is
 bench_recording.py's, with the shared harness; this script measures the trace layer alone.
 
 - write: ``TraceWriter.write`` for each event, then ``close``: the file on disk, closed.

@@ -1,4 +1,4 @@
-"""Profile gradviz on issue 7's workloads: where the time of one W1/W2/W3 run goes.
+"""Profile gradviz on the engine workloads: where the time of one W1/W2/W3 run goes.
 
     python benchmarks/profile_engine.py                  # cProfile, top functions by own time
     python benchmarks/profile_engine.py --workload w1_backward --top 40

@@ -32,7 +32,7 @@ import _harness as h  # noqa: E402
 
 BEGIN = "<!-- benchmarks:results:begin -->"
 END = "<!-- benchmarks:results:end -->"
-FIRST = ("engine", "recording")  # issue 7's headline figures lead; the rest follow by name
+FIRST = ("engine", "recording")  # the headline figures lead; the rest follow by name
 OUTPUT_TAIL = 40  # lines of a non-harness bench's output kept in the README
 
 
