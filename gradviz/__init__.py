@@ -35,12 +35,8 @@ from gradviz.tensor import (
     full_like,
     is_tensor,
     linspace,
-    manual_seed,
     ones,
     ones_like,
-    rand,
-    randint,
-    randn,
     tensor,
     zeros,
     zeros_like,
@@ -72,3 +68,33 @@ def cuda_is_available() -> bool:
 
 class cuda:  # noqa: N801 - torch.cuda namespace
     is_available = staticmethod(cuda_is_available)
+
+# --- torch-identical random numbers (gradviz.random) ---------------------------------------------
+# These rebind tensor.py's numpy-seeded rand/randn/randint/manual_seed to the generator that
+# reproduces torch's CPU stream, and add the rest of torch's random API and Tensor methods.
+from gradviz import random  # noqa: E402
+from gradviz.random import (  # noqa: E402
+    Generator,
+    default_generator,
+    fork_rng,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from gradviz.random._api import (  # noqa: E402
+    bernoulli,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+)
+from gradviz.random.methods import install as _install_random_methods  # noqa: E402
+
+_install_random_methods()
