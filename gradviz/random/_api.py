@@ -404,3 +404,21 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         out._data[...] = res
         return out
     return _new(res, _dtype.int64, input.device, False)
+
+
+def dropout_noise(input: Tensor, p: float, feature: bool = False) -> Tensor:
+    """The scaled mask torch's CPU dropout multiplies by, for 0 < p < 1 (torch returns the input
+    itself for p == 0): ``empty_like(input).bernoulli_(1 - p)`` divided by ``1 - p``; for feature
+    dropout, one draw per (N, C) channel, shaped to broadcast. nn.functional.dropout can use it
+    to give torch's masks draw for draw."""
+    if feature:
+        shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if input.ndim > 1 else tuple(input.shape)
+    else:
+        shape = tuple(input.shape)
+    noise = Tensor(np.zeros(shape, dtype=input._data.dtype), input.device)
+    if p == 1:  # torch multiplies by zeros without a draw
+        return noise
+    with _no_grad():
+        bernoulli_(noise, 1 - p)
+    noise._data[...] = noise._data / noise._data.dtype.type(1 - p)
+    return noise

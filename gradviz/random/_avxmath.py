@@ -93,3 +93,25 @@ def sincos_ps(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = np.where(poly, ys, yc)
     c = np.where(poly, yc, ys)
     return (s.view(_I) ^ sign_sin).view(_F), (c.view(_I) ^ sign_cos).view(_F)
+
+
+def fma64(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """a * b + c with one rounding, for float64 arrays: the exact product as a sum of two doubles
+    (Veltkamp's split), the exact sum with c likewise, then one final add. torch's compiled
+    kernels fuse these multiply-adds; numpy has no fused operation."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.broadcast_to(np.asarray(b, dtype=np.float64), a.shape)
+    c = np.broadcast_to(np.asarray(c, dtype=np.float64), a.shape)
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    t = split * a
+    ah = t - (t - a)
+    al = a - ah
+    t = split * b
+    bh = t - (t - b)
+    bl = b - bh
+    ep = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    es = (p - (s - bb)) + (c - bb)
+    return s + (ep + es)

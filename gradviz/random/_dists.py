@@ -43,7 +43,9 @@ def uniform(gen: Generator, n: int, np_dtype: np.dtype, low: float, high: float)
     acc = np.float64 if np_dtype == np.float64 else np.float32
     lo, hi = acc(np_dtype.type(low)), acc(np_dtype.type(high))
     x = unit_uniform(gen, n, np_dtype).astype(acc, copy=False)
-    return (x * (hi - lo) + lo).astype(np_dtype, copy=False)
+    # torch's compiled kernel fuses the multiply and the add
+    out = _avxmath.fma64(x, hi - lo, lo) if acc is np.float64 else _avxmath._fma(x, hi - lo, lo)
+    return out.astype(np_dtype, copy=False)
 
 
 def _normal_scalar(gen: Generator, n: int, mean: float, std: float) -> np.ndarray:
@@ -67,7 +69,7 @@ def _normal_scalar(gen: Generator, n: int, mean: float, std: float) -> np.ndarra
         out[i:] = z[: n - i]
         if (n - i) % 2:
             gen.next_double_normal = float(z[-1])
-    return out * std + mean
+    return _avxmath.fma64(out, std, mean)
 
 
 def _fill16_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
@@ -77,8 +79,8 @@ def _fill16_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     radius = np.sqrt(-2.0 * _map(math.log, u1))
     theta = _TWO_PI * u2
     out = np.empty_like(b)
-    out[:, :8] = (radius * _map(math.cos, theta) * std + mean).reshape(-1, 8)
-    out[:, 8:] = (radius * _map(math.sin, theta) * std + mean).reshape(-1, 8)
+    out[:, :8] = _avxmath.fma64(radius * _map(math.cos, theta), std, mean).reshape(-1, 8)
+    out[:, 8:] = _avxmath.fma64(radius * _map(math.sin, theta), std, mean).reshape(-1, 8)
     return out.ravel()
 
 
@@ -208,7 +210,7 @@ def multinomial_with_replacement(gen: Generator, rows: np.ndarray, n_sample: int
 def cauchy(gen: Generator, n: int, median: float, sigma: float, np_dtype: np.dtype) -> np.ndarray:
     """cauchy_: median + sigma * tan(pi * (u - 0.5)) on a 53-bit uniform."""
     u = unit_uniform(gen, n, np.float64)
-    return (median + sigma * _map(math.tan, math.pi * (u - 0.5))).astype(np_dtype)
+    return _avxmath.fma64(_map(math.tan, math.pi * (u - 0.5)), sigma, median).astype(np_dtype)
 
 
 def log_normal(gen: Generator, n: int, mean: float, std: float, np_dtype: np.dtype) -> np.ndarray:

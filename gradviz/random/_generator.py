@@ -113,9 +113,10 @@ class Generator:
     def set_state(self, new_state: Any) -> Generator:
         from gradviz.tensor import Tensor
 
-        if not isinstance(new_state, Tensor) or np.asarray(new_state._data).dtype != np.uint8:
+        if not isinstance(new_state, Tensor) or (np.asarray(new_state._data).dtype != np.uint8
+                                                   and getattr(new_state.dtype, "name", "") != "uint8"):
             raise TypeError("RNG state must be a torch.ByteTensor")
-        raw = np.ascontiguousarray(new_state.numpy()).tobytes()
+        raw = np.ascontiguousarray(np.asarray(new_state._data), dtype=np.uint8).tobytes()
         if len(raw) != _STATE_SIZE:
             raise RuntimeError(
                 f"Expected a CPUGeneratorImplState of size {_STATE_SIZE} but found the input RNG state size to be "
