@@ -56,19 +56,6 @@ except ImportError:  # pragma: no cover
     pass
 
 
-def cuda_is_available() -> bool:
-    try:
-        from gradviz.device import cupy_or_error
-
-        cupy_or_error()
-        return True
-    except RuntimeError:
-        return False
-
-
-class cuda:  # noqa: N801 - torch.cuda namespace
-    is_available = staticmethod(cuda_is_available)
-
 # --- torch-identical random numbers (gradviz.random) ---------------------------------------------
 # These rebind tensor.py's numpy-seeded rand/randn/randint/manual_seed to the generator that
 # reproduces torch's CPU stream, and add the rest of torch's random API and Tensor methods.
@@ -98,3 +85,10 @@ from gradviz.random._api import (  # noqa: E402
 from gradviz.random.methods import install as _install_random_methods  # noqa: E402
 
 _install_random_methods()
+
+# --- device plumbing: torch.cuda, backends, accelerator, amp, distributed, onnx, compile ---------
+# gradviz.cuda, .backends, .accelerator, .amp, .distributed, .onnx and .distributions answer as
+# torch's do on a machine without the hardware (see each module); compile returns its argument.
+from gradviz import accelerator, amp, backends, cuda, distributed, distributions, onnx  # noqa: E402
+from gradviz._compile import compile  # noqa: E402, A004 - torch.compile
+from gradviz.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
