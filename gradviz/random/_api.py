@@ -21,12 +21,10 @@ from gradviz.random import _dists as D
 from gradviz.random._generator import Generator, resolve
 from gradviz.tensor import Tensor, make_tensor
 
-_NODE_NAMES = (
-    "UniformBackward0", "NormalBackward0", "NormalBackward1", "NormalBackward2", "NormalBackward3",
-    "BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "ExponentialBackward0",
-    "RandomBackward0", "RandomBackward1", "RandomBackward2", "CauchyBackward0", "LogNormalBackward0",
-    "GeometricBackward0",
-)  # fmt: skip
+_TWO_INPUTS = ("NormalBackward3", "BernoulliBackward1")  # (self or mean, p or std)
+_FROM_INPUT = ("NormalBackward1", "NormalBackward2", "BernoulliBackward0")  # out-of-place: input's shape
+_IN_PLACE = ("UniformBackward0", "NormalBackward0", "BernoulliBackward2", "ExponentialBackward0", "RandomBackward0",
+             "RandomBackward1", "RandomBackward2", "CauchyBackward0", "LogNormalBackward0", "GeometricBackward0")
 
 
 def _zeros(n: Any, g: Tensor) -> Tensor:
@@ -35,11 +33,11 @@ def _zeros(n: Any, g: Tensor) -> Tensor:
     return zeros_for(g.shape, g.dtype, g.device)
 
 
-_NODES = {name: node_class(Derivative(name, (_zeros,))) for name in _NODE_NAMES}
-_NODES2 = {name: node_class(Derivative(name, (_zeros, _zeros), reduce_broadcast=True))
-           for name in ("NormalBackward3", "BernoulliBackward1")}  # fmt: skip
-_NODES_FROM = {name: node_class(Derivative(name, (_zeros,), reduce_broadcast=True))
-               for name in ("NormalBackward1", "NormalBackward2", "BernoulliBackward0")}  # fmt: skip
+# Every input of a random op gets a zero gradient (torch's derivatives.yaml rows for them).
+# One class per name: node_class makes one per row.
+_NODES = {name: node_class(Derivative(name, (_zeros,))) for name in _IN_PLACE}
+_NODES.update({name: node_class(Derivative(name, (_zeros, _zeros), reduce_broadcast=True)) for name in _TWO_INPUTS})
+_NODES.update({name: node_class(Derivative(name, (_zeros,), reduce_broadcast=True)) for name in _FROM_INPUT})
 
 
 # -- shapes, dtypes, output ----------------------------------------------------------------------
@@ -74,6 +72,11 @@ def _new(arr: np.ndarray, dtype: _dtype.dtype, device: Any, requires_grad: bool)
     dev = as_device(device)
     return make_tensor(to_device_array(np.ascontiguousarray(arr.astype(dtype.np, copy=False)), dev), dev,
                        requires_grad)
+
+
+def _g(x: float) -> str:
+    """A number as torch's messages print a double (C++ stream output: %g)."""
+    return f"{float(x):g}"
 
 
 def _check_float(dtype: _dtype.dtype, fn: str) -> None:
@@ -115,8 +118,7 @@ def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor
         t._data[...] = to_device_array(np.ascontiguousarray(out.transpose(inv)).astype(host.dtype), t.device)
     t._version_counter[0] += 1
     if grad:
-        nodes = _NODES2 if extra else _NODES
-        record(nodes[name], (old, *extra), [t], {}, sequence_nr=seq)
+        record(_NODES[name], (old, *extra), [t], {}, sequence_nr=seq)
         _after_inplace(t)
     return t
 
@@ -125,7 +127,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: Genera
              **kw: Any) -> Tensor:  # fmt: skip
     from_ = kw.pop("from", from_)
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_g(from_)} > to={_g(to)}")
     _check_float(self.dtype, "uniform_kernel_cpu")
     g = resolve(generator)
     return _write(self, lambda n, o: D.uniform(g, n, self.dtype.np, from_, to), "UniformBackward0")
@@ -133,7 +135,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: Genera
 
 def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator: Generator | None = None) -> Tensor:
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
     _check_float(self.dtype, "normal_kernel_cpu")
     g = resolve(generator)
     contig = _is_contiguous(self)
@@ -166,13 +168,13 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
 
         return _write(self, fill, "BernoulliBackward1", (p,) if p.requires_grad else ())
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
     return _write(self, lambda n, o: D.bernoulli_scalar(g, n, p), "BernoulliBackward2")
 
 
 def exponential_(self: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
     if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
     _check_float(self.dtype, "exponential_cpu")
     g = resolve(generator)
     return _write(self, lambda n, o: D.exponential(g, n, lambd, self.dtype.np), "ExponentialBackward0")
@@ -185,14 +187,14 @@ def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator: Gen
 
 def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator: Generator | None = None) -> Tensor:
     if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
     g = resolve(generator)
     return _write(self, lambda n, o: D.log_normal(g, n, mean, std, self.dtype.np), "LogNormalBackward0")
 
 
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     if not 0 < p < 1:
-        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
     g = resolve(generator)
     return _write(self, lambda n, o: D.geometric(g, n, p, self.dtype.np), "GeometricBackward0")
 
@@ -304,14 +306,14 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
             raise TypeError("normal() received an invalid combination of arguments: a size is needed for "
                             "number mean and std")
         if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
         return _factory((), size, dtype, device, requires_grad, lambda n, dt: D.normal(g, n, dt.np, mean, std),
                         "normal_kernel_cpu", out)
     from gradviz.ops import functions as F
 
     if mt and not st:
         if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
         z = Tensor(D.normal(g, mean.numel(), mean.dtype.np, 0.0, std).reshape(tuple(mean.shape)), mean.device)
         with _no_grad():
             res = F.add(z, mean)
@@ -337,8 +339,7 @@ def _no_grad():
 def _differentiable(res: Tensor, name: str, inputs: tuple[Tensor, ...]) -> Tensor:
     """Give an out-of-place random result torch's node (zero gradients for its inputs)."""
     if _grad_state.enabled and builtins.any(t.requires_grad for t in inputs):
-        nodes = _NODES2 if len(inputs) == 2 else _NODES_FROM
-        record(nodes[name], inputs, [res], {})
+        record(_NODES[name], inputs, [res], {})
     return res
 
 
