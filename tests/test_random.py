@@ -212,3 +212,22 @@ def test_seed_values():
     assert gradviz.initial_seed() == s
     with pytest.raises(ValueError, match="Overflow when unpacking long long"):
         gradviz.manual_seed(2**64)
+
+
+@pytest.mark.parametrize("dn", ["float32", "float64"])
+def test_uniform_never_returns_to(dn):
+    # ranges where x * (to - from) + from rounds up to `to` often: torch gives `from` instead
+    both(0, lambda m: m.empty(1000, dtype=getattr(m, dn)).uniform_(1e8, 1e8 + 16))
+    both(0, lambda m: m.empty(1000, dtype=getattr(m, dn)).uniform_(2.0**53, 2.0**53 + 8))
+
+
+@pytest.mark.parametrize("bounds", [(0, 1), (-0.3, 0.77), (-2, 3)])
+def test_float16_uniform_stream(bounds):
+    """float16 (which gradviz's dtype table may not have yet) at the sampler level: float draws
+    and float bounds, rounded to half."""
+    from gradviz.random import _dists
+    from gradviz.random._generator import Generator
+
+    torch.manual_seed(3)
+    same(_dists.uniform(Generator().manual_seed(3), 3000, np.float16, *bounds),
+         torch.empty(3000, dtype=torch.float16).uniform_(*bounds))  # fmt: skip

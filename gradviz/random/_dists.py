@@ -17,7 +17,18 @@ from gradviz.random._generator import Generator
 
 _U64 = np.uint64
 _TWO_PI = 2.0 * math.pi
-_FLOAT_MASK = {np.dtype(np.float32): 24, np.dtype(np.float64): 53, np.dtype(np.float16): 11}
+# Mantissa digits torch's uniform_real keeps: float16 and bfloat16 draw as float (24 digits,
+# then rounded to the dtype), checked against torch 2.13.
+_FLOAT_MASK = {np.dtype(np.float32): 24, np.dtype(np.float64): 53, np.dtype(np.float16): 24}
+
+
+def _digits(np_dtype: np.dtype) -> int:
+    d = _FLOAT_MASK.get(np.dtype(np_dtype))
+    if d is None:
+        if np.dtype(np_dtype).name == "bfloat16":  # ml_dtypes' bfloat16
+            return 24
+        raise TypeError(f"no uniform sampler for dtype {np_dtype}")
+    return d
 
 
 def _map(fn, a: np.ndarray) -> np.ndarray:
@@ -28,24 +39,28 @@ def unit_uniform(gen: Generator, n: int, np_dtype: np.dtype) -> np.ndarray:
     """n draws of uniform_real_distribution<T>(0, 1): the low ``digits`` bits of a 32-bit word
     (float, half) or a 64-bit one (double), times 2^-digits, in T's accumulate type."""
     np_dtype = np.dtype(np_dtype)
-    digits = _FLOAT_MASK[np_dtype]
+    digits = _digits(np_dtype)
     if np_dtype == np.float64:
         bits = gen.random64(n) & _U64((1 << 53) - 1)
         return bits.astype(np.float64) * np.float64(2.0 ** -53)
     bits = gen.random32(n) & _U64((1 << digits) - 1)
-    return bits.astype(np.float32) * np.float32(2.0 ** -digits)
+    return bits.astype(np.float32) * np.float32(2.0**-digits)
 
 
 def uniform(gen: Generator, n: int, np_dtype: np.dtype, low: float, high: float) -> np.ndarray:
-    """Tensor.uniform_(low, high): x * (to - from) + from in the dtype's accumulate type, with
-    from and to first rounded to the dtype."""
+    """Tensor.uniform_(low, high): x * (to - from) + from, fused, in the dtype's accumulate type
+    (float for float16 and bfloat16), rounded to the dtype; a result equal to ``to`` becomes
+    ``from``, keeping the range half-open as torch does."""
     np_dtype = np.dtype(np_dtype)
     acc = np.float64 if np_dtype == np.float64 else np.float32
-    lo, hi = acc(np_dtype.type(low)), acc(np_dtype.type(high))
+    reduced = np_dtype not in (np.dtype(np.float32), np.dtype(np.float64))
+    cast = acc if reduced else np_dtype.type  # reduced types keep from and to in float
+    lo, hi = acc(cast(low)), acc(cast(high))
     x = unit_uniform(gen, n, np_dtype).astype(acc, copy=False)
-    # torch's compiled kernel fuses the multiply and the add
     out = _avxmath.fma64(x, hi - lo, lo) if acc is np.float64 else _avxmath._fma(x, hi - lo, lo)
-    return out.astype(np_dtype, copy=False)
+    out = out.astype(np_dtype, copy=False)
+    out[out == np_dtype.type(high)] = np_dtype.type(low)
+    return out
 
 
 def _normal_scalar(gen: Generator, n: int, mean: float, std: float) -> np.ndarray:
@@ -138,7 +153,7 @@ def random_full(gen: Generator, n: int, np_dtype: np.dtype) -> np.ndarray:
     if np_dtype == np.bool_:
         return (gen.random32(n) & _U64(1)).astype(np.bool_)
     if np_dtype.kind == "f":
-        digits = _FLOAT_MASK[np_dtype]
+        digits = _digits(np_dtype)
         r = gen.random64(n) if np_dtype == np.float64 else gen.random32(n)
         return (r % _U64((1 << digits) + 1)).astype(np_dtype)
     r = gen.random64(n) if np_dtype == np.int64 else gen.random32(n)
