@@ -53,3 +53,13 @@ def fork_rng(devices: Any = None, enabled: bool = True, _caller: str = "fork_rng
         yield
     finally:
         set_rng_state(state)
+
+
+def __getattr__(name: str) -> Any:
+    # dropout_noise lives with the samplers, which import the ops (loaded after this package's
+    # generator): resolve it on first use.
+    if name == "dropout_noise":
+        from gradviz.random._api import dropout_noise
+
+        return dropout_noise
+    raise AttributeError(f"module 'gradviz.random' has no attribute {name!r}")
