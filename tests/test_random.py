@@ -231,3 +231,22 @@ def test_float16_uniform_stream(bounds):
     torch.manual_seed(3)
     same(_dists.uniform(Generator().manual_seed(3), 3000, np.float16, *bounds),
          torch.empty(3000, dtype=torch.float16).uniform_(*bounds))  # fmt: skip
+
+
+@pytest.mark.parametrize("high", [2**28 - 1, 2**28, 2**30, 2**32 - 1, 2**32, 2**40, 2**60])
+@pytest.mark.parametrize("dn", ["int64", "float32", "float64"])
+def test_randint_range_thresholds(high, dn):
+    """64-bit draws from a range of 2**28 on, for every dtype; float bounds moved inward."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both(3, lambda m: m.randint(-5, high, (20,), dtype=getattr(m, dn)))
+        both(3, lambda m: m.empty(20, dtype=getattr(m, dn)).random_(high))
+
+
+def test_float_range_warning_matches_torch():
+    for m in (torch, gradviz):
+        with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]. Due to precision "
+                          "limitations float can support"):  # fmt: skip
+            m.randint(0, 2**30, (2,), dtype=m.float32)

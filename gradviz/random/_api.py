@@ -152,9 +152,39 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
         from_, to, name = 0, from_, "RandomBackward1"
     else:
         name = "RandomBackward0"
+    from_, to = _checked_bounds(int(from_), int(to), self.dtype)
+    return _write(self, lambda n, o: D.random_from_to(g, n, from_, to, self.dtype.np), name)
+
+
+_DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+_CPP = {"float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _checked_bounds(from_: int, to: int, dtype: _dtype.dtype) -> tuple[int, int]:
+    """random_'s checks and, for floating dtypes, torch's bounds moved to representable values
+    (with its warning when the range is wider than the dtype holds exactly)."""
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    return _write(self, lambda n, o: D.random_from_to(g, n, int(from_), int(to), self.dtype.np), name)
+    if not dtype.is_floating_point:
+        return from_, to
+    digits = _DIGITS[dtype.name]
+    from_, to = D.float_bounds(from_, to, digits)
+    if from_ >= to:
+        raise RuntimeError(
+            "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got "
+            f"from={from_} >= to={to}"
+        )
+    lim = 1 << digits
+    import warnings
+
+    for name, v in (("from", from_), ("to - 1", to - 1)):
+        if not -lim <= v <= lim:
+            warnings.warn(
+                f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations {_CPP[dtype.name]} "
+                "can support discrete uniform distribution only within this range. This warning will become an error "
+                "in version 1.7 release, please fix the code in advance", UserWarning, stacklevel=3,
+            )
+    return from_, to
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -249,9 +279,7 @@ def randint(*args: Any, generator: Generator | None = None, out: Tensor | None =
         low = 0
     if high is None or size is None:
         raise TypeError("randint() missing required arguments: high and size")
-    low, high = int(low), int(high)
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    low, high = _checked_bounds(int(low), int(high), dtype or (out.dtype if out is not None else _dtype.int64))
     g = resolve(generator)
     return _factory((), size, dtype, device, requires_grad,
                     lambda n, dt: D.random_from_to(g, n, low, high, dt.np), out=out, default=_dtype.int64)

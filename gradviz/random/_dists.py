@@ -136,13 +136,32 @@ def normal(gen: Generator, n: int, np_dtype: np.dtype, mean: float = 0.0, std: f
     return out.astype(np_dtype, copy=False)
 
 
+def _round_int(v: int, digits: int) -> int:
+    """An int rounded to the float type with ``digits`` mantissa digits, back as an int."""
+    t = {53: np.float64, 24: np.float32, 11: np.float16}[digits]
+    return int(t(v))
+
+
+def float_bounds(low: int, high: int, digits: int) -> tuple[int, int]:
+    """torch's update_from/update_to for floating dtypes: a bound the dtype cannot hold moves
+    inward (to=2**40 in float32 becomes 2**40 - 2**16), so every result is representable."""
+    up = _round_int(low + 1, digits)
+    if up < low:
+        n = abs(low + 1).bit_length() - 1
+        low = up + (1 << (n - digits + 1))
+    down = _round_int(high - 1, digits)
+    if down >= high:
+        n = abs(high - 1).bit_length() - 1
+        high = down - (1 << (n - digits + 1))
+    return low, high
+
+
 def random_from_to(gen: Generator, n: int, low: int, high: int, np_dtype: np.dtype) -> np.ndarray:
-    """random_(from, to) and randint: a draw modulo the range, plus from. Ranges of 2^32 or more
-    take 64-bit draws (for int64, double, float); smaller ones 32-bit draws."""
+    """random_(from, to) and randint: a draw modulo the range, plus from. Ranges of 2^28 or more
+    take 64-bit draws, whatever the dtype (torch's public build); smaller ones 32-bit draws."""
     rng = high - low
     np_dtype = np.dtype(np_dtype)
-    wide = np_dtype in (np.dtype(np.int64), np.dtype(np.float64), np.dtype(np.float32))
-    r = gen.random64(n) if (wide and rng >= 1 << 32) else gen.random32(n)
+    r = gen.random64(n) if rng >= 1 << 28 else gen.random32(n)
     v = (r % _U64(rng)).astype(np.int64) + np.int64(low) if rng < 1 << 63 else (r % _U64(rng)).view(np.int64) + low
     return v.astype(np_dtype)
 
