@@ -2,26 +2,21 @@
 
 Without cupy or an NVIDIA GPU, the queries answer as torch's do on a machine without CUDA
 (``is_available()`` False, ``device_count()`` 0, seeding accepted and ignored), and the calls
-that need a device raise ``CudaUnavailableError``: an AssertionError, as torch's CPU build
-raises, and a RuntimeError, as gradviz's own device errors are, naming what is missing.
+that need a device raise ``gradviz.device.CudaUnavailableError``: an AssertionError, as torch's
+CPU build raises, and a RuntimeError, as gradviz's other device errors are, naming what is missing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-
-class CudaUnavailableError(RuntimeError, AssertionError):
-    """No CUDA device is usable here (torch: AssertionError 'Torch not compiled with CUDA enabled')."""
+from gradviz.device import CudaUnavailableError
 
 
 def _cupy() -> Any:
     from gradviz.device import cupy_or_error
 
-    try:
-        return cupy_or_error()
-    except RuntimeError as e:
-        raise CudaUnavailableError(f"Torch not compiled with CUDA enabled (gradviz: {e})") from None
+    return cupy_or_error()
 
 
 def is_available() -> bool:

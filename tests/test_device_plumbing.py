@@ -63,12 +63,15 @@ def test_errors_match_torch(expr):
     assert str(g_err.value) == str(t_err.value)
 
 
-def test_cuda_tensors_without_a_gpu_fail():
+@pytest.mark.parametrize("expr", ["m.zeros(2, device='cuda')", "m.zeros(2).to('cuda')", "m.randn(2, device='cuda')",
+                                  "m.tensor([1.0], device='cuda:0')"])  # fmt: skip
+def test_cuda_tensors_without_a_gpu_fail_as_torch(expr):
     assert str(gradviz.device("cuda")) == "cuda:0"  # naming one is fine, as in torch
-    with pytest.raises(RuntimeError, match="cuda"):
-        gradviz.zeros(2, device="cuda")
-    with pytest.raises(RuntimeError, match="cuda"):
-        gradviz.zeros(2).to("cuda")
+    for m in (torch, gradviz):
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            eval(expr, {"m": m})
+    with pytest.raises(RuntimeError, match="cupy"):  # gradviz's says what is missing
+        eval(expr, {"m": gradviz})
 
 
 def test_parallel_wrappers():
