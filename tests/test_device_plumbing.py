@@ -212,3 +212,23 @@ def test_distribution_gradients_match_torch():
         grads.append([t.grad.numpy() for t in (logits, loc, scale, pl)])
     for a, b in zip(*grads):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_cuda_amp_deprecated_spellings_warn_as_torch():
+    import torch.cuda.amp as tamp
+
+    import gradviz.cuda.amp as gamp
+
+    for mod in (tamp, gamp):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            s = mod.GradScaler()
+            mod.autocast()
+        msgs = {str(x.message) for x in w if x.category is FutureWarning}
+        assert msgs == {
+            "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` "
+            "instead.",
+            "`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` "
+            "instead.",
+        }
+        assert not s.is_enabled()

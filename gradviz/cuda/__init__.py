@@ -150,20 +150,4 @@ class device:  # noqa: N801 - torch.cuda.device
             set_device(self.prev)
 
 
-class _AmpNamespace:
-    """torch.cuda.amp's deprecated spellings of torch.amp's autocast and GradScaler."""
-
-    @staticmethod
-    def autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> Any:
-        from gradviz.amp import autocast
-
-        return autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-    @staticmethod
-    def GradScaler(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - torch's class name
-        from gradviz.amp import GradScaler
-
-        return GradScaler("cuda", *args, **kwargs)
-
-
-amp = _AmpNamespace()
+from gradviz.cuda import amp  # noqa: E402 - torch.cuda.amp, which needs the names above
