@@ -35,12 +35,8 @@ from gradviz.tensor import (
     full_like,
     is_tensor,
     linspace,
-    manual_seed,
     ones,
     ones_like,
-    rand,
-    randint,
-    randn,
     tensor,
     zeros,
     zeros_like,
@@ -60,15 +56,39 @@ except ImportError:  # pragma: no cover
     pass
 
 
-def cuda_is_available() -> bool:
-    try:
-        from gradviz.device import cupy_or_error
+# --- torch-identical random numbers (gradviz.random) ---------------------------------------------
+# These rebind tensor.py's numpy-seeded rand/randn/randint/manual_seed to the generator that
+# reproduces torch's CPU stream, and add the rest of torch's random API and Tensor methods.
+from gradviz import random  # noqa: E402
+from gradviz.random import (  # noqa: E402
+    Generator,
+    default_generator,
+    fork_rng,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from gradviz.random._api import (  # noqa: E402
+    bernoulli,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+)
+from gradviz.random.methods import install as _install_random_methods  # noqa: E402
 
-        cupy_or_error()
-        return True
-    except RuntimeError:
-        return False
+_install_random_methods()
 
-
-class cuda:  # noqa: N801 - torch.cuda namespace
-    is_available = staticmethod(cuda_is_available)
+# --- device plumbing: torch.cuda, backends, accelerator, amp, distributed, onnx, compile ---------
+# gradviz.cuda, .backends, .accelerator, .amp, .distributed, .onnx and .distributions answer as
+# torch's do on a machine without the hardware (see each module); compile returns its argument.
+from gradviz import accelerator, amp, backends, cuda, distributed, distributions, onnx  # noqa: E402
+from gradviz._compile import compile  # noqa: E402, A004 - torch.compile
+from gradviz.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402

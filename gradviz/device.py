@@ -81,22 +81,28 @@ def as_device(spec: str | device | None) -> device:
     return _cached(spec)
 
 
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """No usable CUDA device. torch's CPU build raises AssertionError("Torch not compiled with CUDA
+    enabled") where a GPU is needed; gradviz's device errors are RuntimeErrors: this is both."""
+
+
 def cupy_or_error() -> ModuleType:
-    """cupy, or a RuntimeError saying exactly what is missing for cuda devices."""
+    """cupy, or a CudaUnavailableError saying exactly what is missing for cuda devices."""
+    prefix = "Torch not compiled with CUDA enabled; "
     try:
         import cupy  # type: ignore[import-not-found]
     except ImportError as exc:
-        raise RuntimeError(
-            "cuda devices need cupy and an NVIDIA GPU: cupy is not installed "
+        raise CudaUnavailableError(
+            prefix + "cuda devices need cupy and an NVIDIA GPU: cupy is not installed "
             "(pip install cupy-cuda12x on a machine with a GPU), use 'virtual:N' to watch "
             "multi-device scheduling without one"
         ) from exc
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # cupy raises its own CUDARuntimeError types
-        raise RuntimeError(f"cuda devices need an NVIDIA GPU: cupy found none ({exc})") from exc
+        raise CudaUnavailableError(prefix + f"cuda devices need an NVIDIA GPU: cupy found none ({exc})") from exc
     if count == 0:
-        raise RuntimeError("cuda devices need an NVIDIA GPU: cupy found none")
+        raise CudaUnavailableError(prefix + "cuda devices need an NVIDIA GPU: cupy found none")
     return cupy
 
 
