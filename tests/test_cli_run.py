@@ -53,17 +53,25 @@ def test_records_the_script_with_its_argv_path_and_main(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_gradviz_options_after_the_script_and_double_dash(tmp_path):
+def test_everything_after_the_script_is_the_scripts(tmp_path):
     s = script(tmp_path, "import sys\nprint(sys.argv[1:])\n")
-    out = tmp_path / "late.json"
-    r = CliRunner().invoke(main, ["run", str(s), "a", "-o", str(out), "b", "--values", "--", "-o", "mine", "--values"])
+    out = tmp_path / "mine.json"
+    r = CliRunner().invoke(main, ["run", "-o", str(out), str(s), "0", "-o", "model.json", "--values", "--", "x"])
     assert r.exit_code == 0, r.output
-    assert r.stdout.strip() == "['a', 'b', '-o', 'mine', '--values']"
-    assert load(out).header.values is True
-    r = CliRunner().invoke(main, ["run", str(s), f"--output={out}"])
-    assert r.exit_code == 0 and r.stdout.strip() == "[]"
-    r = CliRunner().invoke(main, ["run", str(s), "-o"])
+    assert r.stdout.strip() == "['0', '-o', 'model.json', '--values', '--', 'x']"
+    assert load(out).header.values is False and not (tmp_path / "model.json").exists()
+    r = CliRunner().invoke(main, ["run", str(s), "--help"])  # the script's --help, not gradviz's
+    assert r.exit_code == 0 and r.stdout.strip() == "['--help']"
+    r = CliRunner().invoke(main, ["run", "-o"])
     assert r.exit_code == 2 and "requires an argument" in r.stderr
+
+
+def test_run_creates_the_outputs_missing_folders(tmp_path):
+    s = script(tmp_path, BACKWARD)
+    out = tmp_path / "new" / "dir" / "t.json"
+    r = CliRunner().invoke(main, ["run", "-o", str(out), str(s)])
+    assert r.exit_code == 0, r.output
+    assert load(out).status == "ok"
 
 
 def test_default_output_is_the_script_stem_in_the_current_directory(tmp_path):
