@@ -308,7 +308,7 @@ def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
             n.state, n.state_detail = "unreached", "not created yet"
             continue
         n.state = ns.state
-        if ns.state == "parked":
+        if ns.state in ("parked", "arriving"):
             n.state_detail = f"{ns.filled}/{ns.num_inputs} slots filled"
             ts = st.task(ns.task) if ns.task is not None else None
             buf = ts.not_ready.get(nid) if ts is not None else None

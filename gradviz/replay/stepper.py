@@ -275,7 +275,7 @@ def _graph_panel(s: Stepper) -> RenderableType:
     state = ns.state if ns is not None else "not created"
     txt.append(f"* {views.node_label(st, node)} ", style="bold")
     txt.append(state, style=views.STATE_STYLE.get(state, ""))
-    if ns is not None and ns.state == "parked":
+    if ns is not None and ns.state in ("parked", "arriving"):
         txt.append(f" {ns.filled}/{ns.num_inputs} slots")
     txt.append("\n")
     for dst, input_nr in s.trace.nodes[node].next_edges:

@@ -21,7 +21,9 @@ INT64_MAX = 2**63 - 1
 STATE_STYLE = {
     "unreached": "dim",
     "pruned": "dim strike",
+    "arriving": "yellow",
     "parked": "yellow",
+    "ready": "cyan",
     "queued": "cyan",
     "running": "bold green",
     "done": "green",
@@ -202,6 +204,10 @@ def _where(state: EngineState, ns: NodeState) -> str:
         return f"running on {thread_label(state, ns.tid)}"
     if ns.state == "parked":
         return f"parked ({ns.filled}/{ns.num_inputs} slots)"
+    if ns.state == "arriving":
+        return f"receiving a gradient ({ns.filled}/{ns.num_inputs} slots)"
+    if ns.state == "ready":
+        return "ready, being pushed to a ready queue"
     return ns.state
 
 
@@ -222,9 +228,10 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
         return [f"{me} raised{msg}"]
     if ns.state == "pruned":
         return [f"{me} will not run: task {ns.task}'s exec_info does not need it (grad() or inputs=)"]
+    if ns.state == "ready" or (ns.state == "queued" and ns.queue is None):
+        return [f"{me} has all its gradients and is being pushed to a ready queue"]
     if ns.state == "queued":
-        if ns.queue is None:
-            return [f"{me} has all its gradients and is being pushed to a ready queue"]
+        assert ns.queue is not None
         q = state.queues[ns.queue]
         ahead = []
         for e in q.entries:
@@ -252,6 +259,13 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
         buf = task.buffers.get(node)
         lines.append(f"{me} is parked in not_ready of task {task.id}")
         lines.append(f"  {left} dependenc{'y' if left == 1 else 'ies'} still to arrive")
+        if buf is not None:
+            for i, slot in enumerate(buf.slots):
+                lines.append(f"  slot {i}: {_slot_label(state, slot)}")
+    elif ns.state == "arriving":
+        lines.append(f"{me} is receiving a gradient in task {task.id} (not parked or queued yet)")
+        lines.append(f"  {left} dependenc{'y' if left == 1 else 'ies'} still to arrive")
+        buf = task.buffers.get(node)
         if buf is not None:
             for i, slot in enumerate(buf.slots):
                 lines.append(f"  slot {i}: {_slot_label(state, slot)}")
@@ -319,6 +333,18 @@ def header(trace: Any, state: EngineState) -> Text:
     return t
 
 
+# Events a thread applies while it hands a finished node's gradients on (torch's evaluate_function).
+_HANDING_ON = (ev.DependencyDecrement, ev.BufferAdd, ev.NotReadyPark, ev.NotReadyTake, ev.QueuePush)
+
+
+def _passing_on(state: EngineState, tid: int) -> str | None:
+    """What the thread that applied the last event is doing, when that event hands a gradient on."""
+    e = state.last
+    if e is None or e.tid != tid or type(e) not in _HANDING_ON or getattr(e, "node", None) is None:
+        return None
+    return f"passing a gradient to {node_label(state, e.node)}"
+
+
 def threads_view(state: EngineState, task: int | None = None, title: str | None = "Threads") -> Table:
     t = _table(title, "tid", "name", "role", "depth", "tasks", "doing")
     for th in state.threads.values():
@@ -331,6 +357,10 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
             doing = Text(f"running {node_label(state, f.node)}, task {f.task}", style="green")
             if len(th.frames) > 1:
                 doing.append(" inside " + ", ".join(node_label(state, x.node) for x in th.frames[-2::-1]))
+            if (passing := _passing_on(state, th.tid)) is not None:  # a reentrant backward's root
+                doing.append(f"; {passing}")
+        elif (passing := _passing_on(state, th.tid)) is not None:
+            doing = Text(passing, style="cyan")
         elif th.tasks:
             doing = Text("waiting for work", style="yellow")
         elif th.role == "device_worker":  # a device worker always serves its device's queue
@@ -439,8 +469,10 @@ def nodes_view(state: EngineState, task: int | None = None, limit: int = 30) -> 
     rows = [ns for ns in state.nodes.values() if ns.task in focus or (not focus and ns.task is None)]
     for ns in rows[:limit]:
         detail = ""
-        if ns.state == "parked":
+        if ns.state in ("parked", "arriving"):
             detail = f"{ns.filled}/{ns.num_inputs} slots"
+        elif ns.state == "ready":
+            detail = "being pushed to a ready queue"
         elif ns.state == "queued":
             detail = queue_label(state, ns.queue) if ns.queue is not None else "ready"
         elif ns.state == "running":
