@@ -11,8 +11,39 @@ if TYPE_CHECKING:
     from gradviz.trace.model import Trace
 
 
+def step_out_of_range(step: int, total: int) -> click.BadParameter:
+    """The one message for a --step outside the trace, with its real bounds."""
+    return click.BadParameter(f"{step} is out of range: the trace has {total:,} events (0..{total})",
+                              param_hint="--step")
+
+
 class SuggestingGroup(click.Group):
-    """A group that answers an unknown command with the closest known ones."""
+    """A group that answers an unknown command with the closest known ones, and every mistake
+    in one line: "Error: ..." on stderr, exit 2 for usage, 1 for everything else."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        import sys
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        except click.ClickException as e:
+            hint = ""
+            if isinstance(e, click.UsageError) and e.ctx is not None:
+                hint = f" (see '{e.ctx.command_path} --help')"
+            click.echo(f"Error: {e.format_message()}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except OSError as e:  # stdout on a full device, a closed pipe: one line, not a traceback
+            _quiet_stdout()
+            if getattr(e, "errno", None) != 32:  # EPIPE: the reader left; nothing to tell it
+                where = e.filename or "standard output"
+                click.echo(f"Error: cannot write to {where}: {e.strerror or e}", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
         name = args[0] if args else ""
@@ -21,6 +52,19 @@ class SuggestingGroup(click.Group):
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             ctx.fail(f"No such command {name!r}.{hint}")
         return super().resolve_command(ctx, args)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail a second time."""
+    import os
+    import sys
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
 
 
 def load_trace(path: str) -> Trace:

@@ -21,7 +21,7 @@ def _ms(ns: int | None) -> str:
 
 
 @click.command()
-@click.argument("trace_path", metavar="TRACE")
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
 def info(trace_path: str, as_json: bool) -> None:
     """Summarise a trace: tasks, graph, threads, events by kind, errors.
@@ -95,4 +95,5 @@ def info(trace_path: str, as_json: bool) -> None:
             for e in items:
                 where = f"task {e.task}" if e.task is not None else "program"
                 node = f", {e.node}" if e.node else ""
-                con.print(f"  event {e.seq} ({where}{node}): {e.type}: {e.message}", markup=False)
+                con.print(f"  event #{e.seq} ({where}{node}; replay --step {e.seq + 1}): {e.type}: {e.message}",
+                          markup=False)

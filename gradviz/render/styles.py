@@ -198,7 +198,7 @@ def help_text() -> str:
     lines += [f"  {s.looks:<26} {s.key:<10} {s.meaning}" for s in KINDS.values()]
     lines += ["Marks (static picture):"]
     lines += [f"  {s.looks:<26} {s.key:<10} {s.meaning}" for s in MARKS.values()]
-    lines += ["Fill at --step N (state after event N):"]
+    lines += ["Fill at --step N (the state after the first N events):"]
     lines += [f"  {s.looks:<26} {s.key:<10} {s.meaning}" for s in STATES.values()]
     lines += ["Edges:", f"  {'arrow':<26} {'':<10} {EDGE.meaning}"]
     lines += [f"  {'dashed grey':<26} {'':<10} {EDGE_PRUNED.meaning}"]

@@ -172,13 +172,13 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
 
     # Errors.
     if errors:
-        et = _table("Errors", "step", "thread", "node", "what")
+        et = _table("Errors", "event (step)", "thread", "node", "what")
         index = {id(e): i for i, e in enumerate(events, 1)} if len(errors) else {}
         for e in errors[:max_rows]:
             what = f"{e.type}: {e.message}" if type(e) is ev.Error else f"anomaly: {e.message}"
             th = trace.threads.get(e.tid)
             node = "-" if e.node is None else f"{names.get(e.node, e.node)} ({e.node})"
-            et.add_row(str(index.get(id(e), "?")), th.name if th else str(e.tid), node,
+            et.add_row(f"#{e.seq} ({index.get(id(e), '?')})", th.name if th else str(e.tid), node,
                        Text(what, style="bold red"))
         parts.append(et)
     else:

@@ -320,12 +320,19 @@ def _table(title: str | None, *cols: str) -> Table:
     return t
 
 
+def after_events(step: int, last: ev.Event | None) -> str:
+    """The one way every command names a step: "after 40 events (the last: #39 buffer_add)"."""
+    if last is None or step == 0:
+        return f"after {step} events (nothing applied yet)"
+    return f"after {step:,} event{'s' if step != 1 else ''} (the last: #{last.seq} {last.kind})"
+
+
 def header(trace: Any, state: EngineState) -> Text:
     total = len(trace.events)
     t = Text(f"step {state.step} of {total}", style="bold")
     if state.last is not None:
         e = state.last
-        t.append(f"  event seq {e.seq} {e.kind} on {thread_label(state, e.tid)}\n")
+        t.append(f": {after_events(state.step, e)} on {thread_label(state, e.tid)}\n")
         style = "bold red" if e.kind in ("error", "anomaly") else ""
         t.append(describe(e, state), style=style)
     else:
@@ -345,8 +352,10 @@ def _passing_on(state: EngineState, tid: int) -> str | None:
     return f"passing a gradient to {node_label(state, e.node)}"
 
 
-def threads_view(state: EngineState, task: int | None = None, title: str | None = "Threads") -> Table:
-    t = _table(title, "tid", "name", "role", "depth", "tasks", "doing")
+def threads_view(state: EngineState, task: int | None = None, title: str | None = "Threads",
+                 compact: bool = False) -> Table:
+    """One row per thread; ``compact`` (narrow screens) keeps only the name and what it is doing."""
+    t = _table(title, "thread", "doing") if compact else _table(title, "tid", "name", "role", "depth", "tasks", "doing")
     for th in state.threads.values():
         if task is not None and task not in th.tasks and not any(f.task == task for f in th.frames):
             continue
@@ -372,8 +381,11 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
         # Inside a reentrant backward the thread is at the inner task's depth even between nodes.
         inner = state.tasks.get(th.tasks[-1]) if th.tasks else None
         depth = max(th.depth, inner.reentrant_depth if inner is not None else 0)
-        t.add_row(str(th.tid), th.name, role, str(depth), ", ".join(str(x) for x in th.tasks) or "-",
-                  doing)
+        if compact:
+            t.add_row(th.name, doing)
+        else:
+            t.add_row(str(th.tid), th.name, role, str(depth), ", ".join(str(x) for x in th.tasks) or "-",
+                      doing)
     return t
 
 
@@ -448,8 +460,9 @@ def tasks_view(state: EngineState, task: int | None = None, limit: int = 20) -> 
                                   f"{c.input_nr} ({_stats(c.stats)})"))
     for i in ids:
         for err in state.tasks[i].errors:
-            parts.append(Text(f"  {err.kind.upper()} at step {err.step} in {node_label(state, err.node)} "
-                              f"(task {err.task}): {err.type}: {err.message}", style="bold red"))
+            parts.append(Text(f"  {err.kind.upper()} in event #{err.seq} (step {err.seq + 1}) in "
+                              f"{node_label(state, err.node)} (task {err.task}): {err.type}: {err.message}",
+                              style="bold red"))
     return Group(*parts)
 
 
