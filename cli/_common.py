@@ -67,6 +67,21 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _cut_header(path: str) -> str | None:
+    """The message for a trace cut inside its first (header) line, which the loader can only call
+    invalid JSON: the file starts as a gradviz trace does and its first line never ends."""
+    import re
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return None
+    if re.match(rb'\s*\{\s*"format"\s*:\s*"gradviz-trace"', data) and b"\n" not in data.lstrip():
+        return f"{path}: a gradviz trace cut inside its header: nothing to recover"
+    return None
+
+
 def load_trace(path: str) -> Trace:
     """Load a trace for a command: a bad or missing file becomes a one-line click error (exit 1),
     a file cut short loads with a one-line warning on stderr."""
@@ -79,7 +94,7 @@ def load_trace(path: str) -> Trace:
         try:
             trace = load(path)
         except TraceError as e:
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(_cut_header(path) or str(e)) from None
         except OSError as e:
             raise click.ClickException(f"{path}: {e.strerror or e}") from None
     for w in caught:
