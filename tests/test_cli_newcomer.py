@@ -141,3 +141,56 @@ def test_stdout_on_a_full_device_is_one_line(tmp_path, args):
                            stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip() == "Error: cannot write to standard output: No space left on device", r.stderr
+
+
+def test_dir_gradviz_shows_the_public_api_only():
+    names = dir(gradviz)
+    for internal in ("np", "math", "builtins", "Any", "Sequence", "annotations", "warnings", "getitem_raw"):
+        assert internal not in names
+    for public in ("tensor", "Tensor", "nn", "autograd", "trace", "load", "record", "no_grad", "float32", "exp"):
+        assert public in names
+    assert all(hasattr(gradviz, n) for n in names)
+
+
+def test_diamond_docstring_names_the_node_that_waits_in_not_ready(tmp_path):
+    import runpy
+
+    path = tmp_path / "d.trace.json"
+    with gradviz.trace(str(path)):
+        runpy.run_path(str(Path(__file__).parent.parent / "samples" / "diamond.py"))
+    tr = gradviz.load(path)
+    parked = {tr.nodes[e.node].name for e in tr.events if e.kind == "not_ready_park"}
+    assert parked == {"AccumulateGrad"}
+    doc = (Path(__file__).parent.parent / "samples" / "diamond.py").read_text().split('"""')[1]
+    assert "AccumulateGrad waits in not_ready" in doc and "add node waits" not in doc
+
+
+def test_docs_name_every_stepper_key():
+    from gradviz.replay.stepper import HELP
+
+    doc = (Path(__file__).parent.parent / "docs" / "replay.md").read_text()
+    for keys, _ in HELP:
+        for key in keys.split():
+            shown = {"→": "→", "←": "←", "↓": "↓", "↑": "↑", "space": "space", "esc": "Esc"}.get(key, key)
+            assert f"`{shown}`" in doc or f"/`{shown}`" in doc, key
+
+
+def test_stepper_graph_panel_counts_nodes_not_created_yet(tmp_path):
+    from rich.console import Console
+
+    from gradviz.replay.stepper import Stepper, layout
+
+    path = tmp_path / "loop.trace.json"
+    w = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    with gradviz.trace(str(path)):
+        for _ in range(13):
+            (w * 2).sum().backward()
+    tr = gradviz.load(path)
+    acc = next(n for n, i in tr.nodes.items() if i.name == "AccumulateGrad")
+    first_run = next(i for i, e in enumerate(tr.events, 1) if e.kind == "node_begin" and e.node == acc)
+    s = Stepper(tr, first_run)
+    con = Console(width=160, height=50, color_system=None, record=True)
+    con.print(layout(s, 160, 50), height=50)
+    screen = con.export_text()
+    assert "+12 later (created after this step)" in screen
+    assert "not created" not in screen
