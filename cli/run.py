@@ -41,8 +41,22 @@ def _script_tb(tb: TracebackType | None, script: str) -> TracebackType | None:
     return None
 
 
+_GRADVIZ_DIR = os.path.dirname(os.path.abspath(__import__("gradviz").__file__)) + os.sep
+
+
 def _print_exception(e: BaseException, script: str) -> None:
-    traceback.print_exception(type(e), e, _script_tb(e.__traceback__, script), file=sys.stderr)
+    tb = _script_tb(e.__traceback__, script)
+    if isinstance(e, KeyboardInterrupt):
+        # Ctrl-C lands wherever the program is, often inside the engine or the recorder that
+        # gradviz run added: end the traceback at the user's last frame.
+        last, t = None, tb
+        while t is not None:
+            if not os.path.abspath(t.tb_frame.f_code.co_filename).startswith(_GRADVIZ_DIR):
+                last = t
+            t = t.tb_next
+        if last is not None:
+            last.tb_next = None
+    traceback.print_exception(type(e), e, tb, file=sys.stderr)
 
 
 class _Progress:
@@ -128,6 +142,9 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
     on_term = deferring_handler(signal.SIGTERM, _Terminated)
     saved_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
     status, error, code = "ok", None, 0
+    from gradviz.autograd import graph
+
+    graph.script_entry = os.path.abspath(script)  # anomaly mode's forward stacks start at the script
     try:
         with _Progress(recorder, out):
             runpy.run_path(script, run_name="__main__")
@@ -148,6 +165,7 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         sys.argv = saved_argv
+        graph.script_entry = None
         if saved_path0 is not None:
             sys.path[0] = saved_path0
         recorder.stop(status, error)

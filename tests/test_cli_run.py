@@ -265,3 +265,33 @@ def test_every_sample_records_a_sound_trace(tmp_path, sample):
     assert invariants(t) == []
     assert t.status == ("ok" if r.exit_code == 0 else "error")
     assert len(t.tasks) >= 1
+
+
+def test_ctrl_c_traceback_ends_in_the_users_code(tmp_path):
+    """However deep in the engine or the recorder Ctrl-C lands, the traceback shows the script's frames only."""
+    for _ in range(3):
+        p = _start(tmp_path, "busy", n=5)
+        try:
+            _wait_done(p)
+            time.sleep(0.05)
+            for _ in range(20):
+                p.send_signal(signal.SIGINT)
+                try:
+                    p.wait(0.5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        finally:
+            p.kill()
+        err = p.stderr.read()  # type: ignore[union-attr]
+        files = [ln.split('"')[1] for ln in err.splitlines() if ln.startswith('  File "')]
+        assert files and all(f == str(tmp_path / "prog.py") for f in files), err
+
+
+def test_anomaly_forward_traceback_shows_the_scripts_frames_only(tmp_path):
+    sample = Path(__file__).resolve().parent.parent / "samples" / "anomaly.py"
+    r = gradviz_run("-o", "t.json", str(sample), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    section = r.stderr.split("Traceback of forward call that caused the error:", 1)[1]
+    files = [ln.split('"')[1] for ln in section.splitlines() if ln.startswith('  File "')]
+    assert files == [str(sample)], r.stderr
