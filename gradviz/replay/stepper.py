@@ -215,7 +215,8 @@ def _event_panel(s: Stepper) -> RenderableType:
     head = Text(f"step {st.step}/{s.total}", style="bold")
     if st.last is not None:
         e = st.last
-        head.append(f"  {views.after_events(st.step, e)}, on {views.thread_label(st, e.tid)}\n", style="dim")
+        # "step N" is the state after N events; the last of them is event #N-1 (shown here).
+        head.append(f"  last event #{e.seq} {e.kind} on {views.thread_label(st, e.tid)}\n", style="dim")
         head.append(views.describe(e, st), style="bold red" if _is_problem(e) else "bold")
     else:
         head.append("  nothing applied yet: press → to apply the first event")
@@ -318,7 +319,7 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
     """
     root = Layout(name="root")
     root.split_column(
-        Layout(_event_panel(s), name="event", size=4),
+        Layout(_event_panel(s), name="event", size=4 if width >= 120 else 5),  # narrow: the event wraps
         Layout(name="body"),
         Layout(_footer(s), name="footer", size=1),
     )
@@ -327,8 +328,9 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
         return root
     st = s.state
     threads = views.threads_view(st, s.task, title=None, compact=width < 120)
+    threads.show_edge = False  # no blank top and bottom lines: every row counts at 80x24
     rows = len(threads.rows) + 4  # header, rule, borders
-    room = height - 5
+    room = height - (5 if width >= 120 else 6)
     root["body"].split_column(
         Layout(Panel(threads, title="threads", title_align="left"), name="threads", size=min(rows, max(room - 6, 4))),
         Layout(name="panels"),
