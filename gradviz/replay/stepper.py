@@ -341,7 +341,8 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
         root["panels"].split_row(
             Layout(name="left", ratio=1), Layout(_graph_panel(s), name="graph", ratio=1),
         )
-        root["left"].split_column(queues, Layout(_not_ready_panel(s), name="not_ready"))
+        queues.ratio = 3  # a queue entry wraps in a narrow panel: give it the rows
+        root["left"].split_column(queues, Layout(_not_ready_panel(s), name="not_ready", ratio=2))
         return root
     root["panels"].split_row(Layout(name="left", ratio=1), Layout(name="right", ratio=1))
     root["left"].split_column(queues, Layout(_not_ready_panel(s), name="not_ready"))
