@@ -239,6 +239,20 @@ def _not_ready_panel(s: Stepper) -> RenderableType:
                  title_align="left")
 
 
+def _queue_lines(s: Stepper, limit: int = 8) -> RenderableType:
+    st = s.state
+    txt = Text()
+    for q in st.queues.values():
+        entries = [e for e in q.entries if s.task is None or e.task == s.task]
+        txt.append(f"{q.id} {q.name} ({len(entries)})", style="bold")
+        txt.append("\n" if entries else "  empty\n", style="dim")
+        for i, e in enumerate(entries[:limit], 1):
+            txt.append(f"  {i}. {views._entry_label(st, e)}\n")
+        if len(entries) > limit:
+            txt.append(f"  ... {len(entries) - limit} more\n", style="dim")
+    return txt
+
+
 def _deps_panel(s: Stepper) -> RenderableType:
     st = s.state
     lines: list[RenderableType] = []
@@ -337,6 +351,8 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
     )
     queues = Layout(Panel(views.queues_view(st, s.task, title=None, compact=True),
                           title="ready queues (next to pop first)", title_align="left"), name="queues")
+    if width < 120:  # a queue's name above its entries: a two-column table leaves them ~20 columns
+        queues.update(Panel(_queue_lines(s), title="ready queues (next to pop first)", title_align="left"))
     if width < 120 or room - rows < 16:  # small screen: two panels side by side, the rest folded in
         root["panels"].split_row(
             Layout(name="left", ratio=1), Layout(_graph_panel(s), name="graph", ratio=1),
