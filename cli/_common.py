@@ -28,9 +28,11 @@ class SuggestingGroup(click.Group):
 
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.Abort:
+        except (click.exceptions.Abort, KeyboardInterrupt) as e:
+            # Ctrl-C (click turns it into Abort): the shell's convention, 128 + SIGINT
+            interrupted = isinstance(e, KeyboardInterrupt) or isinstance(e.__cause__, KeyboardInterrupt)
             click.echo("Aborted!", err=True)
-            sys.exit(1)
+            sys.exit(130 if interrupted else 1)
         except click.ClickException as e:
             hint = ""
             if isinstance(e, click.UsageError) and e.ctx is not None:
@@ -43,7 +45,11 @@ class SuggestingGroup(click.Group):
                 where = e.filename or "standard output"
                 click.echo(f"Error: cannot write to {where}: {e.strerror or e}", err=True)
             sys.exit(1)
-        sys.exit(rv if isinstance(rv, int) else 0)
+        code = rv if isinstance(rv, int) else 0
+        try:
+            sys.exit(code)
+        except KeyboardInterrupt:  # Ctrl-C in the last instant: the command's code was decided
+            sys.exit(code)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
         name = args[0] if args else ""
