@@ -536,11 +536,26 @@ def test_cli_render_into_a_device_is_one_line(tmp_path):
 
 
 @needs_dot
-def test_svg_legend_keeps_the_space_between_key_and_meaning(tmp_path):
+def test_svg_legend_keeps_key_and_meaning_apart(tmp_path):
+    """The key and its meaning are separate cells: every meaning starts in one column, clear of
+    the longest key, whatever the renderer does with spaces (the SVG read by a second renderer,
+    rsvg-convert, where it is installed)."""
     svg = draw(tb.diamond(), tmp_path, "legend.svg", step=10)
-    texts = [t.text or "" for t in svg.root.iter(f"{SVG}text")]
-    meanings = [t for t in texts if "backward node" in t]
-    assert meanings and all(t.startswith("\xa0") for t in meanings), meanings
+    texts = list(svg.root.iter(f"{SVG}text"))
+    meanings = {st.meaning: st.key for st in (*styles.KINDS.values(), *styles.STATES.values())}
+    pairs = [(texts[i - 1], t) for i, t in enumerate(texts) if t.text in meanings and i]
+    assert len(pairs) >= 4, [t.text for t in texts]
+    for key, meaning in pairs:  # each meaning follows its own bold key, in a text of its own
+        assert key.text == meanings[meaning.text] and key.get("font-weight") == "bold"
+    xs = {float(m.get("x")) for _, m in pairs}
+    assert len(xs) == 1, xs  # one column
+    longest = max((k for k, _ in pairs), key=lambda k: len(k.text))
+    assert xs.pop() > float(longest.get("x")) + 5 * len(longest.text)  # clear of the longest bold key (9 pt)
+    rsvg = shutil.which("rsvg-convert")
+    if rsvg is not None:
+        png = tmp_path / "legend.png"
+        subprocess.run([rsvg, str(tmp_path / "legend.svg"), "-o", str(png)], check=True, timeout=60)
+        assert png.read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize(

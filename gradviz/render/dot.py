@@ -308,9 +308,11 @@ def legend(model: GraphModel) -> str:
     for s in used:
         rows.append(
             f'<TR><TD BGCOLOR="{s.fill}" BORDER="1" COLOR="{s.border}" WIDTH="18"> </TD>'
-            f'<TD ALIGN="LEFT">{_small(f"<B>{s.key}</B>&#160;{html(s.meaning)}")}</TD></TR>'
+            # Key and meaning in cells of their own: a space between them inside one cell is lost
+            # in SVG (graphviz places each run of text itself; renderers collapse the space).
+            f'<TD ALIGN="LEFT">{_small(f"<B>{s.key}</B>")}</TD><TD ALIGN="LEFT">{_small(html(s.meaning))}</TD></TR>'
         )
-    rows.append(f'<TR><TD>→</TD><TD ALIGN="LEFT">{_small(html(styles.EDGE.meaning))}</TD></TR>')
+    rows.append(f'<TR><TD>→</TD><TD ALIGN="LEFT" COLSPAN="2">{_small(html(styles.EDGE.meaning))}</TD></TR>')
     return f'<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
 
 
