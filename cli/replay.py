@@ -125,7 +125,7 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
 
     \b
       gradviz replay trace.json               # the timeline of the whole run
-      gradviz replay trace.json --step 40     # the state after event 40
+      gradviz replay trace.json --step 40     # the state after 40 events
       gradviz replay trace.json --at MulBackward0
       gradviz replay trace.json --step        # step through it interactively
     """

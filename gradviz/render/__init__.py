@@ -1,5 +1,5 @@
 """Draw the backward graph a trace recorded: what ran, in which order, on which thread, what
-was saved, where each node came from, and (``step``) what the engine was doing after event N.
+was saved, where each node came from, and (``step``) what the engine was doing after the first N events.
 
 ``render(trace, "graph.svg")`` writes one picture per graph task (or the one ``task`` asks
 for); ``dot_source(trace, task)`` gives the DOT text. The picture is built in three stages:

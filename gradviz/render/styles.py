@@ -94,7 +94,7 @@ MARKS: dict[str, Style] = {
     )
 }
 
-# Node states after event N (``--step N``); the vocabulary of gradviz.replay.state.
+# Node states after the first N events (``--step N``); the vocabulary of gradviz.replay.state.
 STATES: dict[str, Style] = {
     s.key: s
     for s in (
