@@ -24,12 +24,24 @@ def main() -> None:
 
     \b
     Record a script, then look at what the engine did:
-      gradviz run samples/diamond.py -o diamond.trace.json
+      gradviz run -o diamond.trace.json samples/diamond.py
       gradviz info diamond.trace.json
-      gradviz render diamond.trace.json -o diamond.svg
+      gradviz render diamond.trace.json
       gradviz replay diamond.trace.json --step
+
+    Step N means the state after the first N events; events are numbered from #0.
     """
 
 
+# One line each in `gradviz --help`, short enough for 80 columns (click cuts longer ones with "...").
+SHORT_HELP = {
+    "run": "Run a Python script and record what the engine does.",
+    "info": "Summarise a trace: tasks, threads, events, errors.",
+    "render": "Draw a backward pass's graph (svg, png, pdf, dot).",
+    "replay": "Timeline, state at a step, or the interactive stepper.",
+    "export": "Export a trace for Perfetto or chrome://tracing.",
+}
+
 for _command in (run, info, render, replay, export):
+    _command.short_help = SHORT_HELP[_command.name]
     main.add_command(_command)

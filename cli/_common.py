@@ -11,8 +11,45 @@ if TYPE_CHECKING:
     from gradviz.trace.model import Trace
 
 
+def step_out_of_range(step: int, total: int) -> click.BadParameter:
+    """The one message for a --step outside the trace, with its real bounds."""
+    return click.BadParameter(f"{step} is out of range: the trace has {total:,} events (0..{total})",
+                              param_hint="--step")
+
+
 class SuggestingGroup(click.Group):
-    """A group that answers an unknown command with the closest known ones."""
+    """A group that answers an unknown command with the closest known ones, and every mistake
+    in one line: "Error: ..." on stderr, exit 2 for usage, 1 for everything else."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        import sys
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except (click.exceptions.Abort, KeyboardInterrupt) as e:
+            # Ctrl-C (click turns it into Abort): the shell's convention, 128 + SIGINT
+            interrupted = isinstance(e, KeyboardInterrupt) or isinstance(e.__cause__, KeyboardInterrupt)
+            click.echo("Aborted!", err=True)
+            sys.exit(130 if interrupted else 1)
+        except click.ClickException as e:
+            hint = ""
+            if isinstance(e, click.UsageError) and e.ctx is not None:
+                hint = f" (see '{e.ctx.command_path} --help')"
+            click.echo(f"Error: {e.format_message()}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except OSError as e:  # stdout on a full device, a closed pipe: one line, not a traceback
+            _quiet_stdout()
+            if getattr(e, "errno", None) != 32:  # EPIPE: the reader left; nothing to tell it
+                where = e.filename or "standard output"
+                click.echo(f"Error: cannot write to {where}: {e.strerror or e}", err=True)
+            sys.exit(1)
+        code = rv if isinstance(rv, int) else 0
+        try:
+            sys.exit(code)
+        except KeyboardInterrupt:  # Ctrl-C in the last instant: the command's code was decided
+            sys.exit(code)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
         name = args[0] if args else ""
@@ -21,6 +58,34 @@ class SuggestingGroup(click.Group):
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             ctx.fail(f"No such command {name!r}.{hint}")
         return super().resolve_command(ctx, args)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail a second time."""
+    import os
+    import sys
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
+
+
+def _cut_header(path: str) -> str | None:
+    """The message for a trace cut inside its first (header) line, which the loader can only call
+    invalid JSON: the file starts as a gradviz trace does and its first line never ends."""
+    import re
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return None
+    if re.match(rb'\s*\{\s*"format"\s*:\s*"gradviz-trace"', data) and b"\n" not in data.lstrip():
+        return f"{path}: a gradviz trace cut inside its header: nothing to recover"
+    return None
 
 
 def load_trace(path: str) -> Trace:
@@ -35,7 +100,7 @@ def load_trace(path: str) -> Trace:
         try:
             trace = load(path)
         except TraceError as e:
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(_cut_header(path) or str(e)) from None
         except OSError as e:
             raise click.ClickException(f"{path}: {e.strerror or e}") from None
     for w in caught:

@@ -20,8 +20,9 @@ def _default_output(trace_path: str) -> str:
 
 @click.command()
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
-              help="Where to write (default: TRACE's name with .perfetto.json, in the current folder).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Where to write, missing folders created (default: TRACE's name with .perfetto.json, "
+              "in the current folder).")
 @click.option("--format", "fmt", type=click.Choice(["chrome"]), default="chrome", show_default=True,
               help="Output format: the Chrome trace event JSON that Perfetto and chrome://tracing open.")
 def export(trace_path: str, output: str | None, fmt: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 from rich import box
@@ -20,8 +21,27 @@ def _ms(ns: int | None) -> str:
     return f"{ns / 1e6:,.2f} ms"
 
 
+HEAD_TASKS = TAIL_TASKS = 5  # tasks listed at each end of a long run (every failing task is listed too)
+
+
+def _tasks_to_show(tasks: list[Any]) -> list[Any]:
+    """The first and last few tasks and every one that did not end ok, in order, with the number
+    of tasks left out (an int) in each gap."""
+    if len(tasks) <= HEAD_TASKS + TAIL_TASKS + 2:
+        return list(tasks)
+    shown: list[Any] = []
+    for i, t in enumerate(tasks):
+        if i < HEAD_TASKS or i >= len(tasks) - TAIL_TASKS or t.status != "ok":
+            shown.append(t)
+        elif shown and isinstance(shown[-1], int):
+            shown[-1] += 1
+        else:
+            shown.append(1)
+    return shown
+
+
 @click.command()
-@click.argument("trace_path", metavar="TRACE")
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
 def info(trace_path: str, as_json: bool) -> None:
     """Summarise a trace: tasks, graph, threads, events by kind, errors.
@@ -57,7 +77,10 @@ def info(trace_path: str, as_json: bool) -> None:
     numeric = ("task", "depth", "nodes run", "duration")
     for col in ("task", "status", "thread", "depth", "roots", "nodes run", "duration", "error"):
         tasks.add_column(col, justify="right" if col in numeric else "left")
-    for t in s.tasks:
+    for t in _tasks_to_show(s.tasks):
+        if isinstance(t, int):
+            tasks.add_row("…", f"{t:,} more (--json for all)", *[""] * 6)
+            continue
         st = {"ok": "green", "error": "red"}.get(t.status, "yellow")
         tasks.add_row(
             str(t.id), f"[{st}]{t.status}[/]", t.thread, str(t.reentrant_depth), ", ".join(t.roots),
@@ -95,4 +118,5 @@ def info(trace_path: str, as_json: bool) -> None:
             for e in items:
                 where = f"task {e.task}" if e.task is not None else "program"
                 node = f", {e.node}" if e.node else ""
-                con.print(f"  event {e.seq} ({where}{node}): {e.type}: {e.message}", markup=False)
+                con.print(f"  event #{e.seq} ({where}{node}; replay --step {e.seq + 1}): {e.type}: {e.message}",
+                          markup=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from gradviz.cli._common import load_trace
-from gradviz.render import DEFAULT_MAX_NODES, FORMATS, RenderError
+from gradviz.render import DEFAULT_MAX_NODES, FORMATS, RenderError, describe_ids
 from gradviz.render import render as render_trace
 from gradviz.render.styles import help_text
 
@@ -21,8 +21,8 @@ from gradviz.render.styles import help_text
     "--output",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Output file; its extension picks the format. Default: next to TRACE "
-    "(x.trace.json -> x.svg); with several graph tasks, one file per task (x.task2.svg).",
+    help="Output file, written as named; its extension picks the format. Default: in the current "
+    "folder, named after TRACE (x.trace.json -> x.svg, with --step 40 x.step40.svg).",
 )
 @click.option(
     "--format",
@@ -36,7 +36,13 @@ from gradviz.render.styles import help_text
     type=int,
     default=None,
     metavar="ID",
-    help="Draw only this graph task (ids as in 'gradviz info'). Default: one picture per task.",
+    help="Draw this graph task (ids as in 'gradviz info'). Default: the first task that failed, else the first.",
+)
+@click.option(
+    "--all",
+    "all_tasks",
+    is_flag=True,
+    help="One picture per graph task instead (x.task1.svg, x.task2.svg, ...).",
 )
 @click.option(
     "--step",
@@ -62,8 +68,9 @@ from gradviz.render.styles import help_text
 @click.option("--expand", is_flag=True, help="Draw every node, however many (slower past a few thousand).")
 @click.option(
     "--group-by",
-    type=click.Choice(["line", "function"]),
-    default=None,
+    type=click.Choice(["none", "line", "function"]),
+    default="none",
+    show_default=True,
     help="One box per source line, or per Python function, that created nodes.",
 )
 @click.option(
@@ -76,8 +83,8 @@ from gradviz.render.styles import help_text
     "number of boxes.",
 )
 def render(
-    trace_path: str, output: str | None, fmt: str | None, task: int | None, step: int | None,
-    grads: bool, max_nodes: int, expand: bool, group_by: str | None, layout: str,
+    trace_path: str, output: str | None, fmt: str | None, task: int | None, all_tasks: bool,
+    step: int | None, grads: bool, max_nodes: int, expand: bool, group_by: str | None, layout: str,
 ) -> None:  # fmt: skip
     """Draw the backward graph the engine ran, from a trace file.
 
@@ -86,14 +93,28 @@ def render(
     AccumulateGrad nodes show their leaf and its grad norm; edges show input_nr.
     """
     trace = load_trace(trace_path)
+    if step is not None and not 0 <= step <= len(trace.events):
+        n = len(trace.events)
+        raise click.BadParameter(f"{step} is out of range: the trace has {n} events (0..{n})", param_hint="--step")
+    if task is not None and task not in trace.tasks:
+        raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",
+                                 param_hint="--task")
     try:
         pictures = render_trace(
-            trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes,
-            expand=expand, group_by=group_by, layout=None if layout == "auto" else layout,
+            trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes, expand=expand,
+            group_by=None if group_by == "none" else group_by, layout=None if layout == "auto" else layout,
+            all_tasks=all_tasks,
         )  # fmt: skip
     except RenderError as e:
         raise click.ClickException(str(e)) from None
+    except OSError as e:  # an unwritable output: one line, as every command says it
+        raise click.ClickException(f"{e.filename or output}: {e.strerror or e}") from None
     for p in pictures:
         what = f"task {p.task}" if p.task is not None else "forward graph"
         boxes = f"{p.nodes} nodes" if p.boxes == p.nodes else f"{p.nodes} nodes in {p.boxes} boxes"
         click.echo(f"wrote {p.path} ({what}, {boxes}, {p.layout})")
+    n = len(trace.tasks)
+    if task is None and not all_tasks and n > 1 and pictures:
+        failed = trace.tasks[pictures[0].task].status not in ("ok", "running")
+        which = "the first that failed" if failed else "the first"
+        click.echo(f"drew task {pictures[0].task} of {n:,} ({which}): --task N draws another, --all draws all {n:,}")

@@ -10,7 +10,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from gradviz.cli._common import load_trace
+from gradviz.cli._common import load_trace, step_out_of_range
+from gradviz.render import describe_ids
 
 STEPPER = -1  # what a bare --step means: open the interactive stepper
 
@@ -54,26 +55,77 @@ def step_of_node_start(trace: Any, node: int, task: int | None) -> int:
     raise click.ClickException(f"node {node} never starts running in this trace")
 
 
-@click.command()
+class _ReplayCommand(click.Command):
+    """``--step -1`` is a wrong value, not an unknown option: click's optional-value options take
+    no word that starts with '-' (not even ``--step=-1``), so a negative step is set aside here
+    and answered with the trace's real bounds once it is loaded."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            value = None
+            if a == "--step" and i + 1 < len(args) and _negative(args[i + 1]):
+                value, i = args[i + 1], i + 2
+            elif a.startswith("--step=") and _negative(a[7:]):
+                value, i = a[7:], i + 1
+            else:
+                out.append(a)
+                i += 1
+                continue
+            ctx.meta["gradviz.negative_step"] = int(value)
+        return super().parse_args(ctx, out)
+
+
+def _negative(word: str) -> bool:
+    return word.startswith("-") and word[1:].isdigit()
+
+
+def _keys_epilog() -> str:
+    from gradviz.replay.stepper import HELP
+
+    lines = ["\b", "The stepper's keys (--step alone, in a terminal):"]
+    lines += [f"  {keys:<10} {what}" for keys, what in HELP]
+    lines += ["", "\b", "Steps count events: step N is the state after the first N events, the last of them",
+              "event #N-1 (events are numbered from #0, as 'gradviz info' shows them)."]
+    return "\n".join(lines)
+
+
+def first_backward(trace: Any, task: int | None) -> int:
+    """Where the stepper opens: just after the first task_begin (of ``task`` if given), so the
+    first key press already moves the backward pass; 0 when there is none."""
+    from gradviz.trace import events as ev
+
+    for i, e in enumerate(trace.events, 1):
+        if type(e) is ev.TaskBegin and (task is None or e.task == task):
+            return i
+    return 0
+
+
+@click.command(cls=_ReplayCommand, epilog=_keys_epilog())
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
 @click.option(
     "--step", "step", type=int, is_flag=False, flag_value=STEPPER, default=None, metavar="[N]",
     help="Print the engine state after the first N events and exit; --step alone (after TRACE) "
-    "opens the interactive stepper.",
+    "opens the interactive stepper (at the first backward pass).",
 )  # fmt: skip
 @click.option("--at", "at", metavar="NODE",
               help="Jump to where NODE (an id, a name, or name#k for the k-th) starts running.")
 @click.option("--task", "task", type=int, metavar="ID", help="Show only graph task ID.")
 @click.option("--width", type=click.IntRange(40, 1000), metavar="COLS",
               help="Output width in columns (default: the terminal's, or 100 when not a terminal).")
-def replay(trace_path: str, step: int | None, at: str | None, task: int | None, width: int | None) -> None:
+@click.option("--no-pager", "no_pager", is_flag=True,
+              help="Print the timeline straight to the terminal. By default a timeline longer than the "
+              "screen goes through $PAGER (less -R -F -X when unset: colours, no pager if it fits).")
+def replay(trace_path: str, step: int | None, at: str | None, task: int | None, width: int | None,
+           no_pager: bool) -> None:
     """Replay a recorded TRACE: which thread ran which node, what sat in each ready queue,
     which InputBuffer slots were filled.
 
     \b
-    Steps count events: step N is the state after the first N events (0 = nothing yet).
       gradviz replay trace.json               # the timeline of the whole run
-      gradviz replay trace.json --step 40     # the state after event 40
+      gradviz replay trace.json --step 40     # the state after 40 events
       gradviz replay trace.json --at MulBackward0
       gradviz replay trace.json --step        # step through it interactively
     """
@@ -82,22 +134,27 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
 
     trace = load_trace(trace_path)
     if task is not None and task not in trace.tasks:
-        known = ", ".join(str(t) for t in trace.tasks) or "none"
-        raise click.BadParameter(f"no task {task} in the trace (tasks: {known})", param_hint="--task")
+        raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",
+                                 param_hint="--task")
     total = len(trace.events)
+    negative = click.get_current_context().meta.get("gradviz.negative_step")
+    if negative is not None:
+        raise step_out_of_range(negative, total)
     start: int | None = None
+    if at is not None and step is not None and step != STEPPER:
+        raise click.UsageError("--at and --step N both pick a step: give one of them")
     if at is not None:
         start = step_of_node_start(trace, resolve_node(trace, at), task)
     if step is not None and step != STEPPER:
         if not 0 <= step <= total:
-            raise click.BadParameter(f"step {step} is out of range 0..{total}", param_hint="--step")
+            raise step_out_of_range(step, total)
         start = step
 
     if step == STEPPER:
         if sys.stdout.isatty() and sys.stdin.isatty():
             from gradviz.replay.stepper import run_stepper
 
-            run_stepper(trace, start=start or 0, task=task)
+            run_stepper(trace, start=first_backward(trace, task) if start is None else start, task=task)
             return
         start = total if start is None else start  # not a terminal: print the state instead
 
@@ -106,7 +163,10 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
         from gradviz.replay.timeline import timeline_view
 
         view = timeline_view(trace, task=task, width=console.width)
-        if console.is_terminal:
+        if console.is_terminal and not no_pager:
+            # Plain less shows colour codes as ESC[1m...: ask for -R, and no pager when it fits.
+            if not os.environ.get("LESS"):
+                os.environ["LESS"] = "-R -F -X"
             with console.pager(styles=True):
                 console.print(view)
         else:

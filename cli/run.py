@@ -19,35 +19,6 @@ class _Terminated(BaseException):
     """SIGTERM, turned into an exception so the trace is finished before the process goes."""
 
 
-def _own_options(args: tuple[str, ...]) -> tuple[list[str], str | None, bool]:
-    """gradviz's options written after SCRIPT (``gradviz run s.py ARGS -o t.json``), taken out of
-    the script's arguments; everything after a ``--`` goes to the script untouched.
-    Returns (script args, output or None, values)."""
-    rest: list[str] = []
-    output: str | None = None
-    values = False
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            rest.extend(args[i + 1 :])
-            break
-        if a in ("-o", "--output"):
-            if i + 1 >= len(args):
-                raise click.UsageError(f"Option '{a}' requires an argument.")
-            output = args[i + 1]
-            i += 2
-            continue
-        if a.startswith("--output="):
-            output = a.split("=", 1)[1]
-        elif a == "--values":
-            values = True
-        else:
-            rest.append(a)
-        i += 1
-    return rest, output, values
-
-
 def _exit_code(e: SystemExit) -> int:
     """What the interpreter would exit with for sys.exit(code), printing a non-int code as it does."""
     code = e.code
@@ -70,8 +41,22 @@ def _script_tb(tb: TracebackType | None, script: str) -> TracebackType | None:
     return None
 
 
+_GRADVIZ_DIR = os.path.dirname(os.path.abspath(__import__("gradviz").__file__)) + os.sep
+
+
 def _print_exception(e: BaseException, script: str) -> None:
-    traceback.print_exception(type(e), e, _script_tb(e.__traceback__, script), file=sys.stderr)
+    tb = _script_tb(e.__traceback__, script)
+    if isinstance(e, KeyboardInterrupt):
+        # Ctrl-C lands wherever the program is, often inside the engine or the recorder that
+        # gradviz run added: end the traceback at the user's last frame.
+        last, t = None, tb
+        while t is not None:
+            if not os.path.abspath(t.tb_frame.f_code.co_filename).startswith(_GRADVIZ_DIR):
+                last = t
+            t = t.tb_next
+        if last is not None:
+            last.tb_next = None
+    traceback.print_exception(type(e), e, tb, file=sys.stderr)
 
 
 class _Progress:
@@ -118,24 +103,23 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
     """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
 
     The trace is written even if the script fails, and gradviz exits with the script's exit
-    code (1 if it raised, 130 on Ctrl-C, 143 on SIGTERM). gradviz's own options may come before
-    SCRIPT or among ARGS; after a `--`, every argument goes to the script as it is.
+    code (1 if it raised, 130 on Ctrl-C, 143 on SIGTERM). gradviz's own options go before
+    SCRIPT: everything after SCRIPT is the script's, as with `python -m cProfile`.
 
     \b
-      gradviz run samples/mlp.py -o mlp.trace.json
-      gradviz run train.py --epochs 2
-      gradviz run train.py -o t.json -- -o model.pt    (the script gets -o model.pt)
+      gradviz run -o mlp.trace.json samples/mlp.py
+      gradviz run train.py --epochs 2 -o model.pt    (the script gets --epochs 2 -o model.pt)
     """
     from gradviz.trace.recorder import Recorder, deferring_handler
 
-    script_args, late_output, late_values = _own_options(args)
-    output = late_output or output
-    values = values or late_values
+    script_args = list(args)
     path = Path(script)
     if not path.is_file():
         problem = "no such file" if not path.exists() else "not a file"
         raise click.ClickException(f"{script}: {problem}")
     out = output or f"{path.stem}.trace.json"
+    # One rule for every command's output: missing folders of -o are created.
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(out, values=values)
 
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
@@ -158,6 +142,9 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
     on_term = deferring_handler(signal.SIGTERM, _Terminated)
     saved_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
     status, error, code = "ok", None, 0
+    from gradviz.autograd import graph
+
+    graph.script_entry = os.path.abspath(script)  # anomaly mode's forward stacks start at the script
     try:
         with _Progress(recorder, out):
             runpy.run_path(script, run_name="__main__")
@@ -178,6 +165,7 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         sys.argv = saved_argv
+        graph.script_entry = None
         if saved_path0 is not None:
             sys.path[0] = saved_path0
         recorder.stop(status, error)

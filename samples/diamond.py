@@ -1,7 +1,8 @@
 """A diamond: one leaf feeds two branches that meet again.
 
-The add node waits in not_ready until both branches have sent their gradient: the smallest
-graph where dependency counts and InputBuffer accumulation matter.
+The leaf's AccumulateGrad waits in not_ready until both branches (MulBackward0 and ExpBackward0)
+have sent it their gradient, which its InputBuffer sums: the smallest graph where dependency
+counts and InputBuffer accumulation matter.
     python samples/diamond.py
     gradviz run samples/diamond.py && gradviz replay diamond.trace.json --step
 """

@@ -1,29 +1,71 @@
 #!/usr/bin/env bash
 # Set up gradviz on a fresh machine: the `dot` program (graphviz), then the package.
 #   bash scripts/setup.sh          # the package, its runtime dependencies and the fast trace codecs
-#   bash scripts/setup.sh --test   # also the test dependencies (pytest, hypothesis, ruff, torch==2.13.0)
+#   bash scripts/setup.sh --test   # also the test dependencies (pytest, hypothesis, ruff, and torch==2.13.0,
+#                                  # the tests' oracle: its CPU wheel, about 200 MB to download)
 #   bash scripts/setup.sh --bench  # also the peers the benchmarks compare against
+# Where it installs: the active virtual environment if there is one; else ./.venv, made here if missing
+# (Debian 12, Ubuntu 23.04+ and Homebrew refuse pip installs into the system Python: PEP 668).
+# scripts/python runs the same interpreter afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+case "${1:-}" in
+    --test) extras='.[test,fast]' ;;
+    --bench) extras='.[bench,fast]' ;;
+    "") extras='.[fast]' ;;
+    *) echo "setup: unknown option '$1' (use --test or --bench)" >&2; exit 2 ;;
+esac
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+
+apt_install() {  # apt_install PACKAGE...: what the other steps need, with the system's package manager
+    if command -v apt-get >/dev/null 2>&1; then
+        $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "$@" >/dev/null
+    else
+        return 1
+    fi
+}
+
 if ! command -v dot >/dev/null 2>&1; then
     echo "setup: installing graphviz (the dot program)" >&2
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    if command -v apt-get >/dev/null 2>&1; then
-        $SUDO apt-get update -qq && $SUDO apt-get install -y -qq graphviz >/dev/null
-    elif command -v brew >/dev/null 2>&1; then
-        brew install graphviz
-    else
-        echo "setup: install graphviz (the 'dot' program) with your package manager" >&2
-        exit 1
+    if ! apt_install graphviz; then
+        if command -v brew >/dev/null 2>&1; then
+            brew install graphviz
+        else
+            echo "setup: install graphviz (the 'dot' program) with your package manager" >&2
+            exit 1
+        fi
     fi
 fi
 
 PY=${PYTHON:-python3}
-case "${1:-}" in
-    --test) $PY -m pip install -q -e '.[test,fast]' ;;
-    --bench) $PY -m pip install -q -e '.[bench,fast]' ;;
-    "") $PY -m pip install -q -e '.[fast]' ;;
-    *) echo "setup: unknown option '$1' (use --test or --bench)" >&2; exit 2 ;;
-esac
+in_venv() { "$1" -c 'import sys; sys.exit(0 if sys.prefix != sys.base_prefix else 1)'; }
+if ! in_venv "$PY"; then
+    if [ ! -x .venv/bin/python ]; then
+        echo "setup: no virtual environment is active: making one in .venv" >&2
+        if ! "$PY" -m venv .venv; then
+            # Debian and Ubuntu ship venv's pip bootstrap separately.
+            rm -rf .venv
+            ver=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+            apt_install "python$ver-venv" || apt_install python3-venv \
+                || { echo "setup: '$PY -m venv' failed: install your Python's venv module" >&2; exit 1; }
+            "$PY" -m venv .venv
+        fi
+    fi
+    PY=.venv/bin/python
+fi
+
+pip_args=(-q)
+if [ "$extras" != '.[fast]' ] && [ "$(uname -s)" = Linux ]; then
+    # torch's CPU wheel (about 200 MB) instead of the default one with the CUDA libraries (GBs).
+    pip_args+=(--extra-index-url "${GRADVIZ_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}")
+    echo "setup: installing the test dependencies, with torch==2.13.0 (a download of about 200 MB)" >&2
+fi
+"$PY" -m pip install "${pip_args[@]}" -e "$extras"
+
+if [ "$PY" = .venv/bin/python ]; then
+    echo "setup: gradviz is installed in .venv: run it as scripts/python -m gradviz," \
+         "or '. .venv/bin/activate' to have 'gradviz' on your PATH" >&2
+fi

@@ -53,17 +53,25 @@ def test_records_the_script_with_its_argv_path_and_main(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_gradviz_options_after_the_script_and_double_dash(tmp_path):
+def test_everything_after_the_script_is_the_scripts(tmp_path):
     s = script(tmp_path, "import sys\nprint(sys.argv[1:])\n")
-    out = tmp_path / "late.json"
-    r = CliRunner().invoke(main, ["run", str(s), "a", "-o", str(out), "b", "--values", "--", "-o", "mine", "--values"])
+    out = tmp_path / "mine.json"
+    r = CliRunner().invoke(main, ["run", "-o", str(out), str(s), "0", "-o", "model.json", "--values", "--", "x"])
     assert r.exit_code == 0, r.output
-    assert r.stdout.strip() == "['a', 'b', '-o', 'mine', '--values']"
-    assert load(out).header.values is True
-    r = CliRunner().invoke(main, ["run", str(s), f"--output={out}"])
-    assert r.exit_code == 0 and r.stdout.strip() == "[]"
-    r = CliRunner().invoke(main, ["run", str(s), "-o"])
+    assert r.stdout.strip() == "['0', '-o', 'model.json', '--values', '--', 'x']"
+    assert load(out).header.values is False and not (tmp_path / "model.json").exists()
+    r = CliRunner().invoke(main, ["run", str(s), "--help"])  # the script's --help, not gradviz's
+    assert r.exit_code == 0 and r.stdout.strip() == "['--help']"
+    r = CliRunner().invoke(main, ["run", "-o"])
     assert r.exit_code == 2 and "requires an argument" in r.stderr
+
+
+def test_run_creates_the_outputs_missing_folders(tmp_path):
+    s = script(tmp_path, BACKWARD)
+    out = tmp_path / "new" / "dir" / "t.json"
+    r = CliRunner().invoke(main, ["run", "-o", str(out), str(s)])
+    assert r.exit_code == 0, r.output
+    assert load(out).status == "ok"
 
 
 def test_default_output_is_the_script_stem_in_the_current_directory(tmp_path):
@@ -252,8 +260,45 @@ SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples").glob("*.py
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s.stem for s in SAMPLES])
 def test_every_sample_records_a_sound_trace(tmp_path, sample):
     out = tmp_path / "t.json"
-    r = CliRunner().invoke(main, ["run", "-o", str(out), str(sample)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = CliRunner().invoke(main, ["run", "-o", str(out), str(sample)])
+    # Only the anomaly sample warns, on purpose (anomaly mode names the node, numpy the NaN it makes).
+    if sample.stem == "anomaly":
+        assert any("Error detected in SqrtBackward0" in str(w.message) for w in caught)
+    else:
+        assert [str(w.message) for w in caught] == []
     t = load(out)
     assert invariants(t) == []
     assert t.status == ("ok" if r.exit_code == 0 else "error")
     assert len(t.tasks) >= 1
+
+
+def test_ctrl_c_traceback_ends_in_the_users_code(tmp_path):
+    """However deep in the engine or the recorder Ctrl-C lands, the traceback shows the script's frames only."""
+    for _ in range(3):
+        p = _start(tmp_path, "busy", n=5)
+        try:
+            _wait_done(p)
+            time.sleep(0.05)
+            for _ in range(20):
+                p.send_signal(signal.SIGINT)
+                try:
+                    p.wait(0.5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        finally:
+            p.kill()
+        err = p.stderr.read()  # type: ignore[union-attr]
+        files = [ln.split('"')[1] for ln in err.splitlines() if ln.startswith('  File "')]
+        assert files and all(f == str(tmp_path / "prog.py") for f in files), err
+
+
+def test_anomaly_forward_traceback_shows_the_scripts_frames_only(tmp_path):
+    sample = Path(__file__).resolve().parent.parent / "samples" / "anomaly.py"
+    r = gradviz_run("-o", "t.json", str(sample), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    section = r.stderr.split("Traceback of forward call that caused the error:", 1)[1]
+    files = [ln.split('"')[1] for ln in section.splitlines() if ln.startswith('  File "')]
+    assert files == [str(sample)], r.stderr

@@ -233,7 +233,7 @@ def test_diamond_states_at_steps(recorded, tmp_path):
     for n in ids:
         expect = "released" if trace.nodes[n].saved else "done"
         assert Svg.fill(svg.node(n)) == _fill(expect), names[n]
-    assert "state after event" in svg.title_text()
+    assert f"state after {len(trace.events)} events (the last: #{len(trace.events) - 1} trace_end)" in svg.title_text()
 
 
 @needs_dot
@@ -452,23 +452,118 @@ def _save(trace: Trace, tmp_path: Path, name: str = "t.trace.json") -> Path:
     return path
 
 
+def _many_tasks(tmp_path: Path, n: int = 12, fail_at: int | None = None) -> Path:
+    """A trace of n backward passes (one graph task each); pass ``fail_at`` raises in its backward."""
+    import gradviz
+
+    path = tmp_path / "many.trace.json"
+
+    class Boom(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("boom")
+
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    with gradviz.trace(str(path)):
+        for i in range(n):
+            y = Boom.apply(x) if i == fail_at else x * 2
+            try:
+                y.sum().backward()
+            except ValueError:
+                pass
+    return path
+
+
 @needs_dot
-def test_cli_default_output_next_to_trace_one_file_per_task(tmp_path):
+def test_cli_default_output_is_one_picture_of_the_first_task_in_the_current_folder(tmp_path, monkeypatch):
     path = _save(tb.reentrant(), tmp_path, "re.trace.json")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
     result = CliRunner().invoke(main, ["render", str(path)])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "re.task1.svg").exists() and (tmp_path / "re.task2.svg").exists()
-    result = CliRunner().invoke(main, ["render", str(path), "--task", "2", "-o", str(tmp_path / "x.pdf")])
-    assert result.exit_code == 0 and (tmp_path / "x.pdf").read_bytes().startswith(b"%PDF")
+    assert sorted(p.name for p in work.iterdir()) == ["re.svg"]
+    assert "drew task 1 of 2 (the first): --task N draws another, --all draws all 2" in result.output
+    result = CliRunner().invoke(main, ["render", str(path), "-o", "raw.svg"])
+    assert result.exit_code == 0 and (work / "raw.svg").exists() and not (work / "raw.task1.svg").exists()
+    result = CliRunner().invoke(main, ["render", str(path), "--all", "-o", "all.svg"])
+    assert result.exit_code == 0 and (work / "all.task1.svg").exists() and (work / "all.task2.svg").exists()
+    result = CliRunner().invoke(main, ["render", str(path), "--step", "5"])  # does not overwrite re.svg
+    assert result.exit_code == 0 and (work / "re.step5.svg").exists()
+    result = CliRunner().invoke(main, ["render", str(path), "--task", "2", "-o", "x.pdf"])
+    assert result.exit_code == 0 and (work / "x.pdf").read_bytes().startswith(b"%PDF")
     result = CliRunner().invoke(main, ["render", str(path), "--task", "1", "--format", "png"])
-    assert result.exit_code == 0 and (tmp_path / "re.png").read_bytes().startswith(b"\x89PNG")
+    assert result.exit_code == 0 and (work / "re.png").read_bytes().startswith(b"\x89PNG")
+    result = CliRunner().invoke(main, ["render", str(path), "-o", "new/dir/n.dot"])
+    assert result.exit_code == 0 and (work / "new" / "dir" / "n.dot").exists()
+
+
+def test_cli_default_picture_is_the_first_failing_task(tmp_path, monkeypatch):
+    path = _many_tasks(tmp_path, 5, fail_at=3)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["render", str(path), "--format", "dot"])
+    assert result.exit_code == 0, result.output
+    assert f"drew task {list(load(path).tasks)[3]} of 5 (the first that failed)" in result.output
+    assert sorted(p.name for p in tmp_path.glob("many*.dot")) == ["many.dot"]
+
+
+def test_cli_missing_task_names_a_range_and_a_count(tmp_path):
+    path = _many_tasks(tmp_path, 12)
+    ids = list(load(path).tasks)  # task ids count on from earlier backwards in this process
+    result = CliRunner().invoke(main, ["render", str(path), "--task", "9999"])
+    assert result.exit_code == 2
+    assert f"no graph task 9999 in the trace (12 tasks, {ids[0]}..{ids[-1]})" in result.output
+    assert f"{ids[3]}, {ids[4]}" not in result.output
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_cli_render_into_a_device_is_one_line(tmp_path):
+    path = _save(tb.reentrant(), tmp_path, "re.trace.json")
+    link = tmp_path / "link"
+    link.symlink_to("/dev/full")
+    for target in ("/dev/full", str(link)):
+        result = CliRunner().invoke(main, ["render", str(path), "--all", "-o", target, "--format", "dot"])
+        assert result.exit_code == 1 and "not a regular file" in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1
+    assert not list(Path("/dev").glob("full.task*")) and not list(tmp_path.glob("link.task*"))
+    result = CliRunner().invoke(main, ["render", str(path), "--format", "dot", "-o", "/dev/full"])
+    assert result.exit_code == 1 and "No space left on device" in result.output, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+@needs_dot
+def test_svg_legend_keeps_key_and_meaning_apart(tmp_path):
+    """The key and its meaning are separate cells: every meaning starts in one column, clear of
+    the longest key, whatever the renderer does with spaces (the SVG read by a second renderer,
+    rsvg-convert, where it is installed)."""
+    svg = draw(tb.diamond(), tmp_path, "legend.svg", step=10)
+    texts = list(svg.root.iter(f"{SVG}text"))
+    meanings = {st.meaning: st.key for st in (*styles.KINDS.values(), *styles.STATES.values())}
+    pairs = [(texts[i - 1], t) for i, t in enumerate(texts) if t.text in meanings and i]
+    assert len(pairs) >= 4, [t.text for t in texts]
+    for key, meaning in pairs:  # each meaning follows its own bold key, in a text of its own
+        assert key.text == meanings[meaning.text] and key.get("font-weight") == "bold"
+    xs = {float(m.get("x")) for _, m in pairs}
+    assert len(xs) == 1, xs  # one column
+    longest = max((k for k, _ in pairs), key=lambda k: len(k.text))
+    assert xs.pop() > float(longest.get("x")) + 5 * len(longest.text)  # clear of the longest bold key (9 pt)
+    rsvg = shutil.which("rsvg-convert")
+    if rsvg is not None:
+        png = tmp_path / "legend.png"
+        subprocess.run([rsvg, str(tmp_path / "legend.svg"), "-o", str(png)], check=True, timeout=60)
+        assert png.read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--task", "9"], "no graph task 9 in the trace (tasks: 1, 2)"),
-        (["--step", "100000"], "step 100000 is out of range"),
+        (["--step", "-1"], "-1 is out of range: the trace has 69 events (0..69)"),
+        (["--step", "100000"], "100000 is out of range: the trace has 69 events (0..69)"),
         (["-o", "x.svg", "--format", "png"], "--format png contradicts"),
         (["-o", "x.jpeg"], "cannot tell the format from '.jpeg'"),
         (["--max-nodes", "0"], "--max-nodes must be at least 1"),
@@ -697,5 +792,6 @@ def test_cli_step_and_grads(tmp_path):
     assert result.exit_code == 0, result.output
     assert "wrote" in result.output and "(task 1, 5 nodes, dot)" in result.output
     svg = Svg(tmp_path / "s.svg")
-    assert "state after event 42" in svg.title_text()
+    last = load(path).events[41]
+    assert f"state after 42 events (the last: #41 {last.kind})" in svg.title_text()
     assert Svg.fill(svg.node(1)) == _fill("parked")

@@ -94,21 +94,24 @@ def test_task_filter(files: dict[str, str]) -> None:
 
 def test_error_state(files: dict[str, str]) -> None:
     r = invoke(files["failing"], "--step", "24")
-    assert "ERROR at step 23 in LogBackward0 (node 2)" in r.output
+    assert "ERROR in event #22 (step 23) in LogBackward0 (node 2)" in r.output
     assert "task 1: error (RuntimeError: LogBackward0 failed)" in r.output
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--step", "999"], "step 999 is out of range 0..56"),
+        (["--step", "999"], "999 is out of range: the trace has 56 events (0..56)"),
+        (["--step", "-1"], "-1 is out of range: the trace has 56 events (0..56)"),
+        (["--step", "3", "--at", "MulBackward0"], "--at and --step N both pick a step"),
         (["--at", "NoSuchBackward"], "no node named 'NoSuchBackward'"),
-        (["--task", "7", "--step", "3"], "no task 7 in the trace"),
+        (["--task", "7", "--step", "3"], "no graph task 7 in the trace (tasks: 1)"),
     ],
 )
 def test_user_mistakes_are_one_line_errors(files: dict[str, str], args: list[str], message: str) -> None:
     r = CliRunner().invoke(main, ["replay", files["diamond"], *args])
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output
 
 
 def test_missing_file_is_one_line_error(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def test_second_gradient_accumulates_then_ready(dia: Trace) -> None:
     assert s.nodes[1].state == "parked" and s.tasks[1].deps[1] == 0
 
     s = state_at(dia, 49)  # not_ready_take: the moment it becomes ready
-    assert s.nodes[1].state == "queued" and s.nodes[1].queue is None
+    assert s.nodes[1].state == "ready" and s.nodes[1].queue is None
     assert s.tasks[1].not_ready == {}
 
     s = state_at(dia, 50)  # pushed to the cpu queue
@@ -133,7 +133,7 @@ def test_partially_filled_buffer_and_the_moment_it_is_ready() -> None:
     s = state_at(tr, 41)  # MulBackward0's gradient arrives in slot 0, still in not_ready
     assert s.nodes[2].state == "parked" and s.nodes[2].filled == 2
     s = state_at(tr, 42)  # not_ready_take
-    assert s.nodes[2].state == "queued" and s.nodes[2].filled == 2
+    assert s.nodes[2].state == "ready" and s.nodes[2].filled == 2
     assert s.tasks[1].not_ready == {}
     assert s.tasks[1].buffers[2].slots == (SlotState("set", 1, (3,)), SlotState("set", 1, (4,)))
     s = state_at(tr, 45)  # popped and running

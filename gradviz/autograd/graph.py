@@ -494,9 +494,19 @@ def user_source() -> str | None:
     return None
 
 
+# The user's script when a runner (``gradviz run``: click, the CLI, runpy) launched it: the forward
+# stack shown starts at the script's first frame, as the runner's frames are not the user's.
+script_entry: str | None = None
+
+
 def forward_traceback() -> str:
     """The forward stack, for anomaly mode, without gradviz's own frames."""
     frames = [fs for fs in traceback.extract_stack()[:-1] if not fs.filename.startswith(_PKG_DIR)]
+    if script_entry is not None:
+        import os
+
+        first = next((i for i, fs in enumerate(frames) if os.path.abspath(fs.filename) == script_entry), 0)
+        frames = frames[first:]
     return "".join(traceback.format_list(frames))
 
 

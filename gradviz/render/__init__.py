@@ -1,5 +1,5 @@
 """Draw the backward graph a trace recorded: what ran, in which order, on which thread, what
-was saved, where each node came from, and (``step``) what the engine was doing after event N.
+was saved, where each node came from, and (``step``) what the engine was doing after the first N events.
 
 ``render(trace, "graph.svg")`` writes one picture per graph task (or the one ``task`` asks
 for); ``dot_source(trace, task)`` gives the DOT text. The picture is built in three stages:
@@ -79,10 +79,10 @@ def build_model(
 ) -> gm.GraphModel:  # fmt: skip
     """The graph model of one task (or the forward graph if the trace has no task)."""
     if task is not None and task not in trace.tasks:
-        known = ", ".join(str(t) for t in trace.tasks) or "none"
-        raise RenderError(f"no graph task {task} in the trace (tasks: {known})")
+        raise RenderError(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})")
     if step is not None and not 0 <= step <= len(trace.events):
-        raise RenderError(f"step {step} is out of range: the trace has {len(trace.events)} events (0..N)")
+        n = len(trace.events)
+        raise RenderError(f"step {step} is out of range: the trace has {n} events (0..{n})")
     if max_nodes < 1:
         raise RenderError("--max-nodes must be at least 1")
     model = gm.build(trace, task, grads=grads)
@@ -126,15 +126,35 @@ def output_format(path: str | os.PathLike[str] | None, format: str | None) -> st
     return "svg"
 
 
-def default_output(trace: Trace, fmt: str) -> Path:
-    """Next to the trace file: diamond.trace.json -> diamond.svg."""
+def describe_ids(ids: list[int], what: str = "tasks") -> str:
+    """A few ids in full, many as a range and a count: never thousands of numbers on one line."""
+    if not ids:
+        return f"{what}: none"
+    if len(ids) <= 8:
+        return f"{what}: {', '.join(map(str, ids))}"
+    return f"{len(ids):,} {what}, {min(ids)}..{max(ids)}"
+
+
+def default_output(trace: Trace, fmt: str, step: int | None = None) -> Path:
+    """In the current folder, named after the trace (every command's rule):
+    diamond.trace.json -> diamond.svg; with a step, diamond.step40.svg."""
+    stem = "gradviz-graph"
     if trace.path:
-        p = Path(trace.path)
-        stem = p.name
+        stem = Path(trace.path).name
         for suffix in (".json", ".trace"):
             stem = stem.removesuffix(suffix)
-        return p.with_name(f"{stem or 'trace'}.{fmt}")
-    return Path(f"gradviz-graph.{fmt}")
+        stem = stem or "trace"
+    if step is not None:
+        stem += f".step{step}"
+    return Path(f"{stem}.{fmt}")
+
+
+def first_task(trace: Trace) -> int | None:
+    """The task a picture shows by default: the first that failed, else the first."""
+    for tid, t in trace.tasks.items():
+        if t.status != "ok":
+            return tid
+    return next(iter(trace.tasks), None)
 
 
 def _for_task(path: Path, task: int) -> Path:
@@ -159,12 +179,13 @@ def render(
     trace: Trace | str | os.PathLike[str], path: str | os.PathLike[str] | None = None,
     format: str | None = None, *, task: int | None = None, step: int | None = None,
     grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
-    group_by: str | None = None, layout: str | None = None,
+    group_by: str | None = None, layout: str | None = None, all_tasks: bool = False,
 ) -> list[Picture]:  # fmt: skip
     """Render a trace's backward graph(s) to files; returns one Picture per file written.
 
-    path: the output file (default: next to the trace, ``<name>.svg``); with several graph
-    tasks and no ``task``, one file per task, ``<stem>.task<N>.<ext>``. format: svg, png, pdf
+    path: the output file (default: in the current folder, ``<name>.svg``, or
+    ``<name>.step<N>.svg`` with a step). task: the graph task to draw (default: the first that
+    failed, else the first); all_tasks: one file per task instead, ``<stem>.task<N>.<ext>``. format: svg, png, pdf
     or dot (default: from the extension). step: colour nodes by their state after the first
     ``step`` events. max_nodes: collapse chains, repeated blocks, then segments until at most
     this many boxes remain; expand: draw every node. group_by: "line" or "function" boxes all
@@ -173,10 +194,20 @@ def render(
     """
     t = _as_trace(trace)
     fmt = output_format(path, format)
-    out = Path(path) if path is not None else default_output(t, fmt)
+    out = Path(path) if path is not None else default_output(t, fmt, step)
     if layout is not None and layout not in LAYOUTS:
         raise RenderError(f"unknown layout {layout!r} ({', '.join(LAYOUTS)})")
-    tasks: list[int | None] = [task] if task is not None else (list(t.tasks) or [None])
+    if task is not None and all_tasks:
+        raise RenderError("--task and --all contradict each other: pick one")
+    if task is not None:
+        tasks: list[int | None] = [task]
+    elif all_tasks:
+        tasks = list(t.tasks) or [None]
+    else:
+        tasks = [first_task(t)]
+    if len(tasks) > 1 and (out.exists() or out.is_symlink()) and not out.is_file():
+        # /dev/full.task1.svg and the like: one name per task only makes sense beside a file
+        raise RenderError(f"{out}: not a regular file, so it cannot name one picture per task")
     if fmt != "dot" and shutil.which("dot") is None:  # fail before any work
         raise GraphvizNotFound(f"the Graphviz program 'dot' is not installed: {INSTALL_HINT}")
     pictures = []

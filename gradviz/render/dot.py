@@ -308,9 +308,11 @@ def legend(model: GraphModel) -> str:
     for s in used:
         rows.append(
             f'<TR><TD BGCOLOR="{s.fill}" BORDER="1" COLOR="{s.border}" WIDTH="18"> </TD>'
-            f'<TD ALIGN="LEFT">{_small(f"<B>{s.key}</B> {html(s.meaning)}")}</TD></TR>'
+            # Key and meaning in cells of their own: a space between them inside one cell is lost
+            # in SVG (graphviz places each run of text itself; renderers collapse the space).
+            f'<TD ALIGN="LEFT">{_small(f"<B>{s.key}</B>")}</TD><TD ALIGN="LEFT">{_small(html(s.meaning))}</TD></TR>'
         )
-    rows.append(f'<TR><TD>→</TD><TD ALIGN="LEFT">{_small(html(styles.EDGE.meaning))}</TD></TR>')
+    rows.append(f'<TR><TD>→</TD><TD ALIGN="LEFT" COLSPAN="2">{_small(html(styles.EDGE.meaning))}</TD></TR>')
     return f'<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
 
 
@@ -325,7 +327,7 @@ def to_dot(model: GraphModel, *, layout: str = "dot", compact: bool | None = Non
     if compact:
         title.append(_small("compact labels: details and input_nr are in the tooltips"))
     if model.step is not None:
-        title.append(_small(f"state after event {model.step}"))
+        title.append(_small(html(f"state {model.step_label or f'after {model.step} events'}")))
     for note in model.notes:
         title.append(_small(html(note)))
     label = (

@@ -116,6 +116,7 @@ class GraphModel:
     group_of: dict[int, int] = field(default_factory=dict)  # node -> group id
     notes: list[str] = field(default_factory=list)  # what was collapsed, and why
     grads: bool = False  # draw the gradients on edges
+    step_label: str | None = None  # with a step: "after 40 events (the last: #39 buffer_add)"
 
     def unit(self, node: int) -> tuple[str, int]:
         """The box a node is drawn in: ("g", group id) or ("n", node id)."""
@@ -298,9 +299,11 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
 def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
     """Colour each node by its state after the first ``step`` events (gradviz.replay's fold)."""
     from gradviz.replay.state import state_at  # the one fold; render must not keep a second
+    from gradviz.replay.views import after_events
 
     st = state_at(trace, step)
     model.step = step
+    model.step_label = after_events(step, st.last)
     threads = trace.threads
     for nid, n in model.nodes.items():
         ns = st.nodes.get(nid)
@@ -308,7 +311,7 @@ def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
             n.state, n.state_detail = "unreached", "not created yet"
             continue
         n.state = ns.state
-        if ns.state == "parked":
+        if ns.state in ("parked", "arriving"):
             n.state_detail = f"{ns.filled}/{ns.num_inputs} slots filled"
             ts = st.task(ns.task) if ns.task is not None else None
             buf = ts.not_ready.get(nid) if ts is not None else None

@@ -94,7 +94,7 @@ MARKS: dict[str, Style] = {
     )
 }
 
-# Node states after event N (``--step N``); the vocabulary of gradviz.replay.state.
+# Node states after the first N events (``--step N``); the vocabulary of gradviz.replay.state.
 STATES: dict[str, Style] = {
     s.key: s
     for s in (
@@ -116,11 +116,25 @@ STATES: dict[str, Style] = {
             style="filled,dashed,rounded",
         ),
         Style(
+            "arriving",
+            "a gradient is arriving: InputBuffer being filled, not parked or queued yet",
+            looks="light orange",
+            fill="#ffedd5",
+            border="#ea580c",
+        ),
+        Style(
             "parked",
             "parked in not_ready: k of n InputBuffer slots filled",
             looks="orange",
             fill="#fed7aa",
             border="#ea580c",
+        ),
+        Style(
+            "ready",
+            "all gradients in: being pushed to a ready queue",
+            looks="light yellow",
+            fill="#fefce8",
+            border="#ca8a04",
         ),
         Style(
             "queued",
@@ -157,7 +171,9 @@ STATE_PRECEDENCE: tuple[str, ...] = (
     "error",
     "running",
     "queued",
+    "ready",
     "parked",
+    "arriving",
     "done",
     "released",
     "unreached",
@@ -182,7 +198,7 @@ def help_text() -> str:
     lines += [f"  {s.looks:<26} {s.key:<10} {s.meaning}" for s in KINDS.values()]
     lines += ["Marks (static picture):"]
     lines += [f"  {s.looks:<26} {s.key:<10} {s.meaning}" for s in MARKS.values()]
-    lines += ["Fill at --step N (state after event N):"]
+    lines += ["Fill at --step N (the state after the first N events):"]
     lines += [f"  {s.looks:<26} {s.key:<10} {s.meaning}" for s in STATES.values()]
     lines += ["Edges:", f"  {'arrow':<26} {'':<10} {EDGE.meaning}"]
     lines += [f"  {'dashed grey':<26} {'':<10} {EDGE_PRUNED.meaning}"]

@@ -200,6 +200,12 @@ def _dump(doc: dict[str, Any], f: Any) -> None:
     f.write("\n")
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
+
+
 def write_chrome_trace(trace: Any, path: str | os.PathLike[str]) -> int:
     """Write the export to ``path`` atomically; returns the number of trace events written."""
     doc = chrome_trace(trace)
@@ -211,8 +217,10 @@ def write_chrome_trace(trace: Any, path: str | os.PathLike[str]) -> int:
             _dump(doc, f)
         return len(doc["traceEvents"])
     folder = os.path.dirname(os.path.abspath(target))
+    os.makedirs(folder, exist_ok=True)  # every command's rule: -o creates missing folders
     fd, tmp = tempfile.mkstemp(prefix=".gradviz-export-", suffix=".json", dir=folder)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs follow the umask as open() does
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             _dump(doc, f)
         os.replace(tmp, target)

@@ -32,7 +32,13 @@ from typing import Any, NamedTuple
 
 from gradviz.trace import events as ev
 
-NODE_STATES = ("unreached", "pruned", "parked", "queued", "running", "done", "released", "error")
+# "arriving" and "ready" are the moments inside one engine action (torch's evaluate_function): a
+# gradient is on its way into the node's InputBuffer (dependency count dropped, buffer being filled)
+# but the node is not parked or queued yet; then it has all its gradients and is about to be pushed.
+NODE_STATES = (
+    "unreached", "pruned", "arriving", "parked", "ready", "queued", "running", "done", "released", "error",
+)  # fmt: skip
+_WAITING = ("arriving", "parked", "ready", "queued")
 SLOT_STATES = ("missing", "set", "accumulated", "undefined")
 
 
@@ -442,6 +448,20 @@ def _on_dependency_decrement(s: EngineState, e: ev.DependencyDecrement) -> None:
     b = t.buffers.get(e.node)
     if b is not None:
         t.buffers[e.node] = b._replace(remaining=e.remaining)
+    _arriving(s, e.node, e.task, b.filled if b is not None else 0)
+
+
+def _arriving(s: EngineState, node: int, task: int, filled: int) -> None:
+    """A gradient reaches ``node`` in ``task``: unless already waiting there, it is now arriving."""
+    ns = s.nodes.get(node)
+    if ns is None:
+        return
+    if ns.state == "pruned" and ns.task == task:  # torch decrements, then skips it (exec_info)
+        return
+    if ns.state in _WAITING and ns.task == task:
+        s.nodes[node] = ns._replace(filled=filled)
+    else:
+        _node_state(s, node, "arriving", task, filled=filled)
 
 
 def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
@@ -468,9 +488,7 @@ def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
     slots[e.slot] = new
     b = b._replace(slots=tuple(slots))
     t.buffers[e.node] = b
-    ns = s.nodes.get(e.node)
-    if ns is not None and ns.state in ("parked", "queued") and ns.task == e.task:
-        s.nodes[e.node] = ns._replace(filled=b.filled)
+    _arriving(s, e.node, e.task, b.filled)
 
 
 def _on_not_ready_park(s: EngineState, e: ev.NotReadyPark) -> None:
@@ -496,7 +514,7 @@ def _on_not_ready_take(s: EngineState, e: ev.NotReadyTake) -> None:
         b = b._replace(parked=False, remaining=0)
         t.buffers[e.node] = b
         filled = b.filled
-    _node_state(s, e.node, "queued", e.task, filled=filled)
+    _node_state(s, e.node, "ready", e.task, filled=filled)
 
 
 def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:

@@ -34,7 +34,7 @@ HELP = [
     ("/", "find a node by name or id (Enter; again to cycle)"),
     ("a", "go to where the selected node starts"),
     ("w", "why is the selected node not running?"),
-    ("c", "clear selection (follow the current event)"),
+    ("c esc", "clear selection (follow the current event)"),
     ("?", "help"),
     ("q", "quit"),
 ]
@@ -88,6 +88,11 @@ class Stepper:
 
     # -- moves
     def go(self, step: int) -> None:
+        if step > self.total:
+            self.message = (f"already at the last step ({self.total:,} events)" if self.step == self.total
+                            else f"step {step:,} is past the end: at the last step, {self.total:,}")
+        elif step < 0:
+            self.message = "already at step 0" if self.step == 0 else f"step {step} is before the start: at step 0"
         self.step = max(0, min(step, self.total))
         if self.panel == "why":
             self.panel = None
@@ -210,7 +215,8 @@ def _event_panel(s: Stepper) -> RenderableType:
     head = Text(f"step {st.step}/{s.total}", style="bold")
     if st.last is not None:
         e = st.last
-        head.append(f"  seq {e.seq}  {e.kind}  {views.thread_label(st, e.tid)}\n", style="dim")
+        # "step N" is the state after N events; the last of them is event #N-1 (shown here).
+        head.append(f"  last event #{e.seq} {e.kind} on {views.thread_label(st, e.tid)}\n", style="dim")
         head.append(views.describe(e, st), style="bold red" if _is_problem(e) else "bold")
     else:
         head.append("  nothing applied yet: press → to apply the first event")
@@ -231,6 +237,20 @@ def _not_ready_panel(s: Stepper) -> RenderableType:
                 lines.append(Text(f"   slot {i}: {views._slot_label(st, slot)}"))
     return Panel(Group(*lines) if lines else Text("empty", style="dim"), title="not_ready buffers",
                  title_align="left")
+
+
+def _queue_lines(s: Stepper, limit: int = 8) -> RenderableType:
+    st = s.state
+    txt = Text()
+    for q in st.queues.values():
+        entries = [e for e in q.entries if s.task is None or e.task == s.task]
+        txt.append(f"{q.id} {q.name} ({len(entries)})", style="bold")
+        txt.append("\n" if entries else "  empty\n", style="dim")
+        for i, e in enumerate(entries[:limit], 1):
+            txt.append(f"  {i}. {views._entry_label(st, e)}\n")
+        if len(entries) > limit:
+            txt.append(f"  ... {len(entries) - limit} more\n", style="dim")
+    return txt
 
 
 def _deps_panel(s: Stepper) -> RenderableType:
@@ -266,16 +286,22 @@ def _graph_panel(s: Stepper) -> RenderableType:
     if node is None or node not in s.trace.nodes:
         return Panel(Text("no node in focus (/ to find one)", style="dim"), title="graph", title_align="left")
     txt = Text()
+    later = 0
     for p, slot in views.producers(s.trace, node):
         ps = st.nodes.get(p)
+        if ps is None:  # made by a later forward: not part of the graph yet
+            later += 1
+            continue
         txt.append(f"  {views.node_label(st, p)} ", style="")
         txt.append(ps.state if ps else "not created", style=views.STATE_STYLE.get(ps.state if ps else "", ""))
         txt.append(f"  -> slot {slot}\n")
+    if later:
+        txt.append(f"  +{later} later (created after this step)\n", style="dim")
     ns = st.nodes.get(node)
     state = ns.state if ns is not None else "not created"
     txt.append(f"* {views.node_label(st, node)} ", style="bold")
     txt.append(state, style=views.STATE_STYLE.get(state, ""))
-    if ns is not None and ns.state == "parked":
+    if ns is not None and ns.state in ("parked", "arriving"):
         txt.append(f" {ns.filled}/{ns.num_inputs} slots")
     txt.append("\n")
     for dst, input_nr in s.trace.nodes[node].next_edges:
@@ -299,25 +325,44 @@ def _footer(s: Stepper) -> RenderableType:
     return Text(KEYS_LINE, style="dim")
 
 
-def layout(s: Stepper) -> Layout:
-    """The full screen, as a Layout with named regions."""
+def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
+    """The full screen (``width`` x ``height``), as a Layout with named regions.
+
+    The threads go full width at the top with a row each, so every thread and what it is doing
+    shows even at 80x24; the other panels share what is left. The help takes the whole body.
+    """
     root = Layout(name="root")
     root.split_column(
-        Layout(_event_panel(s), name="event", size=4),
+        Layout(_event_panel(s), name="event", size=4 if width >= 120 else 5),  # narrow: the event wraps
         Layout(name="body"),
         Layout(_footer(s), name="footer", size=1),
     )
-    root["body"].split_row(Layout(name="left", ratio=1), Layout(name="right", ratio=1))
+    if s.panel == "help":
+        root["body"].update(_graph_panel(s))
+        return root
     st = s.state
-    # Threads get the rows they need (a table row each, plus header and borders); queues the rest.
-    root["left"].split_column(
-        Layout(Panel(views.threads_view(st, s.task, title=None), title="threads", title_align="left"),
-               name="threads", size=len(st.threads) * 2 + 5),
-        Layout(Panel(views.queues_view(st, s.task, title=None, compact=True), title="ready queues (next to pop first)",
-                     title_align="left"), name="queues"),
+    threads = views.threads_view(st, s.task, title=None, compact=width < 120)
+    threads.show_edge = False  # no blank top and bottom lines: every row counts at 80x24
+    rows = len(threads.rows) + 4  # header, rule, borders
+    room = height - (5 if width >= 120 else 6)
+    root["body"].split_column(
+        Layout(Panel(threads, title="threads", title_align="left"), name="threads", size=min(rows, max(room - 6, 4))),
+        Layout(name="panels"),
     )
+    queues = Layout(Panel(views.queues_view(st, s.task, title=None, compact=True),
+                          title="ready queues (next to pop first)", title_align="left"), name="queues")
+    if width < 120:  # a queue's name above its entries: a two-column table leaves them ~20 columns
+        queues.update(Panel(_queue_lines(s), title="ready queues (next to pop first)", title_align="left"))
+    if width < 120 or room - rows < 16:  # small screen: two panels side by side, the rest folded in
+        root["panels"].split_row(
+            Layout(name="left", ratio=1), Layout(_graph_panel(s), name="graph", ratio=1),
+        )
+        queues.ratio = 3  # a queue entry wraps in a narrow panel: give it the rows
+        root["left"].split_column(queues, Layout(_not_ready_panel(s), name="not_ready", ratio=2))
+        return root
+    root["panels"].split_row(Layout(name="left", ratio=1), Layout(name="right", ratio=1))
+    root["left"].split_column(queues, Layout(_not_ready_panel(s), name="not_ready"))
     root["right"].split_column(
-        Layout(_not_ready_panel(s), name="not_ready"),
         Layout(_deps_panel(s), name="dependencies"),
         Layout(_graph_panel(s), name="graph"),
     )
@@ -385,7 +430,7 @@ def run_stepper(trace: Any, start: int = 0, task: int | None = None) -> None:
     console = Console()
     try:
         tty.setcbreak(fd)
-        with Live(layout(stepper), console=console, screen=True, auto_refresh=False,
+        with Live(layout(stepper, *console.size), console=console, screen=True, auto_refresh=False,
                   redirect_stdout=False, redirect_stderr=False) as live:
             size = console.size
             while stepper.running:
@@ -393,7 +438,7 @@ def run_stepper(trace: Any, start: int = 0, task: int | None = None) -> None:
                 if not ready:
                     if console.size != size:  # the terminal was resized: draw again
                         size = console.size
-                        live.update(layout(stepper), refresh=True)
+                        live.update(layout(stepper, *size), refresh=True)
                     continue
                 data = os.read(fd, 1024).decode("utf-8", "replace")
                 if not data:
@@ -402,7 +447,7 @@ def run_stepper(trace: Any, start: int = 0, task: int | None = None) -> None:
                     stepper.key(k)
                     if not stepper.running:
                         break
-                live.update(layout(stepper), refresh=True)
+                live.update(layout(stepper, *console.size), refresh=True)
     except KeyboardInterrupt:
         pass
     finally:

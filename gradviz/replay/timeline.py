@@ -1,8 +1,9 @@
 """The whole run at a glance: a pure function of the trace's events to rich renderables.
 
-One lane per thread (a busy/idle bar over the run's time, then its node spans in order with
-durations), queue depth over time per ready queue (a sparkline), the InputBuffers that received
-more than one gradient, the graph tasks with their outcome, and errors, highlighted.
+A time axis with ticks and the graph tasks' boundaries, one lane per thread (a busy/idle bar over
+the run's time, then a summary per node name: runs, total and mean time), queue depth over time per
+ready queue (a sparkline), the InputBuffers that received more than one gradient, the graph tasks
+with their outcome, and errors, highlighted. With a task, everything is zoomed to that task's span.
 """
 
 from __future__ import annotations
@@ -37,13 +38,69 @@ def _table(title: str, *cols: str) -> Table:
     return t
 
 
+def _axis(bar_w: int, t0: int, span_ns: int, ticks: int = 4) -> Text:
+    """A ruler under the lanes' bars: tick marks and the time since the start at each."""
+    line = ["─"] * bar_w
+    labels = [" "] * bar_w
+    for k in range(ticks + 1):
+        i = round(k * (bar_w - 1) / ticks)
+        line[i] = "┼" if 0 < k < ticks else ("├" if k == 0 else "┤")
+        lab = "0" if k == 0 else _dur(span_ns * k / ticks)
+        at = min(max(0, i - len(lab) // 2), bar_w - len(lab)) if k else 0
+        if all(c == " " for c in labels[max(0, at - 1):at + len(lab)]):
+            labels[at:at + len(lab)] = lab
+    return Text("".join(line) + "\n" + "".join(labels), style="dim")
+
+
+def _task_marks(trace: Any, bar_w: int, t0: int, span_ns: int, task: int | None) -> Text:
+    """Where each graph task begins (│) on the lanes' scale, with its id where there is room."""
+    cells = [" "] * bar_w
+    marks: list[tuple[int, int]] = []
+    for info in trace.tasks.values():
+        if (task is None or info.id == task) and t0 <= info.begin.ts <= t0 + span_ns:
+            marks.append((int((info.begin.ts - t0) / span_ns * (bar_w - 1)), info.id))
+    for i, _ in marks:
+        cells[i] = "│"
+    for i, tid in marks:  # ids only into free cells, so no id is half overwritten
+        lab = str(tid)
+        if i + 1 + len(lab) <= bar_w and all(c == " " for c in cells[i + 1:i + 2 + len(lab)]):
+            cells[i + 1:i + 1 + len(lab)] = lab
+    return Text("".join(cells), style="magenta")
+
+
+def _by_name(ss: list[tuple[int, int, int, str]], names: dict[int, str], limit: int) -> Text:
+    """Per node name: runs, total and mean time, failures; the most expensive names first."""
+    agg: dict[str, list[int]] = {}  # name -> [runs, total ns, failed]
+    for b, e_, node, status in ss:
+        a = agg.setdefault(names.get(node, f"node {node}"), [0, 0, 0])
+        a[0] += 1
+        a[1] += e_ - b
+        a[2] += status != "ok"
+    out = Text()
+    ranked = sorted(agg.items(), key=lambda kv: (-kv[1][2], -kv[1][1]))
+    for i, (name, (runs, total, failed)) in enumerate(ranked[:limit]):
+        out.append("\n" if i else "")
+        out.append(name, style="bold red" if failed else "")
+        out.append(f" ×{runs}  {_dur(total)} total, {_dur(total / runs)} mean", style="dim")
+        if failed:
+            out.append(f"  {failed} failed", style="bold red")
+    if len(ranked) > limit:
+        out.append(f"\n... {len(ranked) - limit} more names", style="dim")
+    return out
+
+
 def timeline_view(trace: Any, task: int | None = None, width: int = 100,
-                  max_spans: int = 60, max_rows: int = 40) -> RenderableType:
-    """The timeline of ``trace`` (only graph task ``task`` if given) for a console ``width`` wide."""
+                  max_spans: int = 12, max_rows: int = 40) -> RenderableType:
+    """The timeline of ``trace`` (only graph task ``task`` if given, zoomed to its span) for a
+    console ``width`` wide. ``max_spans``: node names summarised per thread."""
     events: list[ev.Event] = trace.events
     names = {n: i.name for n, i in trace.nodes.items()}
     t0 = events[0].ts if events else 0
     t1 = events[-1].ts if events else 0
+    if task is not None and task in trace.tasks:
+        info = trace.tasks[task]
+        t0 = info.begin.ts
+        t1 = info.end.ts if info.end is not None else t1
     span_ns = max(t1 - t0, 1)
     # The lane column gets what the thread labels leave (label, column gap, table padding).
     label_w = max((len(f"{tid} {th.name}") for tid, th in trace.threads.items()), default=10)
@@ -73,7 +130,8 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
                         break
                 task_nodes[e.task] = task_nodes.get(e.task, 0) + 1
         elif k is ev.QueuePush or k is ev.QueuePop:
-            qsizes.setdefault(e.queue, []).append((e.ts, e.size))
+            if t0 <= e.ts <= t1:
+                qsizes.setdefault(e.queue, []).append((e.ts, e.size))
         elif k is ev.BufferAdd:
             if task is None or e.task == task:
                 buffers.setdefault((e.task, e.node, e.slot), []).append(e.producer)
@@ -86,23 +144,25 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
 
     parts: list[RenderableType] = []
     head = Text(f"{trace.path or 'trace'}: ", style="bold")
-    head.append(f"{len(events)} events over {_dur(span_ns)}, {len(trace.threads)} thread(s), "
-                f"{len(trace.nodes)} node(s), {len(trace.tasks)} graph task(s)")
+    head.append(f"{len(events)} events over {_dur(events[-1].ts - events[0].ts if events else 0)}, "
+                f"{len(trace.threads)} thread(s), {len(trace.nodes)} node(s), {len(trace.tasks)} graph task(s)")
     if trace.truncated:
         head.append("  (truncated: the recording did not finish)", style="bold red")
     if task is not None:
-        head.append(f"  showing task {task}")
+        head.append(f"  showing task {task}: {_dur(span_ns)}")
     parts.append(head)
 
     # Threads.
-    lanes = _table("Threads (busy time, then node spans in order)", "thread", "lane")
+    lanes = _table("Threads (busy over time, then time per node name)", "thread", "lane")
+    lanes.add_row("time", _axis(bar_w, t0, span_ns))
+    lanes.add_row("tasks", _task_marks(trace, bar_w, t0, span_ns, task))
     for tid, th in trace.threads.items():
         ss = sorted(spans.get(tid, []))
         bar = ["·"] * bar_w
         busy = 0
         for b, e_, _, _ in ss:
-            lo = int((b - t0) / span_ns * (bar_w - 1))
-            hi = int((e_ - t0) / span_ns * (bar_w - 1))
+            lo = min(max(int((b - t0) / span_ns * (bar_w - 1)), 0), bar_w - 1)
+            hi = min(max(int((e_ - t0) / span_ns * (bar_w - 1)), 0), bar_w - 1)
             for i in range(lo, hi + 1):
                 bar[i] = "█"
         outer_end = -1
@@ -114,14 +174,10 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
                 busy += e_ - outer_end
                 outer_end = e_
         lane = Text("".join(bar), style="green")
-        lane.append(f"\n{len(ss)} node run(s), busy {_dur(busy)}\n", style="dim")
-        for i, (b, e_, node, status) in enumerate(ss[:max_spans]):
-            if i:
-                lane.append(" · ")
-            lane.append(names.get(node, f"node {node}"), style="bold red" if status != "ok" else "")
-            lane.append(f" {_dur(e_ - b)}", style="dim")
-        if len(ss) > max_spans:
-            lane.append(f" · ... {len(ss) - max_spans} more")
+        lane.append(f"\n{len(ss)} node run(s), busy {_dur(busy)}", style="dim")
+        if ss:
+            lane.append("\n")
+            lane.append_text(_by_name(ss, names, max_spans))
         label = th.name + (f"\n{th.device}" if th.device else f"\n{th.role}")
         lanes.add_row(f"{tid} {label}", lane)
     parts.append(lanes)
@@ -172,13 +228,13 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
 
     # Errors.
     if errors:
-        et = _table("Errors", "step", "thread", "node", "what")
+        et = _table("Errors", "event (step)", "thread", "node", "what")
         index = {id(e): i for i, e in enumerate(events, 1)} if len(errors) else {}
         for e in errors[:max_rows]:
             what = f"{e.type}: {e.message}" if type(e) is ev.Error else f"anomaly: {e.message}"
             th = trace.threads.get(e.tid)
             node = "-" if e.node is None else f"{names.get(e.node, e.node)} ({e.node})"
-            et.add_row(str(index.get(id(e), "?")), th.name if th else str(e.tid), node,
+            et.add_row(f"#{e.seq} ({index.get(id(e), '?')})", th.name if th else str(e.tid), node,
                        Text(what, style="bold red"))
         parts.append(et)
     else:

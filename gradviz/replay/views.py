@@ -21,7 +21,9 @@ INT64_MAX = 2**63 - 1
 STATE_STYLE = {
     "unreached": "dim",
     "pruned": "dim strike",
+    "arriving": "yellow",
     "parked": "yellow",
+    "ready": "cyan",
     "queued": "cyan",
     "running": "bold green",
     "done": "green",
@@ -202,6 +204,10 @@ def _where(state: EngineState, ns: NodeState) -> str:
         return f"running on {thread_label(state, ns.tid)}"
     if ns.state == "parked":
         return f"parked ({ns.filled}/{ns.num_inputs} slots)"
+    if ns.state == "arriving":
+        return f"receiving a gradient ({ns.filled}/{ns.num_inputs} slots)"
+    if ns.state == "ready":
+        return "ready, being pushed to a ready queue"
     return ns.state
 
 
@@ -222,9 +228,10 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
         return [f"{me} raised{msg}"]
     if ns.state == "pruned":
         return [f"{me} will not run: task {ns.task}'s exec_info does not need it (grad() or inputs=)"]
+    if ns.state == "ready" or (ns.state == "queued" and ns.queue is None):
+        return [f"{me} has all its gradients and is being pushed to a ready queue"]
     if ns.state == "queued":
-        if ns.queue is None:
-            return [f"{me} has all its gradients and is being pushed to a ready queue"]
+        assert ns.queue is not None
         q = state.queues[ns.queue]
         ahead = []
         for e in q.entries:
@@ -252,6 +259,13 @@ def why(trace: Any, state: EngineState, node: int) -> list[str]:
         buf = task.buffers.get(node)
         lines.append(f"{me} is parked in not_ready of task {task.id}")
         lines.append(f"  {left} dependenc{'y' if left == 1 else 'ies'} still to arrive")
+        if buf is not None:
+            for i, slot in enumerate(buf.slots):
+                lines.append(f"  slot {i}: {_slot_label(state, slot)}")
+    elif ns.state == "arriving":
+        lines.append(f"{me} is receiving a gradient in task {task.id} (not parked or queued yet)")
+        lines.append(f"  {left} dependenc{'y' if left == 1 else 'ies'} still to arrive")
+        buf = task.buffers.get(node)
         if buf is not None:
             for i, slot in enumerate(buf.slots):
                 lines.append(f"  slot {i}: {_slot_label(state, slot)}")
@@ -306,12 +320,19 @@ def _table(title: str | None, *cols: str) -> Table:
     return t
 
 
+def after_events(step: int, last: ev.Event | None) -> str:
+    """The one way every command names a step: "after 40 events (the last: #39 buffer_add)"."""
+    if last is None or step == 0:
+        return f"after {step} events (nothing applied yet)"
+    return f"after {step:,} event{'s' if step != 1 else ''} (the last: #{last.seq} {last.kind})"
+
+
 def header(trace: Any, state: EngineState) -> Text:
     total = len(trace.events)
     t = Text(f"step {state.step} of {total}", style="bold")
     if state.last is not None:
         e = state.last
-        t.append(f"  event seq {e.seq} {e.kind} on {thread_label(state, e.tid)}\n")
+        t.append(f": {after_events(state.step, e)} on {thread_label(state, e.tid)}\n")
         style = "bold red" if e.kind in ("error", "anomaly") else ""
         t.append(describe(e, state), style=style)
     else:
@@ -319,8 +340,22 @@ def header(trace: Any, state: EngineState) -> Text:
     return t
 
 
-def threads_view(state: EngineState, task: int | None = None, title: str | None = "Threads") -> Table:
-    t = _table(title, "tid", "name", "role", "depth", "tasks", "doing")
+# Events a thread applies while it hands a finished node's gradients on (torch's evaluate_function).
+_HANDING_ON = (ev.DependencyDecrement, ev.BufferAdd, ev.NotReadyPark, ev.NotReadyTake, ev.QueuePush)
+
+
+def _passing_on(state: EngineState, tid: int) -> str | None:
+    """What the thread that applied the last event is doing, when that event hands a gradient on."""
+    e = state.last
+    if e is None or e.tid != tid or type(e) not in _HANDING_ON or getattr(e, "node", None) is None:
+        return None
+    return f"passing a gradient to {node_label(state, e.node)}"
+
+
+def threads_view(state: EngineState, task: int | None = None, title: str | None = "Threads",
+                 compact: bool = False) -> Table:
+    """One row per thread; ``compact`` (narrow screens) keeps only the name and what it is doing."""
+    t = _table(title, "thread", "doing") if compact else _table(title, "tid", "name", "role", "depth", "tasks", "doing")
     for th in state.threads.values():
         if task is not None and task not in th.tasks and not any(f.task == task for f in th.frames):
             continue
@@ -331,6 +366,10 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
             doing = Text(f"running {node_label(state, f.node)}, task {f.task}", style="green")
             if len(th.frames) > 1:
                 doing.append(" inside " + ", ".join(node_label(state, x.node) for x in th.frames[-2::-1]))
+            if (passing := _passing_on(state, th.tid)) is not None:  # a reentrant backward's root
+                doing.append(f"; {passing}")
+        elif (passing := _passing_on(state, th.tid)) is not None:
+            doing = Text(passing, style="cyan")
         elif th.tasks:
             doing = Text("waiting for work", style="yellow")
         elif th.role == "device_worker":  # a device worker always serves its device's queue
@@ -342,8 +381,11 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
         # Inside a reentrant backward the thread is at the inner task's depth even between nodes.
         inner = state.tasks.get(th.tasks[-1]) if th.tasks else None
         depth = max(th.depth, inner.reentrant_depth if inner is not None else 0)
-        t.add_row(str(th.tid), th.name, role, str(depth), ", ".join(str(x) for x in th.tasks) or "-",
-                  doing)
+        if compact:
+            t.add_row(th.name, doing)
+        else:
+            t.add_row(str(th.tid), th.name, role, str(depth), ", ".join(str(x) for x in th.tasks) or "-",
+                      doing)
     return t
 
 
@@ -418,8 +460,9 @@ def tasks_view(state: EngineState, task: int | None = None, limit: int = 20) -> 
                                   f"{c.input_nr} ({_stats(c.stats)})"))
     for i in ids:
         for err in state.tasks[i].errors:
-            parts.append(Text(f"  {err.kind.upper()} at step {err.step} in {node_label(state, err.node)} "
-                              f"(task {err.task}): {err.type}: {err.message}", style="bold red"))
+            parts.append(Text(f"  {err.kind.upper()} in event #{err.seq} (step {err.seq + 1}) in "
+                              f"{node_label(state, err.node)} (task {err.task}): {err.type}: {err.message}",
+                              style="bold red"))
     return Group(*parts)
 
 
@@ -439,8 +482,10 @@ def nodes_view(state: EngineState, task: int | None = None, limit: int = 30) -> 
     rows = [ns for ns in state.nodes.values() if ns.task in focus or (not focus and ns.task is None)]
     for ns in rows[:limit]:
         detail = ""
-        if ns.state == "parked":
+        if ns.state in ("parked", "arriving"):
             detail = f"{ns.filled}/{ns.num_inputs} slots"
+        elif ns.state == "ready":
+            detail = "being pushed to a ready queue"
         elif ns.state == "queued":
             detail = queue_label(state, ns.queue) if ns.queue is not None else "ready"
         elif ns.state == "running":
