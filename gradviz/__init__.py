@@ -93,7 +93,6 @@ from gradviz import accelerator, amp, backends, cuda, distributed, distributions
 from gradviz._compile import compile  # noqa: E402, A004 - torch.compile
 from gradviz.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
-
 # --- dir(gradviz): the public API only ---------------------------------------------------------
 # The star import above brings numpy, typing names and the ops' helpers into this namespace; they
 # stay importable (nothing is deleted) but dir() and tab completion show what a user may call.
