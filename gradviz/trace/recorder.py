@@ -182,7 +182,7 @@ def _norm(f: np.ndarray, amax: float) -> float:
         # BLAS's dot (float32 or float64: _SUM_MAX's sizes), at most _DOT_ROW elements a call:
         # OpenBLAS runs a dot of up to 10,000 on the calling thread, so its pool is never woken
         # (see above). Twice einsum's speed on big arrays (a 784x256 gradient: 13 us instead of
-        # 27), and a third of its fixed cost on small ones (0.5 us instead of 1.6: W3 has ten).
+        # 27), and a third of its fixed cost on small ones (0.5 us instead of 1.6: a small MLP's step has ten).
         if n <= _DOT_ROW:
             return math.sqrt(float(_dot(f, f)))
         if _vecdot is None:  # pragma: no cover - numpy 1.x
@@ -308,7 +308,7 @@ def deferring_handler(signum: int, make_exc: Callable[[], BaseException]) -> Cal
 # Flushing on a timer is what makes a killed program's trace whole up to its last 50 ms, even
 # when the program sits idle. One thread serves every file recording of the process and lives
 # on for FLUSHER_IDLE_EXIT seconds after the last one ends: starting and joining a thread per
-# recording cost 0.12 ms of CPU, an eighth of a millisecond backward (W3). It is not a
+# recording cost 0.12 ms of CPU, an eighth of a small MLP's millisecond backward. It is not a
 # "gradviz-" engine thread: the engine's shutdown does not wait for it, nor need it.
 
 FLUSHER_IDLE_EXIT = 1.0  # seconds without a file recording before the flusher thread ends
@@ -381,6 +381,9 @@ _first = itemgetter(0)
 _id_of = attrgetter("_id")
 
 
+_NO_ID = object()
+
+
 def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
     """Recorder.queue_push / queue_pop: one function each, with the kind in a closure (not a
     shared helper taking it: that would be one more call on every push and pop)."""
@@ -406,9 +409,14 @@ def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
                 what, key = "node", (2, node_task.reentrant_depth, fn.sequence_nr)
         if device is None:
             device = self._announce_queue(queue)
-        gt = node_task.graph_task
-        self._append((kind, _now() - self._t0, self._local.tid or self._tid(), qid, device,
-                      None if gt is None else gt.id, nid, what, key, size))  # fmt: skip
+        # task_id, not graph_task: a wake-up popped after its task is gone names the task its
+        # push named (the engine's own NodeTask has it; a bare one may not)
+        task_id = getattr(node_task, "task_id", _NO_ID)
+        if task_id is _NO_ID:
+            gt = node_task.graph_task
+            task_id = None if gt is None else gt.id
+        self._append((kind, _now() - self._t0, self._local.tid or self._tid(), qid, device, task_id, nid, what, key,
+                      size))  # fmt: skip
 
     probe.__name__ = kind
     probe.__qualname__ = f"Recorder.{kind}"
@@ -429,7 +437,7 @@ class Recorder(Probe):
         self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
         self._base = 0  # events spilled (rows spilled, and the events their groups add)
-        # gradient_in / node_pop / chain_step rows stand for 3 / 2 / 6 events: counted from the rows
+        # gradient_in rows stand for 3 events: counted from the rows
         # (_scan), up to row _scan_pos; node_edges rows' edges as they are made (under the lock)
         self._scan_pos = 0
         self._scan_extra = 0
@@ -484,7 +492,7 @@ class Recorder(Probe):
         if k > pos:
             kinds = self._rows[pos:k]
             kinds = list(map(_first, kinds))
-            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop") + 5 * kinds.count("chain_step")
+            self._scan_extra += 2 * kinds.count("gradient_in")
             self._scan_pos = k
         return self._scan_extra
 
@@ -1056,52 +1064,6 @@ class Recorder(Probe):
             key = (2, task.reentrant_depth, node.sequence_nr)
             append(("queue_push", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
 
-    def node_pop(self, queue: Any, task: Any, node: Any, size: int, depth: int | None) -> None:
-        nid = node._id
-        if nid not in self._nodes:
-            self._announce(node)
-        qid = queue.id
-        qdevice = self._queues.get(qid)
-        if qdevice is None:
-            qdevice = self._announce_queue(queue)
-        ts = _now() - self._t0
-        tid = self._local.tid or self._tid()
-        task_id = task.id
-        key = (2, task.reentrant_depth, node.sequence_nr)
-        if depth is not None:
-            self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
-        else:
-            self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
-
-    def chain_step(self, task: Any, prev: Any, node: Any, slot: int, grad: Any, mode: str, queue: Any,
-                   push_size: int, pop_size: int, depth: int) -> None:  # fmt: skip
-        # One row for node_end, gradient_in and node_pop (a chain's every step: a third of the
-        # calls and rows); the common case of each, as they make it.
-        nid = node._id
-        by_id = prev._id
-        known = self._nodes
-        last = self._float_seen
-        qid = queue.id
-        qdevice = self._queues.get(qid)
-        if (
-            grad is None or nid not in known or by_id not in known or qdevice is None
-            or grad.dtype is not last[0] or grad.device is not last[1] or type(data := grad._data) is not _ndarray
-            or data.size != 1 or _HAS_VARIABLE.get(type(node)) is not False
-        ):  # fmt: skip
-            self.node_end(task, prev, True)
-            self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
-            self.node_pop(queue, task, node, pop_size, depth)
-            return
-        x = data.item()
-        rows = self._rows
-        rows.append((
-            "chain_step", _now() - self._t0, self._local.tid or self._tid(), task.id, by_id, nid, slot, mode,
-            data.shape, last[2], last[3], x if x - x == 0.0 else _stats_row(data), None, qid, qdevice,
-            (2, task.reentrant_depth, node.sequence_nr), push_size, pop_size, depth,
-        ))  # fmt: skip
-        if len(rows) >= self._spill_at:
-            self._timed_flush()
-
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
         if grad is None:
@@ -1286,7 +1248,7 @@ def _walk(node: Any, known: set[int]) -> list[Any]:
     return out
 
 
-# Summaries of a gradient handed on unchanged. An AddBackward0 (W3 has three) returns the gradient
+# Summaries of a gradient handed on unchanged. An AddBackward0 (a bias add) returns the gradient
 # it got as its first output: the same tensor, summarised again as its successor's gradient (a
 # 64x256 one: ~12 us with the caches cold after the matmuls). gradient_in remembers the summary of
 # the gradient that made a node ready alone (remaining 0, "set": no later gradient can be added
