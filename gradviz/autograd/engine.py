@@ -35,6 +35,7 @@ from gradviz.autograd.input_buffer import CPU_DEVICE, InputBuffer
 from gradviz.autograd.probe import Probe
 from gradviz.autograd.ready_queue import NodeTask, ReadyQueue
 from gradviz.autograd.threads import THREAD_STACK_SIZE, DeviceThreads, ThreadPoolShared
+from gradviz.device import CPU as _CPU
 
 # The old single-module import paths (tests and tools import these from here).
 __all__ = [
@@ -167,10 +168,13 @@ class Engine(DeviceThreads):
         the task stays in its queue for a later backward to find."""
         tls = _state.tls
         queue = tls.local_ready_queue
+        worker_device = tls.worker_device
         grad_state = _grad_state
-        # The caller's current graph task and grad mode, restored after each node (a device
-        # worker must not keep the last task alive; callbacks run in the caller's grad mode).
+        # The caller's current graph task and grad mode: restored when a task completes (its
+        # callbacks run in the caller's grad mode), after each node of a device worker (which
+        # must not keep the last task alive), and on the way out.
         prev_task, prev_grad = tls.current_graph_task, grad_state.enabled
+        current = None
         future = graph_task.future if graph_task is not None else None
         try:
             while future is None or not future.done or graph_task.outstanding_tasks:  # type: ignore[union-attr]
@@ -184,41 +188,39 @@ class Engine(DeviceThreads):
                 fn, inputs = node_task.fn, node_task.inputs
                 del node_task  # the InputBuffer's list is the gradients' only holder (stealing)
                 if fn is not None and not task.has_error:
-                    tls.current_graph_task = task
-                    # Inside the engine grad mode is what the task asked for (create_graph).
+                    if task is not current:
+                        tls.current_graph_task = current = task
+                    # Inside the engine grad mode is what the task asked for (create_graph); set
+                    # per node, since a node may leave it changed.
                     grad_state.enabled = task.create_graph
                     try:
                         self.evaluate_function(task, fn, inputs, task.cpu_ready_queue)
                     except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
                         self.thread_on_exception(task, fn, exc)
-                    finally:
-                        tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
                 del fn, inputs
-                # A node, a skipped node or a wake-up: its NodeTask is done.
-                if self._decrement_outstanding(task):
+                # A node, a skipped node or a wake-up: its NodeTask is done. Counted after the
+                # node's successors were pushed (and counted), so the count touches zero only once
+                # no work remains. A thread that does not serve the owner's queue counts the
+                # wake-up it sends in the same step, so the owner never sees zero before it.
+                wake = False
+                with task.mutex:
+                    task.outstanding_tasks -= 1
+                    done = not task.outstanding_tasks
+                    if done and worker_device != task.owner_device:
+                        task.outstanding_tasks = 1
+                        wake = True
+                if done or graph_task is None:
+                    tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+                    current = None
+                if done:
                     task.mark_as_completed_and_run_post_processing()
-                    if tls.worker_device != task.owner_device:
-                        # The owner may be asleep in pop() on its own queue: wake it (counted by
-                        # _decrement_outstanding) so it sees the task completed.
+                    if wake:
+                        # The owner may be asleep in pop() on its own queue: wake it.
                         owner_queue = self.ready_queue(task.cpu_ready_queue, task.owner_device or CPU_DEVICE)
                         owner_queue.push(NodeTask(task, None, []), increment_outstanding=False)
                 del task
         finally:
             tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
-
-    @staticmethod
-    def _decrement_outstanding(task: GraphTask) -> bool:
-        """One of task's NodeTasks is done; returns whether that completed the task. Counted
-        after the node's successors were pushed (and counted), so the count touches zero only
-        once no work remains. A thread that does not serve the owner's queue counts the wake-up
-        it will send in the same step, so the owner never sees the count at zero before it."""
-        with task.mutex:
-            task.outstanding_tasks -= 1
-            if task.outstanding_tasks:
-                return False
-            if _state.tls.worker_device != task.owner_device:
-                task.outstanding_tasks = 1
-            return True
 
     def thread_on_exception(self, task: GraphTask, fn: Node, exc: BaseException) -> None:
         probe = self.probe
@@ -253,8 +255,8 @@ class Engine(DeviceThreads):
         else:
             # call_function with nothing to call around the node (no hooks, nothing records):
             # one frame less for each reentrant level that passes through here.
-            outputs = validate_outputs(fn.next_edges, fn.apply(inputs) if exec_info else fn._apply_all(inputs),
-                                       None, fn)  # fmt: skip
+            outputs = fn.apply(inputs) if exec_info else fn._apply_all(inputs)
+            outputs = validate_outputs(fn.next_edges, outputs, None, fn, fn._fresh_outputs)
         del inputs
         if not task.keep_graph:
             released = fn.release_variables()
@@ -273,43 +275,58 @@ class Engine(DeviceThreads):
                 remaining = dependencies.get(next_fn)
                 if remaining is None:
                     raise RuntimeError(f"dependency not found for {next_fn.name()}")
-                remaining -= 1
-                if remaining:
-                    dependencies[next_fn] = remaining
-                else:
-                    del dependencies[next_fn]
                 output = outputs[i]
                 outputs[i] = None  # the buffer holds it alone (InputBuffer.add and AccumulateGrad steal then)
-                buf = not_ready.get(next_fn)
+                if remaining != 1:
+                    dependencies[next_fn] = remaining - 1
+                    buf = not_ready.get(next_fn)
+                    took = None
+                    if buf is None:
+                        if exec_info and not ((info := exec_info.get(next_fn)) and info.should_execute()):
+                            if probe is not None:  # pruned: not on a path to the requested outputs
+                                probe.dependency_decrement(task, next_fn, fn, remaining - 1)
+                            continue
+                        buf = not_ready[next_fn] = InputBuffer(len(next_fn.input_metadata))
+                        took = "park"
+                    mode = buf.add(input_nr, output)
+                    if probe is not None:
+                        probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining - 1, took, None, 0)
+                    continue
+                del dependencies[next_fn]
+                buf = not_ready.pop(next_fn, None)
                 if buf is None:
                     if exec_info and not ((info := exec_info.get(next_fn)) and info.should_execute()):
-                        if probe is not None:  # pruned: not on a path to the requested outputs
-                            probe.dependency_decrement(task, next_fn, fn, remaining)
-                        continue
-                    buf = InputBuffer(len(next_fn.input_metadata))
-                    mode = buf.add(input_nr, output)
-                    if remaining:
-                        not_ready[next_fn] = buf
                         if probe is not None:
-                            probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining, "park", None, 0)
+                            probe.dependency_decrement(task, next_fn, fn, 0)
                         continue
+                    # Ready at its first gradient: InputBuffer(n).add into an empty slot sets it,
+                    # so the buffer's list is made with it, and its device is the gradient's.
+                    n = len(next_fn.input_metadata)
+                    if n == 1:
+                        slots = [output]
+                    else:
+                        slots = [None] * n
+                        slots[input_nr] = output
                     took = None
+                    if output is None:
+                        mode = "undefined"
+                        queue = cpu_ready_queue
+                    else:
+                        mode = "set"
+                        dev = output.device
+                        queue = cpu_ready_queue if dev is _CPU or dev.type == "cpu" else self._device_queue(dev._str)
                 else:
                     mode = buf.add(input_nr, output)
-                    if remaining:
-                        if probe is not None:
-                            probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining, None, None, 0)
-                        continue
-                    del not_ready[next_fn]
+                    slots = buf.buffer
                     took = "take"
-                # Ready: counted before it is visible to pop(); the probe hears the gradient
-                # with the push, inside the queue's lock (ReadyQueue.push_ready).
+                    device = buf.device()
+                    queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
+                # Counted before it is visible to pop(); the probe hears the gradient with the
+                # push, inside the queue's lock (ReadyQueue.push_ready).
                 task.outstanding_tasks += 1
-                device = buf.device()
-                queue = cpu_ready_queue if device == CPU_DEVICE else self._device_queue(device)
                 told = (task, fn, input_nr, output, mode, took) if probe is not None else None
                 output = None  # a gradient held by a local is not stolen by the node it goes to
-                queue.push_ready(NodeTask(task, next_fn, buf.buffer), told)
+                queue.push_ready(NodeTask(task, next_fn, slots), told)
 
     def call_function(self, task: GraphTask, fn: Node, inputs: list, probe: Probe | None) -> list:
         """Hooks and the node, in torch's order: tensor pre-hooks, retains_grad hooks, pre-hooks,
@@ -327,7 +344,7 @@ class Engine(DeviceThreads):
                     if res is not None:
                         grads = _checked_hook_results(hook, grads, res)
             outputs = fn.apply(grads) if task.exec_info else fn._apply_all(grads)
-            outputs = validate_outputs(fn.next_edges, outputs, None, fn)
+            outputs = validate_outputs(fn.next_edges, outputs, None, fn, fn._fresh_outputs)
             if fn._post_hooks:
                 for hook in list(fn._post_hooks.values()):
                     if probe is not None:
@@ -463,22 +480,23 @@ def compute_min_topological_nr(outputs: list[Edge]) -> int:
 
 
 def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str] | None,
-                     fn: Node | None = None) -> list[Any]:  # fmt: skip
+                     fn: Node | None = None, fresh: bool = False) -> list[Any]:  # fmt: skip
     """Check each gradient against the metadata of the input it flows into; reduce broadcasts
     and cast dtypes as torch does. Errors name ``fn`` ("Function X returned an ...") unless
-    ``format_error`` is given. Returns a new list (the given one is left as it is)."""
+    ``format_error`` is given. Returns a new list (the given one is left as it is), or with
+    ``fresh`` (a list its caller alone holds: Node._fresh_outputs) that list, fixed in place."""
     n = len(edges)
     if len(grads) != n:
         raise RuntimeError(
             _validate_error(format_error, fn, f"invalid number of gradients - expected {n}, but got {len(grads)}")
         )
-    grads = list(grads)
-    for i in range(n):
+    if not fresh or type(grads) is not list:
+        grads = list(grads)
+    i = -1
+    for next_fn, input_nr in edges:
+        i += 1
         grad = grads[i]
-        if grad is None:
-            continue
-        next_fn, input_nr = edges[i]
-        if next_fn is None:
+        if grad is None or next_fn is None:
             continue
         meta = next_fn.input_metadata[input_nr]
         # Raw shapes and the dtype and device objects: a gradient that fits is left as it is.
