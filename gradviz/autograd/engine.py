@@ -343,7 +343,11 @@ class Engine(DeviceThreads):
                     res = hook(tuple(grads))
                     if res is not None:
                         grads = _checked_hook_results(hook, grads, res)
-            outputs = fn.apply(grads) if task.exec_info else fn._apply_all(grads)
+            # Post-hooks see the gradients the node got: it gets a copy of the list then (torch's
+            # inputs_copy), else the list itself (AccumulateGrad steals only a sole holder's).
+            args = list(grads) if fn._post_hooks else grads
+            outputs = fn.apply(args) if task.exec_info else fn._apply_all(args)
+            del args
             outputs = validate_outputs(fn.next_edges, outputs, None, fn, fn._fresh_outputs)
             if fn._post_hooks:
                 for hook in list(fn._post_hooks.values()):

@@ -136,12 +136,8 @@ class ReadyQueue:
 
     def pop(self) -> NodeTask:
         with self._lock:
-            while not self._heap:
-                self._waiting += 1
-                try:
-                    self._not_empty.wait()
-                finally:
-                    self._waiting -= 1
+            if not self._heap:
+                self._wait()
             item = heapq.heappop(self._heap)[4]
             probe = graph._ENGINE.probe
             if probe is not None:
@@ -152,6 +148,17 @@ class ReadyQueue:
                     # would wait forever. A failing probe is reported, never fatal to backward.
                     sys.excepthook(*sys.exc_info())
             return item
+
+    def _wait(self) -> None:
+        """Sleep until the heap has an entry (called, and returning, with _lock held). Its own
+        frame: a signal here may interrupt the wait, while one anywhere else in push or pop is
+        held back until the step and its event are both done (trace.recorder.in_recorder)."""
+        while not self._heap:
+            self._waiting += 1
+            try:
+                self._not_empty.wait()
+            finally:
+                self._waiting -= 1
 
     def __len__(self) -> int:
         with self._lock:

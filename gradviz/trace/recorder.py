@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.probe import Probe
+from gradviz.autograd.ready_queue import ReadyQueue
 from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
@@ -93,13 +94,22 @@ RESIGNAL_DELAY = 0.005  # seconds before a deferred signal is delivered again
 
 def in_recorder(frame: Any) -> bool:
     """Whether ``frame`` (where a signal handler interrupted the main thread) is inside the trace
-    layer: an exception raised there could leave an event half-written (a seq without its event)."""
+    layer, or inside a ready queue's push or pop: an exception raised there could leave an event
+    half-written (a seq without its event) or a step without its event (a push the trace never
+    hears of, whose pop it does). A queue's wait for work stays interruptible."""
     f = frame
     while f is not None:
-        if f.f_code.co_filename.startswith(_TRACE_DIR):
+        code = f.f_code
+        if code is _QUEUE_WAIT:
+            return False
+        if code in _QUEUE_STEPS or code.co_filename.startswith(_TRACE_DIR):
             return True
         f = f.f_back
     return False
+
+
+_QUEUE_STEPS = frozenset(m.__code__ for m in (ReadyQueue.push, ReadyQueue.push_ready, ReadyQueue.pop))
+_QUEUE_WAIT = ReadyQueue._wait.__code__
 
 
 def deferring_handler(signum: int, make_exc: Callable[[], BaseException]) -> Callable[[int, Any], None]:
