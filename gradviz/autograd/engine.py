@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from gradviz import _dtype
 from gradviz.autograd import _state, graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
 from gradviz.autograd.graph_task import ExecInfo, GraphTask, _Future
+from gradviz.autograd.hook_checks import _checked_hook_result, _checked_hook_results
 from gradviz.autograd.input_buffer import CPU_DEVICE, InputBuffer
 from gradviz.autograd.probe import Probe
 from gradviz.autograd.ready_queue import NodeTask, ReadyQueue
@@ -412,47 +412,6 @@ def call_tensor_pre_hooks(task: GraphTask, fn: Node, grads: list, probe: Probe |
             if res is not None:
                 grads[slot] = res
     return grads
-
-
-def _checked_hook_result(hook: Callable, old: Any, new: Any) -> Any:
-    """A tensor hook's replacement gradient, refused as torch refuses it: not a tensor, or of
-    another dtype, device or size than the gradient it replaces (the node it goes to was built
-    for that one: a wrong one would fail later, far from the hook that made it, or not at all)."""
-    from gradviz.tensor import Tensor
-
-    if not isinstance(new, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-    if old is None:
-        raise RuntimeError("can't replace a None gradient with a non-None value")
-    name = getattr(hook, "__name__", "<unknown>")
-    if new.dtype is not old.dtype or new.device != old.device:
-        raise RuntimeError(
-            f"hook '{name}' has changed the type of value (was {_legacy_type(old)} got {_legacy_type(new)})"
-        )
-    if new._data.shape != old._data.shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
-    return new
-
-
-def _checked_hook_results(hook: Callable, old: list, res: Any) -> list:
-    """A node pre-hook's or post-hook's replacement gradients, checked as torch checks them: a
-    tuple of as many values as it was given, each None (undefined) or a tensor that fits the one
-    it replaces (_checked_hook_result)."""
-    if not isinstance(res, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
-    if len(res) != len(old):
-        raise RuntimeError(
-            f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect number of values "
-            f"(got {len(res)}, but expected {len(old)})"
-        )
-    return [new if new is None else _checked_hook_result(hook, was, new) for was, new in zip(old, res, strict=True)]
-
-
-def _legacy_type(t: Any) -> str:
-    """torch's legacy tensor type name, in gradviz's namespace: gradviz.FloatTensor on cpu,
-    gradviz.cuda.FloatTensor on cuda (as ``Tensor.type()`` names the cpu ones)."""
-    where = "" if t.device.type == "cpu" else f"{t.device.type}."
-    return f"gradviz.{where}{_dtype.scalar_type_name(t.dtype)}Tensor"
 
 
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
