@@ -280,7 +280,7 @@ def test_group_lines_load_the_same_events_by_every_path(tmp_path, monkeypatch):
     path = tmp_path / "t.json"
     rec = _record_grouped(path)
     kinds = _line_kinds(path)
-    assert {"node_edges", "gradient_in", "node_pop"} <= set(kinds) and "not_ready_park" in kinds
+    assert {"node_edges", "gradient_in"} <= set(kinds) and "not_ready_park" in kinds
     assert len(kinds) < rec.count  # fewer lines than events
     typed = load(path)
     assert invariants(typed) == [] and len(typed.events) == rec.count
@@ -354,14 +354,14 @@ def test_a_header_declaring_a_group_in_another_order_is_read_by_name(tmp_path):
     events = load(path).events
     data = path.read_bytes()
     head, rest = data.split(b"\n", 1)
-    names = list(codec.FIELDS["node_pop"])
+    names = list(codec.FIELDS["gradient_in"])
     swapped = names[:3] + names[3:][::-1]
     head = head.replace(
         json.dumps(names, separators=(",", ":")).encode(), json.dumps(swapped, separators=(",", ":")).encode()
     )
     out = [head]
     for ln in rest.split(b"\n"):
-        if ln.startswith(b'["node_pop",'):
+        if ln.startswith(b'["gradient_in",'):
             a = json.loads(ln.rstrip(b","))
             ln = json.dumps(a[:3] + a[3:][::-1], separators=(",", ":")).encode() + (b"," if ln.endswith(b",") else b"")
         out.append(ln)

@@ -355,33 +355,24 @@ def _scalar_chain(n: int = 40, *, hook_at: int | None = None, tanh: bool = False
     [_scalar_chain(), _scalar_chain(hook_at=17), _scalar_chain(tanh=True), _scalar_chain(fail_at=11)],
     ids=["chain", "hooked", "saved", "failing"],
 )
-def test_a_chain_told_in_chain_steps_records_the_queue_only_paths_events(build, tmp_path, monkeypatch):
-    # The engine tells a chain's node_end, gradient_in and node_pop in one call (chain_step), one
-    # row, one line: the same events, in the same order, as the queue-only path's single calls;
-    # in memory, and from the file by both of the loader's paths.
-    from test_engine_fastpath import _normal_events, _recorded
-
-    from gradviz.trace import codec
-
-    try:
-        build()[1].backward()  # this thread's queue exists before any recording (announced alike)
-    except RuntimeError:
-        pass
-    queued = _normal_events(_recorded(build, True))
-    fast = _normal_events(_recorded(build, False))
-    assert fast == queued
+def test_a_chain_records_every_push_and_pop_through_the_queue(build, tmp_path):
+    # Every node goes through its ReadyQueue: each node_begin follows a queue_pop of that node,
+    # and the file holds the events the recording counted, invariants and all.
     _leaf, loss = build()
     path = tmp_path / "chain.trace.json"
-    with gradviz.trace(path):
+    with gradviz.trace(path) as rec:
         try:
             loss.backward()
         except RuntimeError:
             pass
-    assert path.read_text().count('["chain_step",') > 10
-    assert _normal_events(load(path)) == fast
-    monkeypatch.setattr(codec, "typed_events", None)
-    monkeypatch.setattr(codec, "typed_events3", None)
-    assert _normal_events(load(path)) == fast
+    trace = load(path)
+    assert invariants(trace) == [] and len(trace.events) == rec.count
+    events = trace.events
+    begins = [i for i, e in enumerate(events) if e.kind == "node_begin"]
+    assert len(begins) > 40
+    for i in begins:
+        pop = next(e for e in reversed(events[:i]) if e.kind == "queue_pop")
+        assert pop.node == events[i].node
 
 
 def test_each_node_records_the_line_of_its_op_call_site():

@@ -92,6 +92,9 @@ class BackwardCFunction(Node):
                 )
         return [g for g, is_t in zip(result, self._is_tensor_input, strict=True) if is_t]
 
+    # The engine calls _apply_all; the same method, so a reentrant backward costs one frame less.
+    _apply_all = apply
+
 
 class FunctionMeta(type):
     pass

@@ -129,20 +129,12 @@ class Node:
     source: str | None = None
     # True once any of the hook fields above was set: the engine tests this one field per node.
     _hooked = False
-    # True where apply always returns a new list that nothing else holds: the engine then clears
-    # its entries as it hands them on without copying it first.
+    # True where apply always returns a new list that nothing else holds: validate_outputs then
+    # keeps it, and the engine clears its entries as it hands them on.
     _fresh_outputs = False
     # True where apply runs no user code (no Python hook, no custom backward that could start a
-    # reentrant backward): the engine may then keep ready successors out of its queue meanwhile.
+    # reentrant backward or write into its input): the recorder may reuse a gradient's summary.
     _defer_safe = False
-    # _defer_safe and _fresh_outputs and not _hooked, for each class (__init_subclass__) and set
-    # False with _hooked: the engine's untold loop reads this one flag per node. (Python 3.11
-    # does not specialize reading a class attribute through an instance; each read is a lookup.)
-    _plain = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._plain = bool(cls._defer_safe and cls._fresh_outputs and not cls._hooked)
 
     @property
     def _retains_grad_hooks(self) -> dict[int, Callable] | None:
@@ -154,7 +146,6 @@ class Node:
         # Set from ops and Tensor.retain_grad: a property, so that _hooked follows.
         self._retains_grad_hooks_ = value
         self._hooked = True
-        self._plain = False
 
     def __init__(self, next_edges: list[Edge] | None = None, sequence_nr: int | None = None):
         self._id = next(_node_ids)
@@ -211,7 +202,6 @@ class Node:
         if self._post_hooks is None:
             self._post_hooks = {}
             self._hooked = True
-            self._plain = False
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -221,7 +211,6 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = {}
             self._hooked = True
-            self._plain = False
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -230,7 +219,6 @@ class Node:
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
             self._hooked = True
-            self._plain = False
         hooks = self._tensor_pre_hooks.setdefault(slot, {})
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
@@ -307,7 +295,6 @@ class AccumulateGrad(Node):
         if var._hooks is None:
             var._hooks = {}
         self._hooked = True
-        self._plain = False
         handle = RemovableHandle(var._hooks)
         var._hooks[handle.id] = fn
         return handle
@@ -527,7 +514,6 @@ def _init_accumulator(acc: AccumulateGrad, variable: Tensor) -> None:
     acc.input_metadata = [(variable._data.shape, variable.dtype, variable.device)]  # plain (see Edge)
     if variable._hooks:
         acc._hooked = True
-        acc._plain = False
 
 
 # _accumulator_lock protects: every leaf's _grad_accumulator (read, made, stored). Two threads

@@ -84,14 +84,15 @@ class Probe:
     def pool_take(self, task: Any) -> None:
         """A pool thread took the task."""
 
-    # -- a node's steps, several at a time (the engine's fast path calls these; each default
-    # makes the single calls above, in order, so a probe that overrides only those hears all)
+    # -- a node's steps, several at a time (the default makes the single calls above, in order,
+    # so a probe that overrides only those hears all)
     def gradient_in(self, task: Any, node: Any, by: Any, slot: int, grad: Any, mode: str, remaining: int,
                     not_ready: str | None, queue: Any, size: int) -> None:  # fmt: skip
         """`by` handed node a gradient: dependency_decrement(remaining), buffer_add(slot, grad,
         mode, by), then not_ready_park(remaining) if not_ready is "park", not_ready_take if it is
         "take", then queue_push of node's NodeTask (of task) to `queue` with `size` if queue is
-        not None. A push the engine makes through ReadyQueue comes as queue_push instead."""
+        not None. The engine calls it with a queue from inside that queue's lock, as it pushes
+        (ReadyQueue.push_ready), so `size` is the queue's own; other pushes come as queue_push."""
         self.dependency_decrement(task, node, by, remaining)
         self.buffer_add(task, node, slot, grad, mode, by)
         if not_ready == "park":
@@ -100,25 +101,6 @@ class Probe:
             self.not_ready_take(task, node)
         if queue is not None:
             self.queue_push(queue, _node_task(task, node), size)
-
-    def node_pop(self, queue: Any, task: Any, node: Any, size: int, depth: int | None) -> None:
-        """queue_pop of node's NodeTask (of task) from `queue`, `size` left; then node_begin at
-        `depth` unless it is None. As with queue_pop, the engine reports a failure here
-        (sys.excepthook) and carries on."""
-        self.queue_pop(queue, _node_task(task, node), size)
-        if depth is not None:
-            self.node_begin(task, node, depth)
-
-    def chain_step(self, task: Any, prev: Any, node: Any, slot: int, grad: Any, mode: str, queue: Any,
-                   push_size: int, pop_size: int, depth: int) -> None:  # fmt: skip
-        """A chain's step in one call: `prev` finished (node_end, ok), and handed `node` the
-        gradient that made it ready (gradient_in: slot, grad, mode, remaining 0, pushed to
-        `queue` with `push_size`), which was then popped (node_pop: `pop_size`, `depth`). Told
-        when the pop is, so the three share a moment. As with node_pop, the engine reports a
-        failure here (sys.excepthook) and carries on."""
-        self.node_end(task, prev, True)
-        self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
-        self.node_pop(queue, task, node, pop_size, depth)
 
     # -- running nodes
     def node_begin(self, task: Any, node: Any, depth: int) -> None:
@@ -151,7 +133,7 @@ class Probe:
 
 
 def _node_task(task: Any, node: Any) -> Any:
-    """The NodeTask the engine would have queued for node (it kept node aside instead)."""
-    from gradviz.autograd.engine import NodeTask
+    """A NodeTask like the one the engine pushed for node (gradient_in's default's queue_push)."""
+    from gradviz.autograd.ready_queue import NodeTask
 
     return NodeTask(task, node, [])

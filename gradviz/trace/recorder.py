@@ -30,7 +30,6 @@ it was made before the recording started) gets its creation event just before th
 from __future__ import annotations
 
 import atexit
-import math
 import os
 import platform
 import signal
@@ -38,20 +37,29 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any
-from weakref import ref as _weakref
 
 import numpy as np
 
 from gradviz.autograd.probe import Probe
+from gradviz.autograd.ready_queue import ReadyQueue
 from gradviz.trace import codec
 from gradviz.trace import events as ev
-from gradviz.trace.codec import Raw
-from gradviz.trace.codec import make_stats as _make_stats
 from gradviz.trace.model import Trace
+from gradviz.trace.recorder_announce import AnnounceMixin
+from gradviz.trace.recorder_steps import _NOT_PASSED, StepsMixin
+from gradviz.trace.summaries import (  # noqa: F401 - this module's names before the split
+    _NEVER,
+    VALUES_MAX,
+    _error_text,
+    _id_of,
+    _now,
+    _small_stats,
+    _stats_row,
+    stats_of,
+)
 
-VALUES_MAX = 64  # tensors up to this many elements have their values stored when values=True
 FLUSH_INTERVAL = 0.05  # seconds between timed flushes: what a SIGKILL can lose at most
 
 _PYTHON_VERSION = platform.python_version()
@@ -71,204 +79,11 @@ _SIGINT = int(signal.SIGINT)
 _active_lock = threading.Lock()
 _active: Recorder | None = None
 
-_NAN = math.nan
-_NEVER = object()  # an identity no dtype or device has
 
 
 def active() -> Recorder | None:
     """The recording in progress, if any."""
     return _active
-
-
-# --- tensor summaries -------------------------------------------------------------------------
-
-
-def _host(a: Any) -> np.ndarray:
-    if isinstance(a, np.ndarray):
-        return a
-    get = getattr(a, "get", None)  # cupy arrays copy to the host with .get()
-    return np.asarray(get() if callable(get) else a)
-
-
-def stats_of(data: Any) -> ev.Stats:
-    """norm/min/max/NaN/Inf of an array (numpy or cupy)."""
-    s = _stats_row(data)
-    if type(s) is float:
-        return _make_stats(abs(s), s, s, 0, 0)
-    return _make_stats(*s) if type(s) is tuple else s.value
-
-
-def _stats_row(data: Any) -> float | tuple[float, float, float, int, int] | Raw:
-    """``stats_of`` as a recorder row holds it: a plain tuple when all finite (the common case,
-    which JSON takes as it is), the value itself for one finite element (format 3's shorthand
-    for ``[abs(x), x, x, 0, 0]``), else a ``Raw`` with the Stats and its JSON.
-
-    min and max in the array's own dtype (no float64 copy): NaN propagates through them and
-    +-inf shows in them, so finite extremes mean a finite array and the NaN/Inf counting passes
-    are skipped. The norm sums squares in float64 (squares of float32 in float32 first, which
-    cannot overflow below 1e18)."""
-    a = _host(data)
-    n = a.size
-    if n == 0:
-        return _odd(0.0, _NAN, _NAN, 0, 0)
-    if n == 1:  # a scalar-like gradient (every node of a chain): no lists, no numpy reductions
-        x = float(a.item()) if a.dtype.kind != "c" else float(a.real.item())
-        if x - x == 0.0:
-            return x
-        return _odd(_NAN, _NAN, _NAN, 1, 0) if x != x else _odd(math.inf, x, x, 0, 1)
-    if n <= _SMALL:
-        return _small_stats(a.ravel().tolist())
-    f = a.ravel()
-    kind = f.dtype.kind
-    if kind == "b" or kind == "c":  # min/max/square of bool are not numbers; complex: by value
-        f = f.astype(np.float64)
-        kind = "f"
-    lo, hi = float(_amin(f)), float(_amax(f))
-    if lo - lo == 0.0 and hi - hi == 0.0:  # both finite (NaN and inf fail): the common case
-        norm = _norm(f, max(-lo, hi))
-        return (norm, lo, hi, 0, 0) if norm - norm == 0.0 else _odd(norm, lo, hi, 0, 0)
-    f = f.astype(np.float64, copy=False)
-    isnan = np.isnan(f)
-    nans = int(np.count_nonzero(isnan))
-    infs = int(np.count_nonzero(np.isinf(f)))
-    if nans == n:
-        return _odd(_NAN, _NAN, _NAN, nans, infs)
-    norm = _NAN if nans else math.inf
-    return _odd(norm, float(np.nanmin(f)), float(np.nanmax(f)), nans, infs)
-
-
-def _odd(norm: float, lo: float, hi: float, nans: int, infs: int) -> Raw:
-    """Stats with a NaN or an infinity: JSON needs them spelled as strings."""
-    s = _make_stats(norm, lo, hi, nans, infs)
-    return Raw(s, codec.stats_json(s))
-
-
-_amin = np.minimum.reduce
-_amax = np.maximum.reduce
-_ndarray = np.ndarray
-
-
-_SMALL = 16  # up to this many elements, Python floats beat numpy's per-call overhead
-
-
-def _small_stats(xs: list[Any]) -> tuple[float, float, float, int, int] | Raw:
-    vals = [float(x) for x in xs]
-    finite = [x for x in vals if x - x == 0.0]  # NaN and +-inf fail this
-    nans = sum(1 for x in vals if x != x)
-    infs = len(vals) - len(finite) - nans
-    if len(finite) == len(vals):
-        lo, hi = min(vals), max(vals)
-        norm = _norm_list(vals, max(-lo, hi))
-        return (norm, lo, hi, 0, 0) if norm - norm == 0.0 else _odd(norm, lo, hi, 0, 0)
-    if nans == len(vals):
-        return _odd(_NAN, _NAN, _NAN, nans, 0)
-    rest = [x for x in vals if x == x]
-    return _odd(_NAN if nans else math.inf, min(rest), max(rest), nans, infs)
-
-
-def _norm_list(vals: list[float], amax: float) -> float:
-    if amax < 1e150:
-        return math.sqrt(math.fsum(x * x for x in vals))
-    return amax * math.sqrt(math.fsum((x / amax) ** 2 for x in vals))
-
-
-def _norm(f: np.ndarray, amax: float) -> float:
-    # einsum's sum of products: one pass, no temporary, and not BLAS (np.dot's thread pool costs
-    # a wake-up, up to a millisecond on a busy machine, each time it is called between engine
-    # steps). It sums in the array's float dtype: exact enough for a summary when the sum of
-    # squares cannot overflow there; otherwise float64, scaled for huge values.
-    n = f.size
-    if f.dtype.kind == "f" and amax * amax * n < _SUM_MAX.get(f.dtype.itemsize, 0.0):
-        # BLAS's dot (float32 or float64: _SUM_MAX's sizes), at most _DOT_ROW elements a call:
-        # OpenBLAS runs a dot of up to 10,000 on the calling thread, so its pool is never woken
-        # (see above). Twice einsum's speed on big arrays (a 784x256 gradient: 13 us instead of
-        # 27), and a third of its fixed cost on small ones (0.5 us instead of 1.6: W3 has ten).
-        if n <= _DOT_ROW:
-            return math.sqrt(float(_dot(f, f)))
-        if _vecdot is None:  # pragma: no cover - numpy 1.x
-            return float(np.sqrt(_einsum("i,i->", f, f)))
-        m = n - n % _DOT_ROW  # whole rows for vecdot, the rest by dot
-        rows = (f if m == n else f[:m]).reshape(-1, _DOT_ROW)  # one view, used twice
-        total = float(_add(_vecdot(rows, rows)))
-        if m < n:
-            rest = f[m:]
-            total += float(_dot(rest, rest))
-        return math.sqrt(total)
-    f = f.astype(np.float64, copy=False)
-    if amax < 1e150:  # squares cannot overflow
-        return float(np.sqrt(_add(np.square(f))))
-    g = f / amax  # scaled, so the norm of huge values stays finite when it is
-    return float(amax * np.sqrt(_add(np.square(g))))
-
-
-try:  # einsum's C function without numpy's Python wrapper (0.7 us a call: a stats call's tenth)
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:  # pragma: no cover - numpy 1.x
-    try:
-        from numpy.core.multiarray import c_einsum as _einsum
-    except ImportError:
-        _einsum = np.einsum
-# below the dtype's max, with room to spare; float16 (11-bit sums) always goes the float64 way
-_SUM_MAX = {4: 3e38 / 4, 8: 1.7e308 / 4}
-_add = np.add.reduce
-_vecdot = getattr(np, "vecdot", None)  # numpy >= 2
-_DOT_ROW = 8192
-_dot = np.dot
-
-
-def _array(x: Any) -> Any:
-    """A tensor's array (tensors carry it as ``_data``); arrays pass through."""
-    return getattr(x, "_data", x)
-
-
-def _dtype_name(d: Any) -> str:
-    name = getattr(d, "name", None)
-    return name if isinstance(name, str) else str(d)
-
-
-def _qualname(fn: Any) -> str:
-    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", None)
-    return name if isinstance(name, str) else repr(fn)
-
-
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-# --- naming leaves --------------------------------------------------------------------------
-
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_CLI_DIR = os.path.join(os.path.dirname(_PKG_DIR), "cli")  # the source checkout's cli/ package
-
-
-def _user_frame() -> Any:
-    f = sys._getframe(2)
-    while f is not None:
-        fname = f.f_code.co_filename
-        if not (fname.startswith(_PKG_DIR) or fname.startswith(_CLI_DIR)):
-            return f
-        f = f.f_back
-    return None
-
-
-def _name_in(frame: Any, tensor: Any) -> str | None:
-    """A variable (or ``var.attr``) in the user's frame bound to ``tensor``: best effort."""
-    if frame is None:
-        return None
-    scopes = [frame.f_locals] if frame.f_locals is not frame.f_globals else []
-    scopes.append(frame.f_globals)
-    for scope in scopes:
-        for k, v in scope.items():
-            if v is tensor and not k.startswith("_"):
-                return k
-    for scope in scopes[:1]:  # one level of attributes (self.weight) in locals only: cheap enough
-        for k, v in scope.items():
-            d = getattr(v, "__dict__", None)
-            if type(d) is dict:
-                for a, w in d.items():
-                    if w is tensor:
-                        return f"{k}.{a}"
-    return None
 
 
 # --- signals: never interrupt the recorder half-way through an event --------------------------
@@ -279,13 +94,22 @@ RESIGNAL_DELAY = 0.005  # seconds before a deferred signal is delivered again
 
 def in_recorder(frame: Any) -> bool:
     """Whether ``frame`` (where a signal handler interrupted the main thread) is inside the trace
-    layer: an exception raised there could leave an event half-written (a seq without its event)."""
+    layer, or inside a ready queue's push or pop: an exception raised there could leave an event
+    half-written (a seq without its event) or a step without its event (a push the trace never
+    hears of, whose pop it does). A queue's wait for work stays interruptible."""
     f = frame
     while f is not None:
-        if f.f_code.co_filename.startswith(_TRACE_DIR):
+        code = f.f_code
+        if code is _QUEUE_WAIT:
+            return False
+        if code in _QUEUE_STEPS or code.co_filename.startswith(_TRACE_DIR):
             return True
         f = f.f_back
     return False
+
+
+_QUEUE_STEPS = frozenset(m.__code__ for m in (ReadyQueue.push, ReadyQueue.push_ready, ReadyQueue.pop))
+_QUEUE_WAIT = ReadyQueue._wait.__code__
 
 
 def deferring_handler(signum: int, make_exc: Callable[[], BaseException]) -> Callable[[int, Any], None]:
@@ -308,7 +132,7 @@ def deferring_handler(signum: int, make_exc: Callable[[], BaseException]) -> Cal
 # Flushing on a timer is what makes a killed program's trace whole up to its last 50 ms, even
 # when the program sits idle. One thread serves every file recording of the process and lives
 # on for FLUSHER_IDLE_EXIT seconds after the last one ends: starting and joining a thread per
-# recording cost 0.12 ms of CPU, an eighth of a millisecond backward (W3). It is not a
+# recording cost 0.12 ms of CPU, an eighth of a small MLP's millisecond backward. It is not a
 # "gradviz-" engine thread: the engine's shutdown does not wait for it, nor need it.
 
 FLUSHER_IDLE_EXIT = 1.0  # seconds without a file recording before the flusher thread ends
@@ -376,46 +200,10 @@ class _ThreadTid(threading.local):
 # starting and stopping. Timestamps are taken before the append: across threads they may be out
 # of seq order by a thread switch, within a thread they never are.
 SPILL_ROWS = 2048  # ~150 kB of JSON: encoded in cache (8192 rows a batch cost 12% more an event)
-_now = time.perf_counter_ns
 _first = itemgetter(0)
-_id_of = attrgetter("_id")
 
 
-def _queue_probe(kind: str) -> Callable[[Recorder, Any, Any, int], None]:
-    """Recorder.queue_push / queue_pop: one function each, with the kind in a closure (not a
-    shared helper taking it: that would be one more call on every push and pop)."""
-
-    def probe(self: Recorder, queue: Any, node_task: Any, size: int) -> None:
-        fn = node_task.fn
-        qid = queue.id
-        device = self._queues.get(qid)
-        # the priority key as NodeTask.key() makes it, without the call
-        if fn is None:
-            nid = None
-            if node_task.is_shutdown:
-                what, key = "shutdown", (0, 0, 0)
-            else:
-                what, key = "wakeup", (1, node_task.reentrant_depth, 0)
-        else:
-            nid = fn._id
-            if nid not in self._nodes:
-                self._announce(fn)
-            if node_task.is_shutdown:
-                what, key = "shutdown", (0, 0, 0)
-            else:
-                what, key = "node", (2, node_task.reentrant_depth, fn.sequence_nr)
-        if device is None:
-            device = self._announce_queue(queue)
-        gt = node_task.graph_task
-        self._append((kind, _now() - self._t0, self._local.tid or self._tid(), qid, device,
-                      None if gt is None else gt.id, nid, what, key, size))  # fmt: skip
-
-    probe.__name__ = kind
-    probe.__qualname__ = f"Recorder.{kind}"
-    return probe
-
-
-class Recorder(Probe):
+class Recorder(StepsMixin, AnnounceMixin, Probe):
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
     ``start()``/``stop()`` or a ``with`` block. After it stops, ``trace`` is the recorded Trace
@@ -429,7 +217,7 @@ class Recorder(Probe):
         self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
         self._base = 0  # events spilled (rows spilled, and the events their groups add)
-        # gradient_in / node_pop / chain_step rows stand for 3 / 2 / 6 events: counted from the rows
+        # gradient_in rows stand for 3 events: counted from the rows
         # (_scan), up to row _scan_pos; node_edges rows' edges as they are made (under the lock)
         self._scan_pos = 0
         self._scan_extra = 0
@@ -484,7 +272,7 @@ class Recorder(Probe):
         if k > pos:
             kinds = self._rows[pos:k]
             kinds = list(map(_first, kinds))
-            self._scan_extra += 2 * kinds.count("gradient_in") + kinds.count("node_pop") + 5 * kinds.count("chain_step")
+            self._scan_extra += 2 * kinds.count("gradient_in")
             self._scan_pos = k
         return self._scan_extra
 
@@ -699,633 +487,6 @@ class Recorder(Probe):
             self._put("queue_created", tid, qid, device, owner, str(q.name))
             self._queues[qid] = device  # known once its row is in: see above
         return qid
-
-    def _node(self, node: Any, tid: int) -> int:
-        """node's id, after emitting node_created (and those of its unknown successors) if needed.
-
-        A graph built before the recording began is announced here in one walk, on the first step
-        that names one of its nodes (for a backward, task_begin's roots): its rows share one
-        timestamp, the moment it was announced."""
-        nid = node._id
-        known = self._nodes
-        if nid in known:
-            return nid
-        if self._closed:
-            return nid
-        ts = _now() - self._t0
-        # Edges go into a file's rows as the engine's own Edge tuples: the JSON encoder writes
-        # their nodes as ids (codec's hook), for a fraction of what building id pairs here costs.
-        # Kept in memory, rows hold ids, so that they do not keep the graph alive.
-        by_id = self._writer is None
-        row = self._row
-        for f, _ in node.next_edges:
-            if f is not None and f._id not in known:
-                break
-        else:
-            # Its successors are all announced: a graph recorded as it is built (a forward under
-            # gradviz run) comes here once a node, with no walk to make.
-            made, leaf = row(node, ts, tid, by_id)
-            rows = self._rows
-            if leaf is not None:
-                rows.append(leaf)
-            rows.append(made)
-            known.add(nid)  # after its rows: see the note on SPILL_ROWS
-            self._edges += made[8]
-            if len(rows) >= self._spill_at:
-                self._spill()
-            return nid
-        n_edges = 0
-        # One pass finds the unknown nodes (breadth first) and makes their rows; then the rows
-        # are sorted by topological_nr, which puts every node after the nodes its edges point to
-        # (so that an edge names a node announced before it): a node's topological_nr is one more
-        # than the largest of its successors' (torch's rule, kept by every way a node is made).
-        # The pass checks the rule on the way; a graph that breaks it gets a depth-first order.
-        made_rows: list[tuple] = []
-        keep = made_rows.append
-        leaves: dict[int, tuple] = {}  # node id -> the tensor_created row of its leaf
-        todo = [node]
-        seen = {nid}
-        see = seen.add
-        push = todo.append
-        ordered = True
-        for n in todo:  # grows as it goes
-            topo = n.topological_nr
-            for f, _ in n.next_edges:
-                if f is not None:
-                    fid = f._id
-                    if fid not in known:
-                        if fid not in seen:
-                            see(fid)
-                            push(f)
-                        if f.topological_nr >= topo:
-                            ordered = False
-            made, leaf = row(n, ts, tid, by_id)
-            if leaf is not None:  # goes just before the node's row
-                leaves[made[3]] = leaf
-            keep(made)
-            n_edges += made[8]
-        if ordered:
-            made_rows.sort(key=_topo_of_row)
-        else:
-            row_of = {r[3]: r for r in made_rows}
-            made_rows = [row_of[n._id] for n in _walk(node, known)]
-        if leaves:  # AccumulateGrads (topological_nr 0) come first: a short loop
-            out: list[tuple] = []
-            left = len(leaves)
-            i = 0
-            for i, r in enumerate(made_rows):  # noqa: B007 - i is used after the loop
-                leaf = leaves.get(r[3])
-                if leaf is not None:
-                    out.append(leaf)
-                    left -= 1
-                out.append(r)
-                if not left:
-                    break
-            out += made_rows[i + 1 :]
-            made_rows = out
-        rows = self._rows
-        rows.extend(made_rows)
-        known.update(seen)  # after their rows: see the note on SPILL_ROWS
-        self._edges += n_edges
-        if len(rows) >= self._spill_at:
-            self._spill()
-        return nid
-
-    def _row(self, n: Any, ts: int, tid: int, by_id: bool) -> tuple[tuple, tuple | None]:
-        """Node n's node_edges row, and the tensor_created row of its leaf when that is not
-        announced yet (an AccumulateGrad's), else None."""
-        edges = n.next_edges
-        info = _CLASS_INFO.get(type(n))
-        if info is None:
-            info = _class_info(type(n))
-        name, has_var, plain_device, saved_how = info
-        if name is None:
-            name = n.name()
-        tensor = leaf = None
-        if has_var:
-            var = n.variable
-            if var is not None:
-                tensor = var._id
-                leaf = self._tensor_row(var, tid, None)
-        md = n.input_metadata
-        if plain_device:  # Node.device, without the property and str() of the same device again
-            if md:
-                d = md[0][2]  # (shape, dtype, device)
-                last = self._device_seen
-                if last[0] is d:
-                    device = last[1]
-                else:
-                    device = str(d)
-                    self._device_seen = (d, device)
-            else:
-                device = "cpu"
-        else:
-            device = n.device
-            if type(device) is not str:
-                device = str(device)
-        # saved_how: 0 saves nothing (Node's), 1 an OpNode's: tensors (SavedVariables, lists of
-        # them) among plain values (a chain's scalar factors), 2 ask the node
-        saved = None
-        if saved_how == 1:
-            for v in n.saved.values():
-                if type(v) is _SavedVariable or type(v) is list:
-                    saved = n.saved_shapes()
-                    break
-        elif saved_how == 2:
-            saved = n.saved_shapes()
-        return (
-            "node_edges", ts, tid, n._id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
-            tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
-            tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
-        ), leaf  # fmt: skip
-
-    def _tensor(self, t: Any, tid: int, name: str | None) -> int:
-        row = self._tensor_row(t, tid, name)
-        if row is not None and not self._closed:
-            rows = self._rows
-            rows.append(row)
-            if len(rows) >= self._spill_at:
-                self._spill()
-        return t._id
-
-    def _tensor_row(self, t: Any, tid: int, name: str | None) -> tuple | None:
-        """The tensor_created row of a leaf not announced yet (which counts as announced now)."""
-        tensor_id = t._id
-        if tensor_id in self._tensors:
-            return None
-        self._tensors.add(tensor_id)
-        source = self._tensor_sources.pop(tensor_id, None)
-        return (
-            "tensor_created", _now() - self._t0, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
-            str(t.device), source,
-        )  # fmt: skip
-
-    def _values(self, data: Any) -> Raw | None:
-        if not self.values or data is None:
-            return None
-        a = _host(data)
-        if a.size > VALUES_MAX:
-            return None
-        v = a.tolist()
-        return Raw(v, codec._encode_any(v))
-
-    # -- the probe ------------------------------------------------------------------------------
-    # The steps a backward takes for every node (queue push/pop, node begin/end, buffer add,
-    # dependency decrement) are written out in full and take no lock (see above): the
-    # recorder's share of a recorded backward is mostly these few lines.
-    def thread_start(self, role: str, device: str | None) -> None:
-        thread = threading.current_thread()
-        with self._lock:
-            known = self._tids.get(thread.ident)
-            if known is not None and known[1] is thread:
-                self._local.tid = known[0]
-            else:
-                self._announce_thread(thread, self._assign_tid(thread), role, device)
-
-    def thread_end(self) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            self._put("thread_end", tid)
-            self._tids.pop(threading.get_ident(), None)
-            self._local.tid = None
-
-    def queue_created(self, queue: Any) -> None:
-        with self._lock:
-            self._queue(queue, self._current_tid())
-
-    def tensor_created(self, tensor: Any) -> None:
-        # Emitted when the leaf joins a graph (its AccumulateGrad is made): by then the user's
-        # variable holding it exists, so the event can carry a name. Remember where it was made.
-        frame = _user_frame()
-        source = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
-        with self._lock:
-            if not self._closed:
-                self._tensor_sources[tensor._id] = source
-
-    def node_created(self, node: Any) -> None:
-        var = _variable(node)
-        name = None
-        if var is not None and var._id not in self._tensors and not var.name:
-            name = _name_in(_user_frame(), var)
-        with self._lock:
-            tid = self._current_tid()
-            if var is not None and name is not None:
-                self._tensor(var, tid, name)
-            self._node(node, tid)
-
-    def task_begin(self, task: Any, roots: list[Any], graph_root: Any, outputs: list[Any]) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            node = self._node
-            root_edges = tuple((node(e.function, tid), e.input_nr) for e in roots if e.function is not None)
-            gr = node(graph_root, tid) if graph_root is not None else None
-            outs = tuple((node(e.function, tid), e.input_nr) for e in outputs if e.function is not None)
-            q = self._queue(task.cpu_ready_queue, tid)
-            self._put(
-                "task_begin", tid, task.id, root_edges, gr, bool(task.keep_graph), bool(task.create_graph),
-                bool(task.accumulate_grad), outs, task.reentrant_depth, tid, q,
-            )  # fmt: skip
-
-    def dependencies(self, task: Any) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            known = self._nodes
-            node = self._node
-            deps = task.dependencies
-            ids = list(map(_id_of, deps))  # in C: a node a task counts is almost always known
-            if not known.issuperset(ids):
-                ids = [n._id if n._id in known else node(n, tid) for n in deps]
-            self._put("dependencies", tid, task.id, tuple(sorted(zip(ids, deps.values()))))
-
-    def exec_info(self, task: Any) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            needed = []
-            captured = []
-            for n, info in task.exec_info.items():
-                nid = self._node(n, tid)
-                if getattr(info, "needed", False):
-                    needed.append(nid)
-                for input_nr, index in info.captures or ():  # (input_nr, output index) pairs
-                    captured.append((nid, input_nr, index))
-            self._put("exec_info", tid, task.id, tuple(sorted(needed)), tuple(sorted(captured)))
-
-    def task_end(self, task: Any, error: BaseException | None) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            if error is None:
-                self._put("task_end", tid, task.id, "ok", None)
-            else:
-                self._put("task_end", tid, task.id, "error", _error_text(error))
-
-    def dependency_decrement(self, task: Any, node: Any, by: Any, remaining: int) -> None:
-        nid = node._id
-        by_id = by._id
-        known = self._nodes
-        if by_id not in known:
-            self._announce(by)
-        if nid not in known:
-            self._announce(node)
-        self._append(("dependency_decrement", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, by_id,
-                      remaining))  # fmt: skip
-
-    queue_push = _queue_probe("queue_push")
-    queue_pop = _queue_probe("queue_pop")
-
-    def buffer_add(self, task: Any, node: Any, slot: int, grad: Any, mode: str, producer: Any) -> None:
-        nid = node._id
-        known = self._nodes
-        if producer is None:
-            pid = None
-        else:
-            pid = producer._id
-            if pid not in known:
-                self._announce(producer)
-        if nid not in known:
-            self._announce(node)
-        shape, dtype, device, stats, values = self._summary(node, grad, mode)
-        self._append(("buffer_add", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, slot, mode, pid,
-                      shape, dtype, device, stats, values))  # fmt: skip
-
-    def gradient_in(self, task: Any, node: Any, by: Any, slot: int, grad: Any, mode: str, remaining: int,
-                    not_ready: str | None, queue: Any, size: int) -> None:  # fmt: skip
-        # The fast path's steps for one edge, as the rows its single calls would make, one
-        # timestamp for all (they happen within a microsecond, in this order, on this thread).
-        nid = node._id
-        by_id = by._id
-        known = self._nodes
-        if by_id not in known:
-            self._announce(by)
-        if nid not in known:
-            self._announce(node)
-        data = getattr(grad, "_data", None)
-        last = self._float_seen
-        if (
-            type(data) is _ndarray and data.size == 1 and grad.dtype is last[0] and grad.device is last[1]
-            and _HAS_VARIABLE.get(type(node)) is False
-        ):  # fmt: skip
-            # A chain's gradient (one float, of the floating dtype and the device of the last one,
-            # into a node without a leaf): _summary's case without the call.
-            x = data.item()
-            stats = x if x - x == 0.0 else _stats_row(data)
-            shape, dtype, device, values = data.shape, last[2], last[3], None
-        else:
-            passed = self._passed
-            if (
-                passed[0] == by_id and grad is not None and passed[2]() is grad and passed[1] == task.id
-                and passed[3] == grad._version_counter[0]
-            ):  # fmt: skip
-                # by handed on the gradient it got, unchanged: its summary is the one made then
-                shape, dtype, device, stats, values = passed[4]
-                if _variable(node) is not None:
-                    if mode == "set":
-                        self._leaf_in[nid] = (stats, shape, dtype)
-                    else:
-                        self._leaf_in.pop(nid, None)
-            else:
-                shape, dtype, device, stats, values = self._summary(node, grad, mode)
-            if not remaining and mode == "set":
-                passes = _PASSES_ON.get(type(node))
-                if passes is None:
-                    passes = _passes_on(type(node))
-                if passes:
-                    version = getattr(grad, "_version_counter", None)
-                    if version is not None:
-                        self._passed = (nid, task.id, _weakref(grad), version[0], (shape, dtype, device, stats, values))
-        if queue is not None:
-            qid = queue.id
-            qdevice = self._queues.get(qid)
-            if qdevice is None:
-                qdevice = self._announce_queue(queue)
-        ts = _now() - self._t0
-        tid = self._local.tid or self._tid()
-        task_id = task.id
-        if not_ready is None and queue is not None:  # the common case: one group row
-            self._append(("gradient_in", ts, tid, task_id, nid, by_id, remaining, slot, mode, shape, dtype, device,
-                          stats, values, qid, qdevice, (2, task.reentrant_depth, node.sequence_nr), size))  # fmt: skip
-            return
-        append = self._append
-        append(("dependency_decrement", ts, tid, task_id, nid, by_id, remaining))
-        append(("buffer_add", ts, tid, task_id, nid, slot, mode, by_id, shape, dtype, device, stats, values))
-        if not_ready is not None:
-            if not_ready == "park":
-                append(("not_ready_park", ts, tid, task_id, nid, remaining))
-            else:
-                append(("not_ready_take", ts, tid, task_id, nid))
-        if queue is not None:
-            key = (2, task.reentrant_depth, node.sequence_nr)
-            append(("queue_push", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
-
-    def node_pop(self, queue: Any, task: Any, node: Any, size: int, depth: int | None) -> None:
-        nid = node._id
-        if nid not in self._nodes:
-            self._announce(node)
-        qid = queue.id
-        qdevice = self._queues.get(qid)
-        if qdevice is None:
-            qdevice = self._announce_queue(queue)
-        ts = _now() - self._t0
-        tid = self._local.tid or self._tid()
-        task_id = task.id
-        key = (2, task.reentrant_depth, node.sequence_nr)
-        if depth is not None:
-            self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
-        else:
-            self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
-
-    def chain_step(self, task: Any, prev: Any, node: Any, slot: int, grad: Any, mode: str, queue: Any,
-                   push_size: int, pop_size: int, depth: int) -> None:  # fmt: skip
-        # One row for node_end, gradient_in and node_pop (a chain's every step: a third of the
-        # calls and rows); the common case of each, as they make it.
-        nid = node._id
-        by_id = prev._id
-        known = self._nodes
-        last = self._float_seen
-        qid = queue.id
-        qdevice = self._queues.get(qid)
-        if (
-            grad is None or nid not in known or by_id not in known or qdevice is None
-            or grad.dtype is not last[0] or grad.device is not last[1] or type(data := grad._data) is not _ndarray
-            or data.size != 1 or _HAS_VARIABLE.get(type(node)) is not False
-        ):  # fmt: skip
-            self.node_end(task, prev, True)
-            self.gradient_in(task, node, prev, slot, grad, mode, 0, None, queue, push_size)
-            self.node_pop(queue, task, node, pop_size, depth)
-            return
-        x = data.item()
-        rows = self._rows
-        rows.append((
-            "chain_step", _now() - self._t0, self._local.tid or self._tid(), task.id, by_id, nid, slot, mode,
-            data.shape, last[2], last[3], x if x - x == 0.0 else _stats_row(data), None, qid, qdevice,
-            (2, task.reentrant_depth, node.sequence_nr), push_size, pop_size, depth,
-        ))  # fmt: skip
-        if len(rows) >= self._spill_at:
-            self._timed_flush()
-
-    def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
-        """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
-        if grad is None:
-            return None, None, None, None, None
-        data = getattr(grad, "_data", grad)
-        shape = data.shape
-        # dtype and device names: the last ones asked for, by identity (one pair per
-        # tuple, so a thread switch between two stores cannot pair a name with another key)
-        dt = getattr(grad, "dtype", None) or data.dtype
-        last = self._dtype_seen
-        if last[0] is dt:
-            dtype = last[1]
-        else:
-            dtype = _dtype_name(dt)
-            self._dtype_seen = (dt, dtype)
-        dev = getattr(grad, "device", "cpu")
-        last = self._device_seen
-        if last[0] is dev:
-            device = last[1]
-        else:
-            device = str(dev)
-            self._device_seen = (dev, device)
-        if not self.values and data.dtype.kind == "f":
-            self._float_seen = (dt, dev, dtype, device)
-        if type(data) is _ndarray and data.size == 1 and data.dtype.kind == "f":
-            x = data.item()  # a chain's gradient: _stats_row's case without the call
-            stats = x if x - x == 0.0 else _stats_row(data)
-        else:
-            stats = _stats_row(data)
-        values = self._values(data) if self.values else None
-        if _variable(node) is not None:
-            if mode == "set":
-                self._leaf_in[node._id] = (stats, shape, dtype)  # type: ignore[assignment]
-            else:
-                self._leaf_in.pop(node._id, None)
-        return shape, dtype, device, stats, values
-
-    def not_ready_park(self, task: Any, node: Any, remaining: int) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            self._put("not_ready_park", tid, task.id, self._node(node, tid), remaining)
-
-    def not_ready_take(self, task: Any, node: Any) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            self._put("not_ready_take", tid, task.id, self._node(node, tid))
-
-    def pool_push(self, task: Any, depth: int) -> None:
-        with self._lock:
-            self._put("pool_push", self._current_tid(), task.id, depth)
-
-    def pool_take(self, task: Any) -> None:
-        with self._lock:
-            self._put("pool_take", self._current_tid(), task.id)
-
-    def node_begin(self, task: Any, node: Any, depth: int) -> None:
-        nid = node._id
-        if nid not in self._nodes:
-            self._announce(node)
-        self._append(("node_begin", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, depth))
-
-    def node_end(self, task: Any, node: Any, ok: bool) -> None:
-        nid = node._id
-        if nid not in self._nodes:
-            self._announce(node)
-        self._append(("node_end", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
-                      "ok" if ok else "error"))  # fmt: skip
-        if len(self._rows) >= self._spill_at:  # once a node: often enough to spill in cache-sized batches
-            self._timed_flush()
-
-    def hook(self, task: Any, node: Any, kind: str, fn: Any) -> None:
-        with self._lock:
-            self._leaf_in.pop(node._id, None)  # the hook may change the gradient
-            self._passed = _NOT_PASSED  # or replace it (then another may take its id)
-            tid = self._current_tid()
-            self._put("hook", tid, task.id, self._node(node, tid), kind, _qualname(fn))
-
-    def accumulate_grad(self, task: Any, node: Any, tensor: Any, before: Any, after: Any, mode: str) -> None:
-        if task is None:  # an AccumulateGrad called by hand, outside any backward: not an engine step
-            return
-        before_stats = None if before is None else _stats_row(_array(before))
-        after_data = _array(after)
-        seen = self._leaf_in.pop(node._id, None)
-        if (
-            seen is not None and mode == "set" and before is None and seen[1] == after_data.shape
-            and seen[2] == _dtype_name(getattr(after, "dtype", None) or after_data.dtype)
-        ):  # fmt: skip
-            after_stats = seen[0]  # .grad was set to a copy of the gradient summarised in buffer_add
-        else:
-            after_stats = _stats_row(after_data)
-        values = self._values(after_data) if self.values else None
-        nid = node._id
-        if nid in self._nodes and tensor._id in self._tensors:
-            # no lock, as the per-node steps: a known node's rows, its leaf's before them, are in
-            self._append(("accumulate_grad", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
-                          tensor._id, mode, before_stats, after_stats, values))  # fmt: skip
-            return
-        with self._lock:
-            tid = self._current_tid()
-            nid = self._node(node, tid)
-            t = self._tensor(tensor, tid, None)
-            self._put("accumulate_grad", tid, task.id, nid, t, mode, before_stats, after_stats, values)
-
-    def captured_grad(self, task: Any, node: Any, input_nr: int, index: int, grad: Any) -> None:
-        data = None if grad is None else _array(grad)
-        stats = None if data is None else _stats_row(data)
-        values = self._values(data)
-        with self._lock:
-            tid = self._current_tid()
-            self._put("captured_grad", tid, task.id, self._node(node, tid), input_nr, index, stats, values)
-
-    def saved_release(self, node: Any, count: int) -> None:
-        nid = node._id
-        if nid not in self._nodes:
-            self._announce(node)
-        self._append(("saved_release", _now() - self._t0, self._local.tid or self._tid(), nid, count))
-
-    def callback(self, task: Any, fn: Any) -> None:
-        with self._lock:
-            self._put("callback", self._current_tid(), task.id, _qualname(fn))
-
-    def error(self, task: Any, node: Any, exc: BaseException, forward: str | None) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            nid = None if node is None else self._node(node, tid)
-            self._put("error", tid, _task_id(task), nid, type(exc).__name__, str(exc), forward)
-
-    def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
-        with self._lock:
-            tid = self._current_tid()
-            self._put("anomaly", tid, task.id, self._node(node, tid), message, forward)
-
-
-# node class -> (its name() if the class does not override Node.name, whether it has a leaf,
-# whether its device is Node.device): what announcing a node would otherwise ask every node
-_CLASS_INFO: dict[type, tuple[str | None, bool, bool, int]] = {}
-
-
-def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
-    from gradviz.autograd.graph import Node
-
-    global _SavedVariable
-    from gradviz.autograd.graph import SavedVariable
-
-    _SavedVariable = SavedVariable
-    try:
-        from gradviz.ops.core import OpNode
-    except ImportError:  # pragma: no cover - the ops layer is always there with the engine
-        OpNode = None  # noqa: N806
-    name = cls.__name__ if getattr(cls, "name", None) is Node.name else None
-    shapes = getattr(cls, "saved_shapes", None)
-    saved_how = 0 if shapes is Node.saved_shapes else 1 if OpNode is not None and shapes is OpNode.saved_shapes else 2
-    info = _CLASS_INFO[cls] = (
-        name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"], saved_how,
-    )  # fmt: skip
-    return info
-
-
-_SavedVariable: Any = None  # gradviz.autograd.graph.SavedVariable, once a node class is seen
-_topo_of_row = itemgetter(6)  # a node_edges row's topological_nr
-
-
-def _walk(node: Any, known: set[int]) -> list[Any]:
-    """node and the nodes reachable from it that are not in ``known``, each after every node its
-    edges point to, by a depth-first walk: for any graph (_node sorts by topological_nr)."""
-    out: list[Any] = []
-    done: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(node, False)]
-    while stack:
-        n, expanded = stack.pop()
-        n_id = n._id
-        if n_id in known or n_id in done:
-            continue
-        if not expanded:
-            stack.append((n, True))
-            for f, _ in n.next_edges:
-                if f is not None and f._id not in known and f._id not in done:
-                    stack.append((f, False))
-            continue
-        done.add(n_id)
-        out.append(n)
-    return out
-
-
-# Summaries of a gradient handed on unchanged. An AddBackward0 (W3 has three) returns the gradient
-# it got as its first output: the same tensor, summarised again as its successor's gradient (a
-# 64x256 one: ~12 us with the caches cold after the matmuls). gradient_in remembers the summary of
-# the gradient that made a node ready alone (remaining 0, "set": no later gradient can be added
-# into it in place), when the node is one whose formulas only call ops (an OpNode that is
-# _defer_safe: no user code that could write into its input). When that node then reports the
-# very same tensor (a weak reference: identity, not an id() that a new tensor could reuse; a
-# strong one would change the refcounts that InputBuffer and AccumulateGrad steal by) at the
-# same version, in the same task (a node runs once a task), the summary is reused. A hook on the
-# node is told before it runs (Recorder.hook), and forgets it: hooks are user code.
-_NOT_PASSED: tuple = (None, None, lambda: None, None, None)
-_PASSES_ON: dict[type, bool] = {}
-
-
-def _passes_on(cls: type) -> bool:
-    try:
-        from gradviz.ops.core import OpNode
-    except ImportError:  # pragma: no cover - the ops layer is always there with the engine
-        OpNode = None  # noqa: N806
-    ok = _PASSES_ON[cls] = bool(OpNode is not None and issubclass(cls, OpNode) and getattr(cls, "_defer_safe", False))
-    return ok
-
-
-_HAS_VARIABLE: dict[type, bool] = {}  # node class -> whether it has a leaf (AccumulateGrad's variable)
-
-
-def _variable(node: Any) -> Any:
-    """An AccumulateGrad's leaf, None for other nodes. By class: ``getattr(node, "variable",
-    None)`` on a node without one raises and catches an AttributeError (0.8 us a node), and a
-    node class with a __getattr__ (OpNode's) would run it."""
-    t = type(node)
-    has = _HAS_VARIABLE.get(t)
-    if has is None:
-        has = _HAS_VARIABLE[t] = hasattr(t, "variable")
-    return getattr(node, "variable", None) if has else None
-
-
-def _task_id(task: Any) -> Any:
-    return None if task is None else task.id
-
 
 # What starting a recording imports, looked up once (an import statement in a function costs a
 # microsecond or two each time: a tenth of starting and stopping an empty recording).

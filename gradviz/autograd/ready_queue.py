@@ -1,0 +1,168 @@
+"""ReadyQueue and NodeTask (torch's ReadyQueue, NodeTask and CompareNodeTaskTime in engine.h).
+
+Every node the engine runs travels through a ReadyQueue: pushed once its InputBuffer is ready,
+popped by the one thread that serves the queue. The probe hears each push and pop inside the
+queue's lock, with the size the queue has then, so a recording of the queue is the queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from gradviz.autograd import graph
+
+if TYPE_CHECKING:
+    from gradviz.autograd.graph import Node
+    from gradviz.autograd.graph_task import GraphTask
+
+_queue_ids = itertools.count(1)
+
+
+class NodeTask:
+    """One node to run for one graph task, with its gathered gradients (``inputs``: the
+    InputBuffer's list, one slot per node input). ``fn`` None: a wake-up (or, with
+    ``is_shutdown``, a device worker's shutdown).
+
+    The task is held weakly, as torch's ``NodeTask::base_``: a NodeTask left in a queue after its
+    caller gave up (an interrupt, a failed task) must not keep the GraphTask, its buffers and
+    captured gradients alive. ``graph_task`` is None once the GraphTask is gone; ``task_id``
+    still names it, so a recording of its pop names the task its push named.
+    """
+
+    __slots__ = ("_base", "fn", "inputs", "is_shutdown", "reentrant_depth", "task_id")
+
+    def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: Any, is_shutdown: bool = False):
+        if graph_task is not None:
+            self._base = graph_task.weak_self  # one weak reference per GraphTask, made with it
+            self.task_id = graph_task.id
+            self.reentrant_depth = graph_task.reentrant_depth
+        else:
+            self._base = None
+            self.task_id = None
+            self.reentrant_depth = 0
+        self.fn = fn
+        self.inputs = inputs if type(inputs) is list else inputs.buffer  # an InputBuffer's list
+        self.is_shutdown = is_shutdown
+
+    @property
+    def graph_task(self) -> GraphTask | None:
+        return self._base() if self._base is not None else None
+
+    def key(self) -> tuple[int, int, int]:
+        """Priority (cls, depth, sequence_nr): see gradviz.trace.events for the order."""
+        if self.is_shutdown:
+            return (0, 0, 0)
+        if self.fn is None:
+            return (1, self.reentrant_depth, 0)
+        return (2, self.reentrant_depth, self.fn.sequence_nr)
+
+
+class ReadyQueue:
+    """A priority queue of NodeTasks: shutdown first, then wake-ups, then deeper reentrant
+    tasks, then higher sequence_nr (torch's CompareNodeTaskTime); ties in push order."""
+
+    def __init__(self, device: str, name: str, owner: int | None = None, announce: bool = True):
+        self.id = next(_queue_ids)
+        self.device = device
+        self.name = name
+        # Ident of the thread that pops from it (pool threads standing in for a blocked owner
+        # pop too). Set once, before the queue is announced to the probe or used.
+        self.owner = owner
+        # _lock (through _not_empty) protects: _heap, _count, _waiting.
+        self._lock = threading.Lock()
+        self._not_empty = threading.Condition(self._lock)
+        self._heap: list[tuple] = []
+        self._count = itertools.count()
+        # Threads asleep in pop(): push notifies only when there is one (Condition.notify costs
+        # half a microsecond even with no waiter).
+        self._waiting = 0
+        if announce:
+            self.announce()
+
+    def announce(self) -> None:
+        probe = graph._ENGINE.probe
+        if probe is not None:
+            probe.queue_created(self)
+
+    def push(self, item: NodeTask, increment_outstanding: bool = True) -> None:
+        """Queue ``item``. ``increment_outstanding=False``: the caller has already counted it
+        in its task's outstanding_tasks (torch's push(item, incrementOutstandingTasks))."""
+        fn = item.fn
+        # (cls, -depth, -sequence_nr, push order, item): the heap pops the smallest.
+        if item.is_shutdown:
+            entry: tuple = (0, 0, 0, next(self._count), item)
+        elif fn is None:
+            entry = (1, -item.reentrant_depth, 0, next(self._count), item)
+        else:
+            entry = (2, -item.reentrant_depth, -fn.sequence_nr, next(self._count), item)
+        if increment_outstanding:
+            gt = item.graph_task
+            if gt is not None:
+                # Counted before the task is visible to pop(); never nest task.mutex in _lock.
+                with gt.mutex:
+                    gt.outstanding_tasks += 1
+        with self._lock:
+            heapq.heappush(self._heap, entry)
+            probe = graph._ENGINE.probe
+            if probe is not None:
+                probe.queue_push(self, item, len(self._heap))
+            if self._waiting:
+                self._not_empty.notify()
+
+    def push_ready(self, item: NodeTask, told: tuple | None) -> None:
+        """Queue a node's NodeTask that its caller made ready and counted in outstanding_tasks.
+        ``told``: (task, by, slot, gradient, mode, not_ready) of the gradient that made it ready;
+        the probe hears it with the push, as one step (Probe.gradient_in), with the queue's size
+        after the push. None: nothing was recording when that gradient arrived."""
+        entry = (2, -item.reentrant_depth, -item.fn.sequence_nr, next(self._count), item)  # type: ignore[union-attr]
+        with self._lock:
+            heapq.heappush(self._heap, entry)
+            probe = graph._ENGINE.probe
+            if probe is not None:
+                if told is None:
+                    probe.queue_push(self, item, len(self._heap))
+                else:
+                    task, by, slot, grad, mode, took = told
+                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(self._heap))
+            if self._waiting:
+                self._not_empty.notify()
+
+    def push_shutdown(self) -> None:
+        self.push(NodeTask(None, None, [], is_shutdown=True), increment_outstanding=False)
+
+    def pop(self) -> NodeTask:
+        with self._lock:
+            if not self._heap:
+                self._wait()
+            item = heapq.heappop(self._heap)[4]
+            probe = graph._ENGINE.probe
+            if probe is not None:
+                try:
+                    probe.queue_pop(self, item, len(self._heap))
+                except Exception:  # noqa: BLE001
+                    # The item is already off the heap: raising here would lose it, and its task
+                    # would wait forever. A failing probe is reported, never fatal to backward.
+                    sys.excepthook(*sys.exc_info())
+            return item
+
+    def _wait(self) -> None:
+        """Sleep until the heap has an entry (called, and returning, with _lock held). Its own
+        frame: a signal here may interrupt the wait, while one anywhere else in push or pop is
+        held back until the step and its event are both done (trace.recorder.in_recorder)."""
+        while not self._heap:
+            self._waiting += 1
+            try:
+                self._not_empty.wait()
+            finally:
+                self._waiting -= 1
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._heap)
+
+    def __repr__(self) -> str:
+        return f"<ReadyQueue {self.name} ({len(self)} tasks)>"
