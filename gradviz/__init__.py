@@ -24,26 +24,28 @@ from gradviz.autograd import (
 from gradviz.device import device
 from gradviz.ops import *  # noqa: F403 - the torch-style function namespace
 from gradviz.ops import functions as _functions
-from gradviz.tensor import (
-    Size,
-    Tensor,
+from gradviz.ops.construction import (
     arange,
     empty,
     eye,
     from_numpy,
     full,
     full_like,
-    is_tensor,
     linspace,
-    manual_seed,
     ones,
     ones_like,
-    rand,
-    randint,
-    randn,
     tensor,
     zeros,
     zeros_like,
+)
+from gradviz.tensor import (
+    Size,
+    Tensor,
+    is_tensor,
+    manual_seed,
+    rand,
+    randint,
+    randn,
 )
 
 # torch.max / torch.min / torch.abs / torch.pow etc. as functions (the star import skips builtins

@@ -1,0 +1,272 @@
+"""Linear algebra: mm, mv, dot, bmm, matmul."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from gradviz import _dtype
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import SavedVariable
+from gradviz.ops import arith as _arith
+from gradviz.ops import views as _views
+from gradviz.ops._common import (
+    NODES,
+    _as_array,
+    _broadcast_error,
+    _check_devices,
+    _new,
+    _out,
+    _saved_data,
+    _wrap,
+    register,
+)
+from gradviz.ops.core import Derivative as D
+from gradviz.ops.core import record, save
+from gradviz.tensor import Tensor
+
+# -- linear algebra --------------------------------------------------------------------------
+
+
+def _check_float_mm(a: Tensor, b: Tensor) -> None:
+    _check_devices(a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_type_name(a.dtype)} != "
+            f"{_dtype.cpp_type_name(b.dtype)}"
+        )
+
+
+def _colmajor(x: Any) -> bool:
+    # torch's test in mm's backward: strides (1, rows), in elements
+    item = x.itemsize
+    st = x.strides
+    return st[0] == item and st[1] == x.shape[0] * item
+
+
+def _check_mm(a: Tensor, b: Tensor) -> None:
+    _check_float_mm(a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError("self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+            f"{b.shape[0]}x{b.shape[1]})"
+        )
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    x, y = a._data, b._data
+    dt = a.dtype
+    if not (dt is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
+        _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
+    if _grad_state.enabled:
+        # requires_grad and _colmajor inline, SavedVariable without save()'s call.
+        ra = a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base.requires_grad)
+        rb = b._requires_grad or b._grad_fn is not None or (b._base is not None and b._base.requires_grad)
+        if ra or rb:
+            item = x.itemsize
+            st = x.strides
+            c1 = st[0] == item and st[1] == x.shape[0] * item
+            st = y.strides
+            c2 = st[0] == item and st[1] == y.shape[0] * item
+            if ra:
+                if rb:
+                    saved = {
+                        "self_colmajor": c1,
+                        "mat2_colmajor": c2,
+                        "mat2": SavedVariable(b),
+                        "self": SavedVariable(a),
+                    }
+                else:
+                    saved = {"self_colmajor": c1, "mat2_colmajor": c2, "mat2": SavedVariable(b)}
+            else:
+                saved = {"self_colmajor": c1, "mat2_colmajor": c2, "self": SavedVariable(a)}
+            if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype is y.dtype:
+                # The node first and the product into its output after, as torch's generated code
+                # orders them: the graph building then runs on the caches the ops before left
+                # warm, not on those a large product just evicted (2-4x slower there). matmul
+                # into a fresh C-contiguous buffer is the same BLAS call as ``x @ y``.
+                data = np.empty((x.shape[0], y.shape[1]), x.dtype)
+                out = _wrap(data, dt, a.device)
+                record(_MM_NODE, (a, b), [out], saved)
+                np.matmul(x, y, out=data)
+                return out
+            out = _wrap(x @ y, dt, a.device)
+            record(_MM_NODE, (a, b), [out], saved)
+            return out
+    return _wrap(x @ y, dt, a.device)
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    _check_float_mm(a, v)
+    if a.ndim == 2 and v.ndim == 1 and a.shape[1] != v.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
+        )
+    out = _new(a._data @ v._data, a.device)
+    if _grad_state.enabled and (a.requires_grad or v.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["vec"] = save(v)
+        if v.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["mv"], (a, v), [out], saved)
+    return out
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    _check_float_mm(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the same "
+            f"number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"
+        )
+    out = _new(_as_array(np.dot(a._data, b._data)), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["tensor"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["dot"], (a, b), [out], saved)
+    return out
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError(f"batch{1 if a.ndim != 3 else 2} must be a 3D tensor")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but "
+            f"got: [{b.shape[0]}, {b.shape[1]}]."
+        )
+    _check_float_mm(a, b)
+    out = _new(np.matmul(a._data, b._data), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["mat2"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["bmm"], (a, b), [out], saved)
+    return out
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """torch.matmul's dispatch: dot, mv, mm, or folded/batched forms ending in an unsafe view."""
+    da, db = a._data.ndim, b._data.ndim
+    if da == 2 and db == 2:
+        return mm(a, b)
+    if da == 1 and db == 1:
+        return dot(a, b)
+    if da == 2 and db == 1:
+        return mv(a, b)
+    if da == 1 and db == 2:
+        # torch squeezes the mm result in place: SqueezeBackward4, and the result is no view.
+        r = mm(_views.unsqueeze(a, 0), b)
+        out = _new(np.squeeze(r._data, 0), r.device)
+        if _grad_state.enabled and r.requires_grad:
+            record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape, "dim": 0})
+        return out
+    if _should_fold(a, b):
+        # Fold the batch of the larger operand into matrix rows: one mm (or mv) and a view back.
+        transpose = db > da
+        t1 = _mT(b) if transpose else a
+        t2 = (_views.t(a) if da == 2 else a) if transpose else b
+        lead = t1.shape[:-1]
+        folded = _views.reshape(t1, (int(np.prod(lead)), t1.shape[-1]))
+        if t2.ndim == 2:
+            r = _views._unsafe_view(mm(folded, t2), lead + (t2.shape[1],))
+            return _views.contiguous(_mT(r)) if transpose else r
+        return _views._unsafe_view(mv(folded, t2), lead)
+    # Broadcast the batch dims, then one bmm.
+    n = a.shape[-2] if da > 1 else 1
+    p = b.shape[-1] if db > 1 else 1
+    m2 = b.shape[-2] if db > 1 else b.shape[0]
+    ba, bb = a.shape[:-2] if da > 2 else (), b.shape[:-2] if db > 2 else ()
+    err = _broadcast_error(ba, bb)
+    if err is not None:
+        raise err
+    batch = tuple(np.broadcast_shapes(ba, bb))
+    count = int(np.prod(batch))
+    a3 = _views.reshape(_views.expand(a, batch + (n, a.shape[-1])), (count, n, a.shape[-1]))
+    if db == 1:
+        b3 = _views.unsqueeze(_views.reshape(_views.expand(b, batch + (m2,)), (count, m2)), 2)
+    else:
+        b3 = _views.reshape(_views.expand(b, batch + (m2, p)), (count, m2, p))
+    shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    r = bmm(a3, b3)
+    return _views._unsafe_view(_views.squeeze(r, -1) if db == 1 else r, shape)
+
+
+def _mT(a: Tensor) -> Tensor:  # noqa: N802 - torch's Tensor.mT
+    return _views.transpose(a, -2, -1)
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """torch's should_fold: use mm/mv on the larger operand folded to a matrix when the smaller
+    one requires grad (a cheaper backward) or the fold needs no copy."""
+    a_larger = a.ndim >= b.ndim
+    big_ndim, small = (a.ndim, b) if a_larger else (b.ndim, a)
+    if not (big_ndim >= 3 and small.ndim <= 2):
+        return False
+    if small.requires_grad and _grad_state.enabled:
+        return True
+    if a.ndim == 2:
+        return False
+    big = a._data if a_larger else np.swapaxes(b._data, -1, -2)
+    if big.size == 0:
+        return True
+    strides, sizes = big.strides, big.shape
+    return builtins.all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(big.ndim - 1))
+
+
+# -- backward formulas ----------------------------------------------------------------------
+
+
+def _mm_mat1(n, g):
+    # torch's mm_mat1_backward: a column-major self gets its gradient column-major too.
+    if not _grad_state.enabled:
+        # No graph to build: one product on the arrays, one tensor (not two views and an mm).
+        m2 = _saved_data(n, "mat2")
+        data = (m2 @ g._data.T).T if n.saved["self_colmajor"] else g._data @ m2.T
+        return _out(data, g)
+    if n["self_colmajor"]:
+        return _views.t(mm(n["mat2"], _views.t(g)))
+    return mm(g, _views.t(n["mat2"]))
+
+
+def _mm_mat2(n, g):
+    if not _grad_state.enabled:
+        m1 = _saved_data(n, "self")
+        data = (g._data.T @ m1).T if n.saved["mat2_colmajor"] else m1.T @ g._data
+        return _out(data, g)
+    if n["mat2_colmajor"]:
+        return _views.t(mm(_views.t(g), n["self"]))
+    return mm(_views.t(n["self"]), g)
+
+
+# -- derivative rows ----------------------------------------------------------------------
+
+
+ROWS: dict[str, D] = {
+    "mm": D("MmBackward0", (_mm_mat1, _mm_mat2), order=(1, 0)),
+    "mv": D("MvBackward0", (
+        lambda n, g: _arith.mul(_views.reshape(g, (g.shape[0], 1)), n["vec"]),  # grad.ger(vec)
+        lambda n, g: mv(_views.t(n["self"]), g),
+    )),
+    "dot": D("DotBackward0", (lambda n, g: _arith.mul(g, n["tensor"]), lambda n, g: _arith.mul(g, n["self"]))),
+    "bmm": D("BmmBackward0", (
+        lambda n, g: bmm(g, _views.transpose(n["mat2"], 1, 2)),
+        lambda n, g: bmm(_views.transpose(n["self"], 1, 2), g),
+    ), order=(1, 0)),
+}  # fmt: skip
+register(ROWS)
+_MM_NODE = NODES["mm"]  # the hot path's node class, looked up once
