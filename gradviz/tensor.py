@@ -77,7 +77,13 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
-    def __init__(self, data: Any, device: Device = CPU, requires_grad: bool = False):
+    def __init__(self, *args: Any, device: Any = None, requires_grad: bool = False):
+        data = args[0] if args else None
+        if len(args) > 2 or not hasattr(data, "__array_interface__") and not hasattr(data, "__cuda_array_interface__"):
+            # torch's legacy constructor: Tensor(list), Tensor(sizes...), Tensor(tensor), Tensor()
+            _legacy_init(self, _dtype._default[0], args, device)
+            return
+        device = args[1] if len(args) > 1 else (CPU if device is None else device)
         self._data = data
         self.dtype: DType = _dtype.from_numpy_dtype(data.dtype)
         self.device: Device = device
@@ -432,6 +438,32 @@ def _check_grad_assignment(t: Tensor, value: Any) -> None:
 
 # AccumulateGrad's stolen .grad is Tensor.detach() inline (graph.py cannot import this module).
 _graph._wrap_tensor = Tensor._wrap
+
+
+def _legacy_init(t: Tensor, dt: DType, args: tuple, device: Any) -> None:
+    """torch.Tensor(...) and the typed FloatTensor(...): a list's values in ``dt``, a tensor's
+    storage itself (of that dtype only), or the sizes (torch leaves the memory uninitialized:
+    zeros here)."""
+    from gradviz.device import as_device
+
+    dev = as_device(device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        src = args[0]
+        if src.dtype is not dt:
+            raise TypeError(f"expected {_dtype.scalar_type_name(dt)} (got {_dtype.scalar_type_name(src.dtype)})")
+        arr = src._data
+    elif len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
+        arr = np.array(args[0], dtype=np.float64 if dt.is_floating_point else None).astype(dt.np)
+    else:
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+        for s in sizes:
+            if not isinstance(s, int) or isinstance(s, bool):
+                raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of type "
+                                f"{type(s).__name__} at pos {sizes.index(s)}")
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+        arr = np.zeros(sizes if args else (0,), dtype=dt.np)
+    Tensor.__init__(t, to_device_array(arr, dev), dev)
 
 
 def make_tensor(arr: Any, dev: Device, requires_grad: bool = False) -> Tensor:

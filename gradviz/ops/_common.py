@@ -59,13 +59,13 @@ def _check_devices(a: Tensor, b: Tensor) -> None:
 
 
 def _scalar_dtype(s: Any) -> _dtype.dtype:
-    # A Python number takes the default dtype of its kind (float32 for floats), as torch's
-    # wrapped numbers.
+    # A Python number takes the default dtype of its kind (the default dtype for floats), as
+    # torch's wrapped numbers.
     if isinstance(s, (bool, np.bool_)):
         return _dtype.bool_
     if isinstance(s, (int, np.integer)):
         return _dtype.int64
-    return _dtype.float32
+    return _dtype._default[0]
 
 
 def _promote(a: _dtype.dtype | None, b: _dtype.dtype | None) -> _dtype.dtype | None:
@@ -159,10 +159,16 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
         raise TypeError("gradviz ops take tensors or Python numbers, not numpy arrays")
     dt = result_type(a, b)
     if floating and not dt.is_floating_point:
-        dt = _dtype.float32
+        dt = _dtype._default[0]
     if isinstance(b, Tensor):
         _check_devices(a, b)
         x, y = a._data, b._data
+        # computed in the result dtype, as torch's kernels (numpy would widen int and float32
+        # to float64, and has no common type for float16 and bfloat16)
+        if x.dtype != dt.np:
+            x = x.astype(dt.np)
+        if y.dtype != dt.np:
+            y = y.astype(dt.np)
         if a.device is not b.device and a.device != b.device:
             # One is a 0-dim cpu tensor, which meets any device as a scalar (torch): its value
             # joins the other's device, as cupy takes no host arrays; the result is on that
@@ -176,7 +182,10 @@ def _binary_data(a: Tensor, b: Tensor | Scalar, op, floating: bool = False) -> t
         except ValueError as e:
             raise (_broadcast_error(x.shape, y.shape) or e) from None
         return _cast(out if type(out) is np.ndarray else _as_array(out), dt), b
-    out = op(a._data, b)
+    x = a._data
+    if dt.is_floating_point and x.dtype != dt.np:
+        x = x.astype(dt.np)  # an integer tensor and a float: computed in the default dtype, as torch
+    out = op(x, b)
     return _cast(out if type(out) is np.ndarray else _as_array(out), dt), None
 
 
@@ -249,9 +258,10 @@ def _number_result(d: Any) -> Any:
 def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool = False,
            floating: bool = False) -> Tensor:  # fmt: skip
     data = fn(a._data)
-    if (floating and not np.issubdtype(data.dtype, np.floating)) or (
+    if (floating and data.dtype.kind != "f" and data.dtype != _dtype.bfloat16.np) or (
             data.dtype == np.float64 and a.dtype is not _dtype.float64):
-        data = data.astype(np.float32)
+        # a floating result in a's floating dtype, an integer's in the default dtype
+        data = data.astype(a.dtype.np if a.dtype.is_floating_point else _dtype._default[0].np)
     out = _new(data, a.device)
     if _grad_state.enabled and a.requires_grad:
         saved = {}
@@ -264,8 +274,8 @@ def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool =
 
 
 def _float_arg(a: Tensor) -> Any:
-    # float32 and integers compute in float64 and round once to float32 (in _unary): numpy's
-    # float32 kernels can be an ulp off where torch's are not.
+    # float32, the half types and integers compute in float64 and round once (in _unary):
+    # numpy's float32 kernels can be an ulp off where torch's are not.
     return a._data if a.dtype is _dtype.float64 else a._data.astype(np.float64)
 
 # -- backward formulas ----------------------------------------------------------------------

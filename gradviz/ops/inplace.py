@@ -81,7 +81,8 @@ def _old_edge_holder(a: Tensor) -> Tensor:
     return old
 
 
-_KIND = {_dtype.bool_: 0, _dtype.int64: 1, _dtype.float32: 2, _dtype.float64: 2}
+def _kind(d: _dtype.dtype) -> int:
+    return 2 if d.is_floating_point else (0 if d is _dtype.bool_ else 1)
 
 
 def _check_cast(a: Tensor, b: Any) -> None:
@@ -90,7 +91,7 @@ def _check_cast(a: Tensor, b: Any) -> None:
     if a.dtype.is_floating_point:
         return
     dt = result_type(a, b)
-    if _KIND[dt] > _KIND[a.dtype]:
+    if _kind(dt) > _kind(a.dtype):
         raise RuntimeError(
             f"result type {_dtype.scalar_type_name(dt)} can't be cast to the desired output type "
             f"{_dtype.scalar_type_name(a.dtype)}"
