@@ -251,6 +251,17 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     # a 0-dim tensor takes dim 0 (or -1) as torch does, and numpy reduces it over no axis
     return dims if ndim else ()
 
+def _np_aliases(name: str, kw: dict, dim: Any, keepdim: Any) -> tuple[Any, Any]:
+    """The numpy spellings torch also takes (axis= for dim=, keepdims= for keepdim=)."""
+    if "axis" in kw:
+        dim = kw.pop("axis")
+    if "keepdims" in kw:
+        keepdim = kw.pop("keepdims")
+    if kw:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+    return dim, keepdim
+
+
 def _number_result(d: Any) -> Any:
     # numpy gives a scalar, not a 0-d array, for a 0-d operand: a tensor always holds an array.
     return d if type(d) is np.ndarray or not isinstance(d, np.generic) else np.asarray(d)

@@ -1,4 +1,4 @@
-"""Activations: tanh, sigmoid, relu, clamp, softmax, log_softmax, and torch's fused backward
+"""Activations: tanh, sigmoid, relu, clamp (and clamp_min, clamp_max), softmax, log_softmax, and torch's fused backward
 kernels (threshold_backward, tanh_backward, ...) that a create_graph backward records."""
 
 from __future__ import annotations
@@ -86,6 +86,25 @@ def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Te
 
 
 clip = clamp
+
+
+def _clamp_one(key: str, a: Tensor, bound: Scalar) -> Tensor:
+    x = a._data
+    lo, hi = (bound, None) if key == "clamp_min" else (None, bound)
+    data = np.clip(x, lo, hi).astype(result_type(a, bound).np, copy=False)
+    out = _new(data, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        mask = (x >= bound) if key == "clamp_min" else (x <= bound)
+        record(NODES[key], (a,), [out], {"mask": _new(_as_array(mask), a.device)})
+    return out
+
+
+def clamp_min(a: Tensor, min: Scalar) -> Tensor:  # noqa: A002
+    return _clamp_one("clamp_min", a, min)
+
+
+def clamp_max(a: Tensor, max: Scalar) -> Tensor:  # noqa: A002
+    return _clamp_one("clamp_max", a, max)
 
 
 def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
@@ -278,6 +297,8 @@ ROWS: dict[str, D] = {
     "sigmoid": D("SigmoidBackward0", (_sigmoid,)),
     "relu": D("ReluBackward0", (_relu,)),
     "clamp": D("ClampBackward1", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
+    "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
+    "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
     "softmax": D("SoftmaxBackward0", (_softmax,)),
     "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,)),
     # torch's fused backward kernels, as nodes of a graph built by create_graph=True

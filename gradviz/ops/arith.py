@@ -1,4 +1,5 @@
-"""Arithmetic: add, sub, mul, div, pow, maximum/minimum, where; forward, backward formulas and rows."""
+"""Arithmetic: add, sub, mul, div, floor_divide, remainder, fmod, pow, maximum/minimum, where;
+forward, backward formulas and rows."""
 
 from __future__ import annotations
 
@@ -252,7 +253,10 @@ def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
     return out
 
 
-def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
+def where(condition: Tensor, a: Tensor | Scalar | None = None, b: Tensor | Scalar | None = None) -> Any:
+    if a is None and b is None:
+        # torch.where(condition): the indices of its nonzero entries, one tensor per dim
+        return _indexing.nonzero(condition, as_tuple=True)
     if condition.dtype is not _dtype.bool_:
         raise RuntimeError(
             "where expected condition to be a boolean tensor, but got a tensor with dtype "
@@ -275,6 +279,72 @@ def where(condition: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     out = _new(_cast(data, dt), at.device)
     if _grad_state.enabled and (at.requires_grad or bt.requires_grad):
         record(NODES["where"], (at, bt), [out], {"condition": condition.detach()})
+    return out
+
+
+# -- floor division and remainders -------------------------------------------------------------
+
+
+def _integer_division(name: str, a: Tensor, b: Any, fn) -> tuple[Any, Tensor | None]:
+    """fn on the data in torch's result dtype, with torch's refusals: bool operands, and an
+    integer division by zero (a RuntimeError, where numpy would warn and give 0)."""
+    dt = result_type(a, b)
+    if dt is _dtype.bool_:
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+    if not dt.is_floating_point:
+        bd = b._data if isinstance(b, Tensor) else b
+        if np.any(np.asarray(bd) == 0):
+            raise RuntimeError("ZeroDivisionError")
+    return _binary_data(a, b, fn)
+
+
+def _wrapped(s: Any, like: Tensor) -> Tensor:
+    # a Python number on the left: a 0-dim tensor of its own dtype (torch's wrapped number)
+    return _new(to_device_array(np.asarray(s, dtype=result_type(s).np), like.device), like.device)
+
+
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """a // b, rounded toward minus infinity; torch has no derivative for it (a NotImplemented
+    node, whose backward raises)."""
+    if not isinstance(a, Tensor):
+        a = _wrapped(a, b)
+    data, bt = _integer_division("div_floor_cpu", a, b, np.floor_divide)
+    out = _new(data, _binary_device(a, bt))
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        record(NODES["not_implemented"], (a, bt) if bt is not None else (a,), [out], {"op": "floor_divide"})
+    return out
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    """a % b with the divisor's sign, as Python's (RemainderBackward0 for a number divisor,
+    RemainderBackward1 for a tensor one; a number dividend has no derivative in torch)."""
+    if not isinstance(a, Tensor):
+        a = _wrapped(a, b)
+        wrapped_self = True
+    else:
+        wrapped_self = False
+    data, bt = _integer_division("remainder_cpu", a, b, np.remainder)
+    out = _new(data, _binary_device(a, bt))
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        if wrapped_self:
+            record(NODES["not_implemented"], (a, bt), [out], {"op": "remainder"})
+        elif bt is None:
+            record(NODES["remainder_scalar"], (a,), [out], {})
+        else:
+            record(NODES["remainder"], (a, bt), [out], {"self": save(a), "other": save(bt)})
+    return out
+
+
+def fmod(a: Tensor, b: Any) -> Tensor:
+    """a % b with the dividend's sign, as C's fmod (FmodBackward0 for a number divisor,
+    FmodBackward1 for a tensor one)."""
+    data, bt = _integer_division("fmod_cpu", a, b, np.fmod)
+    out = _new(data, _binary_device(a, bt))
+    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+        if bt is None:
+            record(NODES["fmod_scalar"], (a,), [out], {})
+        else:
+            record(NODES["fmod"], (a, bt), [out], {"self": save(a), "other": save(bt)})
     return out
 
 
@@ -347,6 +417,17 @@ def _pow_tensor_exponent(n, g):
     return mul(g, where(cond, _zero_scalar(g), mul(r, _pointwise.log(x))))
 
 
+def _not_implemented(n, g):
+    raise RuntimeError(f"derivative for aten::{n['op']} is not implemented")
+
+
+def _remainder_other(n, g):
+    # -grad * floor(self / other) (fmod: the quotient truncated)
+    q = div(n["self"], n["other"])
+    q = _pointwise.floor(q) if n.derivative.name.startswith("Remainder") else _pointwise.trunc(q)
+    return mul(neg(g), q)
+
+
 def _maxmin(lose: str):
     # torch: where(self == other, grad / 2, grad).masked_fill_(self < other, 0) (and the mirror);
     # ``lose`` names the comparison (looked up late: pointwise may not be imported yet).
@@ -393,6 +474,11 @@ ROWS: dict[str, D] = {
     ), reduce_broadcast=True, order=(1, 0)),
     "neg": D("NegBackward0", (lambda n, g: neg(g),)),
     "reciprocal": D("ReciprocalBackward0", (_reciprocal,)),
+    "not_implemented": D("NotImplemented", (_not_implemented, _not_implemented)),
+    "remainder_scalar": D("RemainderBackward0", (lambda n, g: g,)),
+    "remainder": D("RemainderBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True),
+    "fmod_scalar": D("FmodBackward0", (lambda n, g: g,)),
+    "fmod": D("FmodBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True),
 }  # fmt: skip
 register(ROWS)
 

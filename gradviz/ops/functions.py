@@ -6,13 +6,16 @@ of the derivative table (so its backward node's name) together:
 - arith: add, sub, mul, div, pow, maximum/minimum, where
 - pointwise: abs, sqrt, exp, log, sin, cos, sign; comparisons and logical ops
 - activations: tanh, sigmoid, relu, clamp, softmax, log_softmax and their fused backward kernels
-- reductions: sum, mean, max/min, amax/amin, argmax/argmin, var/std, sum_to
+- reductions: sum, mean, max/min, amax/amin, argmax/argmin, var/std, var_mean/std_mean, norm, sum_to
+- cumulative: prod, cumsum, cumprod, logsumexp
+- selection: topk, sort, argsort, unique
 - views: view, reshape, transpose, permute, squeeze/unsqueeze, expand; clone, contiguous, to_copy
-- shape: cat, stack, split, chunk, unbind
-- indexing: getitem, select, gather, scatter, masked_fill
-- linalg: mm, mv, dot, bmm, matmul
-- inplace: add_, mul_, zero_, fill_, copy_, setitem
-- construction: the zeros and ones that formulas build
+- shape: cat, stack, split, chunk, unbind, repeat, repeat_interleave, narrow, flip, roll, tril/triu
+- indexing: getitem, select, gather, scatter, masked_fill, index_select, index_add, nonzero, one_hot
+- linalg: mm, mv, dot, bmm, matmul, addmm, baddbmm, einsum
+- inplace: add_, mul_, zero_, fill_, copy_, setitem, relu_/sigmoid_/tanh_/clamp_ and the like
+- construction: tensor, the factories, legacy typed constructors, and the zeros formulas build
+- modes: inference_mode
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from gradviz.ops import (
     activations,
     arith,
     construction,
+    cumulative,
     indexing,
     inplace,
     linalg,
+    modes,
     pointwise,
     reductions,
+    selection,
     shape,
     views,
 )
@@ -34,15 +40,19 @@ from gradviz.ops._common import *  # noqa: F403
 from gradviz.ops.activations import *  # noqa: F403
 from gradviz.ops.arith import *  # noqa: F403
 from gradviz.ops.construction import *  # noqa: F403
+from gradviz.ops.cumulative import *  # noqa: F403
 from gradviz.ops.indexing import *  # noqa: F403
 from gradviz.ops.inplace import *  # noqa: F403
 from gradviz.ops.linalg import *  # noqa: F403
+from gradviz.ops.modes import *  # noqa: F403
 from gradviz.ops.pointwise import *  # noqa: F403
 from gradviz.ops.reductions import *  # noqa: F403
+from gradviz.ops.selection import *  # noqa: F403
 from gradviz.ops.shape import *  # noqa: F403
 from gradviz.ops.views import *  # noqa: F403
 
-FAMILIES = (_common, construction, arith, pointwise, activations, reductions, views, shape, indexing, linalg, inplace)
+FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
+            indexing, linalg, inplace, modes)
 
 # The families' private helpers too (F._new, F._as_array), for code written against the
 # one-module layout: each name from the module that defines it.

@@ -1,5 +1,5 @@
-"""Indexing: getitem, select, gather, scatter, scatter_add, masked_fill, and the index nodes'
-backward kernels."""
+"""Indexing: getitem, select, gather, scatter, scatter_add, masked_fill, index_select, index_add,
+nonzero (one-argument where), one_hot, and the index nodes' backward kernels."""
 
 from __future__ import annotations
 
@@ -285,6 +285,90 @@ def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> 
         record(NODES[kind + "_backward"], inputs, [out], {"key": key})
     return out
 
+
+# -- index_select, index_add, nonzero, one_hot ----------------------------------------------
+
+
+def _check_index_vector(op: str, a: Tensor, index: Tensor) -> Any:
+    if index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    return index._data.reshape(-1)
+
+
+def index_select(a: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of a at ``index`` along dim (IndexSelectBackward0)."""
+    idx = _check_index_vector("index_select", a, index)
+    d = _wrap_dim(dim, a.ndim)
+    size = a.shape[d] if a.ndim else 1
+    if idx.size and ((idx < 0) | (idx >= size)).any():
+        raise IndexError("index out of range in self")
+    data = np.take(a._data, idx, axis=d) if a.ndim else a._data.copy()
+    out = _new(_c_copy(data), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["index_select"], (a,), [out], {"dim": d, "index": index.detach(), "self_sym_sizes": a.shape})
+    return out
+
+
+def index_add(a: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Scalar = 1) -> Tensor:
+    """a with ``alpha * source`` added at ``index`` along dim (IndexAddBackward0)."""
+    idx = _check_index_vector("index_add", a, index)
+    d = _wrap_dim(dim, a.ndim)
+    if a.dtype is not source.dtype:
+        raise RuntimeError(f"index_add_(): self ({_dtype.scalar_type_name(a.dtype)}) and source "
+                           f"({_dtype.scalar_type_name(source.dtype)}) must have the same scalar type")
+    data = a._data.copy()
+    src = source._data if alpha == 1 else source._data * alpha
+    key = (slice(None),) * d + (idx,)
+    np.add.at(data, key, src)
+    out = _new(data, a.device)
+    if _grad_state.enabled and (a.requires_grad or source.requires_grad):
+        record(NODES["index_add"], (a, source), [out], {"dim": d, "index": index.detach(), "alpha": alpha})
+    return out
+
+
+def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
+    """The indices of the nonzero entries: one int64 tensor per dim (as_tuple), or their stack."""
+    data = a._data if a.ndim else a._data.reshape(1)
+    idx = np.nonzero(data)
+    if as_tuple:
+        return tuple(_new(i.astype(np.int64), a.device) for i in idx)
+    return _new(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), a.device)
+
+
+def argwhere(a: Tensor) -> Tensor:
+    return nonzero(a)
+
+
+def one_hot(t: Tensor, num_classes: int = -1) -> Tensor:
+    """torch.nn.functional.one_hot: int64 rows with a 1 at each class (no gradient)."""
+    if t.dtype is not _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    x = t._data
+    if num_classes == -1:
+        if x.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(x.max()) + 1
+    if x.size and x.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if x.size and x.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _new((x[..., None] == np.arange(num_classes)).astype(np.int64), t.device)
+
+# -- backward formulas ----------------------------------------------------------------------
+
+
+def _index_select(n, g):
+    # torch's index_select_backward: zeros of self's shape, g added at the indices (index_add)
+    return index_add(zeros_for(n["self_sym_sizes"], g.dtype, g.device), n["dim"], n["index"], g)
+
+
+def _index_add_source(n, g):
+    out = index_select(g, n["dim"], n["index"])
+    return out if n["alpha"] == 1 else _arith.mul(out, n["alpha"])
+
+
 # -- derivative rows ----------------------------------------------------------------------
 
 
@@ -310,5 +394,7 @@ ROWS: dict[str, D] = {
     "select_backward": D("SelectBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "select"),)),
     "slice_backward": D("SliceBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "slice"),)),
     "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: getitem_raw(g, n["key"], "index"))),
+    "index_select": D("IndexSelectBackward0", (_index_select,)),
+    "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source)),
 }  # fmt: skip
 register(ROWS)

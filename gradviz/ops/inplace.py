@@ -12,7 +12,10 @@ from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import array_module, to_device_array
+from gradviz.ops import activations as _activations
+from gradviz.ops import arith as _arith
 from gradviz.ops import indexing as _indexing
+from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import reductions as _reductions
 from gradviz.ops._common import (
     NODES,
@@ -384,6 +387,93 @@ def _numpy_key(a: Tensor, keys: tuple) -> tuple:
             k = to_device_array(np.asarray(k), a.device)
         out.append(k)
     return tuple(out)
+
+
+# -- in-place activations and pointwise ops ---------------------------------------------------
+
+
+def _unary_(key: str, a: Tensor, fn, *args: Any, save_result: bool = False, mask: Any = None) -> Tensor:
+    """fn's result written into a (relu_, sigmoid_, clamp_, ...): fn's node, with a's old history
+    as its edge, and the result saved where fn saves it (a itself, at its new version)."""
+    from gradviz.autograd.grad_mode import no_grad
+
+    _check_inplace(a)
+    grad = _grad_state.enabled and a.requires_grad
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+        saved: dict[str, Any] = {"mask": Tensor(mask, a.device)} if mask is not None else {}
+    with no_grad():
+        r = fn(a, *args)
+    if r.dtype is not a.dtype and not a.dtype.is_floating_point and r.dtype.is_floating_point:
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(r.dtype)} can't be cast to the desired output "
+                           f"type {_dtype.scalar_type_name(a.dtype)}")
+    a._data[...] = r._data
+    a._version_counter[0] += 1
+    if grad:
+        if save_result:
+            saved["result"] = save(a, True)
+        record(NODES[key], (old,), [a], saved, sequence_nr=seq)
+        _after_inplace(a)
+    return a
+
+
+def relu_(a: Tensor) -> Tensor:
+    return _unary_("relu", a, _activations.relu, save_result=True)
+
+
+def sigmoid_(a: Tensor) -> Tensor:
+    return _unary_("sigmoid", a, _activations.sigmoid, save_result=True)
+
+
+def tanh_(a: Tensor) -> Tensor:
+    return _unary_("tanh", a, _activations.tanh, save_result=True)
+
+
+def exp_(a: Tensor) -> Tensor:
+    return _unary_("exp", a, _pointwise.exp, save_result=True)
+
+
+def sqrt_(a: Tensor) -> Tensor:
+    return _unary_("sqrt", a, _pointwise.sqrt, save_result=True)
+
+
+def neg_(a: Tensor) -> Tensor:
+    return _unary_("neg", a, _arith.neg)
+
+
+def _bound_mask(a: Tensor, lo: Any, hi: Any) -> Any:
+    if not a.requires_grad:
+        return None
+    x = a._data
+    return np.asarray(((x >= lo) if lo is not None else True) & ((x <= hi) if hi is not None else True)) \
+        | np.zeros(x.shape, bool)
+
+
+def clamp_(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return _unary_("clamp", a, _activations.clamp, min, max, mask=_bound_mask(a, min, max))
+
+
+def clamp_min_(a: Tensor, min: Any) -> Tensor:  # noqa: A002
+    return _unary_("clamp_min", a, _activations.clamp_min, min, mask=_bound_mask(a, min, None))
+
+
+def clamp_max_(a: Tensor, max: Any) -> Tensor:  # noqa: A002
+    return _unary_("clamp_max", a, _activations.clamp_max, max, mask=_bound_mask(a, None, max))
+
+
+clip_ = clamp_
+
+
+def masked_fill_(a: Tensor, mask: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.requires_grad:
+            raise NotImplementedError("gradviz has no masked_fill_ with a value tensor that requires grad")
+        value = value.item()
+    return _unary_("masked_fill", a, _indexing.masked_fill, mask, value,
+                   mask=mask._data if a.requires_grad else None)
 
 
 # -- derivative rows ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Linear algebra: mm, mv, dot, bmm, matmul."""
+"""Linear algebra: mm, mv, dot, bmm, matmul, addmm, baddbmm, einsum."""
 
 from __future__ import annotations
 
@@ -228,6 +228,89 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
     return builtins.all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(big.ndim - 1))
 
 
+# -- fused multiply-adds and einsum ------------------------------------------------------------
+
+
+def _scaled(x: Any, c: Any) -> Any:
+    return x if c == 1 else x * c
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
+    _check_mm(mat1, mat2)
+    _check_devices(input, mat1)
+    prod = mat1._data @ mat2._data
+    bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
+    data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
+    out = _new(np.asarray(data, dtype=prod.dtype), input.device)
+    if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
+        saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha}
+        record(NODES["addmm"], (input, mat1, mat2), [out], saved)
+    return out
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * (batch1 @ batch2), batch by batch (BaddbmmBackward0)."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch{1 if batch1.ndim != 3 else 2} must be a 3D tensor")
+    if batch2.shape[:2] != (batch1.shape[0], batch1.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{batch1.shape[0]}, "
+            f"{batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}]."
+        )
+    _check_float_mm(batch1, batch2)
+    prod = np.matmul(batch1._data, batch2._data)
+    bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
+    data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
+    out = _new(np.asarray(data, dtype=prod.dtype), input.device)
+    if _grad_state.enabled and (input.requires_grad or batch1.requires_grad or batch2.requires_grad):
+        saved = {"batch1": save(batch1), "batch2": save(batch2), "beta": beta, "alpha": alpha}
+        record(NODES["baddbmm"], (input, batch1, batch2), [out], saved)
+    return out
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation: each operand permuted and unsqueezed to the equation's labels, the
+    product taken by broadcasting, the contracted labels summed. The values and gradients are
+    torch's; the nodes are these ops' (torch folds contractions into bmm: other node names)."""
+    from gradviz.ops import reductions as _reductions
+
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(specs) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    if "." in eq:
+        raise NotImplementedError("gradviz's einsum has no ellipsis ('...') yet")
+    letters = lhs.replace(",", "")
+    if not arrow:
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    labels = list(rhs) + sorted(set(letters) - set(rhs))
+    aligned = []
+    for spec, op in zip(specs, operands, strict=True):
+        if len(spec) != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(spec)}) does not match the "
+                               f"number of dimensions ({op.ndim}) for operand {len(aligned)} and no ellipsis was given")
+        if len(set(spec)) != len(spec):
+            raise NotImplementedError("gradviz's einsum has no repeated subscripts in one operand yet")
+        order = sorted(range(len(spec)), key=lambda i: labels.index(spec[i]))
+        t = _views.permute(op, order) if order != list(range(len(spec))) else op
+        present = sorted(spec, key=labels.index)
+        for pos, label in enumerate(labels):
+            if label not in present:
+                t = _views.unsqueeze(t, pos)
+        aligned.append(t)
+    out = aligned[0]
+    for t in aligned[1:]:
+        out = _arith.mul(out, t)
+    contracted = list(range(len(rhs), len(labels)))
+    return _reductions.sum(out, contracted) if contracted else out
+
+
 # -- backward formulas ----------------------------------------------------------------------
 
 
@@ -253,6 +336,28 @@ def _mm_mat2(n, g):
     return mm(_views.t(n["self"]), g)
 
 
+def _addmm_mat1(n, g):
+    return _arith.mul(mm(g, _views.t(n["mat2"])), n["alpha"]) if n["alpha"] != 1 else mm(g, _views.t(n["mat2"]))
+
+
+def _addmm_mat2(n, g):
+    return _arith.mul(mm(_views.t(n["mat1"]), g), n["alpha"]) if n["alpha"] != 1 else mm(_views.t(n["mat1"]), g)
+
+
+def _baddbmm_b1(n, g):
+    r = bmm(g, _views.transpose(n["batch2"], 1, 2))
+    return r if n["alpha"] == 1 else _arith.mul(r, n["alpha"])
+
+
+def _baddbmm_b2(n, g):
+    r = bmm(_views.transpose(n["batch1"], 1, 2), g)
+    return r if n["alpha"] == 1 else _arith.mul(r, n["alpha"])
+
+
+def _beta_grad(n, g):
+    return g if n["beta"] == 1 else _arith.mul(g, n["beta"])
+
+
 # -- derivative rows ----------------------------------------------------------------------
 
 
@@ -267,6 +372,10 @@ ROWS: dict[str, D] = {
         lambda n, g: bmm(g, _views.transpose(n["mat2"], 1, 2)),
         lambda n, g: bmm(_views.transpose(n["self"], 1, 2), g),
     ), order=(1, 0)),
+    # inputs (self, mat1, mat2); torch's generated code runs the formulas sorted by name
+    "addmm": D("AddmmBackward0", (_beta_grad, _addmm_mat1, _addmm_mat2), reduce_broadcast=True, order=(1, 2, 0)),
+    "baddbmm": D("BaddbmmBackward0", (_beta_grad, _baddbmm_b1, _baddbmm_b2), reduce_broadcast=True,
+                 order=(1, 2, 0)),
 }  # fmt: skip
 register(ROWS)
 _MM_NODE = NODES["mm"]  # the hot path's node class, looked up once

@@ -76,6 +76,10 @@ def _rtruediv(s: Tensor, o: Any) -> Tensor:
     return F.rdiv(s, o) if not isinstance(o, Tensor) else F.div(o, s)
 
 
+def _where(s: Tensor, condition: Tensor, other: Any) -> Tensor:
+    return F.where(condition, s, other)
+
+
 def bind() -> None:
     methods = {
         "__add__": F.add, "__radd__": lambda s, o: F.add(s, o), "__iadd__": F.add_,
@@ -113,6 +117,27 @@ def bind() -> None:
         "to_dtype": lambda s, dt: F.to_copy(s, dt), "type_as": lambda s, o: F.to_copy(s, o.dtype),
         "allclose": F.allclose, "equal": F.equal,
         "T": property(_T), "mT": property(_mT),
+        # issue 14's tensor surface
+        "norm": F.norm, "prod": F.prod, "cumsum": F.cumsum, "cumprod": F.cumprod, "logsumexp": F.logsumexp,
+        "repeat": F.repeat, "repeat_interleave": F.repeat_interleave, "narrow": F.narrow,
+        "index_select": F.index_select, "index_add": F.index_add, "where": _where, "nonzero": F.nonzero,
+        "argwhere": F.argwhere, "tril": F.tril, "triu": F.triu, "flip": F.flip, "roll": F.roll, "topk": F.topk,
+        "sort": F.sort, "argsort": F.argsort, "msort": F.msort, "unique": F.unique,
+        "relu_": F.relu_, "sigmoid_": F.sigmoid_, "tanh_": F.tanh_, "exp_": F.exp_, "sqrt_": F.sqrt_,
+        "neg_": F.neg_, "clamp_": F.clamp_, "clip_": F.clamp_, "clamp_min": F.clamp_min, "clamp_max": F.clamp_max,
+        "clamp_min_": F.clamp_min_, "clamp_max_": F.clamp_max_, "masked_fill_": F.masked_fill_,
+        "floor_divide": F.floor_divide, "remainder": F.remainder, "fmod": F.fmod,
+        "__floordiv__": F.floor_divide, "__rfloordiv__": lambda s, o: F.floor_divide(o, s),
+        "__mod__": F.remainder, "__rmod__": lambda s, o: F.remainder(o, s),
+        "log10": F.log10, "log2": F.log2, "expm1": F.expm1, "rsqrt": F.rsqrt, "floor": F.floor, "ceil": F.ceil,
+        "trunc": F.trunc, "round": F.round, "isclose": F.isclose, "addmm": F.addmm, "baddbmm": F.baddbmm,
+        "nelement": lambda s: s.numel(), "new_tensor": F.new_tensor, "new_zeros": F.new_zeros,
+        "new_ones": F.new_ones, "new_empty": F.new_empty, "new_full": F.new_full,
+        "half": lambda s: F.to_copy(s, _dtype.float16), "bfloat16": lambda s: F.to_copy(s, _dtype.bfloat16),
+        "int": lambda s: F.to_copy(s, _dtype.int32), "short": lambda s: F.to_copy(s, _dtype.int16),
+        "char": lambda s: F.to_copy(s, _dtype.int8), "byte": lambda s: F.to_copy(s, _dtype.uint8),
+        "element_size": lambda s: s.dtype.itemsize, "is_floating_point": lambda s: s.dtype.is_floating_point,
+        "var_mean": F.var_mean, "std_mean": F.std_mean,
     }  # fmt: skip
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

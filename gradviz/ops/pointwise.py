@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz import _dtype
-from gradviz.device import CPU, to_device_array
 from gradviz.ops import arith as _arith
 from gradviz.ops._common import (
     Scalar,
@@ -54,6 +53,39 @@ def sin(a: Tensor) -> Tensor:
 
 def cos(a: Tensor) -> Tensor:
     return _unary("cos", a, lambda x: np.cos(_float_arg(a)), save_self=True)
+
+
+def log10(a: Tensor) -> Tensor:
+    return _unary("log10", a, lambda x: np.log10(_float_arg(a)), save_self=True)
+
+
+def log2(a: Tensor) -> Tensor:
+    return _unary("log2", a, lambda x: np.log2(_float_arg(a)), save_self=True)
+
+
+def expm1(a: Tensor) -> Tensor:
+    return _unary("expm1", a, lambda x: np.expm1(_float_arg(a)), save_result=True)
+
+
+def rsqrt(a: Tensor) -> Tensor:
+    return _unary("rsqrt", a, lambda x: 1.0 / np.sqrt(_float_arg(a)), save_result=True)
+
+
+def _rounding(key: str, fn):
+    # integers are their own floor (torch returns a copy of them), floats round in their dtype
+    def op(a: Tensor) -> Tensor:
+        if not a.dtype.is_floating_point:
+            return _unary(key, a, np.copy)
+        return _unary(key, a, fn)
+
+    op.__name__ = key
+    return op
+
+
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
+round = _rounding("round", np.round)  # noqa: A001 - half to even, as torch's
 
 
 def sign(a: Tensor) -> Tensor:
@@ -138,8 +170,18 @@ def isfinite(a: Tensor) -> Tensor:
     return _new(np.isfinite(a._data), a.device)
 
 
-def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-    return bool(np.allclose(to_device_array(a._data, CPU), to_device_array(b._data, CPU), rtol, atol))
+def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
+    """|a - b| <= atol + rtol * |b|, elementwise (a bool tensor, no gradient)."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{_dtype.scalar_type_name(a.dtype)} did not match {_dtype.scalar_type_name(b.dtype)}")
+    _check_devices(a, b)
+    if a.dtype is _dtype.bool_:
+        return _new(np.asarray(a._data == b._data), a.device)
+    return _new(np.asarray(np.isclose(a._data, b._data, rtol, atol, equal_nan)), a.device)
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
 def equal(a: Tensor, b: Tensor) -> bool:
@@ -159,5 +201,14 @@ ROWS: dict[str, D] = {
     "log1p": D("Log1PBackward0", (lambda n, g: _arith.div(g, _arith.add_scalar(n["self"], 1.0)),)),
     "sin": D("SinBackward0", (lambda n, g: _arith.mul(g, cos(n["self"])),)),
     "cos": D("CosBackward0", (lambda n, g: _arith.mul(g, _arith.neg(sin(n["self"]))),)),
+    "log10": D("Log10Backward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["self"], 2.3025850929940456)),)),
+    "log2": D("Log2Backward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["self"], 0.6931471805599453)),)),
+    "expm1": D("Expm1Backward0", (lambda n, g: _arith.mul(g, _arith.add_scalar(n["result"], 1.0)),)),
+    # -0.5 * grad * result ** 3
+    "rsqrt": D("RsqrtBackward0", (lambda n, g: _arith.mul_scalar(_arith.mul(g, _arith.pow(n["result"], 3)), -0.5),)),
+    "floor": D("FloorBackward0", (_zeros,)),
+    "ceil": D("CeilBackward0", (_zeros,)),
+    "trunc": D("TruncBackward0", (_zeros,)),
+    "round": D("RoundBackward0", (_zeros,)),
 }  # fmt: skip
 register(ROWS)

@@ -1,8 +1,10 @@
-"""Reductions: sum, mean, max/min, amax/amin, all/any, argmax/argmin, var/std, and sum_to."""
+"""Reductions: sum, mean, max/min, amax/amin, all/any, argmax/argmin, var/std, var_mean/std_mean,
+norm, and sum_to. Each takes numpy's axis=/keepdims= spellings too, as torch does."""
 
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +23,7 @@ from gradviz.ops._common import (
     _as_array,
     _dims,
     _new,
+    _np_aliases,
     _wrap,
     _wrap_dim,
     register,
@@ -36,23 +39,32 @@ from gradviz.tensor import Tensor
 
 
 def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,  # noqa: A001
-        dtype: _dtype.dtype | None = None) -> Tensor:  # fmt: skip
+        dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:  # fmt: skip
+    if kw:
+        dim, keepdim = _np_aliases("sum", kw, dim, keepdim)
     x = a._data
+    # integers and bools sum in int64, as torch's (numpy would keep uint64 for unsigned)
+    acc = np.int64 if x.dtype.kind in "biu" else None
     if dim is None:
-        data = _as_array(x.sum(dtype=np.int64 if x.dtype == np.bool_ else None))
+        data = _as_array(x.sum(dtype=acc))
         out = _new(data if dtype is None else data.astype(dtype.np), a.device)
         if _grad_state.enabled and a.requires_grad:
             record(NODES["sum"], (a,), [out], {"shape": a.shape})
         return out
     dims = _dims(dim, a.ndim)
-    data = _as_array(x.sum(axis=dims, keepdims=keepdim, dtype=np.int64 if x.dtype == np.bool_ else None))
+    data = _as_array(x.sum(axis=dims, keepdims=keepdim, dtype=acc))
     out = _new(data if dtype is None else data.astype(dtype.np), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["sum_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim})
     return out
 
 
-def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+         dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:  # fmt: skip
+    if kw:
+        dim, keepdim = _np_aliases("mean", kw, dim, keepdim)
+    if dtype is not None:
+        a = _views.to_copy(a, dtype)
     if not a.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -134,19 +146,27 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
     return result
 
 
-def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False):  # noqa: A001
+def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, **kw: Any):  # noqa: A001
+    if kw:
+        dim, keepdim = _np_aliases("max", kw, dim, keepdim)
     return _reduce_select("max", a, dim, keepdim, np.max, np.argmax)
 
 
-def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False):  # noqa: A001
+def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, **kw: Any):  # noqa: A001
+    if kw:
+        dim, keepdim = _np_aliases("min", kw, dim, keepdim)
     return _reduce_select("min", a, dim, keepdim, np.min, np.argmin)
 
 
-def amax(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False) -> Tensor:
+def amax(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False, **kw: Any) -> Tensor:
+    if kw:
+        dim, keepdim = _np_aliases("amax", kw, dim, keepdim)
     return _amaxmin("amax", a, dim, keepdim, np.max)
 
 
-def amin(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False) -> Tensor:
+def amin(a: Tensor, dim: int | Sequence[int] | None = (), keepdim: bool = False, **kw: Any) -> Tensor:
+    if kw:
+        dim, keepdim = _np_aliases("amin", kw, dim, keepdim)
     return _amaxmin("amin", a, dim, keepdim, np.min)
 
 
@@ -160,26 +180,38 @@ def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
     return out
 
 
-def all(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def all(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:  # noqa: A001
+    if kw:
+        dim, keepdim = _np_aliases("all", kw, dim, keepdim)
     dim = None if dim is None else _wrap_dim(dim, a.ndim)
     return _new(_as_array(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
-def any(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def any(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:  # noqa: A001
+    if kw:
+        dim, keepdim = _np_aliases("any", kw, dim, keepdim)
     dim = None if dim is None else _wrap_dim(dim, a.ndim)
     return _new(_as_array(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
-def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def _arg(key: str, a: Tensor, dim: Any, keepdim: bool, kw: dict) -> Tensor:
+    if kw:
+        dim, keepdim = _np_aliases(key, kw, dim, keepdim)
     if dim is None:
-        return _new(_as_array(np.argmax(a._data)), a.device)
-    return max(a, dim, keepdim)[1]
+        if a.numel() == 0:
+            raise RuntimeError(f"{key}(): Expected reduction dim to be specified for input.numel() == 0.")
+        idx = _as_array((np.argmax if key == "argmax" else np.argmin)(a._data))
+        # keepdim without a dim: the flat index in a tensor of a's rank, all ones (torch's)
+        return _new(idx.reshape((1,) * a.ndim) if keepdim else idx, a.device)
+    return (max if key == "argmax" else min)(a, dim, keepdim)[1]
 
 
-def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    if dim is None:
-        return _new(_as_array(np.argmin(a._data)), a.device)
-    return min(a, dim, keepdim)[1]
+def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:
+    return _arg("argmax", a, dim, keepdim, kw)
+
+
+def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:
+    return _arg("argmin", a, dim, keepdim, kw)
 
 
 def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, correction) -> Tensor:
@@ -214,12 +246,97 @@ def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, cor
     return out
 
 
-def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
+        **kw: Any) -> Tensor:  # fmt: skip
+    if kw:
+        dim, keepdim = _np_aliases("var", kw, dim, keepdim)
     return _var_std("var", a, dim, unbiased, keepdim, correction)
 
 
-def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
+        **kw: Any) -> Tensor:  # fmt: skip
+    if kw:
+        dim, keepdim = _np_aliases("std", kw, dim, keepdim)
     return _var_std("std", a, dim, unbiased, keepdim, correction)
+
+
+def _unbiased_arg(dim: Any, unbiased: Any) -> tuple[Any, Any]:
+    # var(x, True) and std_mean(x, False): a bool where dim goes is torch's unbiased
+    return (None, dim) if isinstance(dim, bool) else (dim, unbiased)
+
+
+def _var_mean(key: str, a: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any) -> tuple[Tensor, Tensor]:
+    """(var or std, mean) from one node, VarMeanBackward0 / StdMeanBackward0, as torch's."""
+    from gradviz.autograd.grad_mode import no_grad
+
+    dim, unbiased = _unbiased_arg(dim, unbiased)
+    with no_grad():
+        v = _var_std(key[:3], a, dim, unbiased, keepdim, correction)
+        m = mean(a, dim, keepdim)
+    if _grad_state.enabled and a.requires_grad:
+        dims = _dims(dim, a.ndim)
+        n = a.numel() if dims is None else int(np.prod([a.shape[d] for d in dims]))
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        saved = {"self": save(a), "dim": dims, "keepdim": keepdim, "denom": builtins.max(n - correction, 0),
+                 "count": n}
+        if key == "std_mean":
+            saved["result"] = save(v, True)
+        record(NODES[key], (a,), [v, m], saved)
+    return v, m
+
+
+def var_mean(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+             **kw: Any) -> tuple[Tensor, Tensor]:  # fmt: skip
+    if kw:
+        dim, keepdim = _np_aliases("var_mean", kw, dim, keepdim)
+    return _var_mean("var_mean", a, dim, unbiased, keepdim, correction)
+
+
+def std_mean(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+             **kw: Any) -> tuple[Tensor, Tensor]:  # fmt: skip
+    if kw:
+        dim, keepdim = _np_aliases("std_mean", kw, dim, keepdim)
+    return _var_mean("std_mean", a, dim, unbiased, keepdim, correction)
+
+
+def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: _dtype.dtype | None = None,
+         **kw: Any) -> Tensor:  # fmt: skip
+    """The vector p-norm over dim (all of a when None): torch's linalg_vector_norm, whose node
+    is LinalgVectorNormBackward0. 'fro' is the 2-norm."""
+    if kw:
+        dim, keepdim = _np_aliases("norm", kw, dim, keepdim)
+    if p == "fro" or p is None:
+        p = 2.0
+    if isinstance(p, str):
+        raise RuntimeError(f"gradviz has no norm with p={p!r} (only vector norms)")
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{_dtype.scalar_type_name(a.dtype)}"
+        )
+    if dtype is not None:
+        a = _views.to_copy(a, dtype)
+    dims = _dims(dim, a.ndim)
+    x = np.abs(a._data.astype(np.float64) if a.dtype is not _dtype.float64 else a._data)
+    axis = dims
+    if p == math.inf:
+        data = x.max(axis=axis, keepdims=keepdim, initial=0.0)
+    elif p == -math.inf:
+        data = x.min(axis=axis, keepdims=keepdim)
+    elif p == 0:
+        data = (x != 0).sum(axis=axis, keepdims=keepdim).astype(np.float64)
+    elif p == 1:
+        data = x.sum(axis=axis, keepdims=keepdim)
+    elif p == 2:
+        data = np.sqrt((x * x).sum(axis=axis, keepdims=keepdim))
+    else:
+        data = np.power(np.power(x, p).sum(axis=axis, keepdims=keepdim), 1.0 / p)
+    out = _new(_as_array(data).astype(a._data.dtype), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["norm"], (a,), [out], {"self": save(a), "result": save(out, True), "ord": float(p),
+                                             "dim": dims, "keepdim": keepdim})
+    return out
 
 
 def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -322,6 +439,42 @@ def _std(n, g):
     return _var(n, _indexing.masked_fill(_arith.div(g, _arith.mul_scalar(r, 2.0)), _pointwise.eq(r, 0.0), 0.0))
 
 
+def _var_mean_grad(n, grads):
+    # torch's var_mean/std_mean backward: the var (or std) part plus the mean part
+    gv, gm = grads
+    out = None
+    if gv is not None:
+        out = _std(n, gv) if n.derivative.name.startswith("Std") else _var(n, gv)
+    if gm is not None:
+        x = n["self"]
+        g = _reduced_back(n, gm)
+        part = _arith.div_scalar(_views.expand(g, x.shape), n["count"])
+        out = part if out is None else _arith.add(out, part)
+    return out
+
+
+def _norm(n, g):
+    # torch's norm_backward, by the order p
+    x, r, p = n["self"], n["result"], n["ord"]
+    if not n["keepdim"] and n["dim"] is not None and x.ndim:
+        g = _views.unsqueeze_dims(g, n["dim"], x.ndim)
+        r = _views.unsqueeze_dims(r, n["dim"], x.ndim)
+    mul, div = _arith.mul, _arith.div
+    if p == 0:
+        return zeros_for(x.shape, x.dtype, x.device)
+    if p == 1:
+        return mul(_pointwise.sgn(x), g)
+    if p == 2:
+        return mul(x, _indexing.masked_fill(div(g, r), _pointwise.eq(r, 0.0), 0.0))
+    if math.isinf(p):
+        mask = _pointwise.eq(_pointwise.abs(x), r)
+        count = sum(mask, n["dim"], True) if n["dim"] is not None else sum(mask)
+        return mul(mul(_pointwise.sgn(x), div(g, count)), mask)
+    scale = mul(x, _arith.pow(_pointwise.abs(x), p - 2)) if p >= 1 else mul(_pointwise.sgn(x), _arith.pow(
+        _pointwise.abs(x), p - 1))
+    return mul(scale, _indexing.masked_fill(div(g, _arith.pow(r, p - 1)), _pointwise.eq(r, 0.0), 0.0))
+
+
 def _sum_dim(n, g):
     if not n["keepdim"]:
         g = _views.unsqueeze_dims(g, n["dim"], len(n["shape"]))
@@ -348,5 +501,8 @@ ROWS: dict[str, D] = {
     "amin": D("AminBackward0", (_amaxmin_grad,)),
     "var": D("VarBackward0", (_var,)),
     "std": D("StdBackward0", (_std,)),
+    "var_mean": D("VarMeanBackward0", (_var_mean_grad,), multi_output=True),
+    "std_mean": D("StdMeanBackward0", (_var_mean_grad,), multi_output=True),
+    "norm": D("LinalgVectorNormBackward0", (_norm,)),
 }  # fmt: skip
 register(ROWS)

@@ -1,4 +1,5 @@
-"""Joining and splitting: cat, stack, split, chunk, unbind."""
+"""Shape: joining and splitting (cat, stack, split, chunk, unbind), repeating (repeat,
+repeat_interleave), reordering (flip, roll), narrow, and the triangles (tril, triu)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.ops import indexing as _indexing
+from gradviz.ops import reductions as _reductions
 from gradviz.ops import views as _views
 from gradviz.ops._common import (
     NODES,
@@ -142,12 +144,157 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return _split_outputs("unbind", a, pieces, d, {})
 
 
+# -- repeating, reordering, narrowing, triangles ---------------------------------------------
+
+
+def repeat(a: Tensor, *sizes: Any) -> Tensor:
+    """a tiled ``sizes`` times along each dim (new leading dims for extra sizes): RepeatBackward0."""
+    sizes = tuple(sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)
+    if len(sizes) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    if builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {list(sizes)}")
+    padded = (1,) * (len(sizes) - a.ndim) + tuple(a.shape)
+    out = _new(np.tile(a._data.reshape(padded), sizes), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["repeat"], (a,), [out], {"self_sym_sizes": a.shape, "repeats": sizes})
+    return out
+
+
+def repeat_interleave(a: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element repeated: an int count is torch's unsqueeze, expand, clone and view (so
+    those nodes); a tensor of counts is an index_select of the repeated positions."""
+    if dim is None:
+        a = _views.reshape(a, (-1,))
+        dim = 0
+    d = _wrap_dim(dim, a.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() != 1:
+        counts = repeats._data
+        if counts.ndim != 1 or counts.shape[0] != a.shape[d]:
+            raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.shape[0] if counts.ndim else 1} and input.size({d}) = {a.shape[d]}")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        index = _new(np.repeat(np.arange(a.shape[d]), counts), a.device)
+        return _indexing.index_select(a, d, index)
+    r = int(repeats.item() if isinstance(repeats, Tensor) else repeats)
+    if r < 0:
+        raise RuntimeError("repeats can not be negative")
+    u = _views.unsqueeze(a, d + 1)
+    shape = list(u.shape)
+    shape[d + 1] = r
+    e = _views.clone(_views.expand(u, shape), contiguous=True)
+    new = list(a.shape)
+    new[d] *= r
+    return _views.view(e, new)
+
+
+def narrow(a: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    """The slice start:start + length along dim, a view (SliceBackward0)."""
+    if a.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = _wrap_dim(dim, a.ndim)
+    size = a.shape[d]
+    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    idx = (slice(None),) * d + (slice(start, start + length, 1),)
+    return _views._view_of(a, a._data[idx], "slice", {"shape": a.shape, "key": idx})
+
+
+def _dims_list(dims: Any, ndim: int) -> tuple[int, ...]:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    out = tuple(_wrap_dim(d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but unique flip dims "
+                           f"size={len(set(out))}")
+    return out
+
+
+def flip(a: Tensor, *dims: Any) -> Tensor:
+    """A copy reversed along ``dims`` (FlipBackward0)."""
+    dims = _dims_list(dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims, a.ndim)
+    out = _new(_ascontiguous(np.flip(a._data, dims)).copy() if dims else a._data.copy(), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["flip"], (a,), [out], {"dims": dims})
+    return out
+
+
+def roll(a: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Elements shifted along dims, wrapping around (RollBackward0); without dims, over the
+    flattened tensor."""
+    shifts_t = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        if len(shifts_t) != 1:
+            raise RuntimeError(
+                f"`shifts` required to be of size 1 when `dims` is not provided, but got {len(shifts_t)}"
+            )
+        data = np.roll(a._data, shifts_t[0])
+        dims_t: tuple[int, ...] = ()
+    else:
+        dims_t = (dims,) if isinstance(dims, int) else tuple(dims)
+        if len(shifts_t) != len(dims_t):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts_t)}, dims:{len(dims_t)}")
+        dims_t = tuple(_wrap_dim(d, a.ndim) for d in dims_t)
+        data = np.roll(a._data, shifts_t, dims_t)
+    out = _new(_ascontiguous(data), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["roll"], (a,), [out], {"shifts": shifts_t, "dims": dims_t})
+    return out
+
+
+def _triangle(key: str, a: Tensor, diagonal: int) -> Tensor:
+    if a.ndim < 2:
+        raise RuntimeError(f"{key}: input tensor must have at least 2 dimensions")
+    fn = np.tril if key == "tril" else np.triu
+    out = _new(_ascontiguous(fn(a._data, diagonal)), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES[key], (a,), [out], {"diagonal": diagonal})
+    return out
+
+
+def tril(a: Tensor, diagonal: int = 0) -> Tensor:
+    return _triangle("tril", a, diagonal)
+
+
+def triu(a: Tensor, diagonal: int = 0) -> Tensor:
+    return _triangle("triu", a, diagonal)
+
+
 # -- backward formulas ----------------------------------------------------------------------
 
 
 def _split(n, grads):
     parts = _zeros_filled(grads, n["sizes"], n["dtype"], n["device"])
     return cat(parts, n["dim"])
+
+
+def _repeat(n, g):
+    # torch's repeat_backward: the gradient viewed as (repeat, size) pairs, summed over the repeats
+    sizes, reps = n["self_sym_sizes"], n["repeats"]
+    lead = len(reps) - len(sizes)
+    shape, axes = [], []
+    for i, r in enumerate(reps):
+        if i < lead:
+            shape.append(r)
+            axes.append(len(shape) - 1)
+        else:
+            shape += [r, sizes[i - lead]]
+            axes.append(len(shape) - 2)
+    return _views.reshape(_reductions.sum(_views.reshape(g, shape), axes), sizes) if axes else g
+
+
+def _roll(n, g):
+    shifts, dims = n["shifts"], n["dims"]
+    return roll(g, tuple(-s for s in shifts), dims if dims else None)
 
 
 def _unbind(n, grads):
@@ -165,5 +312,10 @@ ROWS: dict[str, D] = {
     "split": D("SplitBackward0", (_split,), multi_output=True),
     "split_with_sizes": D("SplitWithSizesBackward0", (_split,), multi_output=True),
     "unbind": D("UnbindBackward0", (_unbind,), multi_output=True),
+    "repeat": D("RepeatBackward0", (_repeat,)),
+    "flip": D("FlipBackward0", (lambda n, g: flip(g, n["dims"]),)),
+    "roll": D("RollBackward0", (_roll,)),
+    "tril": D("TrilBackward0", (lambda n, g: tril(g, n["diagonal"]),)),
+    "triu": D("TriuBackward0", (lambda n, g: triu(g, n["diagonal"]),)),
 }  # fmt: skip
 register(ROWS)

@@ -251,6 +251,10 @@ def expand(a: Tensor, *shape: Any) -> Tensor:
     return _view_of(a, data, "expand", {"shape": a.shape})
 
 
+def numel(a: Tensor) -> int:
+    return a.numel()
+
+
 def expand_as(a: Tensor, other: Tensor) -> Tensor:
     return expand(a, other.shape)
 
