@@ -303,7 +303,8 @@ def index_select(a: Tensor, dim: int, index: Tensor) -> Tensor:
     d = _wrap_dim(dim, a.ndim)
     size = a.shape[d] if a.ndim else 1
     if idx.size and ((idx < 0) | (idx >= size)).any():
-        raise IndexError("index out of range in self")
+        bad = int(idx[(idx < 0) | (idx >= size)][0])
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     data = np.take(a._data, idx, axis=d) if a.ndim else a._data.copy()
     out = _new(_c_copy(data), a.device)
     if _grad_state.enabled and a.requires_grad:

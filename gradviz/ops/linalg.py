@@ -139,6 +139,12 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
+def _check_bmm_dtypes(a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(a.dtype)} but found "
+                           f"{_dtype.scalar_type_name(b.dtype)}")
+
+
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError(f"batch{1 if a.ndim != 3 else 2} must be a 3D tensor")
@@ -147,7 +153,8 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but "
             f"got: [{b.shape[0]}, {b.shape[1]}]."
         )
-    _check_float_mm(a, b)
+    _check_devices(a, b)
+    _check_bmm_dtypes(a, b)
     out = _new(np.matmul(a._data, b._data), a.device)
     if _grad_state.enabled and (a.requires_grad or b.requires_grad):
         saved = {}
@@ -237,6 +244,10 @@ def _scaled(x: Any, c: Any) -> Any:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
+    if input.dtype is not mat2.dtype or mat1.dtype is not mat2.dtype:
+        first = input.dtype if input.dtype is not mat2.dtype else mat1.dtype
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dtype.scalar_type_name(first)} and "
+                           f"{_dtype.scalar_type_name(mat2.dtype)}")
     _check_mm(mat1, mat2)
     _check_devices(input, mat1)
     prod = mat1._data @ mat2._data
@@ -251,6 +262,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (batch1 @ batch2), batch by batch (BaddbmmBackward0)."""
+    if batch2.ndim == 2 and batch1.ndim == 3:  # torch reads batch2's third size first
+        raise IndexError("Dimension out of range (expected to be in range of [-2, 1], but got 2)")
+    _check_bmm_dtypes(batch1, batch2)
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(f"batch{1 if batch1.ndim != 3 else 2} must be a 3D tensor")
     if batch2.shape[:2] != (batch1.shape[0], batch1.shape[2]):

@@ -43,12 +43,12 @@ def _ne(self: Tensor, other: Any) -> Any:
     return NotImplemented if other is None else F.ne(self, other)
 
 
-def _max_method(self: Tensor, dim: Any = None, keepdim: bool = False):
-    return F.max(self, dim, keepdim)
+def _max_method(self: Tensor, dim: Any = None, keepdim: bool = False, **kw: Any):
+    return F.max(self, dim, keepdim, **kw)
 
 
-def _min_method(self: Tensor, dim: Any = None, keepdim: bool = False):
-    return F.min(self, dim, keepdim)
+def _min_method(self: Tensor, dim: Any = None, keepdim: bool = False, **kw: Any):
+    return F.min(self, dim, keepdim, **kw)
 
 
 def _T(self: Tensor) -> Tensor:  # noqa: N802 - torch's Tensor.T
