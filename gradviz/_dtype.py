@@ -72,8 +72,11 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
         return int64
     if kind == "b":
         return bool_
-    raise TypeError(f"can't convert np.ndarray of type numpy.{npd}. The only supported types are: float64, "
-                    "float32, float16, int64, int32, int16, int8, uint8, and bool.")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{npd.type.__name__}. {SUPPORTED_NUMPY}")
+
+
+SUPPORTED_NUMPY = ("The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+                   "int16, int8, uint64, uint32, uint16, uint8, and bool.")
 
 
 def promote(a: dtype, b: dtype) -> dtype:
@@ -102,7 +105,7 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     if not isinstance(d, dtype) or not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type (got {d!r})")
+        raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
 

@@ -450,7 +450,10 @@ def _legacy_init(t: Tensor, dt: DType, args: tuple, device: Any) -> None:
     if len(args) == 1 and isinstance(args[0], Tensor):
         src = args[0]
         if src.dtype is not dt:
-            raise TypeError(f"expected {_dtype.scalar_type_name(dt)} (got {_dtype.scalar_type_name(src.dtype)})")
+            opts = ("TensorOptions(dtype={}, device=cpu, layout=Strided, requires_grad=false (default), "
+                    "pinned_memory=false (default), memory_format=(nullopt))")
+            raise TypeError(f"expected {opts.format(_dtype.cpp_type_name(dt))} (got "
+                            f"{opts.format(_dtype.cpp_type_name(src.dtype))})")
         arr = src._data
     elif len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
         arr = np.array(args[0], dtype=np.float64 if dt.is_floating_point else None).astype(dt.np)

@@ -194,6 +194,9 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: DType | None, device: Any
 
 def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
           **kw: Any) -> Tensor:  # fmt: skip
+    shape = _size(size, kw.get("size"))
+    if any(s < 0 for s in shape):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(_size(size, kw.pop("size", None)), 0, dtype or _dtype._default[0], device, requires_grad)
 
 
@@ -357,10 +360,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     if arr.dtype not in _dtype._BY_NP:
-        raise TypeError(
-            f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: float64, float32, "
-            "float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
-        )
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. {_dtype.SUPPORTED_NUMPY}")
     return Tensor(arr, CPU)
 
 
@@ -453,7 +453,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     for t in tensors:
         if t.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}")
-    # 'xy' is 'ij' of the first two swapped, the first two grids swapped back and transposed
+    # 'xy' is 'ij' of the first two inputs swapped, the first two grids swapped back
     swap = indexing == "xy" and len(tensors) >= 2
     ts = list(tensors)
     if swap:
@@ -466,7 +466,6 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
         out.append(_views.expand(_views.view(t, view_shape), shape))
     if swap:
         out[0], out[1] = out[1], out[0]
-        out = [_views.transpose(o, 0, 1) for o in out]
     return tuple(out)
 
 

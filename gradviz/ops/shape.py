@@ -154,9 +154,11 @@ def repeat(a: Tensor, *sizes: Any) -> Tensor:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
-    if builtins.any(s < 0 for s in sizes):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {list(sizes)}")
     padded = (1,) * (len(sizes) - a.ndim) + tuple(a.shape)
+    target = [p * r for p, r in zip(padded, sizes, strict=True)]
+    for t in target:
+        if t < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {target}")
     out = _new(np.tile(a._data.reshape(padded), sizes), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["repeat"], (a,), [out], {"self_sym_sizes": a.shape, "repeats": sizes})
