@@ -16,6 +16,7 @@ from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _as_array, _dims, _new, _np_aliases, _wrap_dim, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
+from gradviz.ops.reductions import _quiet
 from gradviz.tensor import Tensor
 
 
@@ -34,13 +35,15 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dt
     acc = _acc_dtype(a, dtype)
     x = a._data if dtype is None else a._data.astype(acc)
     if dim is None:
-        out = _new(_as_array(np.prod(x, dtype=acc)), a.device)
+        with _quiet():
+            out = _new(_as_array(np.prod(x, dtype=acc)), a.device)
         if _grad_state.enabled and a.requires_grad:
             record(NODES["prod"], (a,), [out], {"self": save(a), "result": save(out, True)})
         return out
     d = _wrap_dim(dim, a.ndim)
     axis = d if a.ndim else None
-    out = _new(_as_array(np.prod(x, axis=axis, keepdims=keepdim, dtype=acc)), a.device)
+    with _quiet():
+        out = _new(_as_array(np.prod(x, axis=axis, keepdims=keepdim, dtype=acc)), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["prod_dim"], (a,), [out], {"self": save(a), "result": save(out, True), "dim": d,
                                                 "keepdim": keepdim})
@@ -51,7 +54,8 @@ def _running(key: str, a: Tensor, dim: int, dtype: _dtype.dtype | None, fn) -> T
     d = _wrap_dim(dim, a.ndim)
     acc = _acc_dtype(a, dtype)
     x = a._data.astype(acc) if a._data.dtype != acc else a._data
-    data = fn(x, axis=d) if a.ndim else x.copy()
+    with _quiet():
+        data = fn(x, axis=d) if a.ndim else x.copy()
     out = _new(_as_array(data), a.device)
     if _grad_state.enabled and a.requires_grad:
         saved: dict[str, Any] = {"dim": d, "self_scalar_type": a.dtype}

@@ -35,6 +35,13 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
 
+
+# numpy.errstate for the reductions numpy implements in Python (mean, var): a ufunc's warning names
+# its calling frame, which there is numpy's, so gradviz's filter (see _common) does not see it.
+def _quiet() -> Any:
+    return np.errstate(all="ignore")  # a new one each time: an errstate cannot be entered twice
+
+
 # -- reductions ------------------------------------------------------------------------------
 
 
@@ -80,12 +87,14 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
 
 def _mean(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool) -> Tensor:
     if dim is None:
-        out = _new(_as_array(a._data.mean()), a.device)
+        with _quiet():  # numpy's mean is Python-level: its warnings name numpy, not gradviz (see _common)
+            out = _new(_as_array(a._data.mean()), a.device)
         if _grad_state.enabled and a.requires_grad:
             record(NODES["mean"], (a,), [out], {"shape": a.shape, "count": a.numel()})
         return out
     dims = _dims(dim, a.ndim)
-    out = _new(_as_array(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
+    with _quiet():
+        out = _new(_as_array(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
     if _grad_state.enabled and a.requires_grad:
         count = int(np.prod([a.shape[d] for d in dims])) if dims else 1
         record(NODES["mean_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim,
@@ -234,7 +243,8 @@ def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, cor
             warnings.simplefilter("ignore", RuntimeWarning)
             data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
     else:
-        data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
+        with _quiet():
+            data = _as_array(a._data.var(axis=dims, ddof=correction, keepdims=keepdim))
     if key == "std":
         data = np.sqrt(data)
     out = _new(data.astype(a._data.dtype, copy=False), a.device)
