@@ -234,3 +234,18 @@ def test_inference_mode_enabled_flag():
     assert gradviz.is_inference_mode_enabled() is torch.is_inference_mode_enabled() is False
     with gradviz.inference_mode(), torch.inference_mode():
         assert gradviz.is_inference_mode_enabled() is torch.is_inference_mode_enabled() is True
+
+
+@pytest.mark.parametrize("name", DTYPES)
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_repr_names_the_dtype_as_torch(name, default):
+    try:
+        for T in (torch, gradviz):
+            T.set_default_dtype(getattr(T, default))
+        for vals in ([1, 0, 3], [], [[1.5, -2.25]], [1e10, 1.0]):
+            ref = repr(torch.tensor(vals, dtype=getattr(torch, name)))
+            got = repr(gradviz.tensor(vals, dtype=getattr(gradviz, name)))
+            assert got == ref.replace("torch.", "gradviz."), (vals, ref, got)
+    finally:
+        for T in (torch, gradviz):
+            T.set_default_dtype(T.float32)
