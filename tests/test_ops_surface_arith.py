@@ -65,6 +65,25 @@ CASES = {
     "einsum_outer_implicit": lambda T: (lambda a, b: G(T.einsum("i,j", a, b), (a, b)))(x64(T, 3), x64(T, 2, seed=1)),
     "einsum_sum": lambda T: (lambda a: G(T.einsum("ij->j", a), (a,)))(x64(T, 2, 3)),
     "einsum_list": lambda T: (lambda a, b: G(T.einsum("i,i->", [a, b]), (a, b)))(x64(T, 3), x64(T, 3, seed=1)),
+    "einsum_mm_transposed_out": lambda T: (lambda a, b: G(T.einsum("ij,jk->ki", a, b), (a, b)))(
+        x64(T, 2, 3), x64(T, 3, 4, seed=1)),
+    "einsum_abT": lambda T: (lambda a, b: G(T.einsum("ij,kj->ik", a, b), (a, b)))(x64(T, 2, 3), x64(T, 4, 3, seed=1)),
+    "einsum_mv": lambda T: (lambda a, b: G(T.einsum("ij,j->i", a, b), (a, b)))(x64(T, 2, 3), x64(T, 3, seed=1)),
+    "einsum_vm": lambda T: (lambda a, b: G(T.einsum("j,ij->i", a, b), (a, b)))(x64(T, 3), x64(T, 2, 3, seed=1)),
+    "einsum_one_sided_sum": lambda T: (lambda a, b: G(T.einsum("ij,jk->i", a, b), (a, b)))(
+        x64(T, 2, 3), x64(T, 3, 4, seed=1)),
+    "einsum_two_contracted": lambda T: (lambda a, b: G(T.einsum("ijk,jkl->il", a, b), (a, b)))(
+        x64(T, 2, 3, 4), x64(T, 3, 4, 5, seed=1)),
+    "einsum_batch_outer": lambda T: (lambda a, b: G(T.einsum("bi,bj->bji", a, b), (a, b)))(
+        x64(T, 4, 2), x64(T, 4, 3, seed=1)),
+    "einsum_disjoint": lambda T: (lambda a, b: G(T.einsum("ij,kl->lj", a, b), (a, b)))(
+        x64(T, 2, 3), x64(T, 4, 5, seed=1)),
+    "einsum_attention": lambda T: (lambda q, k: G(T.einsum("bhqd,bhkd->bhqk", q, k), (q, k)))(
+        x64(T, 2, 2, 3, 4), x64(T, 2, 2, 5, 4, seed=1)),
+    "einsum_transpose": lambda T: (lambda a: G(T.einsum("ij->ji", a), (a,)))(x64(T, 2, 3)),
+    "einsum_trace_free_total": lambda T: (lambda a: G(T.einsum("ij->", a), (a,)))(x64(T, 2, 3)),
+    "einsum_three": lambda T: (lambda a, b, c: G(T.einsum("ij,jk,kl->il", a, b, c), (a, b, c)))(
+        x64(T, 2, 3), x64(T, 3, 4, seed=1), x64(T, 4, 2, seed=2)),
     "bmm": lambda T: (lambda a, b: G(T.bmm(a, b), (a, b)))(x64(T, 2, 2, 3), x64(T, 2, 3, 4, seed=1)),
     "bmm_method": lambda T: (lambda a, b: G(a.bmm(b), (a, b)))(x64(T, 1, 2, 3), x64(T, 1, 3, 2, seed=1)),
     "addmm": lambda T: (lambda c, a, b: G(T.addmm(c, a, b), (c, a, b)))(x64(T, 2, 4), x64(T, 2, 3, seed=1),
@@ -80,20 +99,8 @@ CASES = {
 }
 
 
-# Known gap (gradviz/ops/linalg.py einsum): torch folds a contraction into permute/view/bmm
-# nodes; gradviz's einsum multiplies by broadcasting and sums (PermuteBackward0,
-# UnsqueezeBackward0, MulBackward0, SumBackward1). Values and gradients agree; the graphs do not.
-EINSUM_GRAPH_GAP = {"einsum_mm", "einsum_batch", "einsum_outer_implicit", "einsum_list"}
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_same_as_torch(name):
-    same(CASES[name], graph=name not in EINSUM_GRAPH_GAP)
-
-
-@pytest.mark.parametrize("name", sorted(EINSUM_GRAPH_GAP))
-@pytest.mark.xfail(strict=True, reason="einsum's nodes are not torch's bmm decomposition (values and grads agree)")
-def test_einsum_graph_as_torch(name):
     same(CASES[name])
 
 

@@ -284,9 +284,10 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation: each operand permuted and unsqueezed to the equation's labels, the
-    product taken by broadcasting, the contracted labels summed. The values and gradients are
-    torch's; the nodes are these ops' (torch folds contractions into bmm: other node names)."""
+    """Einstein summation as torch computes it, so with its nodes: each operand unsqueezed for
+    the labels it lacks and permuted to one label order (the output's, then the contracted ones
+    sorted); one operand is summed over the contracted labels; two are contracted by
+    _sumproduct_pair (a bmm), more left to right. No ellipsis or repeated label in one operand."""
     from gradviz.ops import reductions as _reductions
 
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -304,25 +305,83 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if not arrow:
         rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     labels = list(rhs) + sorted(set(letters) - set(rhs))
-    aligned = []
+    index = {label: i for i, label in enumerate(labels)}
+    n, n_out = len(labels), len(rhs)
+    ops = []
     for spec, op in zip(specs, operands, strict=True):
         if len(spec) != op.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(spec)}) does not match the "
-                               f"number of dimensions ({op.ndim}) for operand {len(aligned)} and no ellipsis was given")
+                               f"number of dimensions ({op.ndim}) for operand {len(ops)} and no ellipsis was given")
         if len(set(spec)) != len(spec):
             raise NotImplementedError("gradviz's einsum has no repeated subscripts in one operand yet")
-        order = sorted(range(len(spec)), key=lambda i: labels.index(spec[i]))
-        t = _views.permute(op, order) if order != list(range(len(spec))) else op
-        present = sorted(spec, key=labels.index)
-        for pos, label in enumerate(labels):
-            if label not in present:
-                t = _views.unsqueeze(t, pos)
-        aligned.append(t)
-    out = aligned[0]
-    for t in aligned[1:]:
-        out = _arith.mul(out, t)
-    contracted = list(range(len(rhs), len(labels)))
-    return _reductions.sum(out, contracted) if contracted else out
+        perm = [-1] * n
+        for j, label in enumerate(spec):
+            perm[index[label]] = j
+        t, j = op, len(spec)
+        for i in range(n):
+            if perm[i] == -1:  # a label the operand lacks: a new last dim of size 1
+                t = _views.unsqueeze(t, -1)
+                perm[i], j = j, j + 1
+        ops.append(_views.permute(t, perm))
+    if len(ops) == 1:
+        return _reductions.sum(ops[0], list(range(n_out, n))) if n > n_out else ops[0]
+    result = ops[0]
+    for k in range(1, len(ops)):
+        later = set("".join(specs[k + 1:]))
+        sum_dims = [d for d in range(n_out, n) if labels[d] not in later]
+        result = _sumproduct_pair(result, ops[k], sum_dims) if sum_dims else _arith.mul(result, ops[k])
+    if n > n_out:
+        result = _views.view(result, tuple(result.shape[:n_out]))
+    return result
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor:
+    """sum(left * right) over sum_dims, keeping them as size 1 (torch's sumproduct_pair): dims
+    only one side has are summed on that side first; the rest becomes one bmm of (batch, left
+    only, summed) by (batch, summed, right only), then viewed and permuted back."""
+    from gradviz.ops import reductions as _reductions
+
+    lro: list[int] = []
+    lo: list[int] = []
+    ro: list[int] = []
+    joint = False
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left.ndim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                if left.shape[i] != right.shape[i]:
+                    raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
+                                       f"(original->remapped): {list(left.shape)} and {list(right.shape)}")
+                sum_size *= left.shape[i]
+                joint = True
+            elif sl:
+                left = _reductions.sum(left, [i], True)
+            elif sr:
+                right = _reductions.sum(right, [i], True)
+        elif sl and sr:
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_size *= right.shape[i]
+    if not joint:
+        return _arith.mul(left, right)
+    if lo and ro and ro[0] < lo[0]:
+        # torch puts the operand whose dims come first in the output on the left of the bmm
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims)
+                + [right.shape[d] for d in ro])
+    order = lro + lo + sum_dims + ro
+    operm = [0] * len(order)
+    for pos, d in enumerate(order):
+        operm[d] = pos
+    left = _views.reshape(_views.permute(left, lro + lo + sum_dims + ro), (lro_size, lo_size, sum_size))
+    right = _views.reshape(_views.permute(right, lro + sum_dims + ro + lo), (lro_size, sum_size, ro_size))
+    return _views.permute(_views.view(bmm(left, right), out_size), operm)
 
 
 # -- backward formulas ----------------------------------------------------------------------
