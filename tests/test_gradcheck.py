@@ -297,6 +297,8 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("trunc", lambda a: a.trunc() + a, [away_from(randn(2, 3), (-1.0, 0.0, 1.0))]),
     ("round", lambda a: a.round() + a, [away_from(randn(2, 3), (-0.5, 0.5, 1.5))]),
     ("clamp_min", lambda a: a.clamp_min(0.2), [away_from(randn(3, 4), (0.2,), 0.05)]),
+    ("clamp_tensor", lambda a, lo, hi: a.clamp(lo, hi), [np.array([[-2.0, 0.5, 3.0], [0.1, -0.4, 1.7]]),
+                                                          np.array([-1.0, 0.0, 0.2]), np.array([[1.0], [1.5]])]),
     ("clamp_max", lambda a: a.clamp_max(-0.1), [away_from(randn(3, 4), (-0.1,), 0.05)]),
     ("cumsum", lambda a: a.cumsum(1), [randn(2, 4)]),
     ("cumprod", lambda a: a.cumprod(0), [randn(4, 2)]),

@@ -30,6 +30,11 @@ CASES = {
     "relu_then_use": _inplace(lambda y: y.relu_() * y),
     "clamp_min": lambda T: (lambda x: G(x.clamp_min(0.1), (x,)))(x64(T, 2, 3)),
     "clamp_max": lambda T: (lambda x: G(T.clamp_max(x, -0.1), (x,)))(x64(T, 2, 3)),
+    "clamp_tensor_min": lambda T: (lambda x, lo: G(T.clamp(x, min=lo), (x, lo)))(x64(T, 2, 3), x64(T, 3, seed=1)),
+    "clamp_tensor_both": lambda T: (lambda x, lo, hi: G(x.clamp(lo, hi), (x, lo, hi)))(
+        x64(T, 2, 3), x64(T, 2, 3, seed=1) - 0.5, x64(T, 1, 3, seed=2) + 0.5),
+    "clamp_tensor_max_const": lambda T: (lambda x: G(x.clamp(max=T.tensor(0.2, dtype=T.float64)), (x,)))(
+        x64(T, 2, 3)),
     "clamp_int": lambda T: T.tensor([-3, 0, 5], dtype=T.int32).clamp(-1, 2),
     "floordiv": lambda T: x64(T, 2, 3, grad=False) * 5 // 2,
     "floordiv_int": lambda T: T.tensor([7, -7, 5]) // 2,

@@ -112,6 +112,14 @@ def result_type(*operands: Any) -> _dtype.dtype:
     return _combine(dim, _combine(zero, wrapped))
 
 
+def promote_types(a: _dtype.dtype, b: _dtype.dtype) -> _dtype.dtype:
+    return _dtype.promote(a, b)
+
+
+def is_floating_point(t: Tensor) -> bool:
+    return t.dtype.is_floating_point
+
+
 def _result_dtype_scalar(t: Tensor, s: Scalar) -> _dtype.dtype:
     return result_type(t, s)
 

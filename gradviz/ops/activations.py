@@ -17,6 +17,8 @@ from gradviz.ops._common import (
     NODES,
     Scalar,
     _as_array,
+    _check_devices,
+    _elementwise,
     _float_arg,
     _new,
     _out,
@@ -73,9 +75,11 @@ def relu(a: Tensor) -> Tensor:
     return _unary("relu", a, lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), save_result=True)
 
 
-def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:  # noqa: A002
+def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor(a, min, max)
     x = a._data
     data = np.clip(x, min, max).astype(result_type(a, min, max).np, copy=False)
     out = _new(data, a.device)
@@ -86,6 +90,36 @@ def clamp(a: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Te
 
 
 clip = clamp
+
+
+def _clamp_tensor(a: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
+    """clamp with tensor bounds, broadcast against a (ClampBackward0: edges to a, min and max)."""
+    if not all(b is None or isinstance(b, Tensor) for b in (lo, hi)):
+        raise TypeError("clamp() received an invalid combination of arguments - got a Tensor bound and a number")
+    for b in (lo, hi):
+        if b is not None:
+            _check_devices(a, b)
+    x = a._data
+    dt = result_type(a, lo, hi)
+    data = x
+    if lo is not None:
+        data = _elementwise(np.maximum, data, lo._data)
+    if hi is not None:
+        data = _elementwise(np.minimum, data, hi._data)
+    out = _new(_as_array(data).astype(dt.np, copy=False), a.device)
+    if _grad_state.enabled and (a.requires_grad or any(b is not None and b.requires_grad for b in (lo, hi))):
+        shape = out._data.shape
+        inside = np.ones(shape, bool)
+        saved = {}
+        if lo is not None:
+            inside &= np.broadcast_to(x >= lo._data, shape)
+            saved["min_mask"] = _new(np.ascontiguousarray(np.broadcast_to(x < lo._data, shape)), a.device)
+        if hi is not None:
+            inside &= np.broadcast_to(x <= hi._data, shape)
+            saved["max_mask"] = _new(np.ascontiguousarray(np.broadcast_to(x > hi._data, shape)), a.device)
+        saved["mask"] = _new(inside, a.device)
+        record(NODES["clamp_tensor"], (a, lo, hi), [out], saved)
+    return out
 
 
 def _clamp_one(key: str, a: Tensor, bound: Scalar) -> Tensor:
@@ -297,6 +331,11 @@ ROWS: dict[str, D] = {
     "sigmoid": D("SigmoidBackward0", (_sigmoid,)),
     "relu": D("ReluBackward0", (_relu,)),
     "clamp": D("ClampBackward1", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
+    "clamp_tensor": D("ClampBackward0", (
+        lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),
+        lambda n, g: _arith.where(n["min_mask"], g, _zero_scalar(g)),
+        lambda n, g: _arith.where(n["max_mask"], g, _zero_scalar(g)),
+    ), reduce_broadcast=True),
     "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
     "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
     "softmax": D("SoftmaxBackward0", (_softmax,)),

@@ -59,7 +59,7 @@ def _zeros_filled(grads, like_shapes, dtype, device):
 # -- tensors from data and factories ------------------------------------------------------------
 
 
-def _infer(data: Any) -> Any:
+def _infer(data: Any, dtype: DType | None = None) -> Any:
     """numpy array for nested Python data, with torch's default dtypes. Tensors inside a list
     are scalars, as torch reads them: each must hold one element, and its dtype joins the
     promotion (from any device: the result is built in host memory, as torch's)."""
@@ -69,6 +69,8 @@ def _infer(data: Any) -> Any:
         values, dt = _scalars(data)
         return np.array(values, dtype=(dt or _dtype._default[0]).np)
     arr = np.asarray(data)
+    if dtype is not None:
+        return arr  # cast once, to dtype, by the caller (not through the default dtype first)
     if arr.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
         arr = arr.astype(_dtype._default[0].np)  # Python floats take the default dtype, as torch
     elif arr.dtype not in _dtype._BY_NP:
@@ -167,7 +169,7 @@ def tensor(
         dev = src if device is None else as_device(device)
         return make_tensor(_copy_array(data, src, dev, _device_array_dtype(data, dtype)), dev, requires_grad)
     dev = as_device(device)
-    arr = np.array(_infer(data), copy=True)
+    arr = np.array(_infer(data, dtype), copy=True)
     if dtype is not None:
         arr = arr.astype(dtype.np)
     return make_tensor(to_device_array(arr, dev), dev, requires_grad)
