@@ -20,6 +20,8 @@ of the derivative table (so its backward node's name) together:
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 from gradviz.ops import (
     _common,
     activations,
@@ -58,6 +60,6 @@ FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cu
 # one-module layout: each name from the module that defines it.
 for _m in FAMILIES:
     for _k, _v in vars(_m).items():
-        if _k.startswith("_") and not _k.startswith("__") and getattr(_v, "__module__", _m.__name__) == _m.__name__:
+        if _k.startswith("_") and not _k.startswith("__") and not isinstance(_v, _ModuleType):
             globals().setdefault(_k, _v)
 del _m, _k, _v
