@@ -84,8 +84,11 @@ class Tensor:
             _legacy_init(self, _dtype._default[0], args, device)
             return
         device = args[1] if len(args) > 1 else (CPU if device is None else device)
+        dt = _dtype.from_numpy_dtype(data.dtype)
+        if dt.np != data.dtype:  # a numpy type torch lacks (uint32, float128): held as the nearest one
+            data = data.astype(dt.np)
         self._data = data
-        self.dtype: DType = _dtype.from_numpy_dtype(data.dtype)
+        self.dtype: DType = dt
         self.device: Device = device
         self._requires_grad = requires_grad
         self._grad_fn: Node | None = None
