@@ -9,9 +9,29 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from gradviz import autograd, nn
+
+# torch's dtypes and default dtype (ops block, issue 14)
+from gradviz._dtype import (
+    bfloat16,
+    double,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from gradviz._dtype import bool_ as bool  # noqa: A001 - torch.bool
-from gradviz._dtype import double, dtype, float32, float64, int64, long
 from gradviz._dtype import float as float  # noqa: A001 - torch.float
+from gradviz._dtype import int as int  # noqa: A001 - torch.int
 from gradviz.autograd import (
     detect_anomaly,
     enable_grad,
@@ -24,23 +44,36 @@ from gradviz.autograd import (
 from gradviz.device import device
 from gradviz.ops import *  # noqa: F403 - the torch-style function namespace
 from gradviz.ops import functions as _functions
-from gradviz.tensor import (
-    Size,
-    Tensor,
+from gradviz.ops.construction import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
     arange,
+    as_tensor,
+    asarray,
     empty,
+    empty_like,
     eye,
     from_numpy,
     full,
     full_like,
-    is_tensor,
     linspace,
+    logspace,
+    meshgrid,
     ones,
     ones_like,
     tensor,
     zeros,
     zeros_like,
 )
+from gradviz.tensor import Size, Tensor, is_tensor
 
 # torch.max / torch.min / torch.abs / torch.pow etc. as functions (the star import skips builtins
 # names that ruff would flag; bind them explicitly).

@@ -140,11 +140,11 @@ def format_tensor(t: Tensor) -> str:
         # The shape is shown unless it is (0,), and the dtype unless it is the default float.
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
-        if t.dtype is not _dtype.float32:
+        if t.dtype is not _dtype._default[0]:
             suffixes.append(f"dtype={t.dtype!r}")
         body = "[]"
     else:
-        if t.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+        if t.dtype not in (_dtype._default[0], _dtype.int64, _dtype.bool_):
             suffixes.append(f"dtype={t.dtype!r}")
         summarize = data.size > THRESHOLD
         fmt = _Formatter(_summarized(data) if summarize else data, t.dtype.is_floating_point)

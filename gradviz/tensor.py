@@ -15,7 +15,7 @@ from gradviz._dtype import dtype as DType
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
-from gradviz.device import CPU, array_module, as_device, device_context, to_device_array
+from gradviz.device import CPU, as_device, to_device_array
 from gradviz.device import device as Device
 
 _tensor_ids = itertools.count(1)
@@ -77,9 +77,18 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
-    def __init__(self, data: Any, device: Device = CPU, requires_grad: bool = False):
+    def __init__(self, *args: Any, device: Any = None, requires_grad: bool = False):
+        data = args[0] if args else None
+        if len(args) > 2 or not hasattr(data, "__array_interface__") and not hasattr(data, "__cuda_array_interface__"):
+            # torch's legacy constructor: Tensor(list), Tensor(sizes...), Tensor(tensor), Tensor()
+            _legacy_init(self, _dtype._default[0], args, device)
+            return
+        device = args[1] if len(args) > 1 else (CPU if device is None else device)
+        dt = _dtype.from_numpy_dtype(data.dtype)
+        if dt.np != data.dtype:  # a numpy type torch lacks (uint32, float128): held as the nearest one
+            data = data.astype(dt.np)
         self._data = data
-        self.dtype: DType = _dtype.from_numpy_dtype(data.dtype)
+        self.dtype: DType = dt
         self.device: Device = device
         self._requires_grad = requires_grad
         self._grad_fn: Node | None = None
@@ -137,9 +146,7 @@ class Tensor:
     @property
     def grad_fn(self) -> Node | None:
         if self._base is not None and self._view_version != self._version_counter[0]:
-            from gradviz.ops.core import regenerate_view_grad_fn
-
-            regenerate_view_grad_fn(self)
+            _regenerate_view_grad_fn(self)
         return self._grad_fn
 
     @grad_fn.setter
@@ -241,27 +248,6 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         return self._retains_grad
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802
-        from gradviz import ops
-
-        if self.ndim != 2:
-            _warn_once(_T_DEPRECATED[self.ndim == 0])
-        return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802
-        from gradviz import ops
-
-        if self.ndim < 2:
-            if self.ndim == 0:
-                _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
-                return ops.alias(self)
-            raise RuntimeError(
-                f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
-            )
-        return ops.transpose(self, -2, -1)
 
     # -- conversion
     def numpy(self) -> np.ndarray:
@@ -402,6 +388,11 @@ class Tensor:
         return str(self)
 
 
+# Set by gradviz.ops when it binds Tensor's methods (this module cannot import the ops, which
+# import it): makes a stale view's history anew (AsStridedBackward0 of its base).
+_regenerate_view_grad_fn: Callable[[Tensor], None] = lambda t: None  # noqa: E731 - replaced by gradviz.ops
+
+# Tensor.T and .mT are bound by gradviz.ops; their one-time warnings are here.
 _T_DEPRECATED = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw an "
     "error in a future release. Consider `x.mT` to transpose batches of matrices or "
@@ -452,90 +443,33 @@ def _check_grad_assignment(t: Tensor, value: Any) -> None:
 _graph._wrap_tensor = Tensor._wrap
 
 
-def _infer(data: Any) -> Any:
-    """numpy array for nested Python data, with torch's default dtypes. Tensors inside a list
-    are scalars, as torch reads them: each must hold one element, and its dtype joins the
-    promotion (from any device: the result is built in host memory, as torch's)."""
-    if isinstance(data, Tensor):
-        return to_device_array(data._data, CPU)
-    if isinstance(data, (list, tuple)) and _has_tensor(data):
-        values, dt = _scalars(data)
-        return np.array(values, dtype=(dt or _dtype.float32).np)
-    arr = np.asarray(data)
-    if arr.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
-        arr = arr.astype(np.float32)  # Python floats default to float32, as torch
-    elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
-        arr = arr.astype(np.int64)
-    return arr
+def _legacy_init(t: Tensor, dt: DType, args: tuple, device: Any) -> None:
+    """torch.Tensor(...) and the typed FloatTensor(...): a list's values in ``dt``, a tensor's
+    storage itself (of that dtype only), or the sizes (torch leaves the memory uninitialized:
+    zeros here)."""
+    from gradviz.device import as_device
 
-
-def _has_tensor(seq: list | tuple) -> bool:
-    for x in seq:
-        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _has_tensor(x)):
-            return True
-    return False
-
-
-def _scalars(data: Any) -> tuple[Any, _dtype.dtype | None]:
-    """``data`` with each tensor replaced by its one value, and the dtype torch infers for the
-    whole: the promotion of every element's (a tensor's own, bool, int64 for ints, the default
-    float32 for floats, an array's); None for no element at all."""
-    if isinstance(data, Tensor):
-        if data.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return data.item(), data.dtype
-    if isinstance(data, (list, tuple)):
-        values = []
-        dt: _dtype.dtype | None = None
-        for x in data:
-            v, d = _scalars(x)
-            values.append(v)
-            if d is not None:
-                dt = d if dt is None else _dtype.promote(dt, d)
-        return values, dt
-    if isinstance(data, bool):
-        return data, _dtype.bool_
-    if isinstance(data, int):
-        return data, _dtype.int64
-    if isinstance(data, float):
-        return data, _dtype.float32
-    arr = np.asarray(data)
-    return arr.tolist(), _dtype.from_numpy_dtype(arr.dtype)
-
-
-def _is_gpu_array(data: Any) -> bool:
-    # what torch recognizes a foreign gpu array by (cupy's, numba's, ...)
-    return type(data) is not np.ndarray and hasattr(data, "__cuda_array_interface__")
-
-
-_COPY_CONSTRUCT_WARNING = (
-    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
-)
-
-
-def _copy_array(arr: Any, src: Device, dev: Device, np_dtype: Any) -> Any:
-    """A copy of ``arr`` (on ``src``) on ``dev``, cast to ``np_dtype``: cast where the data is,
-    then moved (a gpu's data never passes through the host on the way to itself or another gpu)."""
-    if type(arr) is np.ndarray:
-        data = arr.astype(np_dtype) if arr.dtype != np_dtype else arr
+    dev = as_device(device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        src = args[0]
+        if src.dtype is not dt:
+            opts = ("TensorOptions(dtype={}, device=cpu, layout=Strided, requires_grad=false (default), "
+                    "pinned_memory=false (default), memory_format=(nullopt))")
+            raise TypeError(f"expected {opts.format(_dtype.cpp_type_name(dt))} (got "
+                            f"{opts.format(_dtype.cpp_type_name(src.dtype))})")
+        arr = src._data
+    elif len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
+        arr = np.array(args[0], dtype=np.float64 if dt.is_floating_point else None).astype(dt.np)
     else:
-        with device_context(src):  # cupy makes the cast and the copy on the current GPU
-            data = arr.astype(np_dtype) if arr.dtype != np_dtype else arr
-            if data is arr and dev == src:
-                data = arr.copy()
-    if dev != src:
-        data = to_device_array(data, dev)
-    if data is arr:  # neither cast nor moved (or moved between numpy devices): still shared
-        data = np.array(arr, copy=True)
-    return data
-
-
-def _device_array_dtype(arr: Any, dtype: DType | None) -> Any:
-    if dtype is not None:
-        return dtype.np
-    # a gpu array keeps its dtype, but gradviz's integers are int64 (as for numpy arrays)
-    return np.dtype(np.int64) if arr.dtype.kind in "iu" else arr.dtype
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+        for s in sizes:
+            if not isinstance(s, int) or isinstance(s, bool):
+                raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of type "
+                                f"{type(s).__name__} at pos {sizes.index(s)}")
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+        arr = np.zeros(sizes if args else (0,), dtype=dt.np)
+    Tensor.__init__(t, to_device_array(arr, dev), dev)
 
 
 def make_tensor(arr: Any, dev: Device, requires_grad: bool = False) -> Tensor:
@@ -548,111 +482,10 @@ def make_tensor(arr: Any, dev: Device, requires_grad: bool = False) -> Tensor:
     return t
 
 
-def tensor(
-    data: Any,
-    dtype: DType | None = None,
-    device: str | Device | None = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """A new leaf tensor holding a copy of ``data``.
-
-    From a tensor or a gpu array (``__cuda_array_interface__``, as cupy's), the copy is on the
-    source's device unless ``device`` says otherwise, as torch's; a tensor also warns, as torch
-    does, that ``detach().clone()`` says what is meant."""
-    if isinstance(data, Tensor):
-        warnings.warn(_COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
-        src = data.device
-        dev = src if device is None else as_device(device)
-        arr = _copy_array(data._data, src, dev, dtype.np if dtype is not None else data._data.dtype)
-        return make_tensor(arr, dev, requires_grad)
-    if _is_gpu_array(data):
-        src = as_device(f"cuda:{data.device.id}")
-        dev = src if device is None else as_device(device)
-        return make_tensor(_copy_array(data, src, dev, _device_array_dtype(data, dtype)), dev, requires_grad)
-    dev = as_device(device)
-    arr = np.array(_infer(data), copy=True)
-    if dtype is not None:
-        arr = arr.astype(dtype.np)
-    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
-
-
-def from_numpy(arr: np.ndarray) -> Tensor:
-    return Tensor(arr, CPU)
-
-
 def _shape(size: tuple) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         return tuple(size[0])
     return tuple(size)
-
-
-def _filled(size: tuple, value: Any, dtype: DType | None, device: Any, requires_grad: bool) -> Tensor:
-    dev = as_device(device)
-    if dtype is None:
-        dtype = _dtype.float32 if isinstance(value, float) else (
-            _dtype.bool_ if isinstance(value, bool) else (_dtype.int64 if isinstance(value, int) else _dtype.float32)
-        )
-    xp = array_module(dev)
-    return make_tensor(xp.full(_shape(size), value, dtype=dtype.np), dev, requires_grad)
-
-
-def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _filled(size, 0.0, dtype, device, requires_grad)
-
-
-def ones(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _filled(size, 1.0, dtype, device, requires_grad)
-
-
-def full(size: Any, fill_value: Any, dtype: DType | None = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
-    return _filled((size,), fill_value, dtype, device, requires_grad)
-
-
-def zeros_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _filled((t.shape,), 0.0, dtype or t.dtype, device or t.device, requires_grad)
-
-
-def ones_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _filled((t.shape,), 1.0, dtype or t.dtype, device or t.device, requires_grad)
-
-
-def full_like(t: Tensor, fill_value: Any, dtype: DType | None = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
-    return _filled((t.shape,), fill_value, dtype or t.dtype, device or t.device, requires_grad)
-
-
-def empty(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def arange(start: float, end: float | None = None, step: float = 1, dtype: DType | None = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    dev = as_device(device)
-    is_int = all(isinstance(v, int) for v in (start, end, step))
-    dt = dtype or (_dtype.int64 if is_int else _dtype.float32)
-    arr = np.arange(start, end, step, dtype=np.float64 if dt.is_floating_point else np.int64).astype(dt.np)
-    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
-
-
-def linspace(start: float, end: float, steps: int, dtype: DType | None = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:  # fmt: skip
-    dev = as_device(device)
-    arr = np.linspace(start, end, steps).astype((dtype or _dtype.float32).np)
-    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
-
-
-def eye(n: int, m: int | None = None, dtype: DType | None = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:  # fmt: skip
-    dev = as_device(device)
-    arr = np.eye(n, m, dtype=(dtype or _dtype.float32).np)
-    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
 
 
 class _Generator:

@@ -495,10 +495,10 @@ def test_tensor_from_a_device_array_keeps_its_device(cp: Any) -> None:
     c = gradviz.tensor(a, dtype=gradviz.float32, device="cpu", requires_grad=True)
     assert str(c.device) == "cpu" and c.dtype is gradviz.float32 and c.requires_grad
     np.testing.assert_allclose(c.detach().numpy(), X.astype(np.float32))
-    i = gradviz.tensor(cp.asarray(TARGET.astype(np.int32)))  # int32: gradviz's integers are int64
-    assert i.dtype is gradviz.int64 and str(i.device) == "cuda:0"
+    i = gradviz.tensor(cp.asarray(TARGET.astype(np.int32)))  # int32 stays int32, as torch's
+    assert i.dtype is gradviz.int32 and str(i.device) == "cuda:0"
     # the same program with numpy arrays on cpu
-    assert gradviz.tensor(TARGET.astype(np.int32)).dtype is gradviz.int64
+    assert gradviz.tensor(TARGET.astype(np.int32)).dtype is gradviz.int32
 
 
 def test_tensor_of_cuda_tensors_copies_as_torch(cp: Any) -> None:

@@ -118,7 +118,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     classes along dim 1, or dim 0 for a single sample). torch's node: NllLossBackward0, one edge."""
     red = _reduction_enum(reduction)
     # Identity first: tensors made on one device share its device object, so the common case
-    # (W3's every step) costs two `is` tests.
+    # (inputs, targets and weights made on one device) costs two `is` tests.
     if target.device is not input.device or (weight is not None and weight.device is not input.device):
         _check_devices(input, target, weight)
     if target.dtype is not _dtype.int64:

@@ -123,7 +123,7 @@ class OpNode(Node):
         g = grads[0]
         edges = self.next_edges
         if self.saved is _ALPHA_ONE and g is not None and not _grad_state.enabled:
-            # AddBackward0 with alpha 1 and no graph to build (W2's thousand adds, W3's biases):
+            # AddBackward0 with alpha 1 and no graph to build (any add, a bias add included):
             # the incoming gradient for each input with an edge, summed back where that input
             # was broadcast; what the formulas and the loop below give, without their calls.
             # (Under create_graph the formulas' order decides the sums' sequence numbers.)
@@ -240,9 +240,9 @@ class OpNode(Node):
 
 
 def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """functions.sum_to. functions.py (which imports this module) puts sum_to itself here once
+    """reductions.sum_to. reductions.py (which imports this module) puts sum_to itself here once
     defined: an import statement in backward runs importlib's _handle_fromlist per gradient."""
-    from gradviz.ops.functions import sum_to
+    from gradviz.ops.reductions import sum_to
 
     return sum_to(g, shape)
 
@@ -268,7 +268,7 @@ def _saved_property(key: str) -> property:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if key in self._wrapped and type(v) in (float, int, bool):
             # torch's wrapped number: a 0-dim tensor, float64 for a float, int64 for an int
-            from gradviz.tensor import tensor
+            from gradviz.ops.construction import tensor
 
             return tensor(v, dtype=_WRAPPED_DTYPES[type(v)])
         if v is _MISSING or type(v) is list:
@@ -552,7 +552,7 @@ _MULTI_VIEW = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithS
 def regenerate_view_grad_fn(view: Tensor) -> None:
     """The view's history is stale (its base changed in place): make it AsStridedBackward0 of the
     base's current history."""
-    from gradviz.ops.functions import NODES
+    from gradviz.ops._common import NODES
 
     base = view._base
     view._view_version = view._version_counter[0]

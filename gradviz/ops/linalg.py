@@ -1,0 +1,454 @@
+"""Linear algebra: mm, mv, dot, bmm, matmul, addmm, baddbmm, einsum."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from gradviz import _dtype
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import SavedVariable
+from gradviz.ops import arith as _arith
+from gradviz.ops import views as _views
+from gradviz.ops._common import (
+    NODES,
+    _as_array,
+    _broadcast_error,
+    _check_devices,
+    _new,
+    _out,
+    _saved_data,
+    _wrap,
+    register,
+)
+from gradviz.ops.core import Derivative as D
+from gradviz.ops.core import record, save
+from gradviz.tensor import Tensor
+
+# -- linear algebra --------------------------------------------------------------------------
+
+
+def _check_float_mm(a: Tensor, b: Tensor) -> None:
+    _check_devices(a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_type_name(a.dtype)} != "
+            f"{_dtype.cpp_type_name(b.dtype)}"
+        )
+
+
+def _colmajor(x: Any) -> bool:
+    # torch's test in mm's backward: strides (1, rows), in elements
+    item = x.itemsize
+    st = x.strides
+    return st[0] == item and st[1] == x.shape[0] * item
+
+
+def _check_mm(a: Tensor, b: Tensor) -> None:
+    _check_float_mm(a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError("self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+            f"{b.shape[0]}x{b.shape[1]})"
+        )
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    x, y = a._data, b._data
+    dt = a.dtype
+    if not (dt is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
+        _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
+    if _grad_state.enabled:
+        # requires_grad and _colmajor inline, SavedVariable without save()'s call.
+        ra = a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base.requires_grad)
+        rb = b._requires_grad or b._grad_fn is not None or (b._base is not None and b._base.requires_grad)
+        if ra or rb:
+            item = x.itemsize
+            st = x.strides
+            c1 = st[0] == item and st[1] == x.shape[0] * item
+            st = y.strides
+            c2 = st[0] == item and st[1] == y.shape[0] * item
+            if ra:
+                if rb:
+                    saved = {
+                        "self_colmajor": c1,
+                        "mat2_colmajor": c2,
+                        "mat2": SavedVariable(b),
+                        "self": SavedVariable(a),
+                    }
+                else:
+                    saved = {"self_colmajor": c1, "mat2_colmajor": c2, "mat2": SavedVariable(b)}
+            else:
+                saved = {"self_colmajor": c1, "mat2_colmajor": c2, "self": SavedVariable(a)}
+            if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype is y.dtype:
+                # The node first and the product into its output after, as torch's generated code
+                # orders them: the graph building then runs on the caches the ops before left
+                # warm, not on those a large product just evicted (2-4x slower there). matmul
+                # into a fresh C-contiguous buffer is the same BLAS call as ``x @ y``.
+                data = np.empty((x.shape[0], y.shape[1]), x.dtype)
+                out = _wrap(data, dt, a.device)
+                record(_MM_NODE, (a, b), [out], saved)
+                np.matmul(x, y, out=data)
+                return out
+            out = _wrap(x @ y, dt, a.device)
+            record(_MM_NODE, (a, b), [out], saved)
+            return out
+    return _wrap(x @ y, dt, a.device)
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    _check_float_mm(a, v)
+    if a.ndim == 2 and v.ndim == 1 and a.shape[1] != v.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
+        )
+    out = _new(a._data @ v._data, a.device)
+    if _grad_state.enabled and (a.requires_grad or v.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["vec"] = save(v)
+        if v.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["mv"], (a, v), [out], saved)
+    return out
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    _check_float_mm(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the same "
+            f"number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"
+        )
+    out = _new(_as_array(np.dot(a._data, b._data)), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["tensor"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["dot"], (a, b), [out], saved)
+    return out
+
+
+def _check_bmm_dtypes(a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(a.dtype)} but found "
+                           f"{_dtype.scalar_type_name(b.dtype)}")
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError(f"batch{1 if a.ndim != 3 else 2} must be a 3D tensor")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but "
+            f"got: [{b.shape[0]}, {b.shape[1]}]."
+        )
+    _check_devices(a, b)
+    _check_bmm_dtypes(a, b)
+    out = _new(np.matmul(a._data, b._data), a.device)
+    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+        saved = {}
+        if a.requires_grad:
+            saved["mat2"] = save(b)
+        if b.requires_grad:
+            saved["self"] = save(a)
+        record(NODES["bmm"], (a, b), [out], saved)
+    return out
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """torch.matmul's dispatch: dot, mv, mm, or folded/batched forms ending in an unsafe view."""
+    da, db = a._data.ndim, b._data.ndim
+    if da == 2 and db == 2:
+        return mm(a, b)
+    if da == 1 and db == 1:
+        return dot(a, b)
+    if da == 2 and db == 1:
+        return mv(a, b)
+    if da == 1 and db == 2:
+        # torch squeezes the mm result in place: SqueezeBackward4, and the result is no view.
+        r = mm(_views.unsqueeze(a, 0), b)
+        out = _new(np.squeeze(r._data, 0), r.device)
+        if _grad_state.enabled and r.requires_grad:
+            record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape, "dim": 0})
+        return out
+    if _should_fold(a, b):
+        # Fold the batch of the larger operand into matrix rows: one mm (or mv) and a view back.
+        transpose = db > da
+        t1 = _mT(b) if transpose else a
+        t2 = (_views.t(a) if da == 2 else a) if transpose else b
+        lead = t1.shape[:-1]
+        folded = _views.reshape(t1, (int(np.prod(lead)), t1.shape[-1]))
+        if t2.ndim == 2:
+            r = _views._unsafe_view(mm(folded, t2), lead + (t2.shape[1],))
+            return _views.contiguous(_mT(r)) if transpose else r
+        return _views._unsafe_view(mv(folded, t2), lead)
+    # Broadcast the batch dims, then one bmm.
+    n = a.shape[-2] if da > 1 else 1
+    p = b.shape[-1] if db > 1 else 1
+    m2 = b.shape[-2] if db > 1 else b.shape[0]
+    ba, bb = a.shape[:-2] if da > 2 else (), b.shape[:-2] if db > 2 else ()
+    err = _broadcast_error(ba, bb)
+    if err is not None:
+        raise err
+    batch = tuple(np.broadcast_shapes(ba, bb))
+    count = int(np.prod(batch))
+    a3 = _views.reshape(_views.expand(a, batch + (n, a.shape[-1])), (count, n, a.shape[-1]))
+    if db == 1:
+        b3 = _views.unsqueeze(_views.reshape(_views.expand(b, batch + (m2,)), (count, m2)), 2)
+    else:
+        b3 = _views.reshape(_views.expand(b, batch + (m2, p)), (count, m2, p))
+    shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    r = bmm(a3, b3)
+    return _views._unsafe_view(_views.squeeze(r, -1) if db == 1 else r, shape)
+
+
+def _mT(a: Tensor) -> Tensor:  # noqa: N802 - torch's Tensor.mT
+    return _views.transpose(a, -2, -1)
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """torch's should_fold: use mm/mv on the larger operand folded to a matrix when the smaller
+    one requires grad (a cheaper backward) or the fold needs no copy."""
+    a_larger = a.ndim >= b.ndim
+    big_ndim, small = (a.ndim, b) if a_larger else (b.ndim, a)
+    if not (big_ndim >= 3 and small.ndim <= 2):
+        return False
+    if small.requires_grad and _grad_state.enabled:
+        return True
+    if a.ndim == 2:
+        return False
+    big = a._data if a_larger else np.swapaxes(b._data, -1, -2)
+    if big.size == 0:
+        return True
+    strides, sizes = big.strides, big.shape
+    return builtins.all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(big.ndim - 1))
+
+
+# -- fused multiply-adds and einsum ------------------------------------------------------------
+
+
+def _scaled(x: Any, c: Any) -> Any:
+    return x if c == 1 else x * c
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product (AddmmBackward0)."""
+    if input.dtype is not mat2.dtype or mat1.dtype is not mat2.dtype:
+        first = input.dtype if input.dtype is not mat2.dtype else mat1.dtype
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dtype.scalar_type_name(first)} and "
+                           f"{_dtype.scalar_type_name(mat2.dtype)}")
+    _check_mm(mat1, mat2)
+    _check_devices(input, mat1)
+    prod = mat1._data @ mat2._data
+    bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
+    data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
+    out = _new(np.asarray(data, dtype=prod.dtype), input.device)
+    if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
+        saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha}
+        record(NODES["addmm"], (input, mat1, mat2), [out], saved)
+    return out
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * (batch1 @ batch2), batch by batch (BaddbmmBackward0)."""
+    if batch2.ndim == 2 and batch1.ndim == 3:  # torch reads batch2's third size first
+        raise IndexError("Dimension out of range (expected to be in range of [-2, 1], but got 2)")
+    _check_bmm_dtypes(batch1, batch2)
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch{1 if batch1.ndim != 3 else 2} must be a 3D tensor")
+    if batch2.shape[:2] != (batch1.shape[0], batch1.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{batch1.shape[0]}, "
+            f"{batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}]."
+        )
+    _check_float_mm(batch1, batch2)
+    prod = np.matmul(batch1._data, batch2._data)
+    bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
+    data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
+    out = _new(np.asarray(data, dtype=prod.dtype), input.device)
+    if _grad_state.enabled and (input.requires_grad or batch1.requires_grad or batch2.requires_grad):
+        saved = {"batch1": save(batch1), "batch2": save(batch2), "beta": beta, "alpha": alpha}
+        record(NODES["baddbmm"], (input, batch1, batch2), [out], saved)
+    return out
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation as torch computes it, so with its nodes: each operand unsqueezed for
+    the labels it lacks and permuted to one label order (the output's, then the contracted ones
+    sorted); one operand is summed over the contracted labels; two are contracted by
+    _sumproduct_pair (a bmm), more left to right. No ellipsis or repeated label in one operand."""
+    from gradviz.ops import reductions as _reductions
+
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(specs) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    if "." in eq:
+        raise NotImplementedError("gradviz's einsum has no ellipsis ('...') yet")
+    letters = lhs.replace(",", "")
+    if not arrow:
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    labels = list(rhs) + sorted(set(letters) - set(rhs))
+    index = {label: i for i, label in enumerate(labels)}
+    n, n_out = len(labels), len(rhs)
+    ops = []
+    for spec, op in zip(specs, operands, strict=True):
+        if len(spec) != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(spec)}) does not match the "
+                               f"number of dimensions ({op.ndim}) for operand {len(ops)} and no ellipsis was given")
+        if len(set(spec)) != len(spec):
+            raise NotImplementedError("gradviz's einsum has no repeated subscripts in one operand yet")
+        perm = [-1] * n
+        for j, label in enumerate(spec):
+            perm[index[label]] = j
+        t, j = op, len(spec)
+        for i in range(n):
+            if perm[i] == -1:  # a label the operand lacks: a new last dim of size 1
+                t = _views.unsqueeze(t, -1)
+                perm[i], j = j, j + 1
+        ops.append(_views.permute(t, perm))
+    if len(ops) == 1:
+        return _reductions.sum(ops[0], list(range(n_out, n))) if n > n_out else ops[0]
+    result = ops[0]
+    for k in range(1, len(ops)):
+        later = set("".join(specs[k + 1:]))
+        sum_dims = [d for d in range(n_out, n) if labels[d] not in later]
+        result = _sumproduct_pair(result, ops[k], sum_dims) if sum_dims else _arith.mul(result, ops[k])
+    if n > n_out:
+        result = _views.view(result, tuple(result.shape[:n_out]))
+    return result
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor:
+    """sum(left * right) over sum_dims, keeping them as size 1 (torch's sumproduct_pair): dims
+    only one side has are summed on that side first; the rest becomes one bmm of (batch, left
+    only, summed) by (batch, summed, right only), then viewed and permuted back."""
+    from gradviz.ops import reductions as _reductions
+
+    lro: list[int] = []
+    lo: list[int] = []
+    ro: list[int] = []
+    joint = False
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left.ndim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                if left.shape[i] != right.shape[i]:
+                    raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
+                                       f"(original->remapped): {list(left.shape)} and {list(right.shape)}")
+                sum_size *= left.shape[i]
+                joint = True
+            elif sl:
+                left = _reductions.sum(left, [i], True)
+            elif sr:
+                right = _reductions.sum(right, [i], True)
+        elif sl and sr:
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_size *= right.shape[i]
+    if not joint:
+        return _arith.mul(left, right)
+    if lo and ro and ro[0] < lo[0]:
+        # torch puts the operand whose dims come first in the output on the left of the bmm
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims)
+                + [right.shape[d] for d in ro])
+    order = lro + lo + sum_dims + ro
+    operm = [0] * len(order)
+    for pos, d in enumerate(order):
+        operm[d] = pos
+    left = _views.reshape(_views.permute(left, lro + lo + sum_dims + ro), (lro_size, lo_size, sum_size))
+    right = _views.reshape(_views.permute(right, lro + sum_dims + ro + lo), (lro_size, sum_size, ro_size))
+    return _views.permute(_views.view(bmm(left, right), out_size), operm)
+
+
+# -- backward formulas ----------------------------------------------------------------------
+
+
+def _mm_mat1(n, g):
+    # torch's mm_mat1_backward: a column-major self gets its gradient column-major too.
+    if not _grad_state.enabled:
+        # No graph to build: one product on the arrays, one tensor (not two views and an mm).
+        m2 = _saved_data(n, "mat2")
+        data = (m2 @ g._data.T).T if n.saved["self_colmajor"] else g._data @ m2.T
+        return _out(data, g)
+    if n["self_colmajor"]:
+        return _views.t(mm(n["mat2"], _views.t(g)))
+    return mm(g, _views.t(n["mat2"]))
+
+
+def _mm_mat2(n, g):
+    if not _grad_state.enabled:
+        m1 = _saved_data(n, "self")
+        data = (g._data.T @ m1).T if n.saved["mat2_colmajor"] else m1.T @ g._data
+        return _out(data, g)
+    if n["mat2_colmajor"]:
+        return _views.t(mm(_views.t(g), n["self"]))
+    return mm(_views.t(n["self"]), g)
+
+
+def _addmm_mat1(n, g):
+    return _arith.mul(mm(g, _views.t(n["mat2"])), n["alpha"]) if n["alpha"] != 1 else mm(g, _views.t(n["mat2"]))
+
+
+def _addmm_mat2(n, g):
+    return _arith.mul(mm(_views.t(n["mat1"]), g), n["alpha"]) if n["alpha"] != 1 else mm(_views.t(n["mat1"]), g)
+
+
+def _baddbmm_b1(n, g):
+    r = bmm(g, _views.transpose(n["batch2"], 1, 2))
+    return r if n["alpha"] == 1 else _arith.mul(r, n["alpha"])
+
+
+def _baddbmm_b2(n, g):
+    r = bmm(_views.transpose(n["batch1"], 1, 2), g)
+    return r if n["alpha"] == 1 else _arith.mul(r, n["alpha"])
+
+
+def _beta_grad(n, g):
+    return g if n["beta"] == 1 else _arith.mul(g, n["beta"])
+
+
+# -- derivative rows ----------------------------------------------------------------------
+
+
+ROWS: dict[str, D] = {
+    "mm": D("MmBackward0", (_mm_mat1, _mm_mat2), order=(1, 0)),
+    "mv": D("MvBackward0", (
+        lambda n, g: _arith.mul(_views.reshape(g, (g.shape[0], 1)), n["vec"]),  # grad.ger(vec)
+        lambda n, g: mv(_views.t(n["self"]), g),
+    )),
+    "dot": D("DotBackward0", (lambda n, g: _arith.mul(g, n["tensor"]), lambda n, g: _arith.mul(g, n["self"]))),
+    "bmm": D("BmmBackward0", (
+        lambda n, g: bmm(g, _views.transpose(n["mat2"], 1, 2)),
+        lambda n, g: bmm(_views.transpose(n["self"], 1, 2), g),
+    ), order=(1, 0)),
+    # inputs (self, mat1, mat2); torch's generated code runs the formulas sorted by name
+    "addmm": D("AddmmBackward0", (_beta_grad, _addmm_mat1, _addmm_mat2), reduce_broadcast=True, order=(1, 2, 0)),
+    "baddbmm": D("BaddbmmBackward0", (_beta_grad, _baddbmm_b1, _baddbmm_b2), reduce_broadcast=True,
+                 order=(1, 2, 0)),
+}  # fmt: skip
+register(ROWS)
+_MM_NODE = NODES["mm"]  # the hot path's node class, looked up once
