@@ -1,0 +1,140 @@
+"""torch.optim.Adagrad, RMSprop and Adadelta: single-tensor (foreach=False) updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradviz.optim import _ops
+from gradviz.optim._check import check
+from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _scalar_tensor, _zeros_state
+
+__all__ = ["Adagrad", "RMSprop", "Adadelta"]
+
+
+def _tick(state: dict[str, Any]) -> float:
+    """step_t += 1 on the 0-dim step tensor; the new count as a number (torch's _get_value)."""
+    step_t = state["step"]
+    _ops.write(step_t, step_t._data + 1)
+    return float(step_t._data)
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:  # fmt: skip
+        check(lr, lr_decay=lr_decay, weight_decay=weight_decay, initial_accumulator_value=initial_accumulator_value,
+              eps=eps)  # fmt: skip
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable, "fused": fused}  # fmt: skip
+        super().__init__(params, defaults)
+        # Adagrad's state exists from construction, as torch's
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _scalar_tensor(0.0)
+                state["sum"] = _zeros_state(p, initial_accumulator_value)
+
+    @_no_grad_step
+    def step(self) -> None:
+        for group in self.param_groups:
+            lr, wd, lr_decay, eps = _lr_value(group["lr"]), group["weight_decay"], group["lr_decay"], group["eps"]
+            for p, grad in _grads_of(group):
+                state = self.state[p]
+                step = _tick(state)
+                if group["maximize"]:
+                    grad = -grad
+                if wd != 0:
+                    grad = _ops.add(grad, p._data, wd)
+                clr = lr / (1 + (step - 1) * lr_decay)
+                state_sum = state["sum"]
+                _ops.write(state_sum, _ops.addcmul(state_sum._data, grad, grad, 1))
+                std = _ops.sqrt(state_sum._data) + eps
+                _ops.write(p, _ops.addcdiv(p._data, grad, std, -clr))
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
+                 momentum: float = 0, centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:  # fmt: skip
+        check(lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                    "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable}  # fmt: skip
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self) -> None:
+        for group in self.param_groups:
+            lr, wd, alpha, eps = _lr_value(group["lr"]), group["weight_decay"], group["alpha"], group["eps"]
+            momentum, centered = group["momentum"], group["centered"]
+            for p, grad in _grads_of(group):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["square_avg"] = _zeros_state(p)
+                    if momentum > 0:
+                        state["momentum_buffer"] = _zeros_state(p)
+                    if centered:
+                        state["grad_avg"] = _zeros_state(p)
+                if group["maximize"]:
+                    grad = -grad
+                _tick(state)
+                if wd != 0:
+                    grad = _ops.add(grad, p._data, wd)
+                square_avg = state["square_avg"]
+                _ops.write(square_avg, square_avg._data * alpha)
+                _ops.write(square_avg, _ops.addcmul(square_avg._data, grad, grad, 1 - alpha))
+                if centered:
+                    grad_avg = state["grad_avg"]
+                    _ops.write(grad_avg, _ops.lerp(grad_avg._data, grad, 1 - alpha))
+                    avg = _ops.sqrt(_ops.addcmul(square_avg._data, grad_avg._data, grad_avg._data, -1))
+                else:
+                    avg = _ops.sqrt(square_avg._data)
+                avg = avg + eps
+                if momentum > 0:
+                    buf = state["momentum_buffer"]
+                    _ops.write(buf, buf._data * momentum)
+                    _ops.write(buf, _ops.addcdiv(buf._data, grad, avg))
+                    _ops.write(p, _ops.add(p._data, buf._data, -lr))
+                else:
+                    _ops.write(p, _ops.addcdiv(p._data, grad, avg, -lr))
+
+
+class Adadelta(Optimizer):
+    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
+                 foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:  # fmt: skip
+        check(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        check(lr, eps=eps, weight_decay=weight_decay)
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
+                    "capturable": capturable, "foreach": foreach, "differentiable": differentiable}  # fmt: skip
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self) -> None:
+        for group in self.param_groups:
+            lr, wd, rho, eps = _lr_value(group["lr"]), group["weight_decay"], group["rho"], group["eps"]
+            for p, grad in _grads_of(group):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["square_avg"] = _zeros_state(p)
+                    state["acc_delta"] = _zeros_state(p)
+                _tick(state)
+                if group["maximize"]:
+                    grad = -grad
+                if wd != 0:
+                    grad = _ops.add(grad, p._data, wd)
+                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                _ops.write(square_avg, square_avg._data * rho)
+                _ops.write(square_avg, _ops.addcmul(square_avg._data, grad, grad, 1 - rho))
+                std = _ops.sqrt(square_avg._data + eps)
+                delta = _ops.sqrt(acc_delta._data + eps)
+                delta = (delta / std) * grad
+                _ops.write(acc_delta, acc_delta._data * rho)
+                _ops.write(acc_delta, _ops.addcmul(acc_delta._data, delta, delta, 1 - rho))
+                _ops.write(p, _ops.add(p._data, delta, -lr))
