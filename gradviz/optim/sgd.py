@@ -54,7 +54,7 @@ class SGD(Optimizer):
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = make_tensor(grad.copy(), p.device)
+                        buf = make_tensor(_ops.fresh(grad), p.device)
                     else:
                         _ops.write(buf, buf._data * momentum)
                         _ops.write(buf, _ops.add(buf._data, grad, 1 - dampening))
