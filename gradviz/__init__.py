@@ -74,4 +74,4 @@ class cuda:  # noqa: N801 - torch.cuda namespace
     is_available = staticmethod(cuda_is_available)
 
 # -- optimdata (issue 13): torch.optim and torch.utils.data
-from gradviz import optim  # noqa: E402
+from gradviz import optim, utils  # noqa: E402
