@@ -152,7 +152,7 @@ def test_lbfgs_matches_torch(line_search_fn: str | None) -> None:
     for _ in range(3):
         tl = topt.step(_lbfgs_closure(torch, tp, cs, ds, topt))
         gl = gopt.step(_lbfgs_closure(gradviz, gp, cs, ds, gopt))
-        assert float(gl) == pytest.approx(float(tl), rel=1e-9)
+        assert float(gl.detach()) == pytest.approx(float(tl.detach()), rel=1e-9)
         for t, g in zip(tp, gp):
             np.testing.assert_allclose(_np(g), _np(t), rtol=1e-8, atol=1e-10)
     ts, gs = topt.state[tp[0]], gopt.state[gp[0]]
