@@ -30,13 +30,18 @@ def fresh(a: Any) -> Any:
     return np.array(a) if isinstance(a, np.generic) else a.copy()
 
 
+def _wide(v: Any) -> Any:
+    return v.astype(np.float64) if hasattr(v, "astype") else np.float64(v)
+
+
 def fma(x: Any, y: Any, z: Any) -> Any:
-    """x * y + z with one rounding for float32 operands; plain for float64."""
-    dt = np.result_type(x, y, z)
+    """x * y + z with one rounding for float32 operands; plain for float64.
+
+    Arrays may be numpy's or cupy's (``astype`` and numpy scalars work on both)."""
+    dt = next(v.dtype for v in (x, y, z) if hasattr(v, "dtype"))
     if dt == np.float32:
-        wide = np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64)
-        return wide.astype(np.float32)
-    return _fma64(np.asarray(x, np.float64), np.asarray(y, np.float64), np.asarray(z, np.float64))
+        return (_wide(x) * _wide(y) + _wide(z)).astype(np.float32)
+    return _fma64(_wide(x), _wide(y), _wide(z))
 
 
 _SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-bit halves
@@ -59,7 +64,7 @@ def _fma64(a: Any, b: Any, c: Any) -> Any:
 
 def _num(value: float, like: Any) -> Any:
     """A Python number as the array's dtype (torch casts a Scalar to the op's compute type)."""
-    return np.asarray(value, dtype=like.dtype)
+    return like.dtype.type(value)
 
 
 def add(a: Any, b: Any, alpha: float = 1) -> Any:
