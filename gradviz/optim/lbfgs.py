@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd import enable_grad, no_grad
+from gradviz.device import array_module
 from gradviz.optim import _ops
 from gradviz.optim.optimizer import Optimizer, _check_lr, _lr_value
 
@@ -43,7 +44,7 @@ def _strong_wolfe(obj_func: Callable, x: Any, t: Any, d: np.ndarray, f: float, g
     g = g.copy()
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = g_new.dot(d)
+    gtd_new = np.dot(g_new, d)
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     ls_iter = 0
@@ -68,7 +69,7 @@ def _strong_wolfe(obj_func: Callable, x: Any, t: Any, d: np.ndarray, f: float, g
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = g_new.dot(d)
+        gtd_new = np.dot(g_new, d)
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
@@ -91,7 +92,7 @@ def _strong_wolfe(obj_func: Callable, x: Any, t: Any, d: np.ndarray, f: float, g
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = g_new.dot(d)
+        gtd_new = np.dot(g_new, d)
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
             bracket[high_pos], bracket_f[high_pos] = t, f_new
@@ -124,8 +125,9 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self) -> np.ndarray:
-        views = [np.zeros(p.numel(), p._data.dtype) if p._grad is None else p._grad._data.reshape(-1)
-                 for p in self._params]  # fmt: skip
+        # a parameter without a gradient counts as zeros, made where the parameter lives
+        views = [array_module(p.device).zeros(p.numel(), p._data.dtype) if p._grad is None
+                 else p._grad._data.reshape(-1) for p in self._params]  # fmt: skip
         return np.concatenate(views, 0)
 
     def _add_grad(self, step_size: Any, update: np.ndarray) -> None:
@@ -183,7 +185,7 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = y.dot(s)
+                ys = np.dot(y, s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -192,7 +194,7 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(one / ys)
-                    H_diag = ys / y.dot(y)
+                    H_diag = ys / np.dot(y, y)
                 # two-loop recursion for the inverse-Hessian product
                 num_old = len(old_dirs)
                 if "al" not in state:
@@ -200,16 +202,16 @@ class LBFGS(Optimizer):
                 al = state["al"]
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
+                    al[i] = np.dot(old_stps[i], q) * ro[i]
                     q = _ops.add(q, old_dirs[i], -float(al[i]))
                 d = r = q * H_diag
                 for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
+                    be_i = np.dot(old_dirs[i], r) * ro[i]
                     r[...] = _ops.add(r, old_stps[i], float(al[i] - be_i))
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
-            gtd = flat_grad.dot(d)
+            gtd = np.dot(flat_grad, d)
             if gtd > -tolerance_change:
                 break
             ls_func_evals = 0
