@@ -365,3 +365,12 @@ def test_training_loop_over_a_loader() -> None:
         losses[T.__name__] = (seen, w.tolist())
     np.testing.assert_allclose(losses["gradviz"][0], losses["torch"][0], rtol=1e-6)
     np.testing.assert_allclose(losses["gradviz"][1], losses["torch"][1], rtol=1e-6)
+
+
+def test_pin_memory_warns_as_torch_without_accelerator() -> None:
+    msgs = []
+    for _T, D in MODS:
+        with pytest.warns(UserWarning) as rec:
+            list(D.DataLoader(range(3), pin_memory=True))
+        msgs.append([str(w.message) for w in rec])
+    assert msgs[0] == msgs[1]

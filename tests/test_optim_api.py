@@ -287,3 +287,17 @@ def test_update_bumps_version_like_torch() -> None:
         msgs.append(str(info.value).replace("gradviz.", "torch.").split(" Hint:")[0])
     assert msgs[0] == msgs[1]
     assert "is at version 1; expected version 0" in msgs[0]
+
+
+def test_load_state_dict_casts_state_to_param_dtype() -> None:
+    out = {}
+    for T in (torch, gradviz):
+        p = _leaf(T)
+        opt = T.optim.Adam([p], lr=0.1)
+        (p * p).sum().backward()
+        opt.step()
+        q = T.tensor(np.array([1.0, 2.0]), requires_grad=True)  # float64
+        opt2 = T.optim.Adam([q], lr=0.1)
+        opt2.load_state_dict(opt.state_dict())
+        out[T.__name__] = {k: str(v.dtype).split(".")[-1] for k, v in opt2.state[q].items()}
+    assert out["torch"] == out["gradviz"]

@@ -224,9 +224,13 @@ class Optimizer:
     @staticmethod
     def _cast_value(param: Tensor, value: Any, key: Any = None) -> Any:
         if isinstance(value, Tensor):
-            if key == "step" or not param.dtype.is_floating_point or value.dtype is param.dtype:
+            # torch's policy: a step count stays as saved; other state follows the parameter's
+            # device, and its dtype when the parameter is floating point
+            if key == "step":
                 return value
-            return value.to(param.dtype)
+            if param.dtype.is_floating_point and value.dtype is not param.dtype:
+                return value.to(device=param.device, dtype=param.dtype)
+            return value if value.device == param.device else value.to(device=param.device)
         if isinstance(value, dict):
             return {k: Optimizer._cast_value(param, v, k) for k, v in value.items()}
         if isinstance(value, Iterable) and not isinstance(value, str):

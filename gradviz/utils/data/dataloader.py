@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -159,6 +160,9 @@ class _LoaderIter:
         self._index_sampler = loader._index_sampler
         self._collate_fn = loader.collate_fn
         self._iterable = loader._iterable
+        if loader.pin_memory:  # gradviz has no pinned memory: torch's words for a machine without an accelerator
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=3)  # fmt: skip
         self._sampler_iter = iter(self._index_sampler)
         # torch draws this seed for worker processes on every pass, workers or not: drawing it
         # keeps the generator's stream where torch's is
