@@ -18,8 +18,10 @@ with one BLAS/OpenMP thread (set in the child's environment before numpy or torc
 ``torch.set_num_threads(1)``) and the garbage collector on, as a training script runs. The
 engines' processes alternate over ``--rounds`` rounds (order rotating) so a slow phase of a shared
 machine hits both; each round times ``--steps`` steps after ``--warmup`` untimed ones. The step
-is ``zero_grad(); loss = crit(model(x), y); loss.backward(); opt.step()``, wall clock, and each
-phase is timed on its own too. Reported: the median step per engine and the ratio of medians,
+is ``zero_grad(); loss = crit(model(x), y); loss.backward(); opt.step()``, and each phase is timed
+on its own too, on the process's CPU clock by default (one thread, no I/O: the wall time of a quiet
+machine, but blind to the time slices a shared machine's neighbours take; ``--clock wall`` for
+elapsed time, which is recorded either way). Reported: the median step per engine and the ratio of medians,
 from this one run. Both engines start from the same parameters and data (numpy, seeded): the
 first step's loss is compared, so a wrong model cannot look fast.
 
@@ -73,7 +75,7 @@ def build(T: Any, model: str) -> tuple[Any, Any, Any]:
     return net, x, y
 
 
-def child(engine: str, model: str, steps: int, warmup: int, profile: int) -> dict[str, Any]:
+def child(engine: str, model: str, steps: int, warmup: int, profile: int, cpu_clock: bool = True) -> dict[str, Any]:
     import importlib
 
     T = importlib.import_module(engine)
@@ -82,10 +84,11 @@ def child(engine: str, model: str, steps: int, warmup: int, profile: int) -> dic
     net, x, y = build(T, model)
     crit = T.nn.CrossEntropyLoss()
     opt = T.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    clock = time.perf_counter
-    phases: dict[str, list[float]] = {"forward": [], "backward": [], "step": [], "total": []}
+    clock = time.process_time if cpu_clock else time.perf_counter
+    phases: dict[str, list[float]] = {"forward": [], "backward": [], "step": [], "total": [], "wall": []}
     first_loss = None
     for i in range(warmup + steps):
+        w0 = time.perf_counter()
         t0 = clock()
         opt.zero_grad()
         loss = crit(net(x), y)
@@ -94,10 +97,12 @@ def child(engine: str, model: str, steps: int, warmup: int, profile: int) -> dic
         t2 = clock()
         opt.step()
         t3 = clock()
+        w1 = time.perf_counter()
         if first_loss is None:
             first_loss = float(loss.item())
         if i >= warmup:
-            for k, v in (("forward", t1 - t0), ("backward", t2 - t1), ("step", t3 - t2), ("total", t3 - t0)):
+            for k, v in (("forward", t1 - t0), ("backward", t2 - t1), ("step", t3 - t2), ("total", t3 - t0),
+                         ("wall", w1 - w0)):  # fmt: skip
                 phases[k].append(v * 1e3)
     out: dict[str, Any] = {"engine": engine, "model": model, "ms": phases, "first_loss": first_loss}
     if profile:
@@ -130,7 +135,8 @@ def _profile(step: Any, n: int) -> list[dict[str, Any]]:
 def run_child(engine: str, model: str, args: argparse.Namespace, profile: int) -> dict[str, Any]:
     env = dict(os.environ, **{v: "1" for v in THREAD_VARS})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    cmd = [sys.executable, __file__, "--child", engine, model, str(args.steps), str(args.warmup), str(profile)]
+    cmd = [sys.executable, __file__, "--child", engine, model, str(args.steps), str(args.warmup), str(profile),
+           args.clock]  # fmt: skip
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
         engine, model, steps, warmup, profile = argv[1], argv[2], int(argv[3]), int(argv[4]), int(argv[5])
-        print(json.dumps(child(engine, model, steps, warmup, profile)))
+        print(json.dumps(child(engine, model, steps, warmup, profile, cpu_clock=argv[6] == "cpu")))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1 round of 3 steps: checks that it runs")
@@ -154,12 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="cpu (default): the process's CPU time, blind to time descheduled by neighbours on a "
+                         "shared machine; wall: elapsed time (always recorded too, as wall_median_ms)")
     args = ap.parse_args(argv)
     if args.quick:
         args.rounds, args.steps, args.warmup, args.profile_steps = 1, 3, 1, 1
     engines, models = args.engines.split(","), args.models.split(",")
     result: dict[str, Any] = {"bench": "training", "quick": args.quick, "batch": BATCH, "threads": 1, "gc": "on",
-                              "clock": "wall", "rounds": args.rounds, "steps_per_round": args.steps, "models": {}}
+                              "clock": args.clock, "rounds": args.rounds, "steps_per_round": args.steps, "models": {}}
     for model in models:
         per: dict[str, dict[str, Any]] = {e: {"ms": {}, "error": None} for e in engines}
         for r in range(args.rounds):
@@ -205,17 +214,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(result: dict[str, Any]) -> str:
     lines = [f"training step at batch {result['batch']}: each engine in its own process, 1 BLAS thread, GC on, "
-             f"wall clock, {result['rounds']} rounds x {result['steps_per_round']} steps", "",
-             "| model | engine | step median ms | forward | backward | optimizer step | ratio (goal) |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+             f"{result['clock']} clock, {result['rounds']} rounds x {result['steps_per_round']} steps", "",
+             "| model | engine | step median ms | forward | backward | optimizer step | wall ms | ratio (goal) |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for model, entry in result["models"].items():
         for engine, e in entry["engines"].items():
             if "error" in e:
-                lines.append(f"| {model} | {engine} | not run: {e['error']} | | | | |")
+                lines.append(f"| {model} | {engine} | not run: {e['error']} | | | | | |")
                 continue
             ratio = f"{entry['ratio']:.2f}x (<= {entry['goal']}x)" if engine == "gradviz" and "ratio" in entry else ""
             lines.append(f"| {model} | {engine} | {e['total_median_ms']:.2f} | {e['forward_median_ms']:.2f} | "
-                         f"{e['backward_median_ms']:.2f} | {e['step_median_ms']:.2f} | {ratio} |")  # fmt: skip
+                         f"{e['backward_median_ms']:.2f} | {e['step_median_ms']:.2f} | {e['wall_median_ms']:.2f} | "
+                         f"{ratio} |")  # fmt: skip
     conv = result["models"].get("conv", {}).get("engines", {}).get("gradviz", {})
     if "profile" in conv:
         lines += ["", "where gradviz's conv step goes (cProfile, own time per step):", ""]

@@ -27,6 +27,15 @@ def _check_beta_types(betas: Any) -> None:
         raise ValueError("betas must be either both floats or both Tensors")
 
 
+def _inplace_affine(root: Any, divisor: float, eps: float) -> Any:
+    """root / divisor + eps, reusing root's memory when it is an array."""
+    if not hasattr(root, "shape") or root.shape == ():
+        return root / root.dtype.type(divisor) + root.dtype.type(eps)
+    np.divide(root, root.dtype.type(divisor), out=root)
+    np.add(root, root.dtype.type(eps), out=root)
+    return root
+
+
 class Adam(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -66,15 +75,15 @@ class Adam(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                _ops.write(step_t, step_t._data + 1)
+                _ops.add_(step_t, 1)
                 if wd != 0:
                     if group["decoupled_weight_decay"]:
-                        _ops.write(p, p._data * (1 - lr * wd))
+                        _ops.mul_(p, 1 - lr * wd)
                     else:
-                        grad = _ops.add(grad, p._data, wd)
-                _ops.write(exp_avg, _ops.lerp(exp_avg._data, grad, 1 - beta1))
-                _ops.write(exp_avg_sq, exp_avg_sq._data * beta2)
-                _ops.write(exp_avg_sq, _ops.addcmul(exp_avg_sq._data, grad, grad, 1 - beta2))
+                        grad = _ops.added(grad, p._data, wd)
+                _ops.lerp_(exp_avg, grad, 1 - beta1)
+                _ops.mul_(exp_avg_sq, beta2)
+                _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
                 step = float(step_t._data)
                 bias_correction1 = 1 - beta1**step
                 bias_correction2 = 1 - beta2**step
@@ -82,11 +91,13 @@ class Adam(Optimizer):
                 bias_correction2_sqrt = bias_correction2**0.5
                 if amsgrad:
                     mx = state["max_exp_avg_sq"]
-                    _ops.write(mx, np.maximum(mx._data, exp_avg_sq._data))
-                    denom = _ops.sqrt(mx._data) / bias_correction2_sqrt + eps
+                    _ops.maximum_(mx, exp_avg_sq._data)
+                    denom = _ops.sqrt(mx._data)
                 else:
-                    denom = _ops.sqrt(exp_avg_sq._data) / bias_correction2_sqrt + eps
-                _ops.write(p, _ops.addcdiv(p._data, exp_avg._data, denom, -step_size))
+                    denom = _ops.sqrt(exp_avg_sq._data)
+                # (sqrt / bias_correction2_sqrt).add_(eps), in place on the fresh root
+                denom = _inplace_affine(denom, bias_correction2_sqrt, eps)
+                _ops.addcdiv_(p, exp_avg._data, denom, -step_size)
 
 
 class AdamW(Adam):

@@ -7,14 +7,14 @@ from typing import Any
 from gradviz.optim import _ops
 from gradviz.optim._check import check
 from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _scalar_tensor, _zeros_state
+from gradviz.tensor import make_tensor
 
 __all__ = ["Adagrad", "RMSprop", "Adadelta"]
 
 
 def _tick(state: dict[str, Any]) -> float:
     """step_t += 1 on the 0-dim step tensor; the new count as a number (torch's _get_value)."""
-    step_t = state["step"]
-    _ops.write(step_t, step_t._data + 1)
+    step_t = _ops.add_(state["step"], 1)
     return float(step_t._data)
 
 
@@ -45,12 +45,12 @@ class Adagrad(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 if wd != 0:
-                    grad = _ops.add(grad, p._data, wd)
+                    grad = _ops.added(grad, p._data, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 state_sum = state["sum"]
-                _ops.write(state_sum, _ops.addcmul(state_sum._data, grad, grad, 1))
+                _ops.addcmul_(state_sum, grad, grad, 1)
                 std = _ops.sqrt(state_sum._data) + eps
-                _ops.write(p, _ops.addcdiv(p._data, grad, std, -clr))
+                _ops.addcdiv_(p, grad, std, -clr)
 
 
 class RMSprop(Optimizer):
@@ -82,24 +82,26 @@ class RMSprop(Optimizer):
                     grad = -grad
                 _tick(state)
                 if wd != 0:
-                    grad = _ops.add(grad, p._data, wd)
+                    grad = _ops.added(grad, p._data, wd)
                 square_avg = state["square_avg"]
-                _ops.write(square_avg, square_avg._data * alpha)
-                _ops.write(square_avg, _ops.addcmul(square_avg._data, grad, grad, 1 - alpha))
+                _ops.mul_(square_avg, alpha)
+                _ops.addcmul_(square_avg, grad, grad, 1 - alpha)
                 if centered:
                     grad_avg = state["grad_avg"]
-                    _ops.write(grad_avg, _ops.lerp(grad_avg._data, grad, 1 - alpha))
-                    avg = _ops.sqrt(_ops.addcmul(square_avg._data, grad_avg._data, grad_avg._data, -1))
+                    _ops.lerp_(grad_avg, grad, 1 - alpha)
+                    # square_avg.addcmul(grad_avg, grad_avg, value=-1): out of place
+                    var = make_tensor(_ops.fresh(square_avg._data), p.device)
+                    avg = _ops.sqrt(_ops.addcmul_(var, grad_avg._data, grad_avg._data, -1)._data)
                 else:
                     avg = _ops.sqrt(square_avg._data)
                 avg = avg + eps
                 if momentum > 0:
                     buf = state["momentum_buffer"]
-                    _ops.write(buf, buf._data * momentum)
-                    _ops.write(buf, _ops.addcdiv(buf._data, grad, avg))
-                    _ops.write(p, _ops.add(p._data, buf._data, -lr))
+                    _ops.mul_(buf, momentum)
+                    _ops.addcdiv_(buf, grad, avg)
+                    _ops.add_(p, buf._data, -lr)
                 else:
-                    _ops.write(p, _ops.addcdiv(p._data, grad, avg, -lr))
+                    _ops.addcdiv_(p, grad, avg, -lr)
 
 
 class Adadelta(Optimizer):
@@ -128,13 +130,13 @@ class Adadelta(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 if wd != 0:
-                    grad = _ops.add(grad, p._data, wd)
+                    grad = _ops.added(grad, p._data, wd)
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-                _ops.write(square_avg, square_avg._data * rho)
-                _ops.write(square_avg, _ops.addcmul(square_avg._data, grad, grad, 1 - rho))
+                _ops.mul_(square_avg, rho)
+                _ops.addcmul_(square_avg, grad, grad, 1 - rho)
                 std = _ops.sqrt(square_avg._data + eps)
                 delta = _ops.sqrt(acc_delta._data + eps)
                 delta = (delta / std) * grad
-                _ops.write(acc_delta, acc_delta._data * rho)
-                _ops.write(acc_delta, _ops.addcmul(acc_delta._data, delta, delta, 1 - rho))
-                _ops.write(p, _ops.add(p._data, delta, -lr))
+                _ops.mul_(acc_delta, rho)
+                _ops.addcmul_(acc_delta, delta, delta, 1 - rho)
+                _ops.add_(p, delta, -lr)

@@ -134,7 +134,7 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             n = p.numel()
-            _ops.write(p, _ops.add(p._data, update[offset:offset + n].reshape(p._data.shape), float(step_size)))
+            _ops.add_(p, update[offset:offset + n].reshape(p._data.shape), float(step_size))
             offset += n
 
     def _directional_evaluate(self, closure: Callable, x: list, t: Any, d: np.ndarray) -> tuple[float, np.ndarray]:
@@ -142,7 +142,7 @@ class LBFGS(Optimizer):
         loss = float(closure())
         flat_grad = self._gather_flat_grad()
         for p, data in zip(self._params, x):
-            _ops.write(p, data)
+            _ops.copy_(p, data)
         return loss, flat_grad
 
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
@@ -203,11 +203,11 @@ class LBFGS(Optimizer):
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
                     al[i] = np.dot(old_stps[i], q) * ro[i]
-                    q = _ops.add(q, old_dirs[i], -float(al[i]))
+                    q = _ops.added(q, old_dirs[i], -float(al[i]))
                 d = r = q * H_diag
                 for i in range(num_old):
                     be_i = np.dot(old_dirs[i], r) * ro[i]
-                    r[...] = _ops.add(r, old_stps[i], float(al[i] - be_i))
+                    r[...] = _ops.added(r, old_stps[i], float(al[i] - be_i))
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr

@@ -49,15 +49,15 @@ class SGD(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 if wd != 0:
-                    grad = _ops.add(grad, p._data, wd)
+                    grad = _ops.added(grad, p._data, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
                         buf = make_tensor(_ops.fresh(grad), p.device)
                     else:
-                        _ops.write(buf, buf._data * momentum)
-                        _ops.write(buf, _ops.add(buf._data, grad, 1 - dampening))
+                        _ops.mul_(buf, momentum)
+                        _ops.add_(buf, grad, 1 - dampening)
                     state["momentum_buffer"] = buf
-                    grad = _ops.add(grad, buf._data, momentum) if group["nesterov"] else buf._data
-                _ops.write(p, _ops.add(p._data, grad, -lr))
+                    grad = _ops.added(grad, buf._data, momentum) if group["nesterov"] else buf._data
+                _ops.add_(p, grad, -lr)
