@@ -189,6 +189,7 @@ DATASET_ERRORS = {
     "loader iterable shuffle": lambda T, D: D.DataLoader(type("S", (Stream, D.IterableDataset), {})(2), shuffle=True),
     "loader iterable sampler": lambda T, D: D.DataLoader(type("S", (Stream, D.IterableDataset), {})(2), sampler=[0]),
     "loader set attr": lambda T, D: setattr(D.DataLoader(range(3)), "batch_size", 4),
+    "subset override": lambda T, D: type("Sub", (D.Subset,), {"__getitem__": lambda self, i: i})(range(3), [0]),
 }
 
 

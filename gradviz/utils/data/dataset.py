@@ -132,6 +132,15 @@ class Subset(Dataset[T_co]):
     def __init__(self, dataset: Dataset[T_co], indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
+        if type(self).__getitem__ is not Subset.__getitem__ and type(self).__getitems__ is Subset.__getitems__:
+            # the DataLoader fetches batches through __getitems__, which would bypass the override
+            name = type(self).__name__
+            raise NotImplementedError(
+                f"{name} overrides __getitem__ but not __getitems__. When subclassing Subset and overriding "
+                "__getitem__, you must also override __getitems__ to ensure DataLoader works correctly with your "
+                "custom logic. A simple implementation:\n\ndef __getitems__(self, indices):\n    return "
+                "[self.__getitem__(idx) for idx in indices]"
+            )
 
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, list):
