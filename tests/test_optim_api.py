@@ -4,6 +4,7 @@ groups, zero_grad, state_dict round trips, hooks and a user subclass as torch's 
 from __future__ import annotations
 
 import copy
+import importlib
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -301,3 +302,25 @@ def test_load_state_dict_casts_state_to_param_dtype() -> None:
         opt2.load_state_dict(opt.state_dict())
         out[T.__name__] = {k: str(v.dtype).split(".")[-1] for k, v in opt2.state[q].items()}
     assert out["torch"] == out["gradviz"]
+
+
+def test_global_step_hooks() -> None:
+    logs = {}
+    for T in (torch, gradviz):
+        log: list = []
+        mod = importlib.import_module(T.__name__ + ".optim.optimizer")
+        pre = mod.register_optimizer_step_pre_hook(lambda o, a, k, log=log: log.append("gpre"))
+        post = mod.register_optimizer_step_post_hook(lambda o, a, k, log=log: log.append("gpost"))
+        try:
+            p = _leaf(T)
+            opt = T.optim.Adagrad([p])
+            opt.register_step_pre_hook(lambda o, a, k, log=log: log.append("pre"))
+            opt.register_step_post_hook(lambda o, a, k, log=log: log.append("post"))
+            (p * p).sum().backward()
+            opt.step()
+        finally:
+            pre.remove()
+            post.remove()
+        opt.step()
+        logs[T.__name__] = log
+    assert logs["torch"] == logs["gradviz"]
