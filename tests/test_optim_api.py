@@ -254,7 +254,7 @@ def test_user_subclass_as_torch_docs_write_it() -> None:
                 return loss
 
             loss = opt.step(closure)
-        out[T.__name__] = (p.tolist(), float(loss), opt.state[p]["count"], len(seen), p.grad_fn is None,
+        out[T.__name__] = (p.tolist(), loss.item(), opt.state[p]["count"], len(seen), p.grad_fn is None,
                            opt.state_dict()["param_groups"])  # fmt: skip
     assert out["torch"] == out["gradviz"]
 
