@@ -113,11 +113,6 @@ def _cpu() -> Any:
     return as_device("cpu")
 
 
-def _bump(t: Tensor) -> None:
-    """Record one in-place write to ``t`` (its storage was changed through ``_data``)."""
-    t._version_counter[0] += 1
-
-
 class Optimizer:
     """Base class of all optimizers: subclass it, pass ``defaults`` to ``__init__``, write ``step``."""
 
