@@ -39,6 +39,11 @@ SCHEDULERS: dict[str, Callable[[Any, Any], Any]] = {
         o, [T.optim.lr_scheduler.ConstantLR(o, factor=0.5, total_iters=2),
             T.optim.lr_scheduler.CosineAnnealingLR(o, T_max=4),
             T.optim.lr_scheduler.StepLR(o, step_size=2)], milestones=[3, 8]),
+    "PolynomialLR": lambda T, o: T.optim.lr_scheduler.PolynomialLR(o, total_iters=6, power=2.0),
+    "CosineAnnealingWarmRestarts": lambda T, o: T.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2,
+                                                                                                eta_min=0.01),
+    "ChainedScheduler": lambda T, o: T.optim.lr_scheduler.ChainedScheduler(
+        [T.optim.lr_scheduler.ConstantLR(o, factor=0.5, total_iters=3), T.optim.lr_scheduler.ExponentialLR(o, 0.9)]),
     "OneCycleLR": lambda T, o: T.optim.lr_scheduler.OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=16),
     "OneCycleLR-linear-3phase": lambda T, o: T.optim.lr_scheduler.OneCycleLR(
         o, max_lr=0.3, epochs=2, steps_per_epoch=8, anneal_strategy="linear", three_phase=True),
@@ -98,7 +103,8 @@ def test_reduce_lr_on_plateau(kw: dict) -> None:
     assert out["torch"] == out["gradviz"]
 
 
-@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "LambdaLR", "SequentialLR", "OneCycleLR"])
+@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "LambdaLR", "SequentialLR", "OneCycleLR",
+                                  "CosineAnnealingWarmRestarts", "ChainedScheduler"])
 def test_state_dict_round_trip(name: str) -> None:
     for T in (torch, gradviz):
         _, sched = _run(T, SCHEDULERS[name], 5)
@@ -177,6 +183,9 @@ ERRORS = {
     "plateau mode": lambda T: T.optim.lr_scheduler.ReduceLROnPlateau(_opt(T), mode="avg"),
     "plateau threshold mode": lambda T: T.optim.lr_scheduler.ReduceLROnPlateau(_opt(T), threshold_mode="x"),
     "plateau min_lrs": lambda T: T.optim.lr_scheduler.ReduceLROnPlateau(_opt(T), min_lr=[0.1]),
+    "warm restarts T_0": lambda T: T.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(T), T_0=0),
+    "warm restarts T_mult": lambda T: T.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(T), T_0=2, T_mult=0),
+    "chained empty": lambda T: T.optim.lr_scheduler.ChainedScheduler([]),
 }
 
 

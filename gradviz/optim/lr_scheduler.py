@@ -598,3 +598,8 @@ class OneCycleLR(LRScheduler):
 def _phase(end_step: float, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str) -> dict[str, Any]:
     return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr, "start_momentum": start_momentum,
             "end_momentum": end_momentum}  # fmt: skip
+
+
+from gradviz.optim._lr_more import ChainedScheduler, CosineAnnealingWarmRestarts, PolynomialLR  # noqa: E402
+
+__all__ += ["PolynomialLR", "CosineAnnealingWarmRestarts", "ChainedScheduler"]
