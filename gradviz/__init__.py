@@ -154,3 +154,7 @@ def __dir__() -> list[str]:
             continue  # Any, Sequence, annotations
         public.append(name)
     return sorted(public)
+
+
+# --- torch.optim and torch.utils.data ---------------------------------------------------------
+from gradviz import optim, utils  # noqa: E402

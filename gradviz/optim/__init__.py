@@ -1,0 +1,15 @@
+"""gradviz.optim: torch.optim's optimizers and learning-rate schedulers (``import gradviz as torch``
+then ``torch.optim.SGD(...)``)."""
+
+from gradviz.optim import lr_scheduler
+from gradviz.optim._ops import use_fused_multiply_add
+from gradviz.optim.adam import Adam, AdamW
+from gradviz.optim.adaptive import Adadelta, Adagrad, RMSprop
+from gradviz.optim.lbfgs import LBFGS
+from gradviz.optim.more import Adamax, NAdam, RAdam, Rprop
+from gradviz.optim.optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from gradviz.optim.sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "LBFGS", "Adamax", "NAdam", "RAdam",
+           "Rprop", "lr_scheduler",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "use_fused_multiply_add"]

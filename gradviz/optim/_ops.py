@@ -1,0 +1,147 @@
+"""The in-place tensor ops torch's single-tensor optimizer loops use, over a tensor's array.
+
+Each is one ATen CPU kernel's arithmetic, in its order: ``self + alpha * other`` (add),
+``self + (value * t1) * t2`` (addcmul), ``self + (value * t1) / t2`` (addcdiv), lerp's two forms
+on |weight| < 0.5, with Python numbers taking the tensor's dtype as torch's wrapped numbers do.
+Each writes into the tensor's storage and bumps its version once, as one torch in-place op.
+
+torch's float kernels fuse the multiply-add of add(alpha=), addcmul and lerp (one rounding, on
+its AVX2/AVX512 builds). By default gradviz rounds twice, which is a few ulp from torch after
+some steps and costs what torch's step costs; ``use_fused_multiply_add(True)`` reproduces the
+fusion exactly (float32 through float64, whose product of two floats is exact; float64 through
+Dekker's product and Knuth's sum) at several times the cost, for updates equal to torch's bit
+for bit (tests/test_optim.py checks both modes against torch).
+
+Arrays may be numpy's or cupy's: only ufuncs with ``out=``, ``astype`` and dtype scalars are used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradviz.tensor import Tensor
+
+_fused = False
+
+
+def use_fused_multiply_add(enabled: bool = True) -> bool:
+    """Reproduce torch's fused multiply-adds in optimizer updates bit for bit (slower); returns the
+    previous setting."""
+    global _fused
+    previous, _fused = _fused, bool(enabled)
+    return previous
+
+
+def fresh(a: Any) -> Any:
+    """A new array holding ``a`` (numpy hands back scalars, not 0-dim arrays, from 0-dim arithmetic)."""
+    return np.array(a) if isinstance(a, np.generic) else a.copy()
+
+
+def _num(value: float, like: Any) -> Any:
+    """A Python number as the array's dtype (torch casts a Scalar to the op's compute type)."""
+    return like.dtype.type(value)
+
+
+def _bump(t: Tensor) -> Tensor:
+    t._version_counter[0] += 1
+    return t
+
+
+def _wide(v: Any) -> Any:
+    return v.astype(np.float64) if hasattr(v, "astype") else np.float64(v)
+
+
+def fma(x: Any, y: Any, z: Any) -> Any:
+    """x * y + z rounded once (a new array)."""
+    dt = next(v.dtype for v in (x, y, z) if hasattr(v, "dtype"))
+    if dt == np.float32:
+        return (_wide(x) * _wide(y) + _wide(z)).astype(np.float32)
+    return _fma64(_wide(x), _wide(y), _wide(z))
+
+
+_SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-bit halves
+
+
+def _fma64(a: Any, b: Any, c: Any) -> Any:
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # p + e == a * b exactly
+    s = p + c
+    v = s - p
+    r = (p - (s - v)) + (c - v)  # s + r == p + c exactly
+    return s + (r + e)
+
+
+# -- out-of-place (torch's grad.add(param, alpha=wd) and friends)
+def added(a: Any, b: Any, alpha: float = 1) -> Any:
+    if alpha == 1:
+        return a + b
+    return fma(b, _num(alpha, b), a) if _fused else a + b * _num(alpha, b)
+
+
+# -- in place on a tensor's storage
+def copy_(t: Tensor, value: Any) -> Tensor:
+    t._data[...] = value
+    return _bump(t)
+
+
+def mul_(t: Tensor, value: float) -> Tensor:
+    np.multiply(t._data, _num(value, t._data), out=t._data)
+    return _bump(t)
+
+
+def add_(t: Tensor, other: Any, alpha: float = 1) -> Tensor:
+    a = t._data
+    if alpha == 1:
+        np.add(a, other, out=a)
+    elif _fused:
+        a[...] = fma(other, _num(alpha, a), a)
+    else:
+        np.add(a, other * _num(alpha, a), out=a)
+    return _bump(t)
+
+
+def addcmul_(t: Tensor, t1: Any, t2: Any, value: float = 1) -> Tensor:
+    a = t._data
+    prod = t1 * _num(value, a)
+    if _fused:
+        a[...] = fma(prod, t2, a)
+    else:
+        np.add(a, prod * t2, out=a)
+    return _bump(t)
+
+
+def addcdiv_(t: Tensor, t1: Any, t2: Any, value: float = 1) -> Tensor:
+    a = t._data
+    np.add(a, (t1 * _num(value, a)) / t2 if value != 1 else t1 / t2, out=a)
+    return _bump(t)
+
+
+def lerp_(t: Tensor, end: Any, weight: float) -> Tensor:
+    a = t._data
+    w = _num(weight, a)
+    small = abs(float(w)) < 0.5
+    diff = end - a
+    if _fused:
+        a[...] = fma(w, diff, a) if small else fma(w - _num(1, a), diff, end)
+    elif small:
+        np.add(a, w * diff, out=a)
+    else:
+        np.subtract(end, diff * (_num(1, a) - w), out=a)
+    return _bump(t)
+
+
+def maximum_(t: Tensor, other: Any) -> Tensor:
+    np.maximum(t._data, other, out=t._data)
+    return _bump(t)
+
+
+def sqrt(a: Any) -> Any:
+    return np.sqrt(a)
