@@ -99,7 +99,7 @@ def _is_contiguous(t: Tensor) -> bool:
 def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor:
     """Run ``fill(n, order)`` (which draws n values in memory order) into t in place, recording
     torch's node when grad mode and requires_grad ask for one."""
-    from gradviz.ops import _after_inplace, _check_inplace, _old_edge_holder
+    from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
 
     _check_inplace(t)
     grad = _grad_state.enabled and (t.requires_grad or builtins.any(e.requires_grad for e in extra))
