@@ -17,11 +17,18 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import array_module
+from gradviz.nn import _functional_conv as _conv  # noqa: E402
+
+# The layers' functions live in their own files (this one holds the losses torch fuses most).
+from gradviz.nn import _functional_layers as _layers  # noqa: E402
+from gradviz.nn._functional_conv import *  # noqa: E402, F403
+from gradviz.nn._functional_layers import *  # noqa: E402, F403
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
+__all__ += _layers.__all__ + _conv.__all__
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -244,13 +251,68 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                   label_smoothing: float = 0.0) -> Tensor:  # fmt: skip
     """Softmax cross-entropy against class indices: ``nll_loss(log_softmax(input, 1), target)``,
     as torch computes it (LogSoftmaxBackward0, then NllLossBackward0)."""
-    if label_smoothing != 0.0:
-        raise NotImplementedError("gradviz: cross_entropy with label_smoothing is not implemented")
-    if target.dtype.is_floating_point:
-        raise NotImplementedError("gradviz: cross_entropy with class probabilities is not implemented")
     class_dim = 0 if input.ndim == 1 else 1
+    if target.dtype.is_floating_point:
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim)
+    if label_smoothing > 0.0:
+        return _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, label_smoothing, class_dim)
     return nll_loss(F.log_softmax(input, class_dim), target, weight, ignore_index=ignore_index,
                     reduction=reduction)  # fmt: skip
+
+
+def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+                         label_smoothing: float, class_dim: int) -> Tensor:  # fmt: skip
+    """Class probabilities as the target: -(log_softmax(input) * target) summed over classes,
+    as torch composes it."""
+    if tuple(input.shape) != tuple(target.shape):
+        raise RuntimeError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+        )
+    red = _reduction_enum(reduction)
+    n_classes = input.shape[class_dim]
+    lsm = F.log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        target = F.add_scalar(F.mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
+    prod = F.mul(lsm, target)
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = n_classes
+        prod = F.mul(prod, F.view(weight, tuple(shape)))
+    if red == 1:
+        return F.div_scalar(F.neg(F.sum(prod)), input.numel() / n_classes)
+    if red == 2:
+        return F.neg(F.sum(prod))
+    return F.neg(F.sum(prod, class_dim))
+
+
+def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+                            reduction: str, label_smoothing: float, class_dim: int) -> Tensor:  # fmt: skip
+    """torch's label smoothing for class indices: (1 - ls) nll + ls / C * (the summed negative
+    log-probabilities, 0 where the target is ignore_index), reduced."""
+    red = _reduction_enum(reduction)
+    n_classes = input.shape[class_dim]
+    lsm = F.log_softmax(input, class_dim)
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    ignore_mask = F._new(np.asarray(target._data == ignore_index), target.device)
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = n_classes
+        smooth = F.neg(F.sum(F.mul(lsm, F.view(weight, tuple(shape))), class_dim))
+    else:
+        smooth = F.neg(F.sum(lsm, class_dim))
+    smooth = F.masked_fill(smooth, ignore_mask, 0.0)
+    if red == 1:
+        if weight is not None:
+            picked = weight._data[target._data[target._data != ignore_index]]
+            denom = F._new(np.asarray(picked.sum(dtype=input._data.dtype)), input.device)
+        else:
+            denom = F._new(np.asarray((~ignore_mask._data).sum()), input.device)
+        ret = F.div(F.sum(smooth), denom)
+    elif red == 2:
+        ret = F.sum(smooth)
+    else:
+        ret = smooth
+    return F.add(F.mul_scalar(nll, 1 - label_smoothing), F.mul_scalar(ret, label_smoothing / n_classes))
 
 
 # -- activations ------------------------------------------------------------------------------
