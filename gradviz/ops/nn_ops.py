@@ -141,7 +141,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, scale_grad_by_freq: bool = False,
               sparse: bool = False) -> Tensor:  # fmt: skip
     """Rows of ``weight`` picked by ``input`` (indices). torch's node: EmbeddingBackward0."""
-    if input.dtype not in (_dtype.int64, _dtype.int32):
+    if input.dtype is not _dtype.int64 and input.dtype is not getattr(_dtype, "int32", None):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input.type().replace('gradviz.', 'torch.')} instead (while checking arguments for embedding)"
