@@ -105,10 +105,14 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 # -- losses ------------------------------------------------------------------------------------
 
 
+def _sz(shape: Any) -> str:
+    return "torch.Size([" + ", ".join(str(int(d)) for d in shape) + "])"
+
+
 def _check_sizes(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            f"Using a target size ({_sz(target.shape)}) that is different to the input size ({_sz(input.shape)}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
             stacklevel=stacklevel,
         )
@@ -132,6 +136,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     _check_sizes(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)  # torch's shortcut, composed of other ops
     return L.smooth_l1_loss(input, target, _reduction(reduction, size_average, reduce), beta)
 
 
@@ -146,7 +152,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     red = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
+            f"Using a target size ({_sz(target.shape)}) that is different to the input size ({_sz(input.shape)}) is "
             "deprecated. Please ensure they have the same size."
         )
     return L.binary_cross_entropy(input, target, weight, red)
@@ -158,7 +164,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     red = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
-            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+            f"Target size ({_sz(target.shape)}) must be the same as input size ({_sz(input.shape)})"
         )
     return L.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 

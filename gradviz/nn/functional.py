@@ -312,7 +312,9 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
         ret = F.sum(smooth)
     else:
         ret = smooth
-    return F.add(F.mul_scalar(nll, 1 - label_smoothing), F.mul_scalar(ret, label_smoothing / n_classes))
+    # torch's C++ evaluates the right operand of this sum first (it shows in the nodes' numbers)
+    smooth_term = F.mul_scalar(ret, label_smoothing / n_classes)
+    return F.add(F.mul_scalar(nll, 1 - label_smoothing), smooth_term)
 
 
 # -- activations ------------------------------------------------------------------------------
@@ -357,7 +359,15 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
         raise NotImplementedError("gradviz: mse_loss with weight is not implemented")
     red = _reduction_enum(reduction)
     if input.shape != target.shape:
-        raise NotImplementedError("gradviz: mse_loss of differently shaped input and target is not implemented")
+        # torch warns, then broadcasts both (an ExpandBackward0 in front of each that needed it)
+        from gradviz.nn._functional_layers import _check_sizes
+
+        _check_sizes(input, target, stacklevel=3)
+        shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+        if tuple(input.shape) != shape:
+            input = F.expand(input, shape)
+        if tuple(target.shape) != shape:
+            target = F.expand(target, shape)
     x, y = input._data, target._data
     d = x - y
     sq = d * d
