@@ -46,8 +46,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}" if self.elementwise_affine else
-                f"{self.normalized_shape}, eps={self.eps}, elementwise_affine=False")  # fmt: skip
+                f"bias={self.bias is not None}")  # fmt: skip
 
 
 class _BatchNorm(Module):
