@@ -124,6 +124,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     nd = input.ndim
     if nd == 2:
         return addmm(bias, input, F.t(weight))
+    if not input._data.flags.c_contiguous:
+        # torch's fused path takes contiguous inputs only; others: matmul, then the bias added
+        # in place (AddBackward0)
+        return F.matmul(input, F.t(weight)).add_(bias)
     if nd == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
     in_features = input.shape[-1]

@@ -20,6 +20,7 @@ from gradviz.nn.modules.loss import (
 from gradviz.nn.modules.module import Module
 from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from gradviz.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
+from gradviz.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from gradviz.nn.modules.sparse import Embedding
 
 __all__ = [
@@ -27,5 +28,5 @@ __all__ = [
     "Bilinear", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss", "Identity",
     "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d",
     "Module", "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "Sequential", "SiLU",
-    "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten",
+    "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell",
 ]  # fmt: skip
