@@ -64,7 +64,15 @@ def flash_attention_cpu(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is
     if bias is not None:
         s = s + bias
     p = _softmax_rows(s, -1)
-    out = _out(np.matmul(p, vd), q)
+    o = np.matmul(p, vd)
+    if o.ndim == 4 and o.shape == qd.shape:
+        # torch's CPU kernel lays its output out in memory as the query is laid out: after
+        # MultiheadAttention's head views, permuting it back to sequence-major is contiguous (no
+        # copy, no CloneBackward0)
+        buf = np.empty_like(qd)
+        buf[...] = o
+        o = buf
+    out = _out(o, q)
     if _grad_state.enabled and (_requires(q) or _requires(k) or _requires(v)):
         record(_FLASH, (q, k, v), [out], {
             "query": SavedVariable(q), "key": SavedVariable(k), "value": SavedVariable(v), "p": p, "scale": sc,
@@ -96,3 +104,24 @@ def _flash_part(i: int) -> Any:
 _FLASH = _register("_scaled_dot_product_flash_attention_for_cpu", D(
     "ScaledDotProductFlashAttentionForCpuBackward0", (_flash_part(0), _flash_part(1), _flash_part(2)),
 ))  # fmt: skip
+
+
+# -- baddbmm -------------------------------------------------------------------------------------
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor) -> Tensor:
+    """input + batch1 @ batch2 (beta = alpha = 1): BaddbmmBackward0, edges (input, batch1, batch2)."""
+    data = np.matmul(batch1._data, batch2._data) + input._data
+    out = _out(data, batch1)
+    if _grad_state.enabled and (_requires(input) or _requires(batch1) or _requires(batch2)):
+        record(_BADDBMM, (input, batch1, batch2), [out], {
+            "self_shape": input._data.shape, "batch1": SavedVariable(batch1), "batch2": SavedVariable(batch2),
+        })  # fmt: skip
+    return out
+
+
+_BADDBMM = _register("baddbmm", D("BaddbmmBackward0", (
+    lambda n, g: F.sum_to(g, n["self_shape"]),
+    lambda n, g: F.bmm(g, F.transpose(n["batch2"], 1, 2)),
+    lambda n, g: F.bmm(F.transpose(n["batch1"], 1, 2), g),
+), order=(1, 2, 0)))  # fmt: skip
