@@ -151,3 +151,25 @@ def test_batch_norm_running_stats_over_steps():
     np.testing.assert_allclose(stats[1][0], stats[0][0], rtol=1e-12)
     np.testing.assert_allclose(stats[1][1], stats[0][1], rtol=1e-12)
     assert stats[0][2] == stats[1][2] == 3
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4), ()])
+@pytest.mark.parametrize("bias", [True, False])
+def test_bilinear(shape, bias):
+    check_module(lambda nn: nn.Bilinear(2, 3, 5, bias=bias),
+                 lambda T: (leaf(T, *shape, 2, seed=1), leaf(T, *shape, 3, seed=2)))  # fmt: skip
+
+
+def test_relu_inplace():
+    def make(nn):
+        return nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Linear(4, 2))
+
+    check_module(make, x_(5, 3))
+    same = []
+    for T in (__import__("torch"), __import__("gradviz")):
+        leaf_ = leaf(T, 3)
+        try:
+            T.nn.functional.relu(leaf_, inplace=True)
+        except RuntimeError as e:
+            same.append(str(e))
+    assert len(same) == 2 and same[0] == same[1]

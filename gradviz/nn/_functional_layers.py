@@ -201,13 +201,12 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x1^T W_o x2 (+ b_o) for each output o. Composed of matmuls here; torch records one fused
-    TrilinearBackward0 node instead."""
+    """x1^T W_o x2 (+ b_o) for each output o: torch's views around one TrilinearBackward0 node,
+    the bias added after (AddBackward0)."""
+    from gradviz.ops.nn_ops import trilinear_bilinear
+
     lead = tuple(input1.shape[:-1])
-    x1 = F.reshape(input1, (-1, input1.shape[-1]))
-    x2 = F.reshape(input2, (-1, input2.shape[-1]))
-    t = F.matmul(F.unsqueeze(x1, 0), weight)  # (O, B, J)
-    y = F.t(F.sum(F.mul(t, F.unsqueeze(x2, 0)), -1))  # (B, O)
-    if bias is not None:
-        y = F.add(y, bias)
-    return F.reshape(y, lead + (weight.shape[0],))
+    x1 = F.view(input1, (-1, input1.shape[-1]))
+    x2 = F.view(input2, (-1, input2.shape[-1]))
+    y = F.view(trilinear_bilinear(x1, weight, x2), lead + (weight.shape[0],))
+    return y if bias is None else F.add(y, bias)

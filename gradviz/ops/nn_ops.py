@@ -339,3 +339,47 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 _LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (
     lambda n, g: _out(np.where(n["self"]._data > 0, g._data, g._data * n["negative_slope"]), g),
 )))  # fmt: skip
+
+
+# -- bilinear ----------------------------------------------------------------------------------
+
+
+def trilinear_bilinear(x1: Tensor, weight: Tensor, x2: Tensor) -> Tensor:
+    """out[b, o] = sum_ij x1[b, i] W[o, i, j] x2[b, j]: the _trilinear call torch's bilinear
+    makes, one TrilinearBackward0 node with edges (x1, weight, x2)."""
+    a, w, b = x1._data, weight._data, x2._data
+    out = _out(np.einsum("bi,oij,bj->bo", a, w, b, optimize=True), x1)
+    if _grad_state.enabled and (_requires(x1) or _requires(weight) or _requires(x2)):
+        record(_TRILINEAR, (x1, weight, x2), [out], {
+            "i1": SavedVariable(x1), "i2": SavedVariable(weight), "i3": SavedVariable(x2),
+        })  # fmt: skip
+    return out
+
+
+_TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
+    lambda n, g: _out(np.einsum("bo,oij,bj->bi", g._data, n["i2"]._data, n["i3"]._data, optimize=True), g),
+    lambda n, g: _out(np.einsum("bo,bi,bj->oij", g._data, n["i1"]._data, n["i3"]._data, optimize=True), g),
+    lambda n, g: _out(np.einsum("bo,oij,bi->bj", g._data, n["i2"]._data, n["i1"]._data, optimize=True), g),
+)))  # fmt: skip
+
+
+# -- relu_ -------------------------------------------------------------------------------------
+
+
+def relu_(a: Tensor) -> Tensor:
+    """In-place relu (nn.ReLU(inplace=True)): a's history becomes ReluBackward0 over its old one,
+    with the checks and numbering of gradviz's other in-place ops."""
+    from gradviz.autograd.graph import next_sequence_nr
+    from gradviz.ops import _after_inplace, _check_inplace, _old_edge_holder
+
+    _check_inplace(a)
+    grad = _grad_state.enabled and a.requires_grad
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+    np.maximum(a._data, 0, out=a._data)
+    a._version_counter[0] += 1
+    if grad:
+        record(F.NODES["relu"], (old,), [a], {"result": SavedVariable(a, True)}, sequence_nr=seq)
+        _after_inplace(a)
+    return a
