@@ -173,3 +173,27 @@ def test_relu_inplace():
         except RuntimeError as e:
             same.append(str(e))
     assert len(same) == 2 and same[0] == same[1]
+
+
+def test_linear_double_backward_and_refusals():
+    import numpy as np
+    import torch
+
+    import gradviz
+
+    res = []
+    for T in (torch, gradviz):
+        torch.manual_seed(0)
+        x = leaf(T, 4, 3)
+        w = leaf(T, 2, 3, seed=2)
+        b = leaf(T, 2, seed=3)
+        y = T.nn.functional.linear(x, w, b).tanh().sum()
+        (gx,) = T.autograd.grad(y, x, create_graph=True)
+        (gx * gx).sum().backward()
+        res.append((gx.detach().numpy(), w.grad.numpy(), b.grad.numpy()))
+    for a, b_ in zip(*res):
+        np.testing.assert_allclose(b_, a, rtol=1e-10)
+    x = leaf(gradviz, 1, 1, 4, 4)
+    y = gradviz.nn.Conv2d(1, 1, 3).double()(x).sum()
+    with pytest.raises(NotImplementedError, match="double backward through ConvolutionBackward0"):
+        gradviz.autograd.grad(y, x, create_graph=True)

@@ -39,7 +39,7 @@ def safe_softmax(input: Tensor, dim: int) -> Tensor:
 
 _SAFE_SOFTMAX = _register("_safe_softmax", D("SafeSoftmaxBackward0", (
     lambda n, g: F.softmax_backward_data(g, n["result"], n["dim"]),
-)))  # fmt: skip
+)), graph=True)  # fmt: skip
 
 
 def _mask_bias(mask: Tensor | None, is_causal: bool, shape: tuple, dtype: Any) -> np.ndarray | None:
@@ -124,4 +124,4 @@ _BADDBMM = _register("baddbmm", D("BaddbmmBackward0", (
     lambda n, g: F.sum_to(g, n["self_shape"]),
     lambda n, g: F.bmm(g, F.transpose(n["batch2"], 1, 2)),
     lambda n, g: F.bmm(F.transpose(n["batch1"], 1, 2), g),
-), order=(1, 2, 0)))  # fmt: skip
+), order=(1, 2, 0)), graph=True)  # fmt: skip

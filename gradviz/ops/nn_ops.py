@@ -8,6 +8,7 @@ graph of the backward is simple to state, and otherwise compute without history.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -38,7 +39,23 @@ def _requires(t: Tensor | None) -> bool:
                               (t._base is not None and t._base.requires_grad))  # fmt: skip
 
 
-def _register(key: str, row: D) -> type:
+def _no_double(name: str, fn: Any) -> Any:
+    """A formula that computes on arrays only: under create_graph=True its result would have no
+    history, and a second derivative through it would be silently wrong, so it refuses."""
+
+    def formula(n: Any, g: Any) -> Any:
+        if _grad_state.enabled:
+            raise NotImplementedError(f"gradviz: double backward through {name} is not implemented")
+        return fn(n, g)
+
+    return formula
+
+
+def _register(key: str, row: D, graph: bool = False) -> type:
+    """Add ``row`` to the derivative table. ``graph``: its formulas build a graph under
+    create_graph=True (else they refuse to run there)."""
+    if not graph:
+        row = dataclasses.replace(row, grads=tuple(None if f is None else _no_double(row.name, f) for f in row.grads))
     DERIVATIVES[key] = row
     cls = node_class(row)
     F.NODES[key] = cls
@@ -113,7 +130,8 @@ def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
     return F.t(F.mm(F.t(g), n["mat1"]))
 
 
-_ADDMM = _register("addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0)))
+_ADDMM = _register("addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0)),
+                   graph=True)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

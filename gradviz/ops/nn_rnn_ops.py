@@ -48,7 +48,8 @@ def _unsafe_split_grad(n: Any, grads: list) -> Tensor:
     return F.cat(parts, dim)
 
 
-_UNSAFE_SPLIT = _register("unsafe_split", D("UnsafeSplitBackward0", (_unsafe_split_grad,), multi_output=True))
+_UNSAFE_SPLIT = _register("unsafe_split", D("UnsafeSplitBackward0", (_unsafe_split_grad,), multi_output=True),
+                          graph=True)
 
 
 # -- the oneDNN LSTM layer -------------------------------------------------------------------
@@ -164,4 +165,4 @@ def transposed_in_place(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 _TRANSPOSE1 = _register("transpose_", D("TransposeBackward1", (
     lambda n, g: F.transpose(g, n["dim0"], n["dim1"]),
-)))  # fmt: skip
+)), graph=True)  # fmt: skip
