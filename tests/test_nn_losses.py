@@ -126,3 +126,17 @@ def test_mse_broadcast_warns_and_expands():
 
     with pytest.warns(UserWarning, match=r"Using a target size \(torch.Size\(\[4\]\)\) that is different"):
         gradviz.nn.functional.mse_loss(gradviz.zeros(4, 1), gradviz.zeros(4))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 2), (2, 3, 2, 2, 2)])
+def test_cross_entropy_nd(shape, reduction):
+    import numpy as np
+
+    t = np.random.default_rng(3).integers(0, 3, (shape[0], *shape[2:]))
+    check(_loss_prog(lambda nn: nn.CrossEntropyLoss(reduction=reduction, ignore_index=1), lambda T: leaf(T, *shape),
+                     lambda T: T.tensor(t)))  # fmt: skip
+
+
+def test_cross_entropy_nd_bad_target():
+    same_error(lambda T: T.nn.functional.cross_entropy(T.zeros(2, 3, 4), T.zeros(2, 5, dtype=T.int64)))

@@ -128,6 +128,17 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """The negative log likelihood of ``target`` (class indices) under ``input`` (log-probabilities,
     classes along dim 1, or dim 0 for a single sample). torch's node: NllLossBackward0, one edge."""
     red = _reduction_enum(reduction)
+    if input.ndim == 3 or input.ndim > 4:
+        # torch's nll_loss_nd: viewed as (N, C, 1, -1) for nll_loss2d (NllLoss2DBackward0), the
+        # per-element losses viewed back
+        n, c = input.shape[0], input.shape[1]
+        if target.ndim >= 1 and (tuple(target.shape[1:]) != tuple(input.shape[2:]) or target.shape[0] != n):
+            raise RuntimeError(
+                f"Expected target size {_size_list((n, *input.shape[2:]))}, got {_size_list(target.shape)}"
+            )
+        flat = F.view(F.contiguous(input), (n, c, 1, -1))
+        out = nll_loss(flat, F.reshape(target, (n, 1, -1)), weight, ignore_index=ignore_index, reduction=reduction)
+        return F.view(out, (n, *input.shape[2:])) if red == 0 else out
     # Identity first: tensors made on one device share its device object, so the common case
     # (W3's every step) costs two `is` tests.
     if target.device is not input.device or (weight is not None and weight.device is not input.device):
@@ -174,7 +185,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         data = F._as_array(losses.sum(dtype=x.dtype) / total_weight, x.dtype)
     out = F._new(data, input.device)
     if _grad_state.enabled and input.requires_grad:
-        record(_NLL, (input,), [out], {
+        record(_NLL2D if x.ndim == 4 else _NLL, (input,), [out], {
             "self": save(input), "target": target.detach(), "weight": weight, "total_weight": float(total_weight),
             "reduction": red, "ignore_index": ignore_index,
         })  # fmt: skip
@@ -245,6 +256,11 @@ def _nll_backward_self(n: Any, g: Tensor) -> Tensor:
 
 
 _NLL = node_class(Derivative("NllLossBackward0", (_nll_grad,)))
+_NLL2D = node_class(Derivative("NllLoss2DBackward0", (_nll_grad,)))
+
+
+def _size_list(shape: Any) -> str:
+    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 _NLL_BACKWARD = node_class(Derivative(
     "NllLossBackwardBackward0", (_nll_backward_grad_output, _nll_backward_self), order=(0, 1)
 ))  # fmt: skip
