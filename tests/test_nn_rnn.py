@@ -94,3 +94,33 @@ def test_repr_and_names():
         assert repr(a) == repr(b)
         assert [n for n, _ in a.named_parameters()] == [n for n, _ in b.named_parameters()]
         assert [tuple(p.shape) for p in a.parameters()] == [tuple(p.shape) for p in b.parameters()]
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
+def test_initial_state_with_grad(kind):
+    def inputs(T):
+        x = leaf(T, 3, 2, 3, seed=1)
+        h0 = leaf(T, 2, 2, 4, seed=2)
+        if kind == "LSTM":
+            return (x, (h0, leaf(T, 2, 2, 4, seed=3)))
+        return (x, h0)
+
+    def prog(T):
+        import torch
+
+        import gradviz
+        from tests._nn_diff import copy_params
+
+        torch.manual_seed(0)
+        ref = getattr(torch.nn, kind)(3, 4, num_layers=2).double()
+        m = ref if T is torch else getattr(gradviz.nn, kind)(3, 4, num_layers=2).double()
+        if T is not torch:
+            copy_params(ref, m)
+        x, h = inputs(T)
+        out, hn = m(x, h)
+        last = hn[0] if kind == "LSTM" else hn
+        loss = (out * leaf(T, *out.shape, seed=7, requires_grad=False)).sum() + (last * last).sum()
+        hs = list(h) if kind == "LSTM" else [h]
+        return diff.Case(roots=[loss], run=loss.backward, grads_of=[x, *hs, *m.parameters()])
+
+    diff.check(prog)
