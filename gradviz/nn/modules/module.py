@@ -45,7 +45,9 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-# How deep in module calls we are: names are set by the outermost call only.
+# How deep in module calls we are: names are set by the outermost call only. One counter for all
+# threads (a thread-local would cost every call): a call made while another thread is inside a
+# module only postpones its naming to a later call.
 _call_depth = [0]
 
 
