@@ -78,14 +78,20 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
             "than actual input size"
         )
     xp = _pad(x, padding)
-    cols = _windows(xp, kh, kw, ho, wo, stride, dilation)
     k = cg * kh * kw
-    # (N, groups, K, L): one copy of the receptive fields
-    cols = np.ascontiguousarray(cols).reshape(n, groups, k, ho * wo)
-    wm = w.reshape(groups, o // groups, k)
-    y = np.matmul(wm, cols).reshape(n, o, ho, wo)
+    og = o // groups
+    # (groups, K, N * L), channel-major: one copy of the receptive fields, and every product
+    # after it (forward, the weight's gradient, the input's) one matmul per group on
+    # contiguous or transposed operands, with no further copy of this, the largest array
+    cols = np.ascontiguousarray(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
+    cols = cols.reshape(groups, k, n * ho * wo)
+    wm = w.reshape(groups, og, k)
+    y = np.matmul(wm, cols).reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
+    # torch's output is contiguous (N, O, H, W): the copy back from channel-major adds the bias
     if bias is not None:
-        y += bias._data.reshape(1, o, 1, 1)
+        y = np.add(y, bias._data.reshape(1, o, 1, 1), out=np.empty((n, o, ho, wo), dtype=y.dtype))
+    else:
+        y = np.ascontiguousarray(y)
     if one_d:
         y = y.reshape(n, o, wo)
     out = _wrap(y, input.dtype, input.device)
@@ -110,25 +116,28 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
     ho, wo = gd.shape[2], gd.shape[3]
     og = o // groups
     k = cg * kh * kw
-    gm = gd.reshape(nb, groups, og, ho * wo)
-    cols = saved["cols"]
-    # weight: sum over the batch of grad (og, L) @ cols^T (L, K), as one product per group
-    gw = np.matmul(gm.transpose(1, 2, 0, 3).reshape(groups, og, nb * ho * wo),
-                   cols.transpose(1, 0, 3, 2).reshape(groups, nb * ho * wo, k))  # fmt: skip
-    gw = gw.reshape(w.shape)
-    # input: W^T grad, folded back onto the padded input (col2im)
-    dcols = np.matmul(w.reshape(groups, og, k).transpose(0, 2, 1), gm).reshape(nb, c, kh, kw, ho, wo)
-    ph, pw = padding
-    dxp = np.zeros((nb, c, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
-    sh, sw = stride
-    dh, dw = dilation
-    for i in range(kh):
-        for j in range(kw):
-            dxp[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw] += dcols[:, :, i, j]
-    dx = dxp[:, :, ph:ph + h, pw:pw + wd]
+    cols = saved["cols"]  # (groups, K, N * L)
+    # the gradient channel-major, as the columns are: (groups, og, N * L)
+    gm = np.ascontiguousarray(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
+    edges = n.next_edges
+    gw = np.matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape) if edges[1][0] is not None else None
+    dx = None
+    if edges[0][0] is not None:  # as torch's output_mask: no input gradient nobody takes
+        # input: W^T grad, folded back onto the padded input (col2im), one strided add per kernel
+        # offset, channel-major as the columns are (contiguous adds), transposed back at the end
+        dcols = np.matmul(w.reshape(groups, og, k).transpose(0, 2, 1), gm).reshape(c, kh, kw, nb, ho, wo)
+        ph, pw = padding
+        dxp = np.zeros((c, nb, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
+        sh, sw = stride
+        dh, dw = dilation
+        for i in range(kh):
+            for j in range(kw):
+                dxp[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw] += dcols[:, i, j]
+        dx = dxp[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
     gb = gd.sum(axis=(0, 2, 3)) if saved["bias_defined"] else None
     if saved["one_d"]:
-        dx, gw = dx[:, :, 0, :], gw[:, :, 0, :]
+        dx = None if dx is None else dx[:, :, 0, :]
+        gw = None if gw is None else gw[:, :, 0, :]
     return dx, gw, gb
 
 
@@ -153,13 +162,18 @@ _CONV = _register("convolution", D("ConvolutionBackward0", (
 # -- pooling -------------------------------------------------------------------------------------
 
 
+def _offset_slice(i: int, j: int, ho: int, wo: int, stride: tuple, dilation: tuple) -> tuple:
+    """The (.., ho, wo) strided slice of a padded plane that kernel offset (i, j) sees."""
+    r, c = i * dilation[0], j * dilation[1]
+    return (..., slice(r, r + stride[0] * (ho - 1) + 1, stride[0]), slice(c, c + stride[1] * (wo - 1) + 1, stride[1]))
+
+
 def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple,
                             ceil_mode: bool) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """Each window's maximum (the first, in row-major kernel order, among equals) and its index
+    in the unpadded plane. One pass per kernel offset over output-sized strided slices."""
     x = input._data
-    unbatched = x.ndim == 3
-    if unbatched:
-        x = x[None]
-    n, c, h, wd = x.shape
+    h, wd = x.shape[-2:]
     kh, kw = kernel_size
     ho = _out_size(h, kh, stride[0], padding[0], dilation[0], ceil_mode)
     wo = _out_size(wd, kw, stride[1], padding[1], dilation[1], ceil_mode)
@@ -167,34 +181,49 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, pa
     need_h = (ho - 1) * stride[0] + dilation[0] * (kh - 1) + 1
     need_w = (wo - 1) * stride[1] + dilation[1] * (kw - 1) + 1
     ph, pw = padding
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, max(need_h - h - ph, ph)), (pw, max(need_w - wd - pw, pw))),
-                constant_values=-np.inf)  # fmt: skip
-    win = _windows(xp, kh, kw, ho, wo, stride, dilation).transpose(0, 1, 4, 5, 2, 3).reshape(n, c, ho, wo, kh * kw)
-    arg = win.argmax(axis=-1)
-    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
-    # the index of each maximum in the unpadded plane, as torch reports it
-    ki, kj = np.divmod(arg, kw)
-    rows = np.arange(ho)[:, None] * stride[0] + ki * dilation[0] - ph
-    colsx = np.arange(wo)[None, :] * stride[1] + kj * dilation[1] - pw
-    idx = (rows * wd + colsx).astype(np.int64)
-    if unbatched:
-        vals, idx = vals[0], idx[0]
-    out = _wrap(np.ascontiguousarray(vals), input.dtype, input.device)
+    lead = [(0, 0)] * (x.ndim - 2)
+    extra_h, extra_w = max(need_h - h - ph, ph), max(need_w - wd - pw, pw)
+    xp = x if not (ph or pw or extra_h or extra_w) else \
+        np.pad(x, lead + [(ph, extra_h), (pw, extra_w)], constant_values=-np.inf)
+    # each window's top-left corner as an index in the unpadded plane; offset k adds its own
+    base = (np.arange(ho)[:, None] * stride[0] - ph) * wd + (np.arange(wo)[None, :] * stride[1] - pw)
+    best = xp[_offset_slice(0, 0, ho, wo, stride, dilation)].copy()
+    idx = np.empty(best.shape, dtype=np.int64)
+    idx[...] = base
+    better = np.empty(best.shape, dtype=bool)
+    for k in range(1, kh * kw):
+        i, j = divmod(k, kw)
+        v = xp[_offset_slice(i, j, ho, wo, stride, dilation)]
+        np.greater(v, best, out=better)
+        np.copyto(best, v, where=better)
+        np.copyto(idx, base + (i * dilation[0] * wd + j * dilation[1]), where=better)
+    out = _wrap(best, input.dtype, input.device)
     ind = _wrap(idx, _INT64, input.device)
     if _grad_state.enabled and _requires(input):
-        record(_MAXPOOL, (input,), [out], {"self": SavedVariable(input), "result1": ind})
+        record(_MAXPOOL, (input,), [out], {
+            "self": SavedVariable(input), "result1": ind, "kernel_size": kernel_size, "stride": stride,
+            "dilation": dilation,
+        })  # fmt: skip
     return out, ind
 
 
 def _maxpool_grad(n: Any, g: Tensor) -> Tensor:
+    """Each window's gradient put at its maximum (the saved indices): a scatter when windows do
+    not overlap (every input element in one window at most), a summing bincount when they do."""
     x = n["self"]._data
-    idx = n.saved["result1"]._data
+    saved = n.saved
+    (kh, kw), stride, dilation = saved["kernel_size"], saved["stride"], saved["dilation"]
+    idx = saved["result1"]._data
     gd = g._data
     plane = x.shape[-1] * x.shape[-2]
-    lead = int(np.prod(x.shape[:-2]))
-    flat_idx = (idx.reshape(lead, -1) + (np.arange(lead) * plane)[:, None]).ravel()
-    gi = np.bincount(flat_idx, weights=gd.ravel(), minlength=lead * plane)
-    return _out(gi.astype(x.dtype, copy=False).reshape(x.shape), g)
+    lead = x.size // plane if plane else 0
+    flat = idx.reshape(lead, -1) + (np.arange(lead, dtype=np.int64) * plane)[:, None]
+    if stride[0] >= dilation[0] * (kh - 1) + 1 and stride[1] >= dilation[1] * (kw - 1) + 1:
+        dx = np.zeros(x.size, dtype=x.dtype)
+        dx[flat.ravel()] = gd.ravel()
+    else:
+        dx = np.bincount(flat.ravel(), weights=gd.ravel(), minlength=x.size).astype(x.dtype, copy=False)
+    return _out(dx.reshape(x.shape), g)
 
 
 _MAXPOOL = _register("max_pool2d_with_indices", D("MaxPool2DWithIndicesBackward0", (_maxpool_grad,)))
