@@ -7,42 +7,17 @@ outermost module is first called, so that traces show those names for their leav
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.autograd.graph import RemovableHandle
+from gradviz.nn.modules._helpers import _addindent, _IncompatibleKeys, _size, _type_name
 from gradviz.nn.parameter import Buffer, Parameter
 from gradviz.tensor import Tensor
 
 __all__ = ["Module"]
-
-
-def _type_name(t: Any) -> str:
-    """torch's name for a value's type in assignment errors: 'torch.FloatTensor' for tensors."""
-    if isinstance(t, Tensor):
-        return t.type().replace("gradviz.", "torch.")
-    return type(t).__module__.replace("gradviz", "torch") + "." + type(t).__qualname__ \
-        if type(t).__module__ != "builtins" else type(t).__name__
-
-
-def _addindent(s: str, n: int) -> str:
-    lines = s.split("\n")
-    if len(lines) == 1:
-        return s
-    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
-
-    __str__ = __repr__
 
 
 # How deep in module calls we are: names are set by the outermost call only. One counter for all
@@ -632,7 +607,3 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
-
-
-def _size(shape: Any) -> str:
-    return "torch.Size([" + ", ".join(str(int(s)) for s in shape) + "])"
