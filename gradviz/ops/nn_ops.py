@@ -25,13 +25,23 @@ from gradviz.tensor import Tensor
 
 _wrap = Tensor._wrap
 
-try:  # scipy's erf is a vectorised kernel; the fallback maps math.erf over the elements
-    from scipy.special import erf as _erf
-except ImportError:  # pragma: no cover - scipy is optional
-    _erf_u = np.frompyfunc(math.erf, 1, 1)
+_ERF: list = []
 
-    def _erf(x: np.ndarray) -> np.ndarray:
-        return _erf_u(x).astype(x.dtype)
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf elementwise: scipy's vectorised kernel when scipy is there (imported at first use: it
+    costs half a second, which every ``import gradviz`` would pay), else math.erf mapped."""
+    if not _ERF:
+        try:
+            from scipy.special import erf
+        except ImportError:  # pragma: no cover - scipy is optional
+            mapped = np.frompyfunc(math.erf, 1, 1)
+
+            def erf(a: np.ndarray) -> np.ndarray:
+                return mapped(a).astype(a.dtype)
+
+        _ERF.append(erf)
+    return _ERF[0](x)
 
 
 def _requires(t: Tensor | None) -> bool:
