@@ -104,8 +104,6 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Any = None) -> Tensor:  # fmt: skip
     """torch's inverse-CDF method: uniform in the CDF's [l, u], mapped back through erfinv."""
-    from scipy.special import erfinv
-
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -119,9 +117,27 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         lo = norm_cdf((a - mean) / std)
         up = norm_cdf((b - mean) / std)
         _draw_uniform(tensor, 2 * lo - 1, 2 * up - 1, generator)
-        x = erfinv(tensor._data).astype(tensor._data.dtype)
+        x = _erfinv(tensor._data).astype(tensor._data.dtype)
         x = x * (std * math.sqrt(2.0)) + mean
         return _write(tensor, np.clip(x, a, b))
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """The inverse error function: scipy's when scipy is there, else Winitzki's approximation
+    polished by Newton steps on math.erf (scipy is optional)."""
+    try:
+        from scipy.special import erfinv
+    except ImportError:  # pragma: no cover - exercised where scipy is missing
+        y = np.asarray(y, dtype=np.float64)
+        a = 0.147
+        ln = np.log1p(-y * y)
+        t = 2 / (math.pi * a) + ln / 2
+        x = np.sign(y) * np.sqrt(np.sqrt(t * t - ln / a) - t)
+        erf = np.frompyfunc(math.erf, 1, 1)
+        for _ in range(3):
+            x = x - (erf(x).astype(np.float64) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+        return x
+    return erfinv(y)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
