@@ -340,6 +340,12 @@ NO_DERIVATIVE = {"not_implemented"}
 
 WIDE_STEP = {"ToCopyBackward0": (1e-2, 1e-5)}
 
+# The nn ops' rows (gradviz/ops/nn_*.py) have their cases beside their tests.
+from tests._nn_gradcheck_cases import NN_CASES, NN_WIDE_STEP  # noqa: E402
+
+CASES += NN_CASES
+WIDE_STEP.update(NN_WIDE_STEP)
+
 
 def _case_id(case: tuple) -> str:
     return case[0]

@@ -1,5 +1,12 @@
-"""gradviz.nn: torch.nn's functional API (``gradviz.nn.functional``), as far as gradviz has it."""
+"""gradviz.nn: torch.nn's modules, parameters, init, utils and functional API."""
 
-from gradviz.nn import functional
+from gradviz.nn import (
+    functional,
+    init,
+    utils,  # noqa: E402 - utils imports Parameter from here
+)
+from gradviz.nn.modules import *  # noqa: F403 - torch.nn's module namespace
+from gradviz.nn.modules import __all__ as _modules_all
+from gradviz.nn.parameter import Buffer, Parameter
 
-__all__ = ["functional"]
+__all__ = ["Buffer", "Parameter", "functional", "init", "utils", *_modules_all]

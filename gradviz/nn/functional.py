@@ -17,11 +17,22 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import array_module
+from gradviz.nn import _functional_attention as _attention  # noqa: E402
+from gradviz.nn import _functional_conv as _conv  # noqa: E402
+
+# The layers' functions live in their own files (this one holds the losses torch fuses most).
+from gradviz.nn import _functional_layers as _layers  # noqa: E402
+from gradviz.nn import _functional_mha as _mha  # noqa: E402
+from gradviz.nn._functional_attention import *  # noqa: E402, F403
+from gradviz.nn._functional_conv import *  # noqa: E402, F403
+from gradviz.nn._functional_layers import *  # noqa: E402, F403
+from gradviz.nn._functional_mha import *  # noqa: E402, F403
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
+__all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -117,6 +128,17 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """The negative log likelihood of ``target`` (class indices) under ``input`` (log-probabilities,
     classes along dim 1, or dim 0 for a single sample). torch's node: NllLossBackward0, one edge."""
     red = _reduction_enum(reduction)
+    if input.ndim == 3 or input.ndim > 4:
+        # torch's nll_loss_nd: viewed as (N, C, 1, -1) for nll_loss2d (NllLoss2DBackward0), the
+        # per-element losses viewed back
+        n, c = input.shape[0], input.shape[1]
+        if target.ndim >= 1 and (tuple(target.shape[1:]) != tuple(input.shape[2:]) or target.shape[0] != n):
+            raise RuntimeError(
+                f"Expected target size {_size_list((n, *input.shape[2:]))}, got {_size_list(target.shape)}"
+            )
+        flat = F.view(F.contiguous(input), (n, c, 1, -1))
+        out = nll_loss(flat, F.reshape(target, (n, 1, -1)), weight, ignore_index=ignore_index, reduction=reduction)
+        return F.view(out, (n, *input.shape[2:])) if red == 0 else out
     # Identity first: tensors made on one device share its device object, so the common case
     # (inputs, targets and weights made on one device) costs two `is` tests.
     if target.device is not input.device or (weight is not None and weight.device is not input.device):
@@ -163,7 +185,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         data = F._as_array(losses.sum(dtype=x.dtype) / total_weight, x.dtype)
     out = F._new(data, input.device)
     if _grad_state.enabled and input.requires_grad:
-        record(_NLL, (input,), [out], {
+        record(_NLL2D if x.ndim == 4 else _NLL, (input,), [out], {
             "self": save(input), "target": target.detach(), "weight": weight, "total_weight": float(total_weight),
             "reduction": red, "ignore_index": ignore_index,
         })  # fmt: skip
@@ -234,6 +256,11 @@ def _nll_backward_self(n: Any, g: Tensor) -> Tensor:
 
 
 _NLL = node_class(Derivative("NllLossBackward0", (_nll_grad,)))
+_NLL2D = node_class(Derivative("NllLoss2DBackward0", (_nll_grad,)))
+
+
+def _size_list(shape: Any) -> str:
+    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 _NLL_BACKWARD = node_class(Derivative(
     "NllLossBackwardBackward0", (_nll_backward_grad_output, _nll_backward_self), order=(0, 1)
 ))  # fmt: skip
@@ -244,13 +271,70 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                   label_smoothing: float = 0.0) -> Tensor:  # fmt: skip
     """Softmax cross-entropy against class indices: ``nll_loss(log_softmax(input, 1), target)``,
     as torch computes it (LogSoftmaxBackward0, then NllLossBackward0)."""
-    if label_smoothing != 0.0:
-        raise NotImplementedError("gradviz: cross_entropy with label_smoothing is not implemented")
-    if target.dtype.is_floating_point:
-        raise NotImplementedError("gradviz: cross_entropy with class probabilities is not implemented")
     class_dim = 0 if input.ndim == 1 else 1
+    if target.dtype.is_floating_point:
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim)
+    if label_smoothing > 0.0:
+        return _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, label_smoothing, class_dim)
     return nll_loss(F.log_softmax(input, class_dim), target, weight, ignore_index=ignore_index,
                     reduction=reduction)  # fmt: skip
+
+
+def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+                         label_smoothing: float, class_dim: int) -> Tensor:  # fmt: skip
+    """Class probabilities as the target: -(log_softmax(input) * target) summed over classes,
+    as torch composes it."""
+    if tuple(input.shape) != tuple(target.shape):
+        raise RuntimeError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+        )
+    red = _reduction_enum(reduction)
+    n_classes = input.shape[class_dim]
+    lsm = F.log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        target = F.add_scalar(F.mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
+    prod = F.mul(lsm, target)
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = n_classes
+        prod = F.mul(prod, F.view(weight, tuple(shape)))
+    if red == 1:
+        return F.div_scalar(F.neg(F.sum(prod)), input.numel() / n_classes)
+    if red == 2:
+        return F.neg(F.sum(prod))
+    return F.neg(F.sum(prod, class_dim))
+
+
+def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+                            reduction: str, label_smoothing: float, class_dim: int) -> Tensor:  # fmt: skip
+    """torch's label smoothing for class indices: (1 - ls) nll + ls / C * (the summed negative
+    log-probabilities, 0 where the target is ignore_index), reduced."""
+    red = _reduction_enum(reduction)
+    n_classes = input.shape[class_dim]
+    lsm = F.log_softmax(input, class_dim)
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    ignore_mask = F._new(np.asarray(target._data == ignore_index), target.device)
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = n_classes
+        smooth = F.neg(F.sum(F.mul(lsm, F.view(weight, tuple(shape))), class_dim))
+    else:
+        smooth = F.neg(F.sum(lsm, class_dim))
+    smooth = F.masked_fill(smooth, ignore_mask, 0.0)
+    if red == 1:
+        if weight is not None:
+            picked = weight._data[target._data[target._data != ignore_index]]
+            denom = F._new(np.asarray(picked.sum(dtype=input._data.dtype)), input.device)
+        else:
+            denom = F._new(np.asarray((~ignore_mask._data).sum()), input.device)
+        ret = F.div(F.sum(smooth), denom)
+    elif red == 2:
+        ret = F.sum(smooth)
+    else:
+        ret = smooth
+    # torch's C++ evaluates the right operand of this sum first (it shows in the nodes' numbers)
+    smooth_term = F.mul_scalar(ret, label_smoothing / n_classes)
+    return F.add(F.mul_scalar(nll, 1 - label_smoothing), smooth_term)
 
 
 # -- activations ------------------------------------------------------------------------------
@@ -258,7 +342,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
-        return input.relu_()
+        from gradviz.ops.nn_ops import relu_
+
+        return input.relu_() if hasattr(input, "relu_") else relu_(input)
     return F.relu(input)
 
 
@@ -295,7 +381,15 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
         raise NotImplementedError("gradviz: mse_loss with weight is not implemented")
     red = _reduction_enum(reduction)
     if input.shape != target.shape:
-        raise NotImplementedError("gradviz: mse_loss of differently shaped input and target is not implemented")
+        # torch warns, then broadcasts both (an ExpandBackward0 in front of each that needed it)
+        from gradviz.nn._functional_layers import _check_sizes
+
+        _check_sizes(input, target, stacklevel=3)
+        shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+        if tuple(input.shape) != shape:
+            input = F.expand(input, shape)
+        if tuple(target.shape) != shape:
+            target = F.expand(target, shape)
     x, y = input._data, target._data
     d = x - y
     sq = d * d

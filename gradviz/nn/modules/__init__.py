@@ -1,0 +1,42 @@
+"""torch.nn's modules, one file per family."""
+
+from gradviz.nn.modules.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from gradviz.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from gradviz.nn.modules.conv import Conv1d, Conv2d
+from gradviz.nn.modules.dropout import Dropout
+from gradviz.nn.modules.flatten import Flatten, Unflatten
+from gradviz.nn.modules.linear import Bilinear, Identity, Linear
+from gradviz.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from gradviz.nn.modules.module import Module
+from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from gradviz.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
+from gradviz.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from gradviz.nn.modules.sparse import Embedding
+from gradviz.nn.modules.transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ = [
+    "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "Bilinear", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss", "Identity",
+    "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d",
+    "Module", "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "Sequential", "SiLU",
+    "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell",
+    "MultiheadAttention", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+]  # fmt: skip

@@ -1,0 +1,10 @@
+"""torch.nn.utils: gradient clipping, parameters <-> vector, and rnn.pad_sequence."""
+
+from gradviz.nn.utils import rnn
+from gradviz.nn.utils.clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm
+from gradviz.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = [
+    "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "rnn",
+    "vector_to_parameters",
+]  # fmt: skip

@@ -1,0 +1,101 @@
+"""Gradient clipping, in place and without history, as torch's clip_grad_norm_ computes it:
+the norm of the per-tensor norms, then every gradient times min(1, max_norm / (norm + 1e-6))."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from gradviz.autograd.grad_mode import no_grad
+from gradviz.ops import functions as F
+from gradviz.tensor import Tensor
+
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+
+
+def _tensors(parameters: Any) -> list[Tensor]:
+    if isinstance(parameters, Tensor):
+        return [parameters]
+    return list(parameters)
+
+
+def _norm(a: np.ndarray, p: float) -> Any:
+    a = np.abs(a)
+    if p == math.inf:
+        return a.max() if a.size else a.dtype.type(0)
+    if p == -math.inf:
+        return a.min()
+    if p == 0:
+        return a.dtype.type(np.count_nonzero(a))
+    if p == 2:
+        return np.sqrt(np.sum(a * a, dtype=a.dtype))
+    return np.sum(a**p, dtype=a.dtype) ** (1.0 / p)
+
+
+def get_total_norm(tensors: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: Any = None) -> Tensor:  # fmt: skip
+    ts = [t for t in _tensors(tensors) if t is not None]
+    norm_type = float(norm_type)
+    if not ts:
+        return _zero()
+    dt = ts[0]._data.dtype
+    norms = np.asarray([_norm(t._data, norm_type) for t in ts], dtype=dt)
+    total = np.asarray(_norm(norms, norm_type), dtype=dt)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
+            "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+            "`error_if_nonfinite=False`"
+        )
+    return F._new(total, ts[0].device)
+
+
+def _zero() -> Tensor:
+    from gradviz.tensor import tensor
+
+    return tensor(0.0)
+
+
+def _clip_grads_with_norm_(parameters: Any, max_norm: float, total_norm: Tensor) -> None:
+    grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
+    if not grads:
+        return
+    coef = float(max_norm) / (total_norm._data + 1e-6)
+    coef = np.minimum(coef, 1.0).astype(total_norm._data.dtype)
+    with no_grad():
+        for g in grads:
+            g._data *= coef.astype(g._data.dtype)
+            g._version_counter[0] += 1
+
+
+def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:  # fmt: skip
+    params = _tensors(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    _clip_grads_with_norm_(params, max_norm, total)
+    return total
+
+
+def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: Any = None) -> Tensor:  # fmt: skip
+    import warnings
+
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, foreach: Any = None) -> None:
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in _tensors(parameters):
+            if p.grad is not None:
+                np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+                p.grad._version_counter[0] += 1

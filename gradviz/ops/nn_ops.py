@@ -1,0 +1,413 @@
+"""torch.nn's fused ops with their own backward nodes: addmm (Linear), embedding,
+native_layer_norm, gelu, silu and leaky_relu; their rows join the derivative table.
+
+Each op computes on the arrays and records the one node torch records (AddmmBackward0,
+EmbeddingBackward0, NativeLayerNormBackward0...). The formulas compute on arrays when no
+graph is being built (create_graph off); under create_graph they use tensor ops where the
+graph of the backward is simple to state, and otherwise compute without history."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from gradviz import _dtype
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import SavedVariable
+from gradviz.ops import functions as F
+from gradviz.ops.core import Derivative as D
+from gradviz.ops.core import node_class, record
+from gradviz.ops.derivatives import DERIVATIVES
+from gradviz.tensor import Tensor
+
+_wrap = Tensor._wrap
+
+_ERF: list = []
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf elementwise: scipy's vectorised kernel when scipy is there (imported at first use: it
+    costs half a second, which every ``import gradviz`` would pay), else math.erf mapped."""
+    if not _ERF:
+        try:
+            from scipy.special import erf
+        except ImportError:  # pragma: no cover - scipy is optional
+            mapped = np.frompyfunc(math.erf, 1, 1)
+
+            def erf(a: np.ndarray) -> np.ndarray:
+                return mapped(a).astype(a.dtype)
+
+        _ERF.append(erf)
+    return _ERF[0](x)
+
+
+def _requires(t: Tensor | None) -> bool:
+    return t is not None and (t._requires_grad or t._grad_fn is not None or
+                              (t._base is not None and t._base.requires_grad))  # fmt: skip
+
+
+def _no_double(name: str, fn: Any) -> Any:
+    """A formula that computes on arrays only: under create_graph=True its result would have no
+    history, and a second derivative through it would be silently wrong, so it refuses."""
+
+    def formula(n: Any, g: Any) -> Any:
+        if _grad_state.enabled:
+            raise NotImplementedError(f"gradviz: double backward through {name} is not implemented")
+        return fn(n, g)
+
+    return formula
+
+
+def _register(key: str, row: D, graph: bool = False) -> type:
+    """Add ``row`` to the derivative table. ``graph``: its formulas build a graph under
+    create_graph=True (else they refuse to run there)."""
+    if not graph:
+        row = dataclasses.replace(row, grads=tuple(None if f is None else _no_double(row.name, f) for f in row.grads))
+    DERIVATIVES[key] = row
+    cls = node_class(row)
+    F.NODES[key] = cls
+    return cls
+
+
+def _out(data: Any, like: Tensor) -> Tensor:
+    if type(data) is np.ndarray and data.dtype is like.dtype.np:
+        return _wrap(data, like.dtype, like.device)
+    return F._new(np.asarray(data, dtype=like.dtype.np), like.device)
+
+
+# -- addmm -------------------------------------------------------------------------------------
+
+
+def _mm_shape_error(a: tuple, b: tuple) -> RuntimeError:
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+
+
+def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
+    """bias + mat1 @ mat2 (beta = alpha = 1), one AddmmBackward0 node as torch's Linear makes."""
+    x, y, b = mat1._data, mat2._data, bias._data
+    if x.ndim != 2 or y.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {x.ndim}-D tensor" if x.ndim != 2
+                           else f"mat2 must be a matrix, got {y.ndim}-D tensor")  # fmt: skip
+    if x.shape[1] != y.shape[0]:
+        raise _mm_shape_error(x.shape, y.shape)
+    if mat1.dtype is not mat2.dtype or bias.dtype is not mat1.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_dtype.scalar_type_name(mat1.dtype)} and "
+            f"{_dtype.scalar_type_name(mat2.dtype)}"
+        )
+    data = np.matmul(x, y)
+    data += b
+    out = _wrap(data, mat1.dtype, mat1.device)
+    if _grad_state.enabled:
+        r0, r1, r2 = _requires(bias), _requires(mat1), _requires(mat2)
+        if r0 or r1 or r2:
+            saved: dict[str, Any] = {"self_shape": b.shape}
+            if r1:
+                saved["mat2"] = SavedVariable(mat2)
+            if r2:
+                saved["mat1"] = SavedVariable(mat1)
+            record(_ADDMM, (bias, mat1, mat2), [out], saved)
+    return out
+
+
+def _addmm_self(n: Any, g: Tensor) -> Tensor:
+    shape = n.saved["self_shape"]
+    if not _grad_state.enabled:
+        gd = g._data
+        if gd.shape == shape:
+            return g
+        if len(shape) == 1 and gd.ndim == 2:
+            return _out(np.add.reduce(gd, axis=0), g)
+        return F.sum_to(g, shape)
+    return F.sum_to(g, shape)
+
+
+def _addmm_mat1(n: Any, g: Tensor) -> Tensor:
+    if not _grad_state.enabled:
+        return _out(np.matmul(g._data, n["mat2"]._data.T), g)
+    return F.mm(g, F.t(n["mat2"]))
+
+
+def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
+    if not _grad_state.enabled:
+        # mat2 is weight.t() (column-major): torch computes (grad^T mat1)^T, so TBackward0 hands
+        # AccumulateGrad a row-major gradient.
+        d = np.matmul(g._data.T, n["mat1"]._data)
+        return _wrap(d.T, g.dtype, g.device) if d.dtype is g.dtype.np else _out(d.T, g)
+    return F.t(F.mm(F.t(g), n["mat1"]))
+
+
+_ADDMM = _register("addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0)),
+                   graph=True)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """torch's linear: addmm for a 2-d input with a bias; a reshape to 2-d, addmm and a view back
+    for other inputs with a bias; matmul (mm and its views) without one."""
+    if bias is None:
+        return F.matmul(input, F.t(weight))
+    nd = input.ndim
+    if nd == 2:
+        return addmm(bias, input, F.t(weight))
+    if not input._data.flags.c_contiguous:
+        # torch's fused path takes contiguous inputs only; others: matmul, then the bias added
+        # in place (AddBackward0)
+        return F.matmul(input, F.t(weight)).add_(bias)
+    if nd == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
+    in_features = input.shape[-1]
+    if weight.ndim == 2 and in_features != weight.shape[1]:
+        rows = input.numel() // in_features if in_features else 0
+        raise _mm_shape_error((rows, in_features), (weight.shape[1], weight.shape[0]))
+    flat = F.reshape(input, (-1, in_features))
+    out = addmm(bias, flat, F.t(weight))
+    return F.view(out, (*input.shape[:-1], out.shape[-1]))
+
+
+# -- embedding ---------------------------------------------------------------------------------
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:  # fmt: skip
+    """Rows of ``weight`` picked by ``input`` (indices). torch's node: EmbeddingBackward0."""
+    if input.dtype is not _dtype.int64 and input.dtype is not getattr(_dtype, "int32", None):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {input.type().replace('gradviz.', 'torch.')} instead (while checking arguments for embedding)"
+        )
+    idx = input._data
+    w = weight._data
+    n = w.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    out = _wrap(w[idx], weight.dtype, weight.device)
+    if _grad_state.enabled and _requires(weight):
+        pad = -1 if padding_idx is None else padding_idx
+        record(_EMBEDDING, (weight,), [out], {
+            "indices": input.detach(), "num_weights": n, "padding_idx": pad,
+            "scale_grad_by_freq": scale_grad_by_freq, "sparse": sparse,
+        })  # fmt: skip
+    return out
+
+
+def embedding_dense_backward(g: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
+                             scale_grad_by_freq: bool) -> Tensor:  # fmt: skip
+    gd = g._data
+    dim = gd.shape[-1]
+    idx = indices._data.reshape(-1)
+    rows = gd.reshape(-1, dim)
+    if padding_idx >= 0:
+        keep = idx != padding_idx
+        idx, rows = idx[keep], rows[keep]
+    if scale_grad_by_freq:
+        counts = np.bincount(indices._data.reshape(-1), minlength=num_weights)
+        rows = rows / counts[idx][:, None].astype(gd.dtype)
+    gw = np.zeros((num_weights, dim), dtype=gd.dtype)
+    np.add.at(gw, idx, rows)
+    return _out(gw, g)
+
+
+_EMBEDDING = _register("embedding", D("EmbeddingBackward0", (
+    lambda n, g: embedding_dense_backward(g, n["indices"], n["num_weights"], n["padding_idx"],
+                                          n["scale_grad_by_freq"]),
+)))  # fmt: skip
+
+
+# -- layer norm --------------------------------------------------------------------------------
+
+
+def native_layer_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None,
+                      bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    x = input._data
+    k = len(normalized_shape)
+    if tuple(x.shape[x.ndim - k:]) != tuple(normalized_shape) or x.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size{list(input.shape)}"
+        )
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True, dtype=x.dtype)
+    xc = x - mean
+    var = (xc * xc).mean(axis=axes, keepdims=True, dtype=x.dtype)
+    rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+    y = xc * rstd
+    if weight is not None:
+        y = y * weight._data
+    if bias is not None:
+        y = y + bias._data
+    out = _out(y, input)
+    m, r = _out(mean, input), _out(rstd, input)
+    if _grad_state.enabled and (_requires(input) or _requires(weight) or _requires(bias)):
+        record(_LAYER_NORM, (input, weight, bias), [out, m, r], {
+            "input": SavedVariable(input), "weight": None if weight is None else SavedVariable(weight),
+            "bias": None if bias is None else SavedVariable(bias), "mean": SavedVariable(m, True),
+            "rstd": SavedVariable(r, True), "normalized_shape": tuple(normalized_shape),
+        })  # fmt: skip
+    return out, m, r
+
+
+def _layer_norm_grads(n: Any, grads: list) -> tuple:
+    g = grads[0]
+    x = n["input"]._data
+    mean, rstd = n["mean"]._data, n["rstd"]._data
+    axes = tuple(range(x.ndim - len(n["normalized_shape"]), x.ndim))
+    lead = tuple(range(0, x.ndim - len(axes)))
+    xhat = (x - mean) * rstd
+    gd = g._data
+    w = n["weight"]
+    dxhat = gd * w._data if w is not None else gd
+    a = dxhat.mean(axis=axes, keepdims=True)
+    b = (dxhat * xhat).mean(axis=axes, keepdims=True)
+    dx = rstd * (dxhat - a - xhat * b)
+    dw = (gd * xhat).sum(axis=lead) if w is not None else None
+    db = gd.sum(axis=lead) if n["bias"] is not None else None
+    return dx, dw, db
+
+
+def _ln_part(i: int) -> Any:
+    def grad(n: Any, grads: list) -> Tensor | None:
+        g = grads[0]
+        if g is None:
+            return None
+        part = _layer_norm_grads(n, grads)[i]
+        return None if part is None else _out(part.astype(g._data.dtype, copy=False), g)
+
+    return grad
+
+
+_LAYER_NORM = _register("native_layer_norm", D(
+    "NativeLayerNormBackward0", (_ln_part(0), _ln_part(1), _ln_part(2)), multi_output=True,
+))  # fmt: skip
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:  # fmt: skip
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return native_layer_norm(input, tuple(normalized_shape), weight, bias, eps)[0]
+
+
+# -- activations -------------------------------------------------------------------------------
+
+_SQRT_2 = math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_data(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        inner = _SQRT_2_PI * (x + 0.044715 * x * x * x)
+        return (0.5 * x * (1.0 + np.tanh(inner))).astype(x.dtype, copy=False)
+    return (0.5 * x * (1.0 + _erf(x / _SQRT_2))).astype(x.dtype, copy=False)
+
+
+def _gelu_backward_data(g: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        x3 = x * x * x
+        inner = _SQRT_2_PI * (x + 0.044715 * x3)
+        t = np.tanh(inner)
+        left = 0.5 * x
+        right = 1.0 + t
+        left_d = 0.5 * right
+        tanh_d = 1.0 - t * t
+        inner_d = _SQRT_2_PI * (1.0 + 3.0 * 0.044715 * x * x)
+        right_d = left * tanh_d * inner_d
+        return (g * (left_d + right_d)).astype(x.dtype, copy=False)
+    cdf = 0.5 * (1.0 + _erf(x / _SQRT_2))
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    return (g * (cdf + x * pdf)).astype(x.dtype, copy=False)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    out = _out(_gelu_data(input._data, approximate), input)
+    if _grad_state.enabled and _requires(input):
+        record(_GELU, (input,), [out], {"self": SavedVariable(input), "approximate": approximate})
+    return out
+
+
+_GELU = _register("gelu", D("GeluBackward0", (
+    lambda n, g: _out(_gelu_backward_data(g._data, n["self"]._data, n["approximate"]), g),
+)))  # fmt: skip
+
+
+def _sigmoid_data(x: np.ndarray) -> np.ndarray:
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    x = input._data
+    out = _out(x * _sigmoid_data(x), input)
+    if _grad_state.enabled and _requires(input):
+        record(_SILU, (input,), [out], {"self": SavedVariable(input)})
+    return out
+
+
+def _silu_grad(n: Any, g: Tensor) -> Tensor:
+    x = n["self"]._data
+    s = _sigmoid_data(x)
+    return _out(g._data * s * (1.0 + x * (1.0 - s)), g)
+
+
+_SILU = _register("silu", D("SiluBackward0", (_silu_grad,)))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    x = input._data
+    out = _out(np.where(x > 0, x, x * negative_slope), input)
+    if _grad_state.enabled and _requires(input):
+        record(_LEAKY, (input,), [out], {"self": SavedVariable(input), "negative_slope": negative_slope})
+    return out
+
+
+_LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (
+    lambda n, g: _out(np.where(n["self"]._data > 0, g._data, g._data * n["negative_slope"]), g),
+)))  # fmt: skip
+
+
+# -- bilinear ----------------------------------------------------------------------------------
+
+
+def trilinear_bilinear(x1: Tensor, weight: Tensor, x2: Tensor) -> Tensor:
+    """out[b, o] = sum_ij x1[b, i] W[o, i, j] x2[b, j]: the _trilinear call torch's bilinear
+    makes, one TrilinearBackward0 node with edges (x1, weight, x2)."""
+    a, w, b = x1._data, weight._data, x2._data
+    out = _out(np.einsum("bi,oij,bj->bo", a, w, b, optimize=True), x1)
+    if _grad_state.enabled and (_requires(x1) or _requires(weight) or _requires(x2)):
+        record(_TRILINEAR, (x1, weight, x2), [out], {
+            "i1": SavedVariable(x1), "i2": SavedVariable(weight), "i3": SavedVariable(x2),
+        })  # fmt: skip
+    return out
+
+
+_TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
+    lambda n, g: _out(np.einsum("bo,oij,bj->bi", g._data, n["i2"]._data, n["i3"]._data, optimize=True), g),
+    lambda n, g: _out(np.einsum("bo,bi,bj->oij", g._data, n["i1"]._data, n["i3"]._data, optimize=True), g),
+    lambda n, g: _out(np.einsum("bo,oij,bi->bj", g._data, n["i2"]._data, n["i1"]._data, optimize=True), g),
+)))  # fmt: skip
+
+
+# -- relu_ -------------------------------------------------------------------------------------
+
+
+def relu_(a: Tensor) -> Tensor:
+    """In-place relu (nn.ReLU(inplace=True)): a's history becomes ReluBackward0 over its old one,
+    with the checks and numbering of gradviz's other in-place ops."""
+    from gradviz.autograd.graph import next_sequence_nr
+    from gradviz.ops import _after_inplace, _check_inplace, _old_edge_holder
+
+    _check_inplace(a)
+    grad = _grad_state.enabled and a.requires_grad
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+    np.maximum(a._data, 0, out=a._data)
+    a._version_counter[0] += 1
+    if grad:
+        record(F.NODES["relu"], (old,), [a], {"result": SavedVariable(a, True)}, sequence_nr=seq)
+        _after_inplace(a)
+    return a

@@ -1,0 +1,85 @@
+"""Finite-difference cases for the nn ops' rows of the derivative table (tests/test_gradcheck.py
+runs them with its own cases): one or more per row, float64 unless the node takes float32 only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+import gradviz as gv
+from gradviz.ops.nn_attention_ops import baddbmm
+from gradviz.ops.nn_rnn_ops import mkldnn_lstm_layer, transposed_in_place, unsafe_chunk
+
+F = gv.nn.functional
+
+
+def _randn(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _distinct(*shape: int, seed: int = 0) -> np.ndarray:
+    n = int(np.prod(shape))
+    return (np.random.default_rng(seed).permutation(n) * 0.37 + 0.1).reshape(shape)
+
+
+def _away(v: np.ndarray, points: tuple[float, ...], margin: float = 0.1) -> np.ndarray:
+    v = v.copy()
+    for p in points:
+        close = np.abs(v - p) < margin
+        v[close] = p + np.where(v[close] >= p, margin, -margin) * 2
+    return v
+
+
+def _lstm32(x, w_ih, w_hh, b_ih, b_hh):
+    # the oneDNN layer takes float32: cast in and out (wide step, loose tolerance)
+    f32 = gv.float32
+    h0 = gv.zeros(x.shape[1], w_hh.shape[1])
+    out, hy, cy = mkldnn_lstm_layer(x.to(f32), w_ih.to(f32), w_hh.to(f32), b_ih.to(f32), b_hh.to(f32), h0, h0,
+                                    False)  # fmt: skip
+    return out.to(gv.float64), cy.to(gv.float64)
+
+
+NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
+    ("addmm", lambda b, x, w: F.linear(x, w, b), [_randn(3), _randn(4, 2, seed=1), _randn(3, 2, seed=2)]),
+    ("addmm", lambda b, x, w: F.linear(x, w, b), [_randn(3), _randn(2, 2, 2, seed=1), _randn(3, 2, seed=2)]),
+    ("embedding", lambda w: F.embedding(gv.tensor([[1, 2], [1, 0]]), w), [_randn(4, 3)]),
+    ("native_layer_norm", lambda x, w, b: F.layer_norm(x, (3,), w, b),
+     [_randn(2, 3), _randn(3, seed=1), _randn(3, seed=2)]),
+    ("gelu", lambda x: F.gelu(x), [_randn(2, 3)]),
+    ("gelu", lambda x: F.gelu(x, approximate="tanh"), [_randn(2, 3)]),
+    ("silu", lambda x: F.silu(x), [_randn(2, 3)]),
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), [_away(_randn(2, 3), (0.0,))]),
+    ("_trilinear", lambda a, b, w, c: F.bilinear(a, b, w, c),
+     [_randn(2, 2), _randn(2, 3, seed=1), _randn(4, 2, 3, seed=2), _randn(4, seed=3)]),
+    ("convolution", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2),
+     [_randn(1, 2, 4, 4), _randn(4, 1, 3, 3, seed=1), _randn(4, seed=2)]),
+    ("convolution", lambda x, w: F.conv1d(x, w, dilation=2), [_randn(2, 2, 6), _randn(3, 2, 2, seed=1)]),
+    ("max_pool2d_with_indices", lambda x: F.max_pool2d(x, 2), [_distinct(1, 2, 4, 4)]),
+    ("max_pool2d_with_indices", lambda x: F.max_pool2d(x, 3, 1, 1), [_distinct(1, 1, 4, 4)]),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 2), [_randn(1, 2, 4, 4)]),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), [_randn(1, 1, 5, 5)]),
+    ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [_randn(1, 2, 5, 4)]),
+    ("native_batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+     [_randn(3, 2, 2), _randn(2, seed=1), _randn(2, seed=2)]),
+    ("smooth_l1_loss", lambda x, t: F.smooth_l1_loss(x, t, beta=0.5), [_randn(2, 3), _randn(2, 3, seed=1) + 3]),
+    ("huber_loss", lambda x, t: F.huber_loss(x, t, delta=0.5, reduction="sum"),
+     [_randn(2, 3), _randn(2, 3, seed=1) + 3]),
+    ("binary_cross_entropy", lambda x, t: F.binary_cross_entropy(x, t),
+     [np.random.default_rng(0).uniform(0.1, 0.9, (2, 3)), np.random.default_rng(1).uniform(0, 1, (2, 3))]),
+    ("binary_cross_entropy_with_logits",
+     lambda x, t: F.binary_cross_entropy_with_logits(x, t, pos_weight=gv.tensor([0.5, 2.0, 1.0], dtype=gv.float64)),
+     [_randn(2, 3), np.random.default_rng(1).uniform(0, 1, (2, 3))]),
+    ("_safe_softmax", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+     [_randn(1, 3, 2), _randn(1, 3, 2, seed=1), _randn(1, 3, 2, seed=2)]),
+    ("_scaled_dot_product_flash_attention_for_cpu", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+     [_randn(1, 2, 3, 2), _randn(1, 2, 3, 2, seed=1), _randn(1, 2, 3, 2, seed=2)]),
+    ("baddbmm", baddbmm, [_randn(2, 3, 4), _randn(2, 3, 2, seed=1), _randn(2, 2, 4, seed=2)]),
+    ("unsafe_split", lambda x: unsafe_chunk(x * 1, 2, 1)[1], [_randn(2, 4)]),
+    ("transpose_", lambda x: transposed_in_place(x * 1, 0, 1), [_randn(2, 3)]),
+    ("mkldnn_rnn_layer", _lstm32, [_randn(3, 2, 2) * 0.5, _randn(8, 2, seed=1) * 0.5, _randn(8, 2, seed=2) * 0.5,
+                                   _randn(8, seed=3) * 0.5, _randn(8, seed=4) * 0.5]),
+]  # fmt: skip
+
+# node name -> (step, rtol) for cases through float32
+NN_WIDE_STEP = {"MkldnnRnnLayerBackward0": (1e-2, 2e-2)}
