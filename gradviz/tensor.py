@@ -447,7 +447,6 @@ def _legacy_init(t: Tensor, dt: DType, args: tuple, device: Any) -> None:
     """torch.Tensor(...) and the typed FloatTensor(...): a list's values in ``dt``, a tensor's
     storage itself (of that dtype only), or the sizes (torch leaves the memory uninitialized:
     zeros here)."""
-    from gradviz.device import as_device
 
     dev = as_device(device)
     if len(args) == 1 and isinstance(args[0], Tensor):
@@ -486,45 +485,6 @@ def _shape(size: tuple) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         return tuple(size[0])
     return tuple(size)
-
-
-class _Generator:
-    """The default random generator; ``manual_seed`` makes runs repeatable."""
-
-    def __init__(self, seed: int = 0):
-        self.rng = np.random.default_rng(seed)
-
-    def manual_seed(self, seed: int) -> _Generator:
-        self.rng = np.random.default_rng(seed)
-        return self
-
-
-default_generator = _Generator()
-
-
-def manual_seed(seed: int) -> _Generator:
-    return default_generator.manual_seed(seed)
-
-
-def randn(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    dev = as_device(device)
-    arr = default_generator.rng.standard_normal(_shape(size)).astype((dtype or _dtype.float32).np)
-    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
-
-
-def rand(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    dev = as_device(device)
-    arr = default_generator.rng.random(_shape(size)).astype((dtype or _dtype.float32).np)
-    return make_tensor(to_device_array(arr, dev), dev, requires_grad)
-
-
-def randint(low: int, high: int | None = None, size: tuple = (), dtype: DType | None = None,
-            device: Any = None) -> Tensor:  # fmt: skip
-    if high is None:
-        low, high = 0, low
-    dev = as_device(device)
-    arr = default_generator.rng.integers(low, high, size=size).astype((dtype or _dtype.int64).np)
-    return make_tensor(to_device_array(arr, dev), dev)
 
 
 def is_tensor(obj: Any) -> bool:

@@ -39,7 +39,7 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> 
 
 
 def _noise_mask(shape: tuple[int, ...], keep: float) -> np.ndarray:
-    from gradviz.tensor import default_generator
+    from gradviz.random import default_generator
 
     return default_generator.rng.random(shape) < keep
 

@@ -33,7 +33,7 @@ def _draw_uniform(t: Tensor, a: float, b: float, generator: Any = None) -> Tenso
     method = getattr(type(t), "uniform_", None)
     if method is not None:
         return t.uniform_(a, b, generator=generator) if generator is not None else t.uniform_(a, b)
-    from gradviz.tensor import default_generator
+    from gradviz.random import default_generator
 
     rng = (generator or default_generator).rng
     return _write(t, rng.uniform(a, b, t._data.shape).astype(t._data.dtype))
@@ -43,7 +43,7 @@ def _draw_normal(t: Tensor, mean: float, std: float, generator: Any = None) -> T
     method = getattr(type(t), "normal_", None)
     if method is not None:
         return t.normal_(mean, std, generator=generator) if generator is not None else t.normal_(mean, std)
-    from gradviz.tensor import default_generator
+    from gradviz.random import default_generator
 
     rng = (generator or default_generator).rng
     return _write(t, (rng.standard_normal(t._data.shape) * std + mean).astype(t._data.dtype))
@@ -209,7 +209,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    from gradviz.tensor import empty
+    from gradviz.ops.construction import empty
 
     flattened = _draw_normal(empty(rows, cols, dtype=tensor.dtype), 0.0, 1.0, generator)._data
     if rows < cols:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradviz.tensor import Tensor, empty
+from gradviz.ops.construction import empty
+from gradviz.tensor import Tensor
 
 
 class Parameter(Tensor):

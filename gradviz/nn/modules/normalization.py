@@ -10,7 +10,8 @@ from gradviz.nn import functional as F
 from gradviz.nn import init
 from gradviz.nn.modules.module import Module
 from gradviz.nn.parameter import Parameter
-from gradviz.tensor import Tensor, empty, ones, tensor, zeros
+from gradviz.ops.construction import empty, ones, tensor, zeros
+from gradviz.tensor import Tensor
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 

@@ -16,9 +16,10 @@ from gradviz.nn import init
 from gradviz.nn.modules.module import Module
 from gradviz.nn.parameter import Parameter
 from gradviz.ops import functions as O
+from gradviz.ops.construction import empty, zeros
 from gradviz.ops.nn_ops import linear
 from gradviz.ops.nn_rnn_ops import mkldnn_lstm_layer, transposed_in_place, unsafe_chunk
-from gradviz.tensor import Tensor, empty, zeros
+from gradviz.tensor import Tensor
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCell"]
 

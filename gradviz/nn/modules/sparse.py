@@ -9,7 +9,8 @@ from gradviz.nn import functional as F
 from gradviz.nn import init
 from gradviz.nn.modules.module import Module
 from gradviz.nn.parameter import Parameter
-from gradviz.tensor import Tensor, empty
+from gradviz.ops.construction import empty
+from gradviz.tensor import Tensor
 
 __all__ = ["Embedding"]
 

@@ -19,7 +19,8 @@ from gradviz.nn.modules.module import Module
 from gradviz.nn.modules.normalization import LayerNorm
 from gradviz.nn.parameter import Parameter
 from gradviz.ops import functions as O
-from gradviz.tensor import Tensor, empty
+from gradviz.ops.construction import empty
+from gradviz.tensor import Tensor
 
 __all__ = [
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",

@@ -54,7 +54,7 @@ def get_total_norm(tensors: Any, norm_type: float = 2.0, error_if_nonfinite: boo
 
 
 def _zero() -> Tensor:
-    from gradviz.tensor import tensor
+    from gradviz.ops.construction import tensor
 
     return tensor(0.0)
 
