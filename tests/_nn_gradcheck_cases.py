@@ -41,8 +41,8 @@ def _lstm32(x, w_ih, w_hh, b_ih, b_hh):
 
 
 NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
-    ("addmm", lambda b, x, w: F.linear(x, w, b), [_randn(3), _randn(4, 2, seed=1), _randn(3, 2, seed=2)]),
-    ("addmm", lambda b, x, w: F.linear(x, w, b), [_randn(3), _randn(2, 2, 2, seed=1), _randn(3, 2, seed=2)]),
+    ("linear_addmm", lambda b, x, w: F.linear(x, w, b), [_randn(3), _randn(4, 2, seed=1), _randn(3, 2, seed=2)]),
+    ("linear_addmm", lambda b, x, w: F.linear(x, w, b), [_randn(3), _randn(2, 2, 2, seed=1), _randn(3, 2, seed=2)]),
     ("embedding", lambda w: F.embedding(gv.tensor([[1, 2], [1, 0]]), w), [_randn(4, 3)]),
     ("native_layer_norm", lambda x, w, b: F.layer_norm(x, (3,), w, b),
      [_randn(2, 3), _randn(3, seed=1), _randn(3, seed=2)]),
@@ -74,7 +74,7 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
      [_randn(1, 3, 2), _randn(1, 3, 2, seed=1), _randn(1, 3, 2, seed=2)]),
     ("_scaled_dot_product_flash_attention_for_cpu", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
      [_randn(1, 2, 3, 2), _randn(1, 2, 3, 2, seed=1), _randn(1, 2, 3, 2, seed=2)]),
-    ("baddbmm", baddbmm, [_randn(2, 3, 4), _randn(2, 3, 2, seed=1), _randn(2, 2, 4, seed=2)]),
+    ("attention_baddbmm", baddbmm, [_randn(2, 3, 4), _randn(2, 3, 2, seed=1), _randn(2, 2, 4, seed=2)]),
     ("unsafe_split", lambda x: unsafe_chunk(x * 1, 2, 1)[1], [_randn(2, 4)]),
     ("transpose_", lambda x: transposed_in_place(x * 1, 0, 1), [_randn(2, 3)]),
     ("mkldnn_rnn_layer", _lstm32, [_randn(3, 2, 2) * 0.5, _randn(8, 2, seed=1) * 0.5, _randn(8, 2, seed=2) * 0.5,

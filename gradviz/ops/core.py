@@ -247,7 +247,7 @@ def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return sum_to(g, shape)
 
 
-_NODE_CLASSES: dict[str, type[OpNode]] = {}
+_NODE_CLASSES: dict[int, type[OpNode]] = {}  # id of a Derivative row -> its node class
 _object_new = object.__new__
 
 
@@ -317,15 +317,17 @@ def _move_retains_grad(t: Tensor, node: Node, slot: int) -> None:
 
 
 def node_class(d: Derivative) -> type[OpNode]:
-    """The OpNode subclass for a row, named as torch names it, so type(fn).__name__ matches."""
-    cls = _NODE_CLASSES.get(d.name)
+    """The OpNode subclass for a row, named as torch names it, so type(fn).__name__ matches.
+    One class per row, not per name: two rows may share torch's name (torch.addmm's, which saves
+    beta and alpha, and Linear's, which has neither) and must keep their own formulas."""
+    cls = _NODE_CLASSES.get(id(d))
     if cls is None:
         cls = type(d.name, (OpNode,), {
             "__slots__": (), "derivative": d, "_general": d.multi_output or d.all_inputs is not None,
             "_formulas": d.grads, "_order": d.order, "_other_first": d.order == (1, 0),
             "_reduce": d.reduce_broadcast,
         })  # fmt: skip
-        _NODE_CLASSES[d.name] = cls
+        _NODE_CLASSES[id(d)] = cls  # the class holds d, so its id is never reused
     return cls
 
 

@@ -120,7 +120,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor) -> Tensor:
     return out
 
 
-_BADDBMM = _register("baddbmm", D("BaddbmmBackward0", (
+# Its own row: torch.baddbmm (gradviz/ops/linalg.py) saves beta and alpha; attention's has both 1.
+_BADDBMM = _register("attention_baddbmm", D("BaddbmmBackward0", (
     lambda n, g: F.sum_to(g, n["self_shape"]),
     lambda n, g: F.bmm(g, F.transpose(n["batch2"], 1, 2)),
     lambda n, g: F.bmm(F.transpose(n["batch1"], 1, 2), g),

@@ -140,7 +140,8 @@ def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
     return F.t(F.mm(F.t(g), n["mat1"]))
 
 
-_ADDMM = _register("addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0)),
+# Its own row: torch.addmm (gradviz/ops/linalg.py) saves beta and alpha; Linear's addmm has both 1.
+_ADDMM = _register("linear_addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0)),
                    graph=True)
 
 
