@@ -72,3 +72,6 @@ def cuda_is_available() -> bool:
 
 class cuda:  # noqa: N801 - torch.cuda namespace
     is_available = staticmethod(cuda_is_available)
+
+# --- corpus: gradviz standing in for torch (gradviz/_as_torch.py) ---
+from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402

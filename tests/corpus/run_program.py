@@ -1,0 +1,68 @@
+"""Run one corpus program under real torch or under gradviz standing in for torch, and write what
+its backward passes did (tests/corpus/observer.py) as JSON.
+
+    python tests/corpus/run_program.py --engine torch|gradviz PROGRAM OUT.json
+
+Always exits 0 once OUT.json is written; the JSON's ``status`` says how the program ended:
+``ok``, ``missing`` (gradviz lacks a torch API: ``api`` names it, ``message`` is the one line) or
+``error`` (``message`` is the exception type, text and the program's file:line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import traceback
+import warnings
+
+
+def _where(tb: object) -> str:
+    frames = traceback.extract_tb(tb)  # type: ignore[arg-type]
+    for fr in reversed(frames):
+        if "/tests/corpus/programs/" in fr.filename.replace(os.sep, "/"):
+            return f"{os.path.basename(fr.filename)}:{fr.lineno}"
+    return f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4 or argv[0] != "--engine" or argv[1] not in ("torch", "gradviz"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    engine, program, out = argv[1], os.path.abspath(argv[2]), argv[3]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if engine == "gradviz":
+        import gradviz
+
+        gradviz.install_as_torch()
+    import observer
+
+    observer.install()
+    result: dict[str, object] = {"engine": engine, "program": os.path.basename(program), "status": "ok"}
+    sys.argv = [program]
+    sys.path.insert(0, os.path.dirname(program))
+    warnings.simplefilter("ignore")
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            result.update(status="error", message=f"SystemExit({e.code!r})")
+    except BaseException as e:  # noqa: BLE001 - every ending is a result
+        from gradviz._as_torch import missing_api
+
+        found = missing_api(e, loose=True) if engine == "gradviz" else None
+        if found:
+            result.update(status="missing", api=found[0], message=found[1])
+        else:
+            text = str(e).splitlines()[0] if str(e) else ""
+            result.update(status="error", message=f"{type(e).__name__}: {text} (at {_where(e.__traceback__)})")
+            result["traceback"] = "".join(traceback.format_exception(e))[-4000:]
+    result["records"] = observer.records
+    with open(out, "w") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
