@@ -24,7 +24,13 @@ ATOL = 1e-5
 
 
 def programs() -> list[str]:
-    return sorted(p.stem for p in PROGRAMS.glob("*.py"))
+    """Program names: programs/NAME.py, or programs/NAME/main.py for a program of several files."""
+    return sorted([p.stem for p in PROGRAMS.glob("*.py")] + [p.parent.name for p in PROGRAMS.glob("*/main.py")])
+
+
+def path_of(name: str) -> Path:
+    single = PROGRAMS / f"{name}.py"
+    return single if single.exists() else PROGRAMS / name / "main.py"
 
 
 def run(name: str, engine: str) -> dict[str, Any]:
@@ -32,7 +38,7 @@ def run(name: str, engine: str) -> dict[str, Any]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
     with tempfile.TemporaryDirectory(prefix=f"corpus-{name}-") as tmp:
         out = os.path.join(tmp, "result.json")
-        cmd = [sys.executable, str(RUNNER), "--engine", engine, str(PROGRAMS / f"{name}.py"), out]
+        cmd = [sys.executable, str(RUNNER), "--engine", engine, str(path_of(name)), out]
         try:
             p = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:

@@ -39,6 +39,16 @@ def main(argv: list[str]) -> int:
     import observer
 
     observer.install()
+    # torch seeds its generator from the OS at start-up: a program that does not seed would draw
+    # different numbers in each run. Seeded here, as a program's own manual_seed would be.
+    import random
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
     result: dict[str, object] = {"engine": engine, "program": os.path.basename(program), "status": "ok"}
     sys.argv = [program]
     sys.path.insert(0, os.path.dirname(program))

@@ -25,7 +25,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*", help="programs to run (default: all)")
     ap.add_argument("--write", action="store_true", help="rewrite tests/corpus/expected.py from this run")
-    ap.add_argument("--jobs", type=int, default=1, help="programs run at once (each runs torch and gradviz side by side)")
+    ap.add_argument("--jobs", type=int, default=1, help="programs at once (each runs torch and gradviz side by side)")
     args = ap.parse_args()
     names = args.names or harness.programs()
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
