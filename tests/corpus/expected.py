@@ -7,5 +7,4 @@ passing, the test fails until its line here is removed. Regenerate with:
 (the status of every program against current gradviz; rewrites this file).
 """
 
-XFAIL: dict[str, str] = {
-}
+XFAIL: dict[str, str] = {}

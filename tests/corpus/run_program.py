@@ -46,10 +46,17 @@ def main(argv: list[str]) -> int:
     import numpy as np
     import torch
 
+    torch.manual_seed(12345)  # a probe: do this engine's random numbers equal torch's?
+    rng_probe = [float(v) for v in torch.rand(3).tolist()]
     torch.manual_seed(0)
     random.seed(0)
     np.random.seed(0)
-    result: dict[str, object] = {"engine": engine, "program": os.path.basename(program), "status": "ok"}
+    result: dict[str, object] = {
+        "engine": engine,
+        "program": os.path.basename(program),
+        "status": "ok",
+        "rng_probe": rng_probe,
+    }
     sys.argv = [program]
     sys.path.insert(0, os.path.dirname(program))
     warnings.simplefilter("ignore")
