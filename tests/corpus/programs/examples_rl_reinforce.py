@@ -42,7 +42,7 @@ class _FakeCartPole:
         return self.state.copy(), 1.0, terminated, self.steps >= 20, {}
 
 
-class gym:  # noqa: the module's name, so that the program below reads as written
+class gym:  # named as the module it stands in for, so that the program below reads as written
     @staticmethod
     def make(name, render_mode=None):
         return _FakeCartPole()
