@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ def run(name: str, engine: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"corpus-{name}-") as tmp:
         out = os.path.join(tmp, "result.json")
         cmd = [sys.executable, str(RUNNER), "--engine", engine, str(path_of(name)), out]
+        t0 = time.perf_counter()
         try:
             p = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -47,7 +49,9 @@ def run(name: str, engine: str) -> dict[str, Any]:
             tail = (p.stderr or p.stdout)[-2000:]
             return {"status": "error", "message": f"runner died (rc {p.returncode}): {tail}", "records": []}
         with open(out) as f:
-            return json.load(f)
+            result = json.load(f)
+        result["seconds"] = round(time.perf_counter() - t0, 2)
+        return result
 
 
 def run_both(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -134,5 +138,5 @@ def outcome(t: dict[str, Any], g: dict[str, Any]) -> tuple[str, str]:
         return "error", g["message"] + (f" (after: {d})" if d else "")
     d = first_difference(t, g)
     if d and t.get("rng_probe") != g.get("rng_probe"):
-        d += " (gradviz's random numbers are not torch's yet: the program draws different data)"
+        d += " (note: gradviz's random numbers are not torch's yet; if the program draws any, it has other data)"
     return ("differs", d) if d else ("match", "")
