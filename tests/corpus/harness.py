@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,20 +35,58 @@ def path_of(name: str) -> Path:
     return single if single.exists() else PROGRAMS / name / "main.py"
 
 
+class _Server:
+    """One `run_program.py --serve ENGINE` process: the engine imported once, each program in a fork."""
+
+    def __init__(self, engine: str):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(RUNNER), "--serve", engine],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=_env(),
+            text=True,
+        )
+
+    def run(self, program: Path, out: str, cwd: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{program}\t{out}\t{cwd}\t{TIMEOUT_S}\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip() or "server died"
+
+
+_idle: dict[str, list[_Server]] = {"torch": [], "gradviz": []}  # servers not running a program now
+_idle_lock = threading.Lock()
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+
+
+def _run_on_server(engine: str, program: Path, out: str, cwd: str) -> str:
+    """Run on an idle server of this engine (a new one when all are busy: run_both and status --jobs
+    run several at once), and put it back for the next program."""
+    with _idle_lock:
+        live = [s for s in _idle[engine] if s.proc.poll() is None]
+        srv = live.pop() if live else None
+        _idle[engine] = live
+    if srv is None:
+        srv = _Server(engine)
+    status = srv.run(program, out, cwd)
+    with _idle_lock:
+        _idle[engine].append(srv)
+    return status
+
+
 def run(name: str, engine: str) -> dict[str, Any]:
-    """One program under one engine, in its own process, in a scratch working directory."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+    """One program under one engine, in a fresh forked process, in a scratch working directory."""
     with tempfile.TemporaryDirectory(prefix=f"corpus-{name}-") as tmp:
         out = os.path.join(tmp, "result.json")
-        cmd = [sys.executable, str(RUNNER), "--engine", engine, str(path_of(name)), out]
         t0 = time.perf_counter()
-        try:
-            p = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
+        status = _run_on_server(engine, path_of(name), out, tmp)
+        if status == "timeout":
             return {"status": "error", "message": f"timed out after {TIMEOUT_S} s", "records": []}
         if not os.path.exists(out):
-            tail = (p.stderr or p.stdout)[-2000:]
-            return {"status": "error", "message": f"runner died (rc {p.returncode}): {tail}", "records": []}
+            return {"status": "error", "message": f"runner died ({status})", "records": []}
         with open(out) as f:
             result = json.load(f)
         result["seconds"] = round(time.perf_counter() - t0, 2)
