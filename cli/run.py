@@ -59,6 +59,24 @@ def _print_exception(e: BaseException, script: str) -> None:
     traceback.print_exception(type(e), e, tb, file=sys.stderr)
 
 
+def _engine(engine: str | None) -> Any:
+    """--engine gradviz: gradviz stands in for torch (and every torch.X) while the script runs."""
+    import contextlib
+
+    if engine != "gradviz":
+        return contextlib.nullcontext()
+    from gradviz._as_torch import as_torch
+
+    return as_torch()
+
+
+def _missing_api(e: BaseException) -> str | None:
+    from gradviz._as_torch import missing_api
+
+    found = missing_api(e)
+    return found[1] if found else None
+
+
 class _Progress:
     """"recording: N events" on stderr while the script runs, only when stderr is a terminal."""
 
@@ -96,10 +114,16 @@ class _Progress:
     "--values", is_flag=True,
     help="Also store the values of small tensors (up to 64 elements), not only their statistics.",
 )  # fmt: skip
+@click.option(
+    "--engine", type=click.Choice(["torch", "gradviz"]), default=None,
+    help="For a script that imports torch: 'gradviz' runs it on gradviz's engine, gradviz standing in for torch.",
+)  # fmt: skip
 @click.argument("script", metavar="SCRIPT")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
 @click.pass_context
-def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool) -> None:
+def run(
+    ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool, engine: str | None
+) -> None:
     """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
 
     The trace is written even if the script fails, and gradviz exits with the script's exit
@@ -117,6 +141,8 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
     if not path.is_file():
         problem = "no such file" if not path.exists() else "not a file"
         raise click.ClickException(f"{script}: {problem}")
+    if engine == "torch":
+        raise click.ClickException("--engine torch (recording real torch) is not available yet; use --engine gradviz")
     out = output or f"{path.stem}.trace.json"
     # One rule for every command's output: missing folders of -o are created.
     Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -146,7 +172,7 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
 
     graph.script_entry = os.path.abspath(script)  # anomaly mode's forward stacks start at the script
     try:
-        with _Progress(recorder, out):
+        with _Progress(recorder, out), _engine(engine):
             runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = _exit_code(e)
@@ -159,7 +185,11 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
         status, code = "interrupted", 128 + signal.SIGTERM
     except BaseException as e:  # noqa: BLE001 - whatever the script raises is its exit status
         status, error, code = "error", e, 1
-        _print_exception(e, script)
+        missing = _missing_api(e) if engine == "gradviz" else None
+        if missing:  # a torch API gradviz lacks: one line, no traceback of gradviz's own
+            click.echo(missing, err=True)
+        else:
+            _print_exception(e, script)
     finally:
         if main_thread:  # a second Ctrl-C or SIGTERM must not cut the trace's last lines
             signal.signal(signal.SIGTERM, signal.SIG_IGN)

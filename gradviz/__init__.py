@@ -158,3 +158,6 @@ def __dir__() -> list[str]:
 
 # --- torch.optim and torch.utils.data ---------------------------------------------------------
 from gradviz import optim, utils  # noqa: E402
+
+# --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
+from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
