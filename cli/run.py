@@ -48,6 +48,13 @@ def _own_options(args: tuple[str, ...]) -> tuple[list[str], str | None, bool]:
     return rest, output, values
 
 
+def _torchrec_engine(path: Path) -> str:
+    """"torch" when the script imports torch and not gradviz (torchrec's auto-detection)."""
+    from gradviz.torchrec.detect import engine_of
+
+    return engine_of(path)
+
+
 def _exit_code(e: SystemExit) -> int:
     """What the interpreter would exit with for sys.exit(code), printing a non-int code as it does."""
     code = e.code
@@ -111,10 +118,15 @@ class _Progress:
     "--values", is_flag=True,
     help="Also store the values of small tensors (up to 64 elements), not only their statistics.",
 )  # fmt: skip
+@click.option(
+    "--engine", type=click.Choice(["torch", "gradviz"]), default=None,
+    help="Which engine to record. Default: torch when SCRIPT imports torch and not gradviz, else gradviz.",
+)  # fmt: skip
 @click.argument("script", metavar="SCRIPT")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
 @click.pass_context
-def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool) -> None:
+def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool,
+        engine: str | None) -> None:  # fmt: skip
     """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
 
     The trace is written even if the script fails, and gradviz exits with the script's exit
@@ -136,6 +148,8 @@ def run(ctx: click.Context, script: str, args: tuple[str, ...], output: str | No
         problem = "no such file" if not path.exists() else "not a file"
         raise click.ClickException(f"{script}: {problem}")
     out = output or f"{path.stem}.trace.json"
+    if (engine or _torchrec_engine(path)) == "torch":  # torchrec: record real torch's engine
+        from gradviz.torchrec import TorchRecorder as Recorder  # noqa: F811
     recorder = Recorder(out, values=values)
 
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
