@@ -297,8 +297,10 @@ class TorchRecorder:
             task = _Task(tid, depth, keep, accumulate, queue)
             self._task_ids += 1
             task.id = self._task_ids
+            roots = _leaf_edges(roots, [])
             root_nodes = [n for n, _ in roots if n is not None]
             nodes = g.walk(root_nodes)
+            targets = _leaf_edges(targets, nodes)
             topo = g.topological_nrs(nodes)
             new = [n for n in nodes if n not in self._nodes]
             for n in reversed(new):  # children first: a node's edges name announced nodes
@@ -490,12 +492,33 @@ class TorchRecorder:
 
 
 def _edge(t: Any) -> tuple[Any, int]:
+    """The gradient edge of a tensor, without get_gradient_edge: that takes a sequence number
+    from the thread's counter (it builds a node), which would shift every later node's."""
     if isinstance(t, torch.autograd.graph.GradientEdge):
         return t.node, t.output_nr
     if not t.requires_grad:
         return None, 0
-    e = torch.autograd.graph.get_gradient_edge(t)
-    return e.node, e.output_nr
+    if t.grad_fn is not None:
+        return t.grad_fn, t.output_nr
+    return _LEAF, t  # a leaf: its AccumulateGrad is found in the walked graph (_leaf_edges)
+
+
+_LEAF = object()
+
+
+def _leaf_edges(edges: list[tuple[Any, Any]], nodes: list[Any]) -> list[tuple[Any, int]]:
+    acc = {id(n.variable): n for n in nodes if g.is_accumulate(n)}
+    out = []
+    for n, x in edges:
+        if n is _LEAF:
+            node = acc.get(id(x))
+            if node is None:  # a root leaf, or an input the graph does not reach
+                e = torch.autograd.graph.get_gradient_edge(x)
+                node = e.node
+            out.append((node, 0))
+        else:
+            out.append((n, x))
+    return out
 
 
 class _Root:

@@ -1,0 +1,184 @@
+"""The torch recorder is faithful to torch: per task, the execution order a Node pre-hook sees in
+a separate unrecorded run, node names, _sequence_nr() and next_functions, and leaf .grad
+statistics; reentrant backwards are nested tasks; recording leaves nothing behind."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch  # a differential test: fails, never skips, without torch
+
+import gradviz
+from gradviz.torchrec import TorchRecorder
+from gradviz.torchrec import _graph as g
+from gradviz.torchrec.provenance import derived_seqs, engine
+from gradviz.trace import events as ev
+from gradviz.trace.check import invariants
+from tests.torchrec_programs import PROGRAMS
+
+
+def _oracle(prog, monkeypatch) -> list[list[tuple]]:
+    """Torch's own order per backward/grad call, from Node pre-hooks, without the recorder."""
+    calls: list[list[tuple]] = []
+    orig_b, orig_g = torch.autograd.backward, torch.autograd.grad
+
+    def hooked(fn, first):
+        def wrapper(*args, **kwargs):
+            outs = args[0] if args else kwargs[first]
+            outs = [outs] if isinstance(outs, torch.Tensor) else list(outs)
+            roots = [torch.autograd.graph.get_gradient_edge(t).node for t in outs if t.requires_grad]
+            seen: list[tuple] = []
+            calls.append(seen)
+            hs = []
+            for n in g.walk(roots):
+                nxt = tuple((g.node_name(f) if f is not None else None, nr) for f, nr in n.next_functions)
+                def pre(go, n=n, nxt=nxt):
+                    seen.append((g.node_name(n), n._sequence_nr(), nxt))
+
+                hs.append(n.register_prehook(pre))
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                for h in hs:
+                    h.remove()
+        return wrapper
+
+    monkeypatch.setattr(torch.autograd, "backward", hooked(orig_b, "tensors"))
+    monkeypatch.setattr(torch.autograd, "grad", hooked(orig_g, "outputs"))
+    leaves = prog()
+    monkeypatch.undo()
+    return calls, leaves
+
+
+def _recorded(prog):
+    with TorchRecorder() as rec:
+        leaves = prog()
+    return rec.trace, leaves
+
+
+def _trace_order(t) -> list[list[tuple]]:
+    nodes = t.nodes
+    out = []
+    for task in sorted(t.tasks):
+        run = []
+        for e in t.events:
+            if type(e) is ev.NodeBegin and e.task == task and nodes[e.node].name != "GraphRoot":
+                n = nodes[e.node]
+                nxt = tuple((nodes[d].name if d is not None else None, nr) for d, nr in n.next_edges)
+                run.append((n.name, n.sequence_nr, nxt))
+        out.append(run)
+    return out
+
+
+def _relative(calls: list[list[tuple]]) -> list[list[tuple]]:
+    """Sequence numbers relative to the run's first: two runs in one process count on."""
+    seqs = [s for c in calls for _, s, _ in c if s < 2**63]
+    base = min(seqs, default=0)
+    return [[(n, s - base if s < 2**63 else s, nx) for n, s, nx in c] for c in calls]
+
+
+def _stats(t: torch.Tensor) -> tuple:
+    s = g.stats(t)
+    return (s.norm, s.min, s.max, s.nan, s.inf)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_faithful_to_torch(name, monkeypatch):
+    prog = PROGRAMS[name]
+    calls, leaves_plain = _oracle(prog, monkeypatch)
+    t, leaves_rec = _recorded(prog)
+    assert engine(t) == ("torch", torch.__version__)
+    assert invariants(t) == []
+    assert _relative(_trace_order(t)) == _relative(calls)
+    # gradients: bit-identical with recording on and off, and the trace's .grad stats are theirs
+    for a, b in zip(leaves_plain, leaves_rec):
+        assert (a.grad is None) == (b.grad is None)
+        if a.grad is not None:
+            assert torch.equal(a.grad, b.grad)
+    last_after = {}
+    for e in t.events:
+        if type(e) is ev.AccumulateGradUpdate:
+            last_after[e.tensor] = e.after
+    # every trained leaf's final .grad has the statistics of the trace's last update of it
+    trained = [x for x in leaves_rec if x.grad is not None]
+    assert trained
+    for x in trained:
+        assert any(_close(_stats(x.grad), after) for after in last_after.values()), name
+
+
+def _close(a: tuple, s: ev.Stats) -> bool:
+    return all(math.isclose(x, y, rel_tol=1e-12, abs_tol=0) for x, y in zip(a[:3], (s.norm, s.min, s.max)))
+
+
+def test_reentrant_backwards_are_nested_tasks():
+    for name in ("custom_reentrant", "checkpoint"):
+        t, _ = _recorded(PROGRAMS[name])
+        begins = t.of_kind(ev.TaskBegin)
+        assert [b.reentrant_depth for b in begins] == [0, 1], name
+        outer, inner = t.tasks[begins[0].task], t.tasks[begins[1].task]
+        assert outer.begin.seq < inner.begin.seq < inner.end.seq < outer.end.seq
+        # the inner task runs inside the outer's node: between its node_begin and node_end
+        running = [e for e in t.events if type(e) is ev.NodeBegin and e.task == outer.id and e.seq < inner.begin.seq]
+        assert t.nodes[running[-1].node].name in ("TwiceBackward", "CheckpointFunctionBackward")
+
+
+def test_observed_and_derived_are_marked():
+    t, _ = _recorded(PROGRAMS["mlp"])
+    d = derived_seqs(t)
+    kinds_derived = {t.events[s].kind for s in d}
+    assert {"queue_push", "queue_pop", "buffer_add", "dependency_decrement", "dependencies"} <= kinds_derived
+    observed = {e.kind for e in t.events if e.seq not in d}
+    assert {"node_begin", "node_end", "accumulate_grad"} <= observed
+    assert not ({"node_begin", "node_end"} & kinds_derived)
+
+
+def test_names_sources_and_modules():
+    t, _ = _recorded(PROGRAMS["mlp"])
+    names = {x.name for x in t.tensors.values()}
+    assert {"model.fc1.weight", "model.fc1.bias", "model.fc2.weight", "model.fc2.bias"} <= names
+    srcs = {n.name: n.source for n in t.nodes.values()}
+    assert srcs["AddmmBackward0"].endswith("torchrec_programs.py:20")  # self.fc2(h) in MLP.forward
+    assert srcs["ReluBackward0"].endswith("torchrec_programs.py:19")
+
+
+def test_recording_leaves_nothing_behind():
+    torch.manual_seed(0)
+    a = torch.randn(5, requires_grad=True)
+    rec = TorchRecorder()
+    with rec:
+        y = (a.exp() * a).sum()
+        y.backward(retain_graph=True)
+    n = rec.count
+    g1 = a.grad.clone()
+    y.backward()  # the same graph again: no hook of ours may fire
+    assert rec.count == n
+    assert torch.autograd.backward is rec._saved["backward"] and torch.autograd.grad is rec._saved["grad"]
+    assert torch.equal(a.grad, 2 * g1)
+    # no TorchFunctionMode of ours is left
+    from torch.overrides import _get_current_function_mode_stack
+
+    assert not any(isinstance(m, g.SourceMode) for m in _get_current_function_mode_stack())
+
+
+def test_anomaly_error_names_node_and_source():
+    a = torch.tensor([0.0, 1.0], requires_grad=True)
+    with TorchRecorder() as rec, torch.autograd.detect_anomaly(check_nan=True):
+        y = (a / a).sum()
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            y.backward()
+    t = rec.trace
+    (an,) = t.of_kind(ev.Anomaly)
+    assert t.nodes[an.node].name == "DivBackward0" and "test_torchrec.py" in an.forward
+    (err,) = [e for e in t.errors if e.task is not None]
+    assert err.node == an.node and err.type == "RuntimeError"
+
+
+def test_trace_file_and_entry_point(tmp_path):
+    p = tmp_path / "t.json"
+    a = torch.ones(3, requires_grad=True)
+    with gradviz.trace(p, engine="torch"):
+        (a * 3).sum().backward()
+    t = gradviz.load(p)
+    assert engine(t)[0] == "torch" and t.execution_order(1) == ["SumBackward0", "MulBackward0", "AccumulateGrad"]
+    assert derived_seqs(t) and t.status == "ok"
