@@ -86,6 +86,10 @@ def render(
     AccumulateGrad nodes show their leaf and its grad norm; edges show input_nr.
     """
     trace = load_trace(trace_path)
+    from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
+
+    if engine(trace)[0] == "torch":
+        click.echo(summary_line(trace))
     try:
         pictures = render_trace(
             trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes,

@@ -306,12 +306,19 @@ def _table(title: str | None, *cols: str) -> Table:
     return t
 
 
+def _origin_tag(trace: Any, seq: int) -> str:
+    """torchrec: on a trace of real torch, whether a hook observed the event or it was derived."""
+    from gradviz.torchrec.provenance import engine, origin
+
+    return f" ({origin(trace, seq)}, torch {engine(trace)[1]})" if engine(trace)[0] == "torch" else ""
+
+
 def header(trace: Any, state: EngineState) -> Text:
     total = len(trace.events)
     t = Text(f"step {state.step} of {total}", style="bold")
     if state.last is not None:
         e = state.last
-        t.append(f"  event seq {e.seq} {e.kind} on {thread_label(state, e.tid)}\n")
+        t.append(f"  event seq {e.seq} {e.kind}{_origin_tag(trace, e.seq)} on {thread_label(state, e.tid)}\n")
         style = "bold red" if e.kind in ("error", "anomaly") else ""
         t.append(describe(e, state), style=style)
     else:
