@@ -30,9 +30,8 @@ def info(trace_path: str, as_json: bool) -> None:
       gradviz info run.trace.json
       gradviz info run.trace.json --json | jq .tasks
     """
-    from gradviz.trace.summary import summarize
-
     from gradviz.torchrec import provenance  # torchrec: which engine, which events were derived
+    from gradviz.trace.summary import summarize
 
     trace = load_trace(trace_path)
     s = summarize(trace)
