@@ -36,7 +36,8 @@ def info(trace_path: str, as_json: bool) -> None:
     trace = load_trace(trace_path)
     s = summarize(trace)
     if as_json:
-        click.echo(json.dumps({**s.to_dict(), "provenance": provenance.counts(trace)}, indent=2))
+        extra = {"provenance": provenance.counts(trace)} if provenance.engine(trace)[0] == "torch" else {}
+        click.echo(json.dumps({**s.to_dict(), **extra}, indent=2))
         return
     import sys
 
