@@ -221,3 +221,26 @@ def test_tools_on_a_torch_trace(tmp_path):
         text = pic.read_text()
         assert "model.0.weight" in text and "model.2.bias" in text
         assert "mlp.py:5" in text  # the line of model(...) for the Linear/ReLU nodes
+
+
+def test_small_gpt_records_in_full_and_renders_collapsed_fast(tmp_path, monkeypatch):
+    """A 2-layer GPT on CPU: recorded in full (every node ran, faithful order) and rendered
+    collapsed, in under 10 s together."""
+    import shutil
+    import time
+
+    from gradviz.render import render
+    from tests.torchrec_programs import gpt
+
+    calls, _ = _oracle(gpt, monkeypatch)
+    t0 = time.perf_counter()
+    with TorchRecorder(tmp_path / "gpt.json"):
+        gpt()
+    t = gradviz.load(tmp_path / "gpt.json")
+    fmt = "svg" if shutil.which("dot") else "dot"
+    (pic,) = render(t, tmp_path / f"gpt.{fmt}", max_nodes=40)
+    took = time.perf_counter() - t0
+    assert _relative(_trace_order(t)) == _relative(calls)
+    assert len(t.execution_order(1)) == len(calls[0]) > 100
+    assert pic.boxes < len(t.nodes)  # collapsed
+    assert took < 10, f"{took:.1f} s"

@@ -95,3 +95,50 @@ def checkpointed() -> list[torch.Tensor]:
 
 PROGRAMS = {"mlp": mlp, "conv": conv, "transformer": transformer, "grad": grad_call,
             "custom_reentrant": custom_reentrant, "checkpoint": checkpointed}  # fmt: skip
+
+
+class Block(nn.Module):
+    def __init__(self, d: int, heads: int, ctx: int) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.heads = heads
+        self.register_buffer("mask", torch.tril(torch.ones(ctx, ctx, dtype=torch.bool)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """A small GPT: token and position embeddings, 2 blocks, a tied head."""
+
+    def __init__(self, vocab: int = 64, d: int = 32, heads: int = 4, ctx: int = 16, layers: int = 2) -> None:
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList(Block(d, heads, ctx) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        for blk in self.blocks:
+            x = blk(x)
+        logits = self.head(self.ln(x))
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+
+def gpt() -> list[torch.Tensor]:
+    torch.manual_seed(6)
+    model = GPT()
+    idx = torch.randint(0, 64, (4, 16))
+    loss = model(idx, torch.roll(idx, -1, 1))
+    loss.backward()
+    return list(model.parameters())
