@@ -244,3 +244,20 @@ def test_small_gpt_records_in_full_and_renders_collapsed_fast(tmp_path, monkeypa
     assert len(t.execution_order(1)) == len(calls[0]) > 100
     assert pic.boxes < len(t.nodes)  # collapsed
     assert took < 10, f"{took:.1f} s"
+
+
+def test_benchmark_runs(tmp_path):
+    """benchmarks/bench_torchrec.py runs in its own process and writes its claim (no time is
+    asserted here: the ratio is the benchmark's, measured on a quiet machine)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(repo / "benchmarks" / "bench_torchrec.py"), "--quick", "--json",
+                           str(out)], cwd=repo, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert [w["key"] for w in result["workloads"]] == ["torchrec_mlp"]

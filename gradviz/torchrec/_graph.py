@@ -9,6 +9,7 @@ take weak references, so the recorder keeps them (and thus their graph) until it
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -133,13 +134,17 @@ def num_inputs(node: Any) -> int:
     return len(meta) if meta is not None else 1
 
 
+_SAVED_NAMES: dict[type, tuple[str, ...]] = {}  # node class -> its _saved_* attributes (dir() is slow)
+
+
 def saved_shapes(node: Any) -> tuple[tuple[int, ...], ...]:
     """Shapes of the tensors the node saved for backward (its ``_saved_*`` tensors); empty once
     they were released (torch raises on access then)."""
+    names = _SAVED_NAMES.get(type(node))
+    if names is None:
+        names = _SAVED_NAMES[type(node)] = tuple(a for a in dir(node) if a.startswith("_saved_"))
     out: list[tuple[int, ...]] = []
-    for a in dir(node):
-        if not a.startswith("_saved_"):
-            continue
+    for a in names:
         try:
             v = getattr(node, a)
         except RuntimeError:  # released after a backward without retain_graph
@@ -165,7 +170,9 @@ class Busy:
 
 
 def stats(t: torch.Tensor | None) -> ev.Stats | None:
-    """norm/min/max/NaN/Inf of a gradient, computed in float64 without touching autograd."""
+    """norm/min/max/NaN/Inf of a gradient, without touching autograd. Two passes over the data
+    (aminmax, vector_norm) in its own dtype: NaN propagates through min and max and +-inf shows
+    in them, so finite extremes mean nothing to count, and the counting passes are skipped."""
     if t is None:
         return None
     with Busy(), torch.no_grad():
@@ -174,14 +181,19 @@ def stats(t: torch.Tensor | None) -> ev.Stats | None:
             x = x.real
         if x.numel() == 0:
             return ev.Stats(0.0, float("nan"), float("nan"), 0, 0)
-        x = x.double()
-        fin = torch.isfinite(x)
-        if bool(fin.all()):
-            vals = torch.stack([torch.linalg.vector_norm(x), x.min(), x.max()]).tolist()
+        if not x.is_floating_point():
+            x = x.double()
+        lo, hi = torch.aminmax(x)
+        vals = torch.stack([torch.linalg.vector_norm(x), lo, hi]).tolist()
+        if math.isfinite(vals[1]) and math.isfinite(vals[2]):
             return ev.Stats(vals[0], vals[1], vals[2], 0, 0)
         nan = int(torch.isnan(x).sum())
         inf = int(torch.isinf(x).sum())
-        return ev.Stats(float(torch.linalg.vector_norm(x)), float(x.min()), float(x.max()), nan, inf)
+        if nan:  # min/max over the numbers that are there, as gradviz's engine reports them
+            num = x[~torch.isnan(x)]
+            lo_f, hi_f = (float(num.min()), float(num.max())) if num.numel() else (math.nan, math.nan)
+            return ev.Stats(math.nan, lo_f, hi_f, nan, inf)
+        return ev.Stats(vals[0], vals[1], vals[2], nan, inf)
 
 
 def values(t: torch.Tensor | None, limit: int = 64) -> Any:

@@ -40,7 +40,7 @@ _active: TorchRecorder | None = None
 
 class _Task:
     __slots__ = ("id", "depth", "keep", "needed", "deps", "filled", "handles", "tid", "queue", "ran",
-                 "running", "captured", "accumulate", "parked")  # fmt: skip
+                 "running", "captured", "accumulate", "parked", "single")  # fmt: skip
 
     def __init__(self, tid: int, depth: int, keep: bool, accumulate: bool, queue: int):
         self.id = 0
@@ -51,6 +51,7 @@ class _Task:
         self.handles: list[Any] = []
         self.ran: list[Any] = []
         self.parked: set[Any] = set()  # nodes whose InputBuffer waits in not_ready
+        self.single: dict[Any, Any] = {}  # node -> stats of its buffer's one gradient (None: several)
         self.running: list[Any] = []
         self.captured: list[tuple[Any, int, int]] = []  # (node, input_nr, output index)
 
@@ -373,10 +374,14 @@ class TorchRecorder:
         mode = "undefined" if grad is None else "accumulate" if slot in filled else "set"
         if grad is not None:
             filled.add(slot)
+        st = g.stats(grad)
+        # a leaf's AccumulateGrad given one gradient sets .grad to those values: its statistics
+        # are these, and need no second pass over a weight-sized tensor
+        task.single[node] = (st, grad.data_ptr()) if mode == "set" and node not in task.single else None
         self._emit(ev.BufferAdd, True, task=task.id, node=nid, slot=slot, mode=mode, producer=producer,
                    shape=None if grad is None else tuple(grad.shape),
                    dtype=None if grad is None else g.dtype_name(grad.dtype),
-                   device=None if grad is None else str(grad.device), stats=g.stats(grad),
+                   device=None if grad is None else str(grad.device), stats=st,
                    values=g.values(grad) if self.values else None)  # fmt: skip
         if left > 0 and mode != "undefined" and len(filled) == 1 and node not in task.parked:
             task.parked.add(node)
@@ -432,9 +437,12 @@ class TorchRecorder:
                 var = getattr(node, "variable", None)
                 if var is not None and task.accumulate:
                     after = var.grad
+                    one = task.single.get(node) if before is None and after is not None else None
+                    # .grad is the very tensor handed on (torch steals a lone gradient): same values
+                    st = one[0] if one is not None and after.data_ptr() == one[1] else g.stats(after)
                     self._emit(ev.AccumulateGradUpdate, task=task.id, node=nid, tensor=self._leaf(var, {}),
                                mode="set" if before is None else "accumulate", before=before,
-                               after=g.stats(after) or ev.Stats(0.0, 0.0, 0.0, 0, 0),
+                               after=st or ev.Stats(0.0, 0.0, 0.0, 0, 0),
                                values=g.values(after) if self.values else None)  # fmt: skip
                 self._emit(ev.NodeEnd, task=task.id, node=nid, status="ok")
                 if not task.keep:
