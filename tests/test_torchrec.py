@@ -264,3 +264,19 @@ def test_benchmark_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(out.read_text())
     assert [w["key"] for w in result["workloads"]] == ["torchrec_mlp"]
+
+
+def test_recording_does_not_keep_forward_graphs_alive():
+    """The forward's source lines are noted without holding the graph: an activation saved by a
+    graph that is dropped unbackwarded is freed during the recording."""
+    import gc
+    import weakref
+
+    a = torch.randn(100, requires_grad=True)
+    with TorchRecorder():
+        h = a.exp()
+        r = weakref.ref(h)
+        loss = (h * h).sum()
+        del h, loss
+        gc.collect()
+        assert r() is None

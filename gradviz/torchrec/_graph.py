@@ -248,11 +248,19 @@ def leaf_names(frame: Any, limit: int = 8) -> dict[int, str]:
     return plain
 
 
+def source_key(node: Any) -> tuple[int, str]:
+    """What identifies a node for its source line without holding it: torch's Python node
+    objects are made on demand (no stable id) and take no weak references, and holding them
+    would keep every forward's saved activations alive. A sequence number is unique on its
+    thread, and with the name nearly so across threads."""
+    return node._sequence_nr(), node.name()
+
+
 class SourceMode(TorchFunctionMode):
     """Notes, for every graph node a torch call in the user's code makes, the user's line: the
     call's outputs' grad_fn and every new node behind it (a composite op makes several)."""
 
-    def __init__(self, sources: dict[Any, str | None]):
+    def __init__(self, sources: dict[tuple[int, str], str | None]):
         super().__init__()
         self.sources = sources
 
@@ -269,7 +277,7 @@ class SourceMode(TorchFunctionMode):
         found = False
         for t in items:
             gf = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
-            if gf is None or gf in self.sources:
+            if gf is None or source_key(gf) in self.sources:
                 continue
             if not found:
                 src, found = where(user_frame(1)), True
@@ -279,12 +287,15 @@ class SourceMode(TorchFunctionMode):
     def _tag(self, gf: Any, src: str | None) -> None:
         sources = self.sources
         todo = [gf]
-        sources[gf] = src
+        sources[source_key(gf)] = src
         while todo:
             n = todo.pop()
             for f, _ in n.next_functions:
-                if f is not None and f not in sources and not hasattr(f, "variable"):
-                    sources[f] = src
+                if f is None or hasattr(f, "variable"):
+                    continue
+                k = source_key(f)
+                if k not in sources:
+                    sources[k] = src
                     todo.append(f)
 
 

@@ -71,7 +71,7 @@ class TorchRecorder:
         self._threads: dict[int, int] = {}  # thread ident -> tid
         self._queues: dict[int, int] = {}  # tid -> queue id
         self._ready: dict[int, list[tuple[tuple[int, int, int], int, Any]]] = {}  # queue -> (prio, task, node)
-        self._sources: dict[Any, str | None] = {}
+        self._sources: dict[tuple[int, str], str | None] = {}  # g.source_key(node) -> "file:line"
         self._tls = threading.local()
         self._task_ids = 0
         self._mode: g.SourceMode | None = None
@@ -212,7 +212,7 @@ class TorchRecorder:
         self._emit(ev.NodeCreated, node=nid, name=g.node_name(node), sequence_nr=node._sequence_nr(),
                    topological_nr=topo.get(node, 0), num_inputs=g.num_inputs(node),
                    num_outputs=len(node.next_functions), device=g.device_of(node),
-                   saved=saved, source=self._sources.get(node), tensor=tensor)  # fmt: skip
+                   saved=saved, source=self._sources.get(g.source_key(node)), tensor=tensor)  # fmt: skip
         return nid
 
     def _edges(self, node: Any) -> None:
@@ -492,7 +492,7 @@ class TorchRecorder:
             node = next((n for n in reversed(task.ran) if n.name() == name or g.node_name(n) == name), None)
         forward = None
         if node is not None:
-            forward = g.anomaly_traceback(node) or self._sources.get(node)
+            forward = g.anomaly_traceback(node) or self._sources.get(g.source_key(node))
             if msg.startswith("Function '") and "nan values" in msg:
                 self._emit(ev.Anomaly, task=task.id, node=self._nodes[node], message=msg, forward=forward)
         self._emit(ev.Error, task=task.id, node=None if node is None else self._nodes[node],
