@@ -280,3 +280,26 @@ def test_recording_does_not_keep_forward_graphs_alive():
         del h, loss
         gc.collect()
         assert r() is None
+
+
+def test_backward_on_another_thread_and_hooks_gone_after_an_error():
+    import threading
+
+    a = torch.randn(4, requires_grad=True)
+    with TorchRecorder() as rec:
+        y = (a * 3).sum()
+        th = threading.Thread(target=y.backward, name="worker")
+        th.start()
+        th.join()
+        z = (a / torch.zeros(4)).sum()
+        with pytest.raises(RuntimeError):
+            z.backward(torch.ones(2))  # a gradient of the wrong shape: torch raises
+    t = rec.trace
+    (worker,) = [th for th in t.threads.values() if th.name == "worker"]
+    assert worker.role == "caller"
+    runs = [e for e in t.events if type(e) is ev.NodeBegin and e.task == 1]
+    assert runs and all(e.tid == worker.tid for e in runs)
+    assert t.tasks[2].status == "error"
+    n = rec.count
+    (a * a).sum().backward()  # after the recording: nothing of ours fires
+    assert rec.count == n

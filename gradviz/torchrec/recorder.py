@@ -177,13 +177,13 @@ class TorchRecorder:
             seqs, self._derived = tuple(self._derived), []
             self._emit(ev.Derived, events=seqs)
 
-    def _tid(self) -> int:
+    def _tid(self, role: str = "device_worker") -> int:
         ident = threading.get_ident()
         tid = self._threads.get(ident)
         if tid is None:
             tid = self._threads[ident] = len(self._threads) + 1
             if self.events:  # the first thread is announced after trace_begin
-                self._thread_start(tid, threading.current_thread(), "device_worker")
+                self._thread_start(tid, threading.current_thread(), role)
         return tid
 
     def _thread_start(self, tid: int, thread: threading.Thread, role: str) -> None:
@@ -292,7 +292,7 @@ class TorchRecorder:
         names = g.leaf_names(frame)
         stack = self._stack()
         with self._elock:
-            tid = self._tid()
+            tid = self._tid("caller")  # a thread first seen calling backward is a caller
             queue = self._queue(tid)
             depth = stack[-1].depth + 1 if stack else 0
             task = _Task(tid, depth, keep, accumulate, queue)
