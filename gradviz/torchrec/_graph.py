@@ -177,6 +177,8 @@ def stats(t: torch.Tensor | None) -> ev.Stats | None:
         return None
     with Busy(), torch.no_grad():
         x = t.detach()
+        if x.layout != torch.strided:  # sparse gradients (Embedding(sparse=True)): their values
+            x = x.to_dense()
         if x.is_complex():
             x = x.real
         if x.numel() == 0:

@@ -194,7 +194,7 @@ class TorchRecorder:
         if q is None:
             q = self._queues[tid] = len(self._queues) + 1
             self._ready[q] = []
-            name = next((t.name for i, t in _threads_by_ident().items() if self._threads.get(i) == tid), str(tid))
+            name = threading.current_thread().name  # made by the thread that calls backward
             self._emit(ev.QueueCreated, True, queue=q, device="cpu", owner=tid, name=f"cpu@{name}")
         return q
 
@@ -377,7 +377,8 @@ class TorchRecorder:
         st = g.stats(grad)
         # a leaf's AccumulateGrad given one gradient sets .grad to those values: its statistics
         # are these, and need no second pass over a weight-sized tensor
-        task.single[node] = (st, grad.data_ptr()) if mode == "set" and node not in task.single else None
+        lone = mode == "set" and node not in task.single and grad.layout == torch.strided
+        task.single[node] = (st, grad.data_ptr()) if lone else None
         self._emit(ev.BufferAdd, True, task=task.id, node=nid, slot=slot, mode=mode, producer=producer,
                    shape=None if grad is None else tuple(grad.shape),
                    dtype=None if grad is None else g.dtype_name(grad.dtype),
@@ -439,7 +440,8 @@ class TorchRecorder:
                     after = var.grad
                     one = task.single.get(node) if before is None and after is not None else None
                     # .grad is the very tensor handed on (torch steals a lone gradient): same values
-                    st = one[0] if one is not None and after.data_ptr() == one[1] else g.stats(after)
+                    stolen = one is not None and after.layout == torch.strided and after.data_ptr() == one[1]
+                    st = one[0] if stolen else g.stats(after)
                     self._emit(ev.AccumulateGradUpdate, task=task.id, node=nid, tensor=self._leaf(var, {}),
                                mode="set" if before is None else "accumulate", before=before,
                                after=st or ev.Stats(0.0, 0.0, 0.0, 0, 0),
@@ -534,10 +536,6 @@ class _Root:
 
     def __init__(self, roots: list[tuple[Any, int]]):
         self.next_functions = tuple(roots)
-
-
-def _threads_by_ident() -> dict[int, threading.Thread]:
-    return {t.ident: t for t in threading.enumerate() if t.ident is not None}
 
 
 def _version() -> str:
