@@ -10,6 +10,7 @@ import click
 
 from gradviz import __version__
 from gradviz.cli._common import SuggestingGroup
+from gradviz.cli.diff import diff  # noqa: I001 - torchrec's command, kept apart for easy merging
 from gradviz.cli.export import export
 from gradviz.cli.info import info
 from gradviz.cli.render import render
@@ -45,3 +46,4 @@ SHORT_HELP = {
 for _command in (run, info, render, replay, export):
     _command.short_help = SHORT_HELP[_command.name]
     main.add_command(_command)
+main.add_command(diff)

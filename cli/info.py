@@ -50,11 +50,14 @@ def info(trace_path: str, as_json: bool) -> None:
       gradviz info run.trace.json
       gradviz info run.trace.json --json | jq .tasks
     """
+    from gradviz.torchrec import provenance  # torchrec: which engine, which events were derived
     from gradviz.trace.summary import summarize
 
-    s = summarize(load_trace(trace_path))
+    trace = load_trace(trace_path)
+    s = summarize(trace)
     if as_json:
-        click.echo(json.dumps(s.to_dict(), indent=2))
+        extra = {"provenance": provenance.counts(trace)} if provenance.engine(trace)[0] == "torch" else {}
+        click.echo(json.dumps({**s.to_dict(), **extra}, indent=2))
         return
     import sys
 
@@ -70,6 +73,7 @@ def info(trace_path: str, as_json: bool) -> None:
         f"status: [{status_style}]{s.status}[/]" + (f" ({s.error})" if s.error else "")
         + f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}"
     )  # fmt: skip
+    con.print(provenance.summary_line(trace), markup=False)
     if s.truncated:
         con.print("[yellow]warning: the trace is incomplete (the recording was cut short)[/]")
 

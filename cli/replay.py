@@ -159,6 +159,10 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
         start = total if start is None else start  # not a terminal: print the state instead
 
     console = make_console(width)
+    from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
+
+    if engine(trace)[0] == "torch":
+        console.print(summary_line(trace), markup=False, highlight=False)
     if start is None:
         from gradviz.replay.timeline import timeline_view
 

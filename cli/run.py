@@ -19,6 +19,13 @@ class _Terminated(BaseException):
     """SIGTERM, turned into an exception so the trace is finished before the process goes."""
 
 
+def _torchrec_engine(path: Path) -> str:
+    """"torch" when the script imports torch and not gradviz (torchrec's auto-detection)."""
+    from gradviz.torchrec.detect import engine_of
+
+    return engine_of(path)
+
+
 def _exit_code(e: SystemExit) -> int:
     """What the interpreter would exit with for sys.exit(code), printing a non-int code as it does."""
     code = e.code
@@ -116,7 +123,8 @@ class _Progress:
 )  # fmt: skip
 @click.option(
     "--engine", type=click.Choice(["torch", "gradviz"]), default=None,
-    help="For a script that imports torch: 'gradviz' runs it on gradviz's engine, gradviz standing in for torch.",
+    help=("Which engine to record. torch: torch's own engine, through its hooks; gradviz: gradviz standing in "
+          "for torch. Default: torch when SCRIPT imports torch and not gradviz, else gradviz."),
 )  # fmt: skip
 @click.argument("script", metavar="SCRIPT")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
@@ -141,11 +149,11 @@ def run(
     if not path.is_file():
         problem = "no such file" if not path.exists() else "not a file"
         raise click.ClickException(f"{script}: {problem}")
-    if engine == "torch":
-        raise click.ClickException("--engine torch (recording real torch) is not available yet; use --engine gradviz")
     out = output or f"{path.stem}.trace.json"
     # One rule for every command's output: missing folders of -o are created.
     Path(out).parent.mkdir(parents=True, exist_ok=True)
+    if (engine or _torchrec_engine(path)) == "torch":  # record real torch's engine
+        from gradviz.torchrec import TorchRecorder as Recorder  # noqa: F811
     recorder = Recorder(out, values=values)
 
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None

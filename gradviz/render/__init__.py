@@ -175,6 +175,17 @@ def run_graphviz(dot: str, fmt: str, out: Path, layout: str = "dot") -> None:
         raise RenderError(f"{program} failed ({proc.returncode}): {msg[-1] if msg else 'no message'}")
 
 
+def _engine_note(t: Trace) -> list[str]:
+    """torchrec: a picture of real torch's run says so, and what in it was inferred."""
+    from gradviz.torchrec.provenance import engine
+
+    name, version = engine(t)
+    if name != "torch":
+        return []
+    return [f"recorded from torch {version}: node runs and gradients observed by hooks; queue order, "
+            "InputBuffer slots and dependency counts derived by the recorder"]
+
+
 def render(
     trace: Trace | str | os.PathLike[str], path: str | os.PathLike[str] | None = None,
     format: str | None = None, *, task: int | None = None, step: int | None = None,
@@ -213,6 +224,7 @@ def render(
     pictures = []
     for tid in tasks:
         m = build_model(t, tid, step=step, grads=grads, max_nodes=max_nodes, expand=expand, group_by=group_by)
+        m.notes.extend(_engine_note(t))
         lay = layout or choose_layout(m.drawn())
         dot = to_dot(m, layout=lay)
         target = _for_task(out, tid) if len(tasks) > 1 and tid is not None else out

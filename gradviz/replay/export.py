@@ -89,6 +89,10 @@ def chrome_trace(trace: Any) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     header = trace.header
     title = "gradviz " + " ".join(header.argv) if header is not None else "gradviz trace"
+    from gradviz.torchrec.provenance import engine, origin  # torchrec: real torch's traces say so
+
+    if engine(trace)[0] == "torch":
+        title += f" (recorded from torch {engine(trace)[1]})"
     out.append({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
     for i, th in enumerate(trace.threads.values()):
         label = th.name + (f" ({th.device})" if th.device else "")
@@ -134,7 +138,7 @@ def chrome_trace(trace: Any) -> dict[str, Any]:
             continue  # the receiver never ran (error, pruned, cut short): no arrow
         flow_id += 1
         name = f"grad -> slot {add.slot}"
-        args = {"slot": add.slot, "mode": add.mode, "stats": _clean(add.stats)}
+        args = {"slot": add.slot, "mode": add.mode, "stats": _clean(add.stats), "origin": origin(trace, add.seq)}
         out.append({"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
                     "ts": src.mid(), "args": args})
         out.append({"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,

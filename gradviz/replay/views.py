@@ -327,12 +327,19 @@ def after_events(step: int, last: ev.Event | None) -> str:
     return f"after {step:,} event{'s' if step != 1 else ''} (the last: #{last.seq} {last.kind})"
 
 
+def _origin_tag(trace: Any, seq: int) -> str:
+    """torchrec: on a trace of real torch, whether a hook observed the event or it was derived."""
+    from gradviz.torchrec.provenance import engine, origin
+
+    return f" ({origin(trace, seq)}, torch {engine(trace)[1]})" if engine(trace)[0] == "torch" else ""
+
+
 def header(trace: Any, state: EngineState) -> Text:
     total = len(trace.events)
     t = Text(f"step {state.step} of {total}", style="bold")
     if state.last is not None:
         e = state.last
-        t.append(f": {after_events(state.step, e)} on {thread_label(state, e.tid)}\n")
+        t.append(f": {after_events(state.step, e)}{_origin_tag(trace, e.seq)} on {thread_label(state, e.tid)}\n")
         style = "bold red" if e.kind in ("error", "anomaly") else ""
         t.append(describe(e, state), style=style)
     else:

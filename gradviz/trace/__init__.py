@@ -25,8 +25,15 @@ __all__ = ["trace", "record", "load", "Trace", "TraceError", "TraceWarning", "Re
 
 
 class _CallableModule(types.ModuleType):
-    def __call__(self, path: Any, *, values: bool = False) -> Recorder:
-        """Record to a file: ``with gradviz.trace("run.trace.json"): ...``."""
+    def __call__(self, path: Any, *, values: bool = False, engine: str = "gradviz") -> Any:
+        """Record to a file: ``with gradviz.trace("run.trace.json"): ...``; ``engine="torch"``
+        records real PyTorch's engine instead (gradviz.torchrec)."""
+        if engine == "torch":  # torchrec: the recorder of real torch
+            from gradviz.torchrec import TorchRecorder
+
+            return TorchRecorder(path, values=values)
+        if engine != "gradviz":
+            raise ValueError(f"engine must be 'gradviz' or 'torch', got {engine!r}")
         return Recorder(path, values=values)
 
 

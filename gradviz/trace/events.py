@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: the engine and derived kinds (a trace recorded from real torch)
 FORMAT_NAME = "gradviz-trace"
 
 # Priority classes of a ready-queue task (first element of a priority key).
@@ -373,13 +373,35 @@ class Anomaly(Event):
     forward: str | None  # the forward traceback that created the node
 
 
+# --- provenance (format 4) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EngineInfo(Event):
+    """Which engine the trace recorded. A trace without it recorded gradviz's own engine."""
+
+    kind: ClassVar[str] = "engine"
+    engine: str  # "gradviz" or "torch"
+    torch_version: str | None  # torch.__version__ when the engine is torch
+
+
+@dataclass(frozen=True, slots=True)
+class Derived(Event):
+    """Events the recorder inferred rather than saw: a hook of torch's engine saw every other event.
+
+    A recording of gradviz's own engine has none (the engine reports each step itself)."""
+
+    kind: ClassVar[str] = "derived"
+    events: tuple[int, ...]  # seqs of earlier events that were derived from the graph and the observed order
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     TraceBegin, TraceEnd, ThreadStart, ThreadEnd, QueueCreated,
     TensorCreated, NodeCreated, EdgeCreated,
     TaskBegin, TaskEnd, Dependencies, ExecInfo, DependencyDecrement,
     QueuePush, QueuePop, BufferAdd, NotReadyPark, NotReadyTake,
     NodeBegin, NodeEnd, Hook, AccumulateGradUpdate, CapturedGrad, SavedRelease,
-    Callback, PoolPush, PoolTake, Error, Anomaly,
+    Callback, PoolPush, PoolTake, Error, Anomaly, EngineInfo, Derived,
 )  # fmt: skip
 
 KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
