@@ -14,14 +14,14 @@ from gradviz.cli._common import load_trace
 @click.option("--atol", type=float, default=1e-6, show_default=True, help="Absolute tolerance on gradient statistics.")
 @click.pass_context
 def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: float) -> None:
-    """Compare two traces task by task and node by node; exit 1 if they diverge.
+    """Compare two traces node by node; exit 1 where they diverge.
 
-    Reports the first divergence in structure (nodes, edges), execution order, gradient
+    Traces are aligned task by task and node by node. Reports the first divergence in structure (nodes, edges), execution order, gradient
     statistics (beyond --rtol/--atol) and errors.
 
     \b
-      gradviz run train.py --engine torch -o torch.json
-      gradviz run train.py --engine gradviz -o gradviz.json
+      gradviz run --engine torch -o torch.json train.py
+      gradviz run --engine gradviz -o gradviz.json train.py
       gradviz diff torch.json gradviz.json
     """
     from gradviz.diff import diff as run_diff

@@ -116,6 +116,11 @@ class _StandIn(types.ModuleType):
         if attr in ("__spec__", "__loader__", "__package__", "__path__", "__file__", "__doc__", "__name__"):
             object.__setattr__(self, attr, value)
             return
+        if isinstance(value, _StandIn):
+            # the import system binding a submodule's stand-in on its parent (`import torch.nn`):
+            # kept here, never written over the gradviz module (gradviz.nn must stay gradviz.nn)
+            object.__setattr__(self, attr, value)
+            return
         setattr(object.__getattribute__(self, "_gv_target"), attr, value)
 
     def __dir__(self) -> list[str]:

@@ -201,7 +201,7 @@ def test_tools_on_a_torch_trace(tmp_path):
     )
     out = tmp_path / "mlp.trace.json"
     run = CliRunner()
-    r = run.invoke(main, ["run", str(script), "-o", str(out)])  # imports torch, not gradviz: torch
+    r = run.invoke(main, ["run", "-o", str(out), str(script)])  # imports torch, not gradviz: torch
     assert r.exit_code == 0, r.output
     t = gradviz.load(out)
     assert engine(t)[0] == "torch" and t.execution_order(1)[0] == "MeanBackward0"

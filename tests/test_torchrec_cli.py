@@ -34,21 +34,21 @@ def test_run_records_torch_by_default_and_engine_chooses(tmp_path):
     script = tmp_path / "s.py"
     script.write_text(SCRIPT)
     run = CliRunner()
-    r = run.invoke(main, ["run", str(script), "-o", str(tmp_path / "a.json")])
+    r = run.invoke(main, ["run", "-o", str(tmp_path / "a.json"), str(script)])
     assert r.exit_code == 0, r.output
     t = gradviz.load(tmp_path / "a.json")
     assert engine(t)[0] == "torch" and t.execution_order(1) == ["SumBackward0", "MulBackward0", "AccumulateGrad"]
-    r = run.invoke(main, ["run", "--engine", "gradviz", str(script), "-o", str(tmp_path / "b.json")])
+    r = run.invoke(main, ["run", "--engine", "gradviz", "-o", str(tmp_path / "b.json"), str(script)])
     assert r.exit_code == 0, r.output
     assert engine(gradviz.load(tmp_path / "b.json"))[0] == "gradviz"
-    r = run.invoke(main, ["run", "--engine", "torch", str(script), "-o", str(tmp_path / "c.json")])
+    r = run.invoke(main, ["run", "--engine", "torch", "-o", str(tmp_path / "c.json"), str(script)])
     assert r.exit_code == 0 and engine(gradviz.load(tmp_path / "c.json"))[0] == "torch"
 
 
 def test_script_error_ends_the_trace(tmp_path):
     script = tmp_path / "bad.py"
     script.write_text(SCRIPT + "b = torch.ones(2)\nb.sum().backward()\n")  # b does not require grad
-    r = CliRunner().invoke(main, ["run", str(script), "-o", str(tmp_path / "t.json")])
+    r = CliRunner().invoke(main, ["run", "-o", str(tmp_path / "t.json"), str(script)])
     assert r.exit_code == 1
     t = gradviz.load(tmp_path / "t.json")
     assert t.status == "error" and engine(t)[0] == "torch"
