@@ -42,8 +42,10 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
     """The timeline of ``trace`` (only graph task ``task`` if given) for a console ``width`` wide."""
     events: list[ev.Event] = trace.events
     names = {n: i.name for n, i in trace.nodes.items()}
-    t0 = events[0].ts if events else 0
-    t1 = events[-1].ts if events else 0
+    # the span from the least to the greatest ts, not the first and last: a file's ts need not
+    # increase (the loader checks each is in range), and every bar index must land in the bar
+    t0 = min(e.ts for e in events) if events else 0
+    t1 = max(e.ts for e in events) if events else 0
     span_ns = max(t1 - t0, 1)
     # The lane column gets what the thread labels leave (label, column gap, table padding).
     label_w = max((len(f"{tid} {th.name}") for tid, th in trace.threads.items()), default=10)

@@ -32,6 +32,8 @@ from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.model import Trace
+from gradviz.trace.text import may_hold_controls, neutralise, neutralise_events
+from gradviz.trace.validate import validate
 
 GROUP_MEMBERS = {k: [m for m, _ in members] + ["edge_created..."] * (k == "node_edges")
                  for k, (_, members) in codec.GROUPS.items()}  # fmt: skip
@@ -579,25 +581,42 @@ def _is_stream_header(first: bytes) -> bool:
 
 def read_events(path: str | os.PathLike[str]) -> tuple[list[ev.Event], bool]:
     """(events, complete) from a trace file; TraceError (one line) if it cannot be read."""
-    name = os.fspath(path)
+    events, complete, _ = _read_events(os.fspath(path))
+    return events, complete
+
+
+def _read_events(name: str) -> tuple[list[ev.Event], bool, bool]:
+    """(events, complete, whether a string may hold a terminal control character)."""
     with open(name, "rb") as f:
         first = f.readline()
-        if _is_stream_header(first):
-            return _read_lines(name, first, f.read())
-        events = _read_document(name, first + f.read())
-        return events, True
+        data = f.read()
+    controls = may_hold_controls(first) or may_hold_controls(data)
+    if _is_stream_header(first):
+        return (*_read_lines(name, first, data), controls)
+    return _read_document(name, first + data), True, controls
 
 
 def load(path: str | os.PathLike[str]) -> Trace:
     """Read a trace file. A file cut short (crash, kill) loads with the events it holds and a
-    ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field."""
-    events, complete = read_events(path)
+    ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field.
+
+    Every field is checked against what the trace declares (``gradviz.trace.validate``), and
+    every string comes out safe to print on a terminal (``gradviz.trace.text``): what a file
+    holds reaches no reader unchecked."""
+    name = os.fspath(path)
+    try:
+        events, complete, controls = _read_events(name)
+        if controls:
+            neutralise_events(events)
+        validate(events, name)
+    except TraceError as e:  # the message may quote the file's strings (a kind, a name)
+        raise TraceError(neutralise(str(e))) from None
     ended = bool(events) and type(events[-1]) is ev.TraceEnd
     truncated = not (complete and ended)
     if truncated:
         what = "the file was cut short" if not complete else "it has no trace_end event"
         warnings.warn(
-            f"{os.fspath(path)}: trace is incomplete ({what}; the recording did not finish): "
+            f"{neutralise(name)}: trace is incomplete ({what}; the recording did not finish): "
             f"recovered {len(events)} events",
             TraceWarning,
             stacklevel=2,
