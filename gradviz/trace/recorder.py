@@ -957,6 +957,8 @@ class Recorder(Probe):
                 self._put("task_end", tid, task.id, "ok", None)
             else:
                 self._put("task_end", tid, task.id, "error", _error_text(error))
+            if self._writer is not None:
+                self._spill()  # control returns to user code: hand what came before to the OS
 
     def dependency_decrement(self, task: Any, node: Any, by: Any, remaining: int) -> None:
         nid = node._id
@@ -1070,6 +1072,8 @@ class Recorder(Probe):
         key = (2, task.reentrant_depth, node.sequence_nr)
         if depth is not None:
             self._append(("node_pop", ts, tid, qid, qdevice, task_id, nid, key, size, depth))
+            if self._writer is not None and (node._hooked or not node._defer_safe):
+                self._timed_flush()  # user code runs next: what came before is the OS's (issue 18)
         else:
             self._append(("queue_pop", ts, tid, qid, qdevice, task_id, nid, "node", key, size))
 
@@ -1101,6 +1105,8 @@ class Recorder(Probe):
         ))  # fmt: skip
         if len(rows) >= self._spill_at:
             self._timed_flush()
+        elif self._writer is not None and (node._hooked or not node._defer_safe):
+            self._timed_flush()  # user code runs next: what came before is the OS's (issue 18)
 
     def _summary(self, node: Any, grad: Any, mode: str) -> tuple:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
@@ -1162,6 +1168,8 @@ class Recorder(Probe):
         if nid not in self._nodes:
             self._announce(node)
         self._append(("node_begin", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, depth))
+        if self._writer is not None and (node._hooked or not node._defer_safe):
+            self._timed_flush()  # user code runs next: what came before is the OS's (issue 18)
 
     def node_end(self, task: Any, node: Any, ok: bool) -> None:
         nid = node._id
