@@ -300,7 +300,7 @@ def validate(events: list[ev.Event], name: str) -> None:
     # goes through the kind's check, which names the problem.
     begin, end, push, pop, add, dec = (ev.NodeBegin, ev.NodeEnd, ev.QueuePush, ev.QueuePop, ev.BufferAdd,
                                        ev.DependencyDecrement)  # fmt: skip
-    edge = ev.EdgeCreated
+    edge, made = ev.EdgeCreated, ev.NodeCreated
     e: Any = None
     try:
         for e in events:
@@ -323,7 +323,14 @@ def validate(events: list[ev.Event], name: str) -> None:
                 st = e.stats
                 if (n is not None and e.task in tasks and 0 <= e.slot < n[0] and e.producer in nodes
                         and (st is None or (0 <= st.nan <= I64 and 0 <= st.inf <= I64))
-                        and all(0 <= d <= I64 for d in e.shape or ())):  # fmt: skip
+                        and (not (sh := e.shape) or (min(sh) >= 0 and max(sh) <= I64))):  # fmt: skip
+                    continue
+            elif t is made:
+                tensor = e.tensor
+                if (0 <= e.node <= I64 and 0 <= e.sequence_nr <= U64 and 0 <= e.topological_nr <= I64
+                        and 0 <= e.num_inputs <= limit and 0 <= e.num_outputs <= limit and not e.saved
+                        and (tensor is None or tensor in c.tensors)):  # fmt: skip
+                    nodes[e.node] = (e.num_inputs, e.num_outputs)
                     continue
             elif t is edge:
                 src, dst = nodes.get(e.src), e.dst
