@@ -172,3 +172,14 @@ def test_renderers_show_the_escaped_names_readably(escape_trace, tmp_path):
     t = load(escape_trace)
     names = {i.name for i in t.nodes.values()}
     assert "EvilBackward".replace("Evil", "Evil\\x1b[2J\\x9bK") in names, names
+
+
+def test_the_nodes_declared_slots_are_bounded_in_all_not_only_each(tmp_path):
+    """Five nodes of 40,000 inputs each: each under the bound, together over it (replay makes an
+    InputBuffer of num_inputs slots for each node a gradient reaches: 5 x 40,000 from 60 events)."""
+    events = [dataclasses.replace(e, num_inputs=40_000) if isinstance(e, ev.NodeCreated) else e
+              for e in diamond().events]  # fmt: skip
+    save(events, tmp_path / "t.json")
+    with pytest.raises(TraceError, match=r"event \d+ \(node_created\): field 'num_inputs' is 40000: the trace's "
+                                         r"nodes would declare 80000 in all, over 65536"):  # fmt: skip
+        load(tmp_path / "t.json")

@@ -17,6 +17,7 @@ stands.
 from __future__ import annotations
 
 import faulthandler
+import os
 import threading
 
 CRASH_MARKER = b"Fatal Python error: "
@@ -60,3 +61,17 @@ def split_crash(data: bytes) -> tuple[bytes, str | None]:
     end = data.find(b"\n", k + 1 + len(CRASH_MARKER))
     reason = data[k + 1 + len(CRASH_MARKER) : end if end >= 0 else len(data)]
     return data[: k + 1], reason.decode("utf-8", "replace").strip() or "fatal error"
+
+
+def _forget_in_child() -> None:
+    """A forked child (a DataLoader worker) does not write its crashes into its parent's trace:
+    its marker would land in the middle of the parent's events."""
+    global _lock, _owner
+    _lock = threading.Lock()
+    if _owner is not None:
+        faulthandler.disable()
+        _owner = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)

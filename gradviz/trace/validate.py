@@ -10,8 +10,10 @@ render, export, info) meets a number it would index with, allocate by or overflo
   InputBuffer slot (``buffer_add.slot``, an edge's or root's ``input_nr``) below the node's
   ``num_inputs``;
 - counts, depths and sizes are non-negative and below a bound proportional to the file
-  (``limit``), so memory stays proportional to the file's size; every other integer fits the
-  64 bits the engine writes (``sequence_nr``: unsigned, as torch's).
+  (``limit_for``), and so are the sums of the nodes' ``num_inputs`` and ``num_outputs`` (what
+  readers allocate by: one InputBuffer slot, one next_edges entry each), so memory stays
+  proportional to the file's size; every other integer fits the 64 bits the engine writes
+  (``sequence_nr``: unsigned, as torch's).
 
 A bad value raises ``TraceError``: one line naming the event, its kind and the field. What is
 not checked is what no reader relies on (e.g. whether the counts agree with each other: that is
@@ -52,6 +54,7 @@ class _Checker:
         self.tensors: set[int] = set()
         self.tasks: set[int] = set()
         self.nodes: dict[int, tuple[int, int]] = {}  # node -> (num_inputs, num_outputs)
+        self.total_in = self.total_out = 0  # the nodes' num_inputs and num_outputs, summed
 
     # -- references
     def thread(self, v: Any, field: str) -> None:
@@ -146,6 +149,14 @@ def _node_created(c: _Checker, e: Any) -> None:
     _int(e.topological_nr, "topological_nr")
     c.count(e.num_inputs, "num_inputs")
     c.count(e.num_outputs, "num_outputs")
+    # Readers allocate by these (InputBuffer slots, next_edges): their sums, not only each one,
+    # stay within the bound, so that memory stays proportional to the file's size.
+    for field, total in (("num_inputs", c.total_in + e.num_inputs), ("num_outputs", c.total_out + e.num_outputs)):
+        if total > c.limit:
+            raise _Bad(field, f"field '{field}' is {getattr(e, field)}: the trace's nodes would declare {total} "
+                              f"in all, over {c.limit} (the bound for this trace's size)")  # fmt: skip
+    c.total_in += e.num_inputs
+    c.total_out += e.num_outputs
     for s in e.saved:
         c.shape(s, "saved")
     if e.tensor is not None:
@@ -327,10 +338,14 @@ def validate(events: list[ev.Event], name: str) -> None:
                     continue
             elif t is made:
                 tensor = e.tensor
+                n_in, n_out = e.num_inputs, e.num_outputs
                 if (0 <= e.node <= I64 and 0 <= e.sequence_nr <= U64 and 0 <= e.topological_nr <= I64
-                        and 0 <= e.num_inputs <= limit and 0 <= e.num_outputs <= limit and not e.saved
+                        and 0 <= n_in and 0 <= n_out and c.total_in + n_in <= limit
+                        and c.total_out + n_out <= limit and not e.saved
                         and (tensor is None or tensor in c.tensors)):  # fmt: skip
-                    nodes[e.node] = (e.num_inputs, e.num_outputs)
+                    nodes[e.node] = (n_in, n_out)
+                    c.total_in += n_in
+                    c.total_out += n_out
                     continue
             elif t is edge:
                 src, dst = nodes.get(e.src), e.dst
