@@ -6,6 +6,7 @@ events, so tests and tools can build traces in memory.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -98,6 +99,17 @@ class Trace:
             merged = sorted(created + edges, key=_seq_of)
         else:  # each id once: nodes first, then the edges of nodes made before them
             merged = created + edges
+        gc_was_on = gc.isenabled()
+        gc.disable()  # a NodeInfo and a list a node: as load's events (gradviz.trace.file.load)
+        try:
+            self._index_nodes(merged, nodes)
+        finally:
+            if gc_was_on:
+                gc.enable()
+        return nodes
+
+    @staticmethod
+    def _index_nodes(merged: list[Any], nodes: dict[int, NodeInfo]) -> None:
         for e in merged:
             if type(e) is ev.NodeCreated:
                 nodes[e.node] = NodeInfo(
@@ -111,7 +123,6 @@ class Trace:
                     edges_of = info.next_edges
                     if 0 <= e.slot < len(edges_of):
                         edges_of[e.slot] = (e.dst, e.input_nr)
-        return nodes
 
     @cached_property
     def edges(self) -> list[ev.EdgeCreated]:
