@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_trace_file import ANY_EVENT
+from test_trace_file import ANY_EVENT, as_loaded
 from trace_builders import diamond, failing, hostile, reentrant, two_devices
 
 import gradviz
@@ -80,7 +80,7 @@ def test_saved_files_load_the_same_in_small_chunks(tmp_path, monkeypatch, make):
     events = make().events
     save(events, tmp_path / "t.json")
     monkeypatch.setattr(trace_file, "CHUNK_BYTES", 200)  # a few lines a chunk
-    assert load(tmp_path / "t.json").events == events
+    assert load(tmp_path / "t.json").events == as_loaded(events)
 
 
 @pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
@@ -89,9 +89,9 @@ def test_typed_batches_load_what_the_general_path_loads(tmp_path, monkeypatch, m
     save(events, tmp_path / "t.json")
     typed = load(tmp_path / "t.json").events
     _typed_off(monkeypatch)
-    assert load(tmp_path / "t.json").events == typed == events
+    assert load(tmp_path / "t.json").events == typed == as_loaded(events)
     save(events, tmp_path / "t2.json", format_version=2)
-    assert load(tmp_path / "t2.json").events == events  # format 2, by the general path too
+    assert load(tmp_path / "t2.json").events == as_loaded(events)  # format 2, by the general path too
 
 
 def _typed_off(monkeypatch) -> None:

@@ -159,7 +159,16 @@ def test_saved_file_is_valid_json_one_event_per_line_and_loads_equal(tmp_path, m
     assert lines[0] + b"\n" == HEADER and lines[-2] + b"\n" == FOOTER
     assert len(lines) == len(events) + 3  # header, events, footer, "" after the last newline
     t = load(path)
-    assert t.events == events and not t.truncated
+    assert t.events == as_loaded(events) and not t.truncated  # hostile's "\r" comes back as "\x0d"
+
+
+def as_loaded(events: list) -> list:
+    """What load gives for ``events``: each string with its control characters escaped."""
+    from gradviz.trace.text import neutralise_events
+
+    out = list(events)
+    neutralise_events(out)
+    return out
 
 
 def test_writer_streams_and_a_cut_file_recovers_every_flushed_event(tmp_path):
@@ -327,12 +336,12 @@ def _save_v1(events, path) -> None:
 def test_format_1_files_still_load(tmp_path, make):
     events = make().events
     _save_v1(events, tmp_path / "v1.json")
-    assert load(tmp_path / "v1.json").events == events
+    assert load(tmp_path / "v1.json").events == as_loaded(events)
     data = (tmp_path / "v1.json").read_bytes()
     (tmp_path / "cut.json").write_bytes(data[: len(data) // 2])
     with pytest.warns(TraceWarning):
         cut = load(tmp_path / "cut.json")
-    assert cut.events == events[: len(cut.events)] and len(cut.events) > 2
+    assert cut.events == as_loaded(events)[: len(cut.events)] and len(cut.events) > 2
 
 
 def test_format_1_errors_name_the_field(tmp_path):

@@ -5,6 +5,7 @@ TraceError naming the event and field; never another exception, never a hang. Sa
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import pytest
@@ -129,7 +130,8 @@ def test_dropped_and_reordered_events_are_named(tmp_path, base, data):
         swapped = None
         if 0 not in drop and last in drop:  # no trace_end, no count to check: a trace cut short
             kind, result = outcome(_write(tmp_path, lines))
-            assert kind == "ok" and result.truncated  # type: ignore[attr-defined]
+            # unless what went announced an id a later event names (gradviz.trace.validate)
+            assert (kind == "ok" and result.truncated) or "announced before" in result  # type: ignore[attr-defined]
             return
     else:
         i, j = sorted(data.draw(st.lists(st.integers(0, len(lines) - 1), min_size=2, max_size=2, unique=True)))
@@ -139,9 +141,13 @@ def test_dropped_and_reordered_events_are_named(tmp_path, base, data):
     if lines == _event_lines(base)[: len(lines)]:  # only a tail went: a trace that did not finish
         assert kind == "ok" and result.truncated  # type: ignore[attr-defined]
     elif swapped is not None and 0 not in swapped and len(lines) - 1 not in swapped:
-        assert kind == "ok" and [e.kind for e in result.events] == [  # type: ignore[attr-defined]
-            json.loads(ln.rstrip(b","))[0] for ln in lines
-        ]
+        if kind == "error":  # an id now named before what announces it (gradviz.trace.validate)
+            assert "announced before" in result or "inputs" in result or "outputs" in result, result
+            assert re.search(r": event \d+ \(\w+\): field '\w+' ", result), result
+        else:
+            assert [e.kind for e in result.events] == [  # type: ignore[attr-defined]
+                json.loads(ln.rstrip(b","))[0] for ln in lines
+            ]
     else:
         assert kind == "error"
         assert "trace_begin" in result or "trace_end" in result, result

@@ -95,8 +95,10 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
     console ``width`` wide. ``max_spans``: node names summarised per thread."""
     events: list[ev.Event] = trace.events
     names = {n: i.name for n, i in trace.nodes.items()}
-    t0 = events[0].ts if events else 0
-    t1 = events[-1].ts if events else 0
+    # the span from the least to the greatest ts, not the first and last: a file's ts need not
+    # increase (the loader checks each is in range), and every bar index must land in the bar
+    t0 = min(e.ts for e in events) if events else 0
+    t1 = max(e.ts for e in events) if events else 0
     if task is not None and task in trace.tasks:
         info = trace.tasks[task]
         t0 = info.begin.ts

@@ -153,6 +153,8 @@ class StepsMixin:
                 self._put("task_end", tid, task.id, "ok", None)
             else:
                 self._put("task_end", tid, task.id, "error", _error_text(error))
+            if self._writer is not None:
+                self._spill()  # control returns to user code: hand what came before to the OS
 
     def dependency_decrement(self, task: Any, node: Any, by: Any, remaining: int) -> None:
         nid = node._id
@@ -312,6 +314,8 @@ class StepsMixin:
         if nid not in self._nodes:
             self._announce(node)
         self._append(("node_begin", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, depth))
+        if self._writer is not None and (node._hooked or not node._defer_safe):
+            self._timed_flush()  # user code runs next (a hook, a custom backward): what came before is the OS's
 
     def node_end(self, task: Any, node: Any, ok: bool) -> None:
         nid = node._id

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from gradviz.trace import events as ev
@@ -78,8 +79,8 @@ def summarize(trace: Trace) -> Summary:
         info = nodes.get(n)
         return f"{info.name} (node {n})" if info is not None else f"node {n}"
 
-    per_thread = Counter(e.tid for e in trace.events)
-    runs = Counter(e.task for e in trace.events if isinstance(e, ev.NodeBegin))
+    per_thread = Counter(map(_tid_of, trace.events))
+    runs = Counter(map(_task_of, trace.of_kind(ev.NodeBegin)))
     tasks = []
     for t in trace.tasks.values():
         b = t.begin
@@ -118,7 +119,10 @@ def summarize(trace: Trace) -> Summary:
         errors=[ErrorSummary(e.seq, e.task, node_label(e.node), e.type, e.message) for e in trace.errors],
         anomalies=[
             ErrorSummary(e.seq, e.task, node_label(e.node), "anomaly", e.message)
-            for e in trace.events
-            if isinstance(e, ev.Anomaly)
+            for e in trace.of_kind(ev.Anomaly)
         ],
     )
+
+
+_tid_of = attrgetter("tid")
+_task_of = attrgetter("task")
