@@ -354,6 +354,11 @@ class AccumulateGrad(Node):
                 before = old.detach().clone() if old is not None else None
                 var.grad = result
                 probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
+        if var._post_accumulate_grad_hooks:
+            # After .grad is updated, outside the lock: a hook may start another backward.
+            from gradviz.autograd.graph_hooks import call_post_accumulate_grad_hooks
+
+            call_post_accumulate_grad_hooks(self, var, probe)
         return []
 
     _apply_all = apply
@@ -386,7 +391,7 @@ def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
 class SavedVariable:
     """A tensor a node kept for backward, with the version it had when saved."""
 
-    __slots__ = ("tensor", "version", "released", "is_output", "shape", "output_nr")
+    __slots__ = ("tensor", "version", "released", "is_output", "shape", "output_nr", "_packed")
 
     def __init__(self, tensor: Tensor, is_output: bool = False):
         # The counter itself, not Tensor._version (which builds a snapshot object per read).
@@ -395,6 +400,9 @@ class SavedVariable:
         self.is_output = is_output
         self.shape = tensor._data.shape
         self.output_nr = tensor._output_nr
+        self._packed = None
+        if _saved_hooks_active and _pack_saved(self, tensor, is_output):
+            return  # saved_tensors_hooks: the packed value is kept instead (graph_hooks)
         if is_output:
             # Holding the output itself would make a cycle (output -> grad_fn -> this node ->
             # output) that keeps the graph alive until the garbage collector runs. As torch does,
@@ -407,7 +415,13 @@ class SavedVariable:
 
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         t = self.tensor
-        if self.released or t is None:
+        if self.released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self._packed is not None:
+            from gradviz.autograd.graph_hooks import unpack_saved
+
+            return unpack_saved(self, saved_for)
+        if t is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
             raise RuntimeError(
@@ -423,7 +437,33 @@ class SavedVariable:
 
     def release(self) -> None:
         self.tensor = None
+        self._packed = None
         self.released = True
+
+
+# saved_tensors_hooks contexts open on any thread (gradviz.autograd.graph_hooks counts them): while
+# 0, saving a tensor pays one global read for the feature.
+_saved_hooks_active = 0
+
+
+def _pack_saved(sv: SavedVariable, tensor: Tensor, is_output: bool) -> bool:
+    from gradviz.autograd.graph_hooks import pack_saved
+
+    return pack_saved(sv, tensor, is_output)
+
+
+# torch.autograd.graph's hook API, defined in graph_hooks (which imports this module).
+_HOOK_NAMES = (
+    "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOOK_NAMES:
+        from gradviz.autograd import graph_hooks
+
+        return getattr(graph_hooks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 ERR_BACKWARD_TWICE = (
