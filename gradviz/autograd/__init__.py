@@ -275,6 +275,14 @@ __all__ = [
     "set_max_recursion_depth",
 ]
 
+# -- autograd extras (gradcheck, functional, once_differentiable): binding the functions here
+# shadows the gradcheck submodule, as in torch (``from gradviz.autograd.gradcheck import
+# GradcheckError`` still works through sys.modules).
+from gradviz.autograd import functional  # noqa: E402
+from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck"]
+
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 from gradviz import tensor as _tensor  # noqa: E402
 

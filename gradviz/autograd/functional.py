@@ -1,0 +1,1 @@
+"""torch.autograd.functional (being written)."""
