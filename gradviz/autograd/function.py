@@ -177,3 +177,7 @@ class Function(metaclass=FunctionMeta):
 
 class FunctionCtx:
     """Type of ``ctx`` for annotations."""
+
+
+# torch.autograd.function.once_differentiable (a module of its own: it needs Node and the graph).
+from gradviz.autograd.once_differentiable import once_differentiable  # noqa: E402, F401

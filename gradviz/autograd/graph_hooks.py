@@ -197,7 +197,15 @@ def will_engine_execute_node(node: Node) -> bool:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
     if task.exec_info:
         info = task.exec_info.get(node)
-        return info is not None and info.should_execute()
+        if info is None or not info.should_execute():
+            return False
+        if not task.accumulate_grad and isinstance(node, _graph.AccumulateGrad):
+            # A captured leaf: grad() never runs its AccumulateGrad (torch refuses to say).
+            raise RuntimeError(
+                "A leaf node was passed to _will_engine_execute_node but we are currently running "
+                "autograd.grad(). This is currently not supported."
+            )
+        return True
     reach = task.__dict__.get("_reachable")
     if reach is None:
         # Every node reachable from the task's root runs when no inputs were given.
