@@ -51,7 +51,8 @@ def test_post_accumulate_grad_hook_sgd_in_hook() -> None:
     # torch's documented use: an optimizer step inside the hook.
     for T in (torch, gradviz):
         v = T.tensor([0.0, 0.0, 0.0], requires_grad=True)
-        def step(p: Any) -> None:
+
+        def step(p: Any, T: ModuleType = T) -> None:
             with T.no_grad():
                 p.sub_(p.grad * 0.01)
 

@@ -122,8 +122,7 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, crea
 
 
 _FILL_MESSAGES = {
-    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict "
-    "mode.",
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
     "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
     "using the double backward trick to compute forward mode gradients. This is not allowed in strict mode.",
     "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
@@ -155,8 +154,7 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
 def _single_element_v_error(of_output: bool) -> RuntimeError:
     if of_output:
         return RuntimeError(
-            "The vector v can only be None if the user-provided function returns a single Tensor with a single "
-            "element."
+            "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
         )
     return RuntimeError(
         "The vector v can only be None if the input to the user-provided function is a single Tensor with a single "
