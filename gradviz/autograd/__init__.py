@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+import gradviz._numpy_warnings  # noqa: F401 - numpy's floating-point warnings from gradviz code: silent, as torch
 from gradviz.autograd import graph
 from gradviz.autograd.engine import (
     Engine,
