@@ -94,6 +94,8 @@ def _cases(T: ModuleType) -> dict[str, Callable[[], Any]]:
         "not_multiplied_by_grad_output": lambda: gc(f["NoMul"], (x,)),
         "tanh_exp_chain": lambda: gc(lambda a: (a.tanh() * a.exp()).sum(), (x,)),
         "gradgrad_tanh": lambda: ggc(lambda a: a.tanh() * a, (x,), (_T(T, [0.3, -0.7]),)),
+        "non_contiguous_input": lambda: gc(lambda a: (a * a).sum(0), (_T(T, [[1.0, 2.0], [3.0, 4.0]]).t(),)),
+        "scalar_input": lambda: gc(lambda a: a.exp() * 2, (_T(T, 0.5),)),
         "tolerance_kwargs": lambda: gc(f["Bad"], (x,), atol=10.0, rtol=0.0),
     }
 

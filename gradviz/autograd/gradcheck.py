@@ -72,18 +72,17 @@ def _numerical_jacobian(func: Callable, inputs: tuple, outputs: list, eps: float
     for x in inputs:
         if not (isinstance(x, Tensor) and x.requires_grad):
             continue
-        flat = x._data.reshape(-1) if x._data.flags.c_contiguous else None
-        if flat is None:
-            raise ValueError("gradcheck: inputs must be contiguous")
+        data = x._data
         cols = [np.zeros((x.numel(), o.numel()), dtype=o._data.dtype) for o in outputs]
-        for k in range(flat.size):
-            orig = flat[k].copy()
-            # Written into the input's own array (no version bump): func sees the same tensor.
-            flat[k] = orig - eps
+        # Row-major element order (torch's), through any strides: written into the input's own
+        # array (no version bump), so func sees the same tensor.
+        for k, idx in enumerate(np.ndindex(data.shape)):
+            orig = data[idx].copy()
+            data[idx] = orig - eps
             before = [np.array(o._data, copy=True) for o in _float_outputs(func(*inputs))]
-            flat[k] = orig + eps
+            data[idx] = orig + eps
             after = [np.array(o._data, copy=True) for o in _float_outputs(func(*inputs))]
-            flat[k] = orig
+            data[idx] = orig
             for j, (a, b) in enumerate(zip(before, after, strict=True)):
                 if a.shape != b.shape:
                     raise ValueError(
