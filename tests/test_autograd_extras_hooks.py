@@ -85,7 +85,8 @@ def _saved_hooks(T: ModuleType) -> dict:
     log: list = []
 
     def pack(t):
-        log.append(("pack", tuple(t.shape)))
+        # Outputs reach the pack hook with their grad_fn, as in torch.
+        log.append(("pack", tuple(t.shape), t.grad_fn is not None, t.requires_grad, t.is_leaf))
         return t * 1
 
     def unpack(p):

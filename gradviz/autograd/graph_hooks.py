@@ -58,6 +58,9 @@ class _HookStack(threading.local):
     def __init__(self) -> None:
         self.stack: list[tuple[Callable, Callable]] = []
         self.disabled: str | None = None
+        # Outputs saved before their op gave them a grad_fn: packed at the next save, unpack or
+        # context exit, so the pack hook sees them as torch's does (with their grad_fn).
+        self.pending: list[tuple[Any, Any, Callable, Callable]] = []
 
 
 _hooks = _HookStack()
@@ -79,6 +82,7 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         return self
 
     def __exit__(self, *exc: object) -> None:
+        _flush_pending()
         _hooks.stack.pop()
         _graph._saved_hooks_active -= 1
 
@@ -126,19 +130,51 @@ class _Packed:
         self.requires_grad = requires_grad
 
 
+class _Pending:
+    """A saved output waiting for its grad_fn before it is packed (see _HookStack.pending)."""
+
+    __slots__ = ()
+
+
+_PENDING = _Pending()
+
+
+def _call_hook(hook: Callable, value: Any) -> Any:
+    # The hooks run with no other hooks active: a tensor a pack hook saves is saved plainly.
+    stack = _hooks.stack
+    _hooks.stack = []
+    try:
+        return hook(value)
+    finally:
+        _hooks.stack = stack
+
+
+def _flush_pending() -> None:
+    pending = _hooks.pending
+    if not pending:
+        return
+    _hooks.pending = []
+    for sv, tensor, pack, unpack in pending:
+        if sv.released:
+            continue
+        sv._packed = _Packed(_call_hook(pack, tensor), unpack, None, None, bool(tensor.requires_grad))
+
+
 def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
     """Called by SavedVariable.__init__ while some thread has hooks: pack ``tensor`` with this
     thread's innermost pair. False when this thread has none (the variable keeps the tensor)."""
     stack = _hooks.stack
     if not stack:
         return False
+    _flush_pending()
     pack, unpack = stack[-1]
-    # The hooks run with no other hooks active: a tensor the pack hook saves is saved plainly.
-    _hooks.stack = []
-    try:
-        packed = pack(tensor)
-    finally:
-        _hooks.stack = stack
+    if is_output and tensor._grad_fn is None:
+        # An op saves its output before it sets the output's grad_fn: pack it once that is done.
+        _hooks.pending.append((sv, tensor, pack, unpack))
+        sv._packed = _PENDING
+        sv.tensor = None
+        return True
+    packed = _call_hook(pack, tensor)
     grad_fn = accumulator = None
     if not is_output:
         grad_fn = tensor._grad_fn
@@ -152,13 +188,10 @@ def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
 def unpack_saved(sv: Any, saved_for: Node | None) -> Any:
     from gradviz.tensor import Tensor
 
+    if sv._packed is _PENDING:
+        _flush_pending()
     p = sv._packed
-    stack = _hooks.stack
-    _hooks.stack = []
-    try:
-        u = p.unpack(p.packed)
-    finally:
-        _hooks.stack = stack
+    u = _call_hook(p.unpack, p.packed)
     if not isinstance(u, Tensor):
         raise TypeError(
             f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type {type(u).__name__}"
