@@ -400,7 +400,8 @@ class SavedVariable:
         self.is_output = is_output
         self.shape = tensor._data.shape
         self.output_nr = tensor._output_nr
-        self._packed = None
+        # _packed is set only under saved_tensors_hooks (then tensor is None): the common save
+        # stores nothing more.
         if _saved_hooks_active and _pack_saved(self, tensor, is_output):
             return  # saved_tensors_hooks: the packed value is kept instead (graph_hooks)
         if is_output:
@@ -415,13 +416,11 @@ class SavedVariable:
 
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         t = self.tensor
-        if self.released:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        if self._packed is not None:
-            from gradviz.autograd.graph_hooks import unpack_saved
+        if self.released or t is None:
+            if not self.released and getattr(self, "_packed", None) is not None:
+                from gradviz.autograd.graph_hooks import unpack_saved
 
-            return unpack_saved(self, saved_for)
-        if t is None:
+                return unpack_saved(self, saved_for)
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
             raise RuntimeError(
