@@ -202,3 +202,29 @@ def test_post_accumulate_hook_sees_accumulated_grad(T: ModuleType) -> None:
     (x * 2).sum().backward()
     (x * 3).sum().backward()
     assert seen == [[2.0, 2.0], [5.0, 5.0]]
+
+
+def test_recorder_sees_post_accumulate_hook_after_the_update(tmp_path: Any) -> None:
+    y = gradviz.ones(2, requires_grad=True)
+
+    def my_hook(t: Any) -> None:
+        pass
+
+    y.register_post_accumulate_grad_hook(my_hook)
+    with gradviz.record() as rec:
+        (y * 2).sum().backward()
+    events = rec.trace.events
+    kinds = [(e.kind, getattr(e, "hook", None)) for e in events if e.kind in ("hook", "accumulate_grad")]
+    assert kinds == [("accumulate_grad", None), ("hook", "post_accumulate")]
+    hook = next(e for e in events if e.kind == "hook")
+    update = next(e for e in events if e.kind == "accumulate_grad")
+    assert hook.node == update.node and "my_hook" in hook.name
+
+
+def test_gradgradcheck_with_generated_grad_outputs() -> None:
+    x = gradviz.tensor([0.3, -0.8, 1.2], dtype=gradviz.float64, requires_grad=True)
+    assert gradviz.autograd.gradgradcheck(lambda a: (a.tanh() * a.exp(), a.sum() * a), (x,))
+    assert torch.autograd.gradgradcheck(
+        lambda a: (a.tanh() * a.exp(), a.sum() * a),
+        (torch.tensor([0.3, -0.8, 1.2], dtype=torch.float64, requires_grad=True),),
+    )
