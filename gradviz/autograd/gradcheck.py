@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import no_grad
+from gradviz.autograd.graph import InputMetadata, Node, collect_next_edges
 
 
 class GradcheckError(RuntimeError):
@@ -209,6 +210,70 @@ def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
             raise GradcheckError("grad is incorrect size")
 
 
+class _UndefinedGradBackward(Node):
+    """Hands on no gradient (torch's UndefinedGrad): the node before it gets an undefined one."""
+
+    def name(self) -> str:
+        return "UndefinedGradBackward"
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        return [None]
+
+
+def _undefined_grad(o: Any) -> Any:
+    node = _UndefinedGradBackward(collect_next_edges((o,)))
+    out = type(o)._wrap(o._data.copy(), o.dtype, o.device)
+    out._grad_fn = node
+    node.input_metadata = [InputMetadata(o._data.shape, o.dtype, o.device)]
+    return out
+
+
+_UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+
+
+def _test_undefined_backward_mode(func: Callable, outputs: tuple, inputs: tuple) -> None:
+    """Backward must cope with undefined (None) output gradients: all of them at once, and (with
+    several outputs) each one alone; the input gradients are then None or zero."""
+    from gradviz.autograd import grad as autograd_grad
+    from gradviz.ops.functions import zeros_for
+
+    Tensor = _tensor_cls()
+    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    if not diff:
+        raise GradcheckError("no Tensors requiring grad found in input")
+
+    def warn() -> None:
+        warnings.warn(
+            "Backwards compatibility: New undefined gradient support checking feature is enabled by default, but it "
+            "may break existing callers of this function. If this is true for you, you can call this function with "
+            '"check_undefined_grad=False" to disable the feature',
+            stacklevel=4,
+        )
+
+    def fresh() -> list:
+        return [o for o in _differentiable_outputs(func(*inputs)) if isinstance(o, Tensor)]
+
+    to_check = [[_undefined_grad(o) for o in fresh()]]
+    if len(to_check[0]) > 1:
+        for k in range(len(outputs)):
+            to_check.append([_undefined_grad(o) if i == k else o for i, o in enumerate(fresh())])
+    for outs in to_check:
+        zeros = [zeros_for(o.shape, o.dtype, o.device) for o in outs]
+        try:
+            grads = autograd_grad(outs, diff, zeros, allow_unused=True)
+        except RuntimeError as e:
+            warn()
+            msg = f"Expected backward function to handle undefined output grads. {_UNDEFINED_NOTE}"
+            raise GradcheckError(msg) from e
+        for g in grads:
+            if g is not None and np.any(np.asarray(g._data) != 0):
+                warn()
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output grads are undefined or zero. "
+                    + _UNDEFINED_NOTE
+                )
+
+
 def gradcheck(
     func: Callable[..., Any],
     inputs: Any,
@@ -245,6 +310,8 @@ def gradcheck(
         _slow_check(func, inputs_t, func_out, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
         if outputs:
             _test_backward_mul_by_grad_output(outputs, inputs_t)
+            if check_undefined_grad:
+                _test_undefined_backward_mode(func, outputs, inputs_t)
         return True
     except GradcheckError:
         if raise_exception:
