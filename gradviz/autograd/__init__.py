@@ -279,7 +279,7 @@ __all__ = [
 # -- autograd extras (gradcheck, functional, once_differentiable): binding the functions here
 # shadows the gradcheck submodule, as in torch (``from gradviz.autograd.gradcheck import
 # GradcheckError`` still works through sys.modules).
-from gradviz.autograd import functional  # noqa: E402
+from gradviz.autograd import functional, graph_hooks  # noqa: E402, F401 - graph_hooks fills autograd.graph
 from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck"]

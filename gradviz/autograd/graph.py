@@ -354,11 +354,8 @@ class AccumulateGrad(Node):
                 before = old.detach().clone() if old is not None else None
                 var.grad = result
                 probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
-        if var._post_accumulate_grad_hooks:
-            # After .grad is updated, outside the lock: a hook may start another backward.
-            from gradviz.autograd.graph_hooks import call_post_accumulate_grad_hooks
-
-            call_post_accumulate_grad_hooks(self, var, probe)
+        if var._post_accumulate_grad_hooks:  # after .grad is set, outside the lock (a hook may run backward)
+            _hooks.call_post_accumulate_grad_hooks(self, var, probe)
         return []
 
     _apply_all = apply
@@ -400,10 +397,8 @@ class SavedVariable:
         self.is_output = is_output
         self.shape = tensor._data.shape
         self.output_nr = tensor._output_nr
-        # _packed is set only under saved_tensors_hooks (then tensor is None): the common save
-        # stores nothing more.
-        if _saved_hooks_active and _pack_saved(self, tensor, is_output):
-            return  # saved_tensors_hooks: the packed value is kept instead (graph_hooks)
+        if _saved_hooks_active and _hooks.pack_saved(self, tensor, is_output):
+            return  # saved_tensors_hooks: _packed holds the packed value, tensor stays None
         if is_output:
             # Holding the output itself would make a cycle (output -> grad_fn -> this node ->
             # output) that keeps the graph alive until the garbage collector runs. As torch does,
@@ -418,9 +413,7 @@ class SavedVariable:
         t = self.tensor
         if self.released or t is None:
             if not self.released and getattr(self, "_packed", None) is not None:
-                from gradviz.autograd.graph_hooks import unpack_saved
-
-                return unpack_saved(self, saved_for)
+                return _hooks.unpack_saved(self, saved_for)
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
             raise RuntimeError(
@@ -440,29 +433,10 @@ class SavedVariable:
         self.released = True
 
 
-# saved_tensors_hooks contexts open on any thread (gradviz.autograd.graph_hooks counts them): while
-# 0, saving a tensor pays one global read for the feature.
+# saved_tensors_hooks contexts open on any thread: while 0 a save pays one global read for them.
+# _hooks is gradviz.autograd.graph_hooks, set when it is imported (it imports this module).
 _saved_hooks_active = 0
-
-
-def _pack_saved(sv: SavedVariable, tensor: Tensor, is_output: bool) -> bool:
-    from gradviz.autograd.graph_hooks import pack_saved
-
-    return pack_saved(sv, tensor, is_output)
-
-
-# torch.autograd.graph's hook API, defined in graph_hooks (which imports this module).
-_HOOK_NAMES = (
-    "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
-)  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOOK_NAMES:
-        from gradviz.autograd import graph_hooks
-
-        return getattr(graph_hooks, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_hooks: Any = None
 
 
 ERR_BACKWARD_TWICE = (

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -315,3 +316,10 @@ def register_multi_grad_hook(tensors: Sequence[Any], fn: Callable[[Any], None], 
         return hook
 
     return _MultiHandle(tuple(t.register_hook(hook_for(i)) for i, t in enumerate(tensors)))
+
+
+# graph.py calls into this module through graph._hooks (it cannot import it: this module imports
+# graph), and torch.autograd.graph's names for this API are graph's attributes.
+_graph._hooks = sys.modules[__name__]
+for _name in ("saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook"):
+    setattr(_graph, _name, globals()[_name])
