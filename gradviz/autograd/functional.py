@@ -5,7 +5,8 @@ inputs are re-wrapped (a view under create_graph, a detached copy otherwise), fo
 products use the double-backward trick (gradients of a vjp with respect to zero grad_outputs that
 require grad), and results are detached unless ``create_graph``. ``strict`` raises torch's errors
 where an output is independent of an input. Only ``vectorize=False`` and ``strategy="reverse-mode"``
-are supported: gradviz has no vmap and no forward-mode AD.
+run as such: gradviz has no vmap and no forward-mode AD, so ``vectorize=True`` and
+``strategy="forward-mode"`` give the same values from the reverse-mode loop.
 """
 
 from __future__ import annotations
@@ -229,16 +230,37 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
             'Otherwise, prefer to use "reverse-mode".'
         )
-    if strategy == "forward-mode" or vectorize:
-        raise NotImplementedError(
-            "gradviz has no vmap or forward-mode AD: jacobian supports vectorize=False, strategy='reverse-mode'"
-        )
+    # gradviz has neither vmap nor forward-mode AD. Where torch would use them, the same Jacobian
+    # comes from the reverse-mode loop below (the values agree; a create_graph result's nodes
+    # are those of the loop), after torch's checks of the option combinations.
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                'torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not '
+                'supported together (yet). Please either set `create_graph=False` or `strategy="reverse-mode"`.'
+            )
+        if strict:
+            raise RuntimeError(
+                'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported '
+                'together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.'
+            )
+        _as_tuple(inputs, "inputs", "jacobian")
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for "
+                "`vectorize=True`."
+            )
     gv = _gv()
     with enable_grad():
         ins_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         ins = _preprocess(ins, create_graph, True)
         outs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "jacobian")
         _check_requires_grad(outs, "outputs", strict)
+        if vectorize and strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. "
+                "Please either set `strict=False` or `vectorize=False`."
+            )
         jac: tuple = ()
         for i, out in enumerate(outs):
             rows: list[list] = [[] for _ in ins]
@@ -274,10 +296,6 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:  # fmt: skip
     """The Hessian of a scalar ``func`` at ``inputs``: the Jacobian of its Jacobian."""
-    if outer_jacobian_strategy != "reverse-mode":
-        raise NotImplementedError(
-            "gradviz has no forward-mode AD: hessian supports outer_jacobian_strategy='reverse-mode'"
-        )
     Tensor = _gv().Tensor
     ins_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
 
@@ -296,7 +314,9 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
         _check_requires_grad(j, "jacobian", strict)
         return j
 
-    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict, vectorize=vectorize)
+    res = jacobian(
+        jac_func, ins, create_graph=create_graph, strict=strict, vectorize=vectorize, strategy=outer_jacobian_strategy
+    )
     return _unpack(res, (ins_tuple, ins_tuple))
 
 
