@@ -108,3 +108,25 @@ def test_materialize_grads_without_create_graph_does_not_require_grad() -> None:
         gx, gu = T.autograd.grad((x * 2).sum(), (x, u), materialize_grads=True)
         assert not gu.requires_grad and gu.shape == u.shape
         np.testing.assert_array_equal(_np(gu), np.zeros(3))
+
+
+def test_function_with_non_tensor_outputs_records() -> None:
+    # The recorder walks the node's metadata, the placeholder slots included.
+    class F(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return 3, t * 2, None, t * 3
+
+        @staticmethod
+        def backward(ctx, g0, g1, g2, g3):
+            return 2 * g1 + 3 * g3
+
+    with gradviz.record() as rec:
+        t = gradviz.ones(2, requires_grad=True)
+        _, b, _, d = F.apply(t)
+        (b + d).sum().backward()
+    np.testing.assert_array_equal(_np(t.grad), np.full(2, 5.0))
+    names = {getattr(e, "name", None) for e in rec.trace.events if e.kind == "node_created"}
+    assert any(n and n.startswith("FBackward") for n in names) or any(
+        "FBackward" in str(e) for e in rec.trace.events
+    )
