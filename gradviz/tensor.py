@@ -68,6 +68,7 @@ class Tensor:
     _retains_grad: bool = False
     name: str | None = None
     _hooks: dict | None = None
+    _post_accumulate_grad_hooks: dict | None = None  # gradviz.autograd.graph_hooks
     # For a view: the version its grad_fn was made at. When the base or another view of it has
     # been changed in place since, the view's history is stale and grad_fn makes a new one
     # (AsStridedBackward0 of the base), as torch's view + in-place handling does.
@@ -360,6 +361,12 @@ class Tensor:
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
         return grad_accumulator(self)._register_tensor_pre_hook(0, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` on this leaf after its ``.grad`` has been accumulated."""
+        from gradviz.autograd.graph_hooks import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
 
     def backward(
         self,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+import gradviz._numpy_warnings  # noqa: F401 - numpy's floating-point warnings from gradviz code: silent, as torch
 from gradviz.autograd import graph
 from gradviz.autograd.engine import (
     Engine,
@@ -191,8 +192,6 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated."""
-    from gradviz.ops.functions import zeros_for
-
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
@@ -209,10 +208,21 @@ def grad(
         retain_graph = create_graph
     result = _run_backward(outputs, new_grads, retain_graph, create_graph, inputs_t, allow_unused, False)
     if materialize_grads:
+        # torch's zeros_like(input, requires_grad=create_graph): with create_graph the zeros are
+        # a leaf that a further grad() can take (its gradient, in turn, materialized).
         result = [
-            zeros_for(t.shape, t.dtype, t.device) if r is None else r for r, t in zip(result, inputs_t, strict=True)
+            _materialized_zeros(t, create_graph) if r is None else r for r, t in zip(result, inputs_t, strict=True)
         ]
     return tuple(result)
+
+
+def _materialized_zeros(like: Any, requires_grad: bool) -> Any:
+    from gradviz.ops.functions import zeros_for
+
+    z = zeros_for(like.shape, like.dtype, like.device)
+    if requires_grad:
+        z.requires_grad_(True)
+    return z
 
 
 class _ExecutionEngine:
@@ -265,6 +275,14 @@ __all__ = [
     "set_grad_enabled",
     "set_max_recursion_depth",
 ]
+
+# -- autograd extras (gradcheck, functional, once_differentiable): binding the functions here
+# shadows the gradcheck submodule, as in torch (``from gradviz.autograd.gradcheck import
+# GradcheckError`` still works through sys.modules).
+from gradviz.autograd import functional, graph_hooks  # noqa: E402, F401 - graph_hooks fills autograd.graph
+from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck"]
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 from gradviz import tensor as _tensor  # noqa: E402

@@ -89,6 +89,7 @@ class Engine(DeviceThreads):
         # One root: it is the graph root itself (torch's skip_dummy_node).
         skip_dummy = len(roots) == 1
         graph_root = roots[0][0] if skip_dummy else GraphRoot(roots, inputs)
+        task.graph_root = graph_root  # for graph_hooks.will_engine_execute_node
         probe = self.probe
         if probe is not None:
             if not skip_dummy:

@@ -20,7 +20,7 @@ class BackwardCFunction(Node):
 
     __slots__ = (
         "_forward_cls", "_saved", "to_save", "needs_input_grad", "_is_tensor_input", "dirty_tensors",
-        "non_differentiable", "materialize_grads",
+        "non_differentiable", "materialize_grads", "_non_tensor_outputs",
     )  # fmt: skip  (Node already has a __dict__)
 
     def __init__(self, forward_cls: type) -> None:
@@ -34,6 +34,9 @@ class BackwardCFunction(Node):
         self.dirty_tensors: tuple = ()
         self.non_differentiable: tuple = ()
         self.materialize_grads = True
+        # Output slots forward filled with a non-tensor (an int, None): their gradient is None
+        # even where grads are materialized (torch's undefined input metadata).
+        self._non_tensor_outputs: frozenset[int] = frozenset()
 
     def name(self) -> str:
         return f"{self._forward_cls.__name__}Backward"
@@ -74,9 +77,10 @@ class BackwardCFunction(Node):
         from gradviz.ops.functions import zeros_for
 
         if self.materialize_grads:
+            skip = self._non_tensor_outputs
             grads = [
-                zeros_for(m.shape, m.dtype, m.device) if g is None else g
-                for g, m in zip(grads, self.input_metadata, strict=True)
+                zeros_for(m[0], m[1], m[2]) if g is None and i not in skip else g
+                for i, (g, m) in enumerate(zip(grads, self.input_metadata, strict=True))
             ]
         result = self._forward_cls.backward(self, *grads)
         if not isinstance(result, tuple):
@@ -141,8 +145,13 @@ class Function(metaclass=FunctionMeta):
         non_diff = {id(t) for t in ctx.non_differentiable}
         dirty = {id(t) for t in ctx.dirty_tensors}
         meta = []
+        non_tensor = []
+        device = next((o.device for o in outs if isinstance(o, Tensor)), None)
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor):
+                # Still a slot of the node (output i keeps number i): one no gradient reaches.
+                non_tensor.append(i)
+                meta.append(InputMetadata((), None, device if device is not None else tensor_args[0].device))
                 continue
             if id(o) in dirty:
                 o._version_counter[0] += 1
@@ -157,6 +166,8 @@ class Function(metaclass=FunctionMeta):
             o._output_nr = i
             meta.append(InputMetadata(o.shape, o.dtype, o.device))
         ctx.input_metadata = meta
+        if non_tensor:
+            ctx._non_tensor_outputs = frozenset(non_tensor)
         ctx._saved = [
             None if t is None else SavedVariable(t, is_output=any(t is o for o in outs)) for t in ctx.to_save
         ]
@@ -166,3 +177,7 @@ class Function(metaclass=FunctionMeta):
 
 class FunctionCtx:
     """Type of ``ctx`` for annotations."""
+
+
+# torch.autograd.function.once_differentiable (a module of its own: it needs Node and the graph).
+from gradviz.autograd.once_differentiable import once_differentiable  # noqa: E402, F401

@@ -354,6 +354,8 @@ class AccumulateGrad(Node):
                 before = old.detach().clone() if old is not None else None
                 var.grad = result
                 probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
+        if var._post_accumulate_grad_hooks:  # after .grad is set, outside the lock (a hook may run backward)
+            _hooks.call_post_accumulate_grad_hooks(self, var, probe)
         return []
 
     _apply_all = apply
@@ -386,7 +388,7 @@ def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
 class SavedVariable:
     """A tensor a node kept for backward, with the version it had when saved."""
 
-    __slots__ = ("tensor", "version", "released", "is_output", "shape", "output_nr")
+    __slots__ = ("tensor", "version", "released", "is_output", "shape", "output_nr", "_packed")
 
     def __init__(self, tensor: Tensor, is_output: bool = False):
         # The counter itself, not Tensor._version (which builds a snapshot object per read).
@@ -395,6 +397,8 @@ class SavedVariable:
         self.is_output = is_output
         self.shape = tensor._data.shape
         self.output_nr = tensor._output_nr
+        if _saved_hooks_active and _hooks.pack_saved(self, tensor, is_output):
+            return  # saved_tensors_hooks: _packed holds the packed value, tensor stays None
         if is_output:
             # Holding the output itself would make a cycle (output -> grad_fn -> this node ->
             # output) that keeps the graph alive until the garbage collector runs. As torch does,
@@ -408,6 +412,8 @@ class SavedVariable:
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         t = self.tensor
         if self.released or t is None:
+            if not self.released and getattr(self, "_packed", None) is not None:
+                return _hooks.unpack_saved(self, saved_for)
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if t._version_counter[0] != self.version:
             raise RuntimeError(
@@ -423,7 +429,14 @@ class SavedVariable:
 
     def release(self) -> None:
         self.tensor = None
+        self._packed = None
         self.released = True
+
+
+# saved_tensors_hooks contexts open on any thread: while 0 a save pays one global read for them.
+# _hooks is gradviz.autograd.graph_hooks, set when it is imported (it imports this module).
+_saved_hooks_active = 0
+_hooks: Any = None
 
 
 ERR_BACKWARD_TWICE = (
