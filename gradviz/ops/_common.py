@@ -4,7 +4,6 @@ helpers that run a binary op on arrays, dims, and the helpers backward formulas 
 from __future__ import annotations
 
 import builtins
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,14 +28,9 @@ def register(rows: dict[str, D]) -> None:
         NODES[key] = node_class(row)
 
 
-# numpy warns ("divide by zero encountered in log", "invalid value encountered in sqrt", "overflow
-# encountered in exp") where torch computes the same inf or NaN silently. gradviz is silent too:
-# one "ignore" filter for RuntimeWarnings raised from gradviz's own modules, where numpy's ufuncs
-# attribute them (the calling frame). It costs nothing per op (numpy.errstate around every op
-# would cost ~1.5 us each, as much as a small op itself), leaves numpy's warnings in the user's own
-# code alone (np.seterr would not), and a filter the user adds later still wins. The few ops that
-# go through numpy's Python-level functions (whose frames are numpy's) use errstate themselves.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz(\.|$)")
+# numpy's floating-point RuntimeWarnings from these ops are silenced by gradviz/_numpy_warnings.py
+# (one filter, installed at import); the few ops that go through numpy's Python-level functions
+# (whose frames are numpy's, not gradviz's) use np.errstate themselves.
 
 _BY_NP_DTYPE = _dtype._BY_NP_DTYPE
 _wrap = Tensor._wrap
