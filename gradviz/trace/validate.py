@@ -281,6 +281,13 @@ def _nothing(c: _Checker, e: Any) -> None:
     pass
 
 
+def _derived(c: _Checker, e: Any) -> None:
+    # a torch recording's list of the events its recorder inferred: each an earlier event
+    for s in e.events:
+        if not (0 <= s < e.seq):
+            raise _Bad("events", f"field 'events' names event {s}, which is not an earlier event")
+
+
 _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.TraceBegin: _trace_begin, ev.TraceEnd: _nothing, ev.ThreadStart: _thread_start, ev.ThreadEnd: _nothing,
     ev.QueueCreated: _queue_created, ev.TensorCreated: _tensor_created, ev.NodeCreated: _node_created,
@@ -290,6 +297,7 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.NotReadyTake: _task_node, ev.NodeBegin: _node_begin, ev.NodeEnd: _task_node, ev.Hook: _task_node,
     ev.AccumulateGradUpdate: _accumulate_grad, ev.CapturedGrad: _captured_grad, ev.SavedRelease: _saved_release,
     ev.Callback: _task, ev.PoolPush: _pool_push, ev.PoolTake: _task, ev.Error: _error, ev.Anomaly: _task_node,
+    ev.EngineInfo: _nothing, ev.Derived: _derived,
 }  # fmt: skip
 # Events that name no thread of their own before one is announced: the bookends.
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)
