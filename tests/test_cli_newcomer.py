@@ -184,9 +184,11 @@ def test_stepper_graph_panel_counts_nodes_not_created_yet(tmp_path):
 
     path = tmp_path / "loop.trace.json"
     w = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    keep = []  # each product kept alive keeps w's one AccumulateGrad alive, as in torch
     with gradviz.trace(str(path)):
         for _ in range(13):
-            (w * 2).sum().backward()
+            keep.append(w * 2)
+            keep[-1].sum().backward()
     tr = gradviz.load(path)
     acc = next(n for n, i in tr.nodes.items() if i.name == "AccumulateGrad")
     first_run = next(i for i, e in enumerate(tr.events, 1) if e.kind == "node_begin" and e.node == acc)
