@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 from _diff import leaf
