@@ -16,8 +16,8 @@ from gradviz.cli._common import load_trace
 def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: float) -> None:
     """Compare two traces node by node; exit 1 where they diverge.
 
-    Traces are aligned task by task and node by node. Reports the first divergence in structure (nodes, edges), execution order, gradient
-    statistics (beyond --rtol/--atol) and errors.
+    Traces are aligned task by task and node by node. Reports the first divergence in structure
+    (nodes, edges), execution order, gradient statistics (beyond --rtol/--atol) and errors.
 
     \b
       gradviz run --engine torch -o torch.json train.py
