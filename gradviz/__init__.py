@@ -161,3 +161,7 @@ from gradviz import optim, utils  # noqa: E402
 
 # --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
+
+# --- corpus fixes: torch.set_default_device, torch.serialization (torch.save/load) -------------
+from gradviz import serialization  # noqa: E402
+from gradviz.device import get_default_device, set_default_device  # noqa: E402
