@@ -57,8 +57,10 @@ class _Pickler(pickle.Pickler):
 
         if isinstance(obj, Tensor):
             host = obj.detach().cpu()._data if obj.device.type != "cpu" else obj._data
-            return (_rebuild_tensor, (type(obj), np.asarray(host), str(obj.dtype).rpartition(".")[2],
-                                      obj.requires_grad))
+            return (
+                _rebuild_tensor,
+                (type(obj), np.asarray(host), str(obj.dtype).rpartition(".")[2], obj.requires_grad),
+            )
         return NotImplemented
 
 

@@ -138,8 +138,10 @@ def test_categorical_log_prob_graph_matches_torch():
         a = m.sample()
         lp = m.log_prob(a)
         lp2 = m.log_prob(a)
-        assert lp.grad_fn.next_functions[0][0].next_functions[0][0] is lp2.grad_fn.next_functions[0][0].next_functions[
-            0][0]  # the logits are computed once (torch's lazy_property)
+        assert (
+            lp.grad_fn.next_functions[0][0].next_functions[0][0]
+            is lp2.grad_fn.next_functions[0][0].next_functions[0][0]
+        )  # the logits are computed once (torch's lazy_property)
         (-lp.sum()).backward()
         out.append((_structure(lp), a.tolist(), lp.tolist(), w.grad.numpy().copy()))
     (ts, ta, tl, tg), (gs, ga, gl, gg) = out
