@@ -163,30 +163,11 @@ from gradviz import optim, utils  # noqa: E402
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
 
 # --- corpus fixes: torch.set_default_device, torch.serialization (torch.save/load) -------------
-# gradviz.save is torch.save (it was the ops' SavedVariable helper, leaked by the star import), and
-# gradviz.load reads a trace (a JSON file, '{') or what save wrote (a pickle, b'\x80'), so that
-# `import gradviz as torch` and gradviz's own trace API both hold.
-_load_trace = globals().get("load")  # gradviz.trace's, when the trace layer is there
+# gradviz.save is torch.save (it was the ops' SavedVariable helper, leaked by the star import);
+# gradviz.load stays the trace loader, and install_as_torch() maps torch.load to
+# gradviz.serialization.load.
+_CORPUS_FIXES = ("get_default_device", "save", "serialization", "set_default_device")  # its own import block
 
 from gradviz import serialization  # noqa: E402
 from gradviz.device import get_default_device, set_default_device  # noqa: E402
 from gradviz.serialization import save  # noqa: E402
-
-
-def load(f, *args, **kwargs):  # noqa: F811 - trace files and torch.load's pickles
-    """Read a trace file (``gradviz.load(path) -> Trace``), or, given a file object, torch.load's
-    arguments or a file that ``gradviz.save`` wrote, what torch.load would return."""
-    import os as _os
-
-    if args or kwargs or not isinstance(f, (str, _os.PathLike)):
-        return serialization.load(f, *args, **kwargs)
-    try:
-        with open(f, "rb") as fh:
-            head = fh.read(2)
-    except OSError:
-        head = b""
-    if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
-        return serialization.load(f)
-    if _load_trace is None:  # pragma: no cover - a core without the trace layer
-        return serialization.load(f)
-    return _load_trace(f)
