@@ -31,6 +31,7 @@ __all__ = ["MissingTorchAPI", "as_torch", "install_as_torch", "is_installed", "u
 _GRADVIZ_DIR = os.path.dirname(os.path.abspath(__file__))
 _IMPORTLIB_DIR = os.path.dirname(os.path.abspath(importlib.__file__))
 _HINT = "see README: what runs on gradviz"
+_TORCH_SERIALIZATION = ("save", "load")
 
 
 class MissingTorchAPI(Exception):  # noqa: N818 - the mixin both errors share; the CLI catches it
@@ -100,6 +101,9 @@ class _StandIn(types.ModuleType):
         if attr.startswith("__") and attr.endswith("__"):  # __version__ and such: no stand-in error
             return getattr(target, attr)
         name = object.__getattribute__(self, "__name__")
+        if name == "torch" and attr in _TORCH_SERIALIZATION:
+            # gradviz.load is the trace loader; torch.save/load are gradviz.serialization's pickles
+            return getattr(importlib.import_module("gradviz.serialization"), attr)
         try:
             value = getattr(target, attr)
         except AttributeError:

@@ -73,9 +73,28 @@ def _cached(spec: str) -> device:
     return device(spec)
 
 
+_default_device: device = CPU  # torch.set_default_device's: where factories without device= put tensors
+
+
+def set_default_device(spec: str | device | int | None) -> None:
+    """torch.set_default_device: ``None`` puts factories back on the cpu. As in torch, a cuda
+    device is accepted here without a GPU; making a tensor there then fails."""
+    global _default_device
+    if spec is None:
+        _default_device = CPU
+    elif isinstance(spec, int):
+        _default_device = device("cuda", spec)
+    else:
+        _default_device = device(spec)
+
+
+def get_default_device() -> device:
+    return _default_device
+
+
 def as_device(spec: str | device | None) -> device:
     if spec is None:
-        return CPU
+        return _default_device
     if isinstance(spec, device):
         return spec
     return _cached(spec)

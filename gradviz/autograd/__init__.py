@@ -246,10 +246,34 @@ class _ExecutionEngine:
         )
 
 
-class Variable:
-    """Where torch keeps ``Variable._execution_engine``."""
+class _VariableMeta(type):
+    # torch's VariableMeta: every Tensor is a Variable to isinstance, as in torch since 0.4
+    def __instancecheck__(cls, other: Any) -> bool:
+        from gradviz.tensor import Tensor
+
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The legacy ``Variable(data, requires_grad=False)``: as in torch, a tensor detached from
+    ``data`` (sharing its storage and version counter) with ``requires_grad`` set; also where torch
+    keeps ``Variable._execution_engine``."""
 
     _execution_engine = _ExecutionEngine()
+
+    def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False, name: Any = None) -> Any:
+        from gradviz.tensor import Tensor
+
+        if data is None:
+            from gradviz.ops.functions import empty
+
+            return empty(0, requires_grad=requires_grad)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = data.detach()
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
 
 
 __all__ = [

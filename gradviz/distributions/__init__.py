@@ -196,13 +196,22 @@ class Categorical(Distribution):
         self._num_events = param.shape[-1]
         super().__init__(tuple(param.shape[:-1]), (), validate_args)
 
+    # computed once and kept, as torch's lazy_property does: every use shares one graph node
     @property
     def probs(self) -> Tensor:
-        return self._probs if self._probs is not None else gradviz.softmax(self._logits, -1)
+        if self._probs is not None:
+            return self._probs
+        if getattr(self, "_probs_cache", None) is None:
+            self._probs_cache = gradviz.softmax(self._logits, -1)
+        return self._probs_cache
 
     @property
     def logits(self) -> Tensor:
-        return self._logits if self._logits is not None else _clamp_probs(self._probs).log()
+        if self._logits is not None:
+            return self._logits
+        if getattr(self, "_logits_cache", None) is None:
+            self._logits_cache = _clamp_probs(self._probs).log()
+        return self._logits_cache
 
     @property
     def param_shape(self) -> Size:
@@ -229,7 +238,9 @@ class Categorical(Distribution):
         logits = self.logits
         shape = tuple(np.broadcast_shapes(tuple(value.shape) + (1,), tuple(logits.shape)))
         idx = gradviz.tensor(np.broadcast_to(np.asarray(value._data, dtype=np.int64)[..., None], shape)[..., :1].copy())
-        return logits.expand(*shape).gather(-1, idx).squeeze(-1)
+        # torch's broadcast_tensors leaves a tensor of the right shape as it is: no ExpandBackward0
+        log_pmf = logits if tuple(logits.shape) == shape else logits.expand(*shape)
+        return log_pmf.gather(-1, idx).squeeze(-1)
 
     def entropy(self) -> Tensor:
         min_real = float(np.finfo(self.logits.dtype.np).min)

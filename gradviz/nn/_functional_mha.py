@@ -131,7 +131,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     k = F.view(k, (bsz, num_heads, src_len, head_dim))
     v = F.view(v, (bsz, num_heads, src_len, head_dim))
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = F.view(F.contiguous(F.permute(out, 2, 0, 1, 3)), (bsz * tgt_len, embed_dim))
+    # torch 2.13 reshapes here: a clone and _unsafe_view (UnsafeViewBackward0), not contiguous().view
+    out = F.reshape(F.permute(out, 2, 0, 1, 3), (bsz * tgt_len, embed_dim))
     out = linear(out, out_proj_weight, out_proj_bias)
     out = F.view(out, (tgt_len, bsz, out.shape[1]))
     if not batched:

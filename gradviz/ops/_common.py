@@ -135,8 +135,8 @@ def _as_array(d: Any, dtype: Any = None) -> Any:
 def _ascontiguous(x: Any) -> Any:
     """np.ascontiguousarray on any device (numpy's would take a cupy array to the host, which
     cupy refuses): the array itself when C-contiguous, else its C-ordered copy."""
-    if type(x) is np.ndarray:
-        return np.ascontiguousarray(x)
+    if type(x) is np.ndarray:  # not np.ascontiguousarray: it makes a 0-d array 1-d
+        return np.asarray(x, order="C")
     return x if x.flags["C_CONTIGUOUS"] else x.copy(order="C")
 
 

@@ -296,12 +296,48 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: DType | None = Non
     is_int = all(isinstance(v, int) for v in vals)
     dt = dtype or (_dtype.int64 if is_int else _dtype._default[0])
     n = math.ceil((end - start) / step)
-    if dt.is_floating_point:
+    if dt.is_floating_point and dt.np in (np.float32, np.float64):
+        arr = _arange_float(float(start), float(step), n, dt.np)
+    elif dt.is_floating_point:
         arr = (start + np.arange(n, dtype=np.float64) * step).astype(dt.np)
     else:
         arr = (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dt.np) if is_int else np.array(
             [start + i * step for i in range(n)], dtype=np.float64).astype(dt.np)
     return make_tensor(to_device_array(arr, dev), dev, requires_grad)
+
+
+def _fma(a: np.ndarray, b: float, c: np.ndarray) -> np.ndarray:
+    """a*b + c rounded once, in float64 (the compiled kernel's fused multiply-add): the product's
+    rounding error recovered exactly by Dekker's split, the sum's by Knuth's two-sum."""
+    split = 134217729.0  # 2**27 + 1
+    p = a * b
+    ta, tb = split * a, split * b
+    ahi, bhi = ta - (ta - a), tb - (tb - b)
+    alo, blo = a - ahi, b - bhi
+    perr = ((ahi * bhi - p) + ahi * blo + alo * bhi) + alo * blo
+    s = p + c
+    bb = s - p
+    serr = (p - (s - bb)) + (c - bb)
+    return s + (serr + perr)
+
+
+_ARANGE_GRAIN = 32768  # torch's at::internal::GRAIN_SIZE: below it the kernel runs as one chunk
+
+
+def _arange_float(start: float, step: float, n: int, npdt: Any) -> np.ndarray:
+    """torch's CPU arange for float32/float64, value for value: the kernel fills 32-byte vectors two
+    at a time, each from a base start + step*idx (double, fused) cast to the dtype, its lanes
+    base + k*step (double, fused) cast again; the tail past the last pair is start + step*idx."""
+    lanes = 32 // np.dtype(npdt).itemsize
+    idx = np.arange(n, dtype=np.float64)
+    out = _fma(idx, step, np.full(n, start)).astype(npdt)  # the scalar path
+    vec_end = (n // (2 * lanes)) * (2 * lanes) if n <= _ARANGE_GRAIN else 0
+    if vec_end:
+        bases = out[:vec_end:lanes].astype(np.float64)  # already start + step*idx cast to the dtype
+        k = np.arange(lanes, dtype=np.float64)
+        vals = _fma(np.broadcast_to(k, (len(bases), lanes)), step, bases[:, None])
+        out[:vec_end] = vals.astype(npdt).reshape(-1)
+    return out
 
 
 def _steps(steps: Any) -> int:

@@ -70,7 +70,7 @@ def _numel(shape: tuple[int, ...]) -> int:
 
 def _new(arr: np.ndarray, dtype: _dtype.dtype, device: Any, requires_grad: bool) -> Tensor:
     dev = as_device(device)
-    return make_tensor(to_device_array(np.ascontiguousarray(arr.astype(dtype.np, copy=False)), dev), dev,
+    return make_tensor(to_device_array(np.asarray(arr, dtype=dtype.np, order="C"), dev), dev,
                        requires_grad)
 
 
@@ -115,7 +115,7 @@ def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor
         t._data.transpose(order)[...] = out
     else:  # a device array: write the values in the tensor's own order there
         inv = np.argsort(order) if order else ()
-        t._data[...] = to_device_array(np.ascontiguousarray(out.transpose(inv)).astype(host.dtype), t.device)
+        t._data[...] = to_device_array(np.asarray(out.transpose(inv), order="C").astype(host.dtype), t.device)
     t._version_counter[0] += 1
     if grad:
         record(_NODES[name], (old, *extra), [t], {}, sequence_nr=seq)

@@ -101,12 +101,14 @@ def run_both(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
         return t.result(), g.result()
 
 
-def _close(a: float, b: float, scale: float) -> bool:
+def _close(a: float, b: float, scale: float, terms: float = 0.0) -> bool:
+    """terms: for a sum, the sum of its terms' magnitudes (abssum): a sum that cancels is only as
+    precise as its terms, so its rounding is relative to them, not to the small result."""
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     if math.isinf(a) or math.isinf(b):
         return a == b
-    return abs(a - b) <= ATOL * max(1.0, scale) + RTOL * max(abs(a), abs(b))
+    return abs(a - b) <= ATOL * max(1.0, scale) + RTOL * max(abs(a), abs(b), terms)
 
 
 def _diff_summary(a: dict[str, Any] | None, b: dict[str, Any] | None, what: str, floor: float = 0.0) -> str | None:
@@ -120,7 +122,8 @@ def _diff_summary(a: dict[str, Any] | None, b: dict[str, Any] | None, what: str,
         return f"{what}: dtype {a['dtype']} (torch) vs {b['dtype']} (gradviz)"
     scale = max(a.get("norm", 0.0), floor, 1e-12)
     for key in ("sum", "abssum", "norm", "min", "max"):
-        if key in a and not _close(a[key], b[key], scale):
+        terms = a.get("abssum", 0.0) if key == "sum" else 0.0
+        if key in a and not _close(a[key], b[key], scale, terms):
             return f"{what}: {key} {a[key]!r} (torch) vs {b[key]!r} (gradviz)"
     for i, (x, y) in enumerate(zip(a.get("sample", []), b.get("sample", []))):
         if not _close(x, y, scale):

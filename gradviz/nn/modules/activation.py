@@ -90,3 +90,13 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+def __getattr__(name: str) -> object:
+    # torch defines MultiheadAttention in torch.nn.modules.activation; gradviz in .transformer
+    # (which imports this module, hence the lazy lookup)
+    if name == "MultiheadAttention":
+        from gradviz.nn.modules.transformer import MultiheadAttention
+
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -80,3 +80,13 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    # torch defines NonDynamicallyQuantizableLinear in torch.nn.modules.linear; gradviz beside
+    # MultiheadAttention in .transformer (which imports this module, hence the lazy lookup)
+    if name == "NonDynamicallyQuantizableLinear":
+        from gradviz.nn.modules.transformer import NonDynamicallyQuantizableLinear
+
+        return NonDynamicallyQuantizableLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

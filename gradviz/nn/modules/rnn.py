@@ -105,6 +105,9 @@ class RNNBase(Module):
                 self._all_weights.append(names)
         self.reset_parameters()
 
+    def flatten_parameters(self) -> None:
+        """A no-op, as torch's is off cuDNN: the weights have no flat buffer to compact."""
+
     def reset_parameters(self) -> None:
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
