@@ -156,18 +156,12 @@ def __dir__() -> list[str]:
     return sorted(public)
 
 
-# --- torch.optim and torch.utils.data ---------------------------------------------------------
-from gradviz import optim, utils  # noqa: E402
+# --- torch.optim, torch.utils.data, torch.serialization (torch.save / torch.load), default device --
+# gradviz.save is torch.save; gradviz.load stays the trace loader, and install_as_torch() maps
+# torch.load to gradviz.serialization.load.
+from gradviz import optim, serialization, utils  # noqa: E402
 
 # --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
-
-# --- corpus fixes: torch.set_default_device, torch.serialization (torch.save/load) -------------
-# gradviz.save is torch.save (it was the ops' SavedVariable helper, leaked by the star import);
-# gradviz.load stays the trace loader, and install_as_torch() maps torch.load to
-# gradviz.serialization.load.
-_CORPUS_FIXES = ("get_default_device", "save", "serialization", "set_default_device")  # its own import block
-
-from gradviz import serialization  # noqa: E402
 from gradviz.device import get_default_device, set_default_device  # noqa: E402
 from gradviz.serialization import save  # noqa: E402
