@@ -108,6 +108,8 @@ def _tasks(events: list[Any]) -> list[dict[str, Any]]:
             tasks[e.task]["after"][e.node] = _stats(e.after)
         elif t is ev.CapturedGrad:
             tasks[e.task]["captured"][e.index] = _stats(e.stats)
+        elif t is ev.TaskEnd:
+            tasks[e.task]["status"] = e.status
     out = []
     for task in tasks.values():
         nodes: list[int] = []
@@ -122,10 +124,12 @@ def _tasks(events: list[Any]) -> list[dict[str, Any]]:
             stack.extend(d for d, _ in reversed(nexts[n]) if d is not None and d not in index)
         out.append({
             "depth": task["depth"],
+            "status": task.get("status"),
             "nodes": [name[n].rsplit("::", 1)[-1] for n in nodes],
             "seq": [seq[n] for n in nodes],
             "edges": [[[index.get(d, -2) if d is not None else -1, nr] for d, nr in nexts[n]] for n in nodes],
-            "order": [index.get(n, -2) for n in task["begun"]],
+            # the observer hooks only the nodes it walks from grad_fns (not a leaf root's)
+            "order": [index[n] for n in task["begun"] if n in index],
             "leaf_after": [task["after"].get(n) for n in nodes if name[n].endswith("AccumulateGrad")],
             "captured": [task["captured"].get(i) for i in range(len(task["captured"]))],
         })
@@ -225,16 +229,19 @@ def _both(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return _results[name]
 
 
-def _close(a: float, b: float) -> bool:
+def _close(a: float, b: float, rtol: float) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    return a == b or abs(a - b) <= 1e-5 * max(abs(a), abs(b)) + 1e-30
+    return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
 
 
 def _leaf_matches(stats: list[float] | None, summary: dict[str, Any] | None) -> bool:
+    """The trace's norm is summed in the gradient's dtype (float32 over up to millions of
+    values), the observer's in float64: rtol 1e-4. Extremes are values, and must be equal."""
     if stats is None or summary is None:
         return stats is None and (summary is None or "norm" not in summary)
-    return all(_close(x, summary[k]) for x, k in zip(stats, ("norm", "min", "max")))
+    norm, lo, hi = stats
+    return _close(norm, summary["norm"], 1e-4) and _close(lo, summary["min"], 0) and _close(hi, summary["max"], 0)
 
 
 @pytest.mark.parametrize("name", harness.programs())
@@ -243,7 +250,8 @@ def test_recorded_trace_equals_torch(name: str) -> None:
     assert plain["status"] == "ok", plain.get("message")
     assert recorded["status"] == "ok", f"the program failed only when recorded: {recorded.get('message')}"
     pr = plain["records"]
-    outer = [t for t in recorded["tasks"] if t["depth"] == 0]
+    # the observer keeps a call that returned; the trace also has those that raised (their errors)
+    outer = [t for t in recorded["tasks"] if t["depth"] == 0 and t["status"] == "ok"]
     assert len(outer) == len(pr), f"{len(pr)} backward/grad calls (torch) vs {len(outer)} outermost tasks (trace)"
     for i, (want, got) in enumerate(zip(pr, outer)):
         at = f"call {i + 1} ({want['kind']})"

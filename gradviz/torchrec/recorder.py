@@ -319,6 +319,9 @@ class TorchRecorder:
                 for slot, (n, nr) in enumerate(roots):
                     self._emit(ev.EdgeCreated, True, src=graph_root, slot=slot,
                                dst=None if n is None else self._nodes[n], input_nr=nr)  # fmt: skip
+            for n, _ in targets:  # an input the graph does not reach is still named in exec_info
+                if n is not None and n not in self._nodes:
+                    self._node(n, topo, names)
             tnodes = {n for n, _ in targets if n is not None}
             min_topo = min((topo.get(n, 0) for n in tnodes), default=0)
             self._emit(ev.TaskBegin, task=task.id,
@@ -523,12 +526,38 @@ def _leaf_edges(edges: list[tuple[Any, Any]], nodes: list[Any]) -> list[tuple[An
         if n is _LEAF:
             node = acc.get(id(x))
             if node is None:  # a root leaf, or an input the graph does not reach
-                e = torch.autograd.graph.get_gradient_edge(x)
-                node = e.node
+                node = _LeafNode(x)
             out.append((node, 0))
         else:
             out.append((n, x))
     return out
+
+
+class _LeafNode:
+    """A leaf's AccumulateGrad when no walked graph holds it (a leaf as root, an input grad()
+    cannot reach). Python reaches the real node only through get_gradient_edge, whose view_as
+    takes a sequence number from the thread's counter and so would shift every later node's
+    (recording must leave no trace); torch's engine makes it without. The tensor's own hooks
+    stand in for the node's: register_hook runs as the node starts, the post-accumulate hook as
+    it ends."""
+
+    next_functions: tuple[Any, ...] = ()
+    _input_metadata = None
+
+    def __init__(self, leaf: torch.Tensor):
+        self.variable = leaf
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def _sequence_nr(self) -> int:
+        return (1 << 64) - 1  # AccumulateGrad's, always
+
+    def register_prehook(self, fn: Any) -> Any:
+        return self.variable.register_hook(lambda grad: fn((grad,)))
+
+    def register_hook(self, fn: Any) -> Any:
+        return self.variable.register_post_accumulate_grad_hook(lambda t: fn((), ()))
 
 
 class _Root:
