@@ -19,12 +19,15 @@ notes each node's source line.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import itertools
 import os
 import platform
 import sys
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -65,9 +68,10 @@ class TorchRecorder:
         self.events: list[ev.Event] = []
         self._derived: list[int] = []
         self._elock = threading.RLock()
-        self._nodes: dict[Any, int] = {}  # torch node -> gradviz node id
+        self._nodes = _NodeIds()  # torch node -> gradviz node id, holding no node
         self._nsaved: dict[int, int] = {}  # node id -> how many tensors it saved
-        self._tensors: dict[int, tuple[Any, int]] = {}  # id(leaf) -> (leaf, tensor id)
+        self._tensors: dict[int, tuple[Any, int]] = {}  # id(leaf) -> (weakref to the leaf, tensor id)
+        self._tensor_ids = 0
         self._threads: dict[int, int] = {}  # thread ident -> tid
         self._queues: dict[int, int] = {}  # tid -> queue id
         self._ready: dict[int, list[tuple[tuple[int, int, int], int, Any]]] = {}  # queue -> (prio, task, node)
@@ -206,7 +210,7 @@ class TorchRecorder:
         var = getattr(node, "variable", None)
         if var is not None:
             tensor = self._leaf(var, names)
-        nid = self._nodes[node] = len(self._nodes) + 1
+        nid = self._nodes[node] = self._nodes.fresh()
         saved = g.saved_shapes(node)
         self._nsaved[nid] = len(saved)
         self._emit(ev.NodeCreated, node=nid, name=g.node_name(node), sequence_nr=node._sequence_nr(),
@@ -222,10 +226,13 @@ class TorchRecorder:
 
     def _leaf(self, t: torch.Tensor, names: dict[int, str]) -> int:
         known = self._tensors.get(id(t))
-        if known is not None and known[0] is t:
+        if known is not None and known[0]() is t:
             return known[1]
-        tid = len(self._tensors) + 1
-        self._tensors[id(t)] = (t, tid)
+        self._tensor_ids += 1
+        tid = self._tensor_ids
+        # weakly: a leaf the script drops (a batch's input) goes, and with it its entries, before
+        # Python can give its id to another tensor
+        self._tensors[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t))), tid)
         self._emit(ev.TensorCreated, tensor=tid, name=names.get(id(t)), shape=tuple(t.shape),
                    dtype=g.dtype_name(t.dtype), device=str(t.device), source=None)  # fmt: skip
         return tid
@@ -310,8 +317,7 @@ class TorchRecorder:
                 self._edges(n)
             graph_root = None
             if len(roots) > 1:  # torch makes a GraphRoot no hook can see
-                graph_root = len(self._nodes) + 1
-                self._nodes[object()] = graph_root
+                graph_root = self._nodes.fresh()
                 seq = max((n._sequence_nr() for n in nodes if not g.is_accumulate(n)), default=-1) + 1
                 self._emit(ev.NodeCreated, True, node=graph_root, name="GraphRoot", sequence_nr=seq,
                            topological_nr=1 + max((topo[n] for n in root_nodes), default=-1), num_inputs=0,
@@ -482,8 +488,34 @@ class TorchRecorder:
             q[:] = [x for x in q if x[1] != task.id]
             self._emit(ev.TaskEnd, task=task.id, status="error" if error is not None else "ok",
                        error=None if error is None else f"{type(error).__name__}: {error}")  # fmt: skip
+            if not task.keep:
+                self._forget(task)
             if not stack:
                 self._flush_derived()
+
+    def _gone(self, key: int, ref: Any) -> None:
+        known = self._tensors.get(key)
+        if known is not None and known[0] is ref:
+            del self._tensors[key]
+            self._nodes.drop_leaf(key)
+
+    def _forget(self, task: _Task) -> None:
+        """What torch freed, the recorder forgets: a node that ran without retain_graph cannot run
+        again (its saved tensors are gone), so its id, saved count and source line go, and a long
+        training script keeps only its leaves' ids (holding no node or tensor at any time)."""
+        for n in task.ran:
+            if g.is_accumulate(n):
+                continue  # a parameter's node: the same id every step
+            nid = self._nodes.drop(n)
+            if nid is not None:
+                self._nsaved.pop(nid, None)
+                self._sources.pop(g.source_key(n), None)
+        if len(self._sources) > _MAX_SOURCES:  # lines of forward ops no backward ever reached
+            try:
+                for k in list(itertools.islice(self._sources, len(self._sources) // 2)):
+                    self._sources.pop(k, None)
+            except RuntimeError:  # another thread's forward added one meanwhile: next time
+                pass
 
     def _error(self, task: _Task, error: BaseException) -> None:
         msg = str(error)
@@ -531,6 +563,53 @@ def _leaf_edges(edges: list[tuple[Any, Any]], nodes: list[Any]) -> list[tuple[An
         else:
             out.append((n, x))
     return out
+
+
+_MAX_SOURCES = 100_000
+
+
+class _NodeIds:
+    """torch node -> gradviz node id, without holding the node: a held node would keep its whole
+    graph (and every saved activation) alive, and torch's Python nodes take no weak reference.
+    A node is known by what torch keeps stable: a leaf's AccumulateGrad by its tensor, any other
+    by its sequence number and name (g.source_key; unique on a thread, nearly so across)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Any, int] = {}
+        self.last = 0
+
+    @staticmethod
+    def key(node: Any) -> Any:
+        var = getattr(node, "variable", None)
+        return ("leaf", id(var)) if var is not None else (node._sequence_nr(), node.name())
+
+    def fresh(self) -> int:
+        self.last += 1
+        return self.last
+
+    def __getitem__(self, node: Any) -> int:
+        return self.ids[self.key(node)]
+
+    def __setitem__(self, node: Any, nid: int) -> None:
+        self.ids[self.key(node)] = nid
+
+    def __contains__(self, node: Any) -> bool:
+        return self.key(node) in self.ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def get(self, node: Any) -> int | None:
+        return self.ids.get(self.key(node))
+
+    def drop(self, node: Any) -> int | None:
+        return self.ids.pop(self.key(node), None)
+
+    def drop_leaf(self, tensor_key: int) -> None:
+        self.ids.pop(("leaf", tensor_key), None)
+
+    def clear(self) -> None:
+        self.ids.clear()
 
 
 class _LeafNode:

@@ -1,0 +1,61 @@
+"""The torch recorder holds no user graph: a training loop recorded for many steps frees each
+step's graph and activations as it would unrecorded, and the recorder's own tables stay the size
+of one step."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import torch  # a differential test: fails, never skips, without torch
+
+from gradviz.torchrec import record
+from gradviz.trace import events as ev
+
+
+def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, refs: list[weakref.ref]) -> None:
+    x = torch.randn(16, 32)
+    h = model[0](x)
+    refs.append(weakref.ref(h))  # an activation the graph saves (ReLU saves its output's input)
+    loss = model[2](model[1](h)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+def test_long_loop_frees_every_step_while_recording() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    refs: list[weakref.ref] = []
+    with record() as rec:
+        _step(model, opt, refs)
+        gc.collect()
+        after_one = len(rec._nodes), len(rec._sources), len(rec._tensors)
+        for _ in range(40):
+            _step(model, opt, refs)
+        gc.collect()
+        # every step's activation is gone while the recording goes on
+        assert all(r() is None for r in refs)
+        # the tables hold the four parameters' nodes and ids, not 41 steps' nodes
+        assert (len(rec._nodes), len(rec._sources), len(rec._tensors)) == after_one
+        assert len(rec._nodes) == 4
+    tasks = [e for e in rec.trace.events if type(e) is ev.TaskBegin]
+    assert len(tasks) == 41
+    # a parameter keeps one node id and one tensor id over all steps
+    acc = [e for e in rec.trace.events if type(e) is ev.NodeCreated and e.name == "AccumulateGrad"]
+    assert len(acc) == 4
+    updates = {(e.node, e.tensor) for e in rec.trace.events if type(e) is ev.AccumulateGradUpdate}
+    assert len(updates) == 4
+
+
+def test_retained_graph_keeps_its_ids() -> None:
+    """retain_graph=True: the graph may run again, so the second backward names the same nodes."""
+    w = torch.randn(3, requires_grad=True)
+    loss = (w * 2).exp().sum()
+    with record() as rec:
+        loss.backward(retain_graph=True)
+        loss.backward()
+    begun = [[e.node for e in rec.trace.events if type(e) is ev.NodeBegin and e.task == t] for t in (1, 2)]
+    assert begun[0] == begun[1] and len(begun[0]) == 4
+    assert sum(type(e) is ev.NodeCreated for e in rec.trace.events) == 4
