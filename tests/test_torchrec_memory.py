@@ -59,3 +59,43 @@ def test_retained_graph_keeps_its_ids() -> None:
     begun = [[e.node for e in rec.trace.events if type(e) is ev.NodeBegin and e.task == t] for t in (1, 2)]
     assert begun[0] == begun[1] and len(begun[0]) == 4
     assert sum(type(e) is ev.NodeCreated for e in rec.trace.events) == 4
+
+
+def test_saved_tensors_keep_torch_inplace_check() -> None:
+    """Why the recorder does not watch saved tensors through saved_tensors_hooks: with any such
+    hook registered, torch stops checking that a saved tensor was not modified in place (shown
+    here on torch itself), so a recorded program that torch would stop with an error would run on
+    with wrong gradients. Recording keeps the check: saved tensors are read from the nodes'
+    _saved_* attributes (shapes only) and their release is derived."""
+
+    def modified_saved_tensor_raises() -> bool:
+        a = torch.randn(5, requires_grad=True)
+        b = a * 1
+        z = b.sin().sum()  # SinBackward0 saves b
+        b.add_(1)
+        try:
+            z.backward()
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            return True
+        return False
+
+    assert modified_saved_tensor_raises()
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        assert not modified_saved_tensor_raises()  # torch's check is gone under any pack hook
+    with record() as rec:
+        assert modified_saved_tensor_raises()
+    assert [e.type for e in rec.trace.events if type(e) is ev.Error] == ["RuntimeError"]
+
+
+def test_saved_shapes_observed_release_derived() -> None:
+    from gradviz.torchrec.provenance import derived_seqs
+
+    a = torch.randn(5, requires_grad=True)
+    with record() as rec:
+        (a * 1).sin().sum().backward()
+    t = rec.trace
+    made = next(e for e in t.events if type(e) is ev.NodeCreated and e.name == "SinBackward0")
+    assert made.saved == ((5,),) and made.seq not in derived_seqs(t)
+    released = [e for e in t.events if type(e) is ev.SavedRelease and e.node == made.node]
+    assert len(released) == 1 and released[0].seq in derived_seqs(t)
