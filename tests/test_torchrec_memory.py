@@ -99,3 +99,32 @@ def test_saved_shapes_observed_release_derived() -> None:
     assert made.saved == ((5,),) and made.seq not in derived_seqs(t)
     released = [e for e in t.events if type(e) is ev.SavedRelease and e.node == made.node]
     assert len(released) == 1 and released[0].seq in derived_seqs(t)
+
+
+def test_leaf_roots_keep_sequence_numbers() -> None:
+    """A leaf as root (v.backward(g), grad(v, v)) or an input grad() cannot reach: the recorder
+    takes no sequence number from torch's counter (get_gradient_edge would), and a captured-only
+    leaf never shows as run."""
+
+    def seqs(recorded: bool) -> tuple[list[int], list[str]]:
+        v = torch.randn(2, requires_grad=True)
+        u = torch.randn(2, requires_grad=True)
+        out: list[int] = []
+        rec = record().start() if recorded else None
+        try:
+            out.append((v * 1).grad_fn._sequence_nr())
+            v.backward(torch.ones(2))
+            out.append((v * 1).grad_fn._sequence_nr())
+            torch.autograd.grad((v * 2).sum(), [v, u], allow_unused=True)
+            torch.autograd.grad(v, v, torch.ones(2))
+            out.append((v * 1).grad_fn._sequence_nr())
+        finally:
+            if rec is not None:
+                rec.stop()
+        kinds = [] if rec is None else [type(e).__name__ for e in rec.trace.events if type(e) is ev.NodeBegin]
+        return [s - out[0] for s in out], kinds
+
+    plain, _ = seqs(False)
+    recorded, begun = seqs(True)
+    assert recorded == plain
+    assert len(begun) == 1 + 2  # v's AccumulateGrad, then SumBackward0 and MulBackward0; not grad(v, v)'s

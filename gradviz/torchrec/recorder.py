@@ -355,8 +355,8 @@ class TorchRecorder:
             if tnodes:
                 needed = g.exec_info(start, tnodes, accumulate, topo, min_topo)
                 needed.discard(start)
-                if not isinstance(start, _Root):
-                    needed.add(start)
+                if not isinstance(start, _Root) and (accumulate or not g.is_accumulate(start)):
+                    needed.add(start)  # (grad(v, v): torch captures the leaf root's gradient, runs nothing)
                 task.needed = needed
                 if not accumulate:
                     task.captured = [(n, nr, i) for i, (n, nr) in enumerate(targets) if n is not None]
@@ -437,6 +437,8 @@ class TorchRecorder:
         def pre(grad_outputs: Any) -> None:
             if not self._mine(task):
                 return None
+            if task.needed is not None and node not in task.needed:
+                return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._elock:
                 self._pop(task, node)
                 nid = self._nodes[node]
