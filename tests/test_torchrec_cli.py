@@ -55,3 +55,31 @@ def test_script_error_ends_the_trace(tmp_path):
     task2 = t.tasks[2]
     assert task2.status == "error" and "does not require grad" in task2.end.error
     assert [e.type for e in t.of_kind(ev.Error)] == ["RuntimeError", "RuntimeError"]  # the task's, the program's
+
+
+def test_readme_tour_torch_script(tmp_path):
+    """The README's tour, its exact commands in a fresh process each: record a real torch script
+    (samples/torch_mlp.py), render it, run it on gradviz's engine, and diff the two: no divergence."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "samples" / "torch_mlp.py"
+
+    def gv(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gradviz", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+
+    r = gv("run", "-o", "torch_mlp.torch.json", str(sample))
+    assert r.returncode == 0, r.stderr
+    t = gradviz.load(tmp_path / "torch_mlp.torch.json")
+    assert engine(t)[0] == "torch" and len(t.tasks) == 3
+    r = gv("render", "-o", "torch_mlp.dot", "torch_mlp.torch.json")
+    assert r.returncode == 0, r.stderr
+    dot = (tmp_path / "torch_mlp.dot").read_text()
+    # the picture names the parameters by module and each node by its forward line
+    assert "hidden.weight" in dot and "out.bias" in dot and "torch_mlp.py:22" in dot
+    r = gv("run", "--engine", "gradviz", "-o", "torch_mlp.gradviz.json", str(sample))
+    assert r.returncode == 0, r.stderr
+    r = gv("diff", "torch_mlp.torch.json", "torch_mlp.gradviz.json")
+    assert r.returncode == 0 and "no divergence" in r.stdout, r.stdout + r.stderr

@@ -270,7 +270,11 @@ class SourceMode(TorchFunctionMode):
         if getattr(func, "_gradviz_entry", False):
             # torch.autograd.backward/grad dispatch to the mode: the recorder's wrapper already
             # made the task, so the original runs (once) rather than the wrapper again
-            return func.__wrapped__(*args, **(kwargs or {}))
+            # (through every wrapper copied from ours by functools.wraps, e.g. a user's or an
+            # observer's over the recorder's: each one's __wrapped__ leads to the real one)
+            while getattr(func, "_gradviz_entry", False) and hasattr(func, "__wrapped__"):
+                func = func.__wrapped__
+            return func(*args, **(kwargs or {}))
         out = func(*args, **(kwargs or {}))
         if getattr(_busy, "on", False) or not torch.is_grad_enabled():
             return out

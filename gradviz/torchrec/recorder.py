@@ -15,22 +15,36 @@ dependency counts' decrements, which InputBuffer slot a gradient lands in and wh
 or accumulated, the ready queue's pushes and pops (torch's engine shows neither), saved-tensor
 releases, a GraphRoot for several roots, captures of grad(). A forward ``TorchFunctionMode``
 notes each node's source line.
+
+Saved tensors are read from each node's ``_saved_*`` attributes when the node is announced
+(shapes only: observed), and their release after a node ran without retain_graph is DERIVED.
+``saved_tensors_hooks`` are deliberately not used: with any pack hook registered torch stops
+checking that a saved tensor was not modified in place, so a program torch would stop with an
+error would run on, recorded, with wrong gradients; and a pack hook that returns a saved output
+itself makes a reference cycle through C++ that leaks the graph (tests/test_torchrec_memory.py).
+
+Nothing of the user's is held: nodes are known by (sequence_nr, name) or by their leaf, leaves
+by weak reference, and a task's nodes are forgotten when it ends without retain_graph.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import itertools
 import os
 import platform
 import sys
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
 import torch
 
 from gradviz.torchrec import _graph as g
+from gradviz.torchrec._nodes import _edge, _leaf_edges, _NodeIds, _Root
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
 
@@ -65,9 +79,10 @@ class TorchRecorder:
         self.events: list[ev.Event] = []
         self._derived: list[int] = []
         self._elock = threading.RLock()
-        self._nodes: dict[Any, int] = {}  # torch node -> gradviz node id
+        self._nodes = _NodeIds()  # torch node -> gradviz node id, holding no node
         self._nsaved: dict[int, int] = {}  # node id -> how many tensors it saved
-        self._tensors: dict[int, tuple[Any, int]] = {}  # id(leaf) -> (leaf, tensor id)
+        self._tensors: dict[int, tuple[Any, int]] = {}  # id(leaf) -> (weakref to the leaf, tensor id)
+        self._tensor_ids = 0
         self._threads: dict[int, int] = {}  # thread ident -> tid
         self._queues: dict[int, int] = {}  # tid -> queue id
         self._ready: dict[int, list[tuple[tuple[int, int, int], int, Any]]] = {}  # queue -> (prio, task, node)
@@ -206,7 +221,7 @@ class TorchRecorder:
         var = getattr(node, "variable", None)
         if var is not None:
             tensor = self._leaf(var, names)
-        nid = self._nodes[node] = len(self._nodes) + 1
+        nid = self._nodes[node] = self._nodes.fresh()
         saved = g.saved_shapes(node)
         self._nsaved[nid] = len(saved)
         self._emit(ev.NodeCreated, node=nid, name=g.node_name(node), sequence_nr=node._sequence_nr(),
@@ -222,10 +237,13 @@ class TorchRecorder:
 
     def _leaf(self, t: torch.Tensor, names: dict[int, str]) -> int:
         known = self._tensors.get(id(t))
-        if known is not None and known[0] is t:
+        if known is not None and known[0]() is t:
             return known[1]
-        tid = len(self._tensors) + 1
-        self._tensors[id(t)] = (t, tid)
+        self._tensor_ids += 1
+        tid = self._tensor_ids
+        # weakly: a leaf the script drops (a batch's input) goes, and with it its entries, before
+        # Python can give its id to another tensor
+        self._tensors[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t))), tid)
         self._emit(ev.TensorCreated, tensor=tid, name=names.get(id(t)), shape=tuple(t.shape),
                    dtype=g.dtype_name(t.dtype), device=str(t.device), source=None)  # fmt: skip
         return tid
@@ -310,8 +328,7 @@ class TorchRecorder:
                 self._edges(n)
             graph_root = None
             if len(roots) > 1:  # torch makes a GraphRoot no hook can see
-                graph_root = len(self._nodes) + 1
-                self._nodes[object()] = graph_root
+                graph_root = self._nodes.fresh()
                 seq = max((n._sequence_nr() for n in nodes if not g.is_accumulate(n)), default=-1) + 1
                 self._emit(ev.NodeCreated, True, node=graph_root, name="GraphRoot", sequence_nr=seq,
                            topological_nr=1 + max((topo[n] for n in root_nodes), default=-1), num_inputs=0,
@@ -319,6 +336,9 @@ class TorchRecorder:
                 for slot, (n, nr) in enumerate(roots):
                     self._emit(ev.EdgeCreated, True, src=graph_root, slot=slot,
                                dst=None if n is None else self._nodes[n], input_nr=nr)  # fmt: skip
+            for n, _ in targets:  # an input the graph does not reach is still named in exec_info
+                if n is not None and n not in self._nodes:
+                    self._node(n, topo, names)
             tnodes = {n for n, _ in targets if n is not None}
             min_topo = min((topo.get(n, 0) for n in tnodes), default=0)
             self._emit(ev.TaskBegin, task=task.id,
@@ -335,8 +355,8 @@ class TorchRecorder:
             if tnodes:
                 needed = g.exec_info(start, tnodes, accumulate, topo, min_topo)
                 needed.discard(start)
-                if not isinstance(start, _Root):
-                    needed.add(start)
+                if not isinstance(start, _Root) and (accumulate or not g.is_accumulate(start)):
+                    needed.add(start)  # (grad(v, v): torch captures the leaf root's gradient, runs nothing)
                 task.needed = needed
                 if not accumulate:
                     task.captured = [(n, nr, i) for i, (n, nr) in enumerate(targets) if n is not None]
@@ -417,6 +437,8 @@ class TorchRecorder:
         def pre(grad_outputs: Any) -> None:
             if not self._mine(task):
                 return None
+            if task.needed is not None and node not in task.needed:
+                return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._elock:
                 self._pop(task, node)
                 nid = self._nodes[node]
@@ -479,8 +501,34 @@ class TorchRecorder:
             q[:] = [x for x in q if x[1] != task.id]
             self._emit(ev.TaskEnd, task=task.id, status="error" if error is not None else "ok",
                        error=None if error is None else f"{type(error).__name__}: {error}")  # fmt: skip
+            if not task.keep:
+                self._forget(task)
             if not stack:
                 self._flush_derived()
+
+    def _gone(self, key: int, ref: Any) -> None:
+        known = self._tensors.get(key)
+        if known is not None and known[0] is ref:
+            del self._tensors[key]
+            self._nodes.drop_leaf(key)
+
+    def _forget(self, task: _Task) -> None:
+        """What torch freed, the recorder forgets: a node that ran without retain_graph cannot run
+        again (its saved tensors are gone), so its id, saved count and source line go, and a long
+        training script keeps only its leaves' ids (holding no node or tensor at any time)."""
+        for n in task.ran:
+            if g.is_accumulate(n):
+                continue  # a parameter's node: the same id every step
+            nid = self._nodes.drop(n)
+            if nid is not None:
+                self._nsaved.pop(nid, None)
+                self._sources.pop(g.source_key(n), None)
+        if len(self._sources) > _MAX_SOURCES:  # lines of forward ops no backward ever reached
+            try:
+                for k in list(itertools.islice(self._sources, len(self._sources) // 2)):
+                    self._sources.pop(k, None)
+            except RuntimeError:  # another thread's forward added one meanwhile: next time
+                pass
 
     def _error(self, task: _Task, error: BaseException) -> None:
         msg = str(error)
@@ -501,41 +549,7 @@ class TorchRecorder:
                    type=type(error).__name__, message=msg, forward=forward)  # fmt: skip
 
 
-def _edge(t: Any) -> tuple[Any, int]:
-    """The gradient edge of a tensor, without get_gradient_edge: that takes a sequence number
-    from the thread's counter (it builds a node), which would shift every later node's."""
-    if isinstance(t, torch.autograd.graph.GradientEdge):
-        return t.node, t.output_nr
-    if not t.requires_grad:
-        return None, 0
-    if t.grad_fn is not None:
-        return t.grad_fn, t.output_nr
-    return _LEAF, t  # a leaf: its AccumulateGrad is found in the walked graph (_leaf_edges)
-
-
-_LEAF = object()
-
-
-def _leaf_edges(edges: list[tuple[Any, Any]], nodes: list[Any]) -> list[tuple[Any, int]]:
-    acc = {id(n.variable): n for n in nodes if g.is_accumulate(n)}
-    out = []
-    for n, x in edges:
-        if n is _LEAF:
-            node = acc.get(id(x))
-            if node is None:  # a root leaf, or an input the graph does not reach
-                e = torch.autograd.graph.get_gradient_edge(x)
-                node = e.node
-            out.append((node, 0))
-        else:
-            out.append((n, x))
-    return out
-
-
-class _Root:
-    """torch's GraphRoot for several roots, which Python never sees: its edges are the roots."""
-
-    def __init__(self, roots: list[tuple[Any, int]]):
-        self.next_functions = tuple(roots)
+_MAX_SOURCES = 100_000
 
 
 def _version() -> str:
