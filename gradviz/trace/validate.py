@@ -299,8 +299,6 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.Callback: _task, ev.PoolPush: _pool_push, ev.PoolTake: _task, ev.Error: _error, ev.Anomaly: _task_node,
     ev.EngineInfo: _nothing, ev.Derived: _derived,
 }  # fmt: skip
-# torch traces (gradviz/torchrec): which engine, and which events the recorder derived
-_CHECKS.update({ev.EngineInfo: _nothing, ev.Derived: _nothing})
 # Events that name no thread of their own before one is announced: the bookends.
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)
 
