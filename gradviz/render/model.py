@@ -298,10 +298,10 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
 
 def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
     """Colour each node by its state after the first ``step`` events (gradviz.replay's fold)."""
-    from gradviz.replay.state import state_at  # the one fold; render must not keep a second
+    from gradviz.replay.state import state_once  # the one fold; render must not keep a second
     from gradviz.replay.views import after_events
 
-    st = state_at(trace, step)
+    st = state_once(trace, step)
     model.step = step
     model.step_label = after_events(step, st.last)
     threads = trace.threads

@@ -26,6 +26,7 @@ Node states (the same vocabulary as ``render --step``):
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -773,3 +774,26 @@ def state_at(trace: Any, step: int) -> EngineState:
     on one trace share checkpoints, so any step comes back fast after the first call.
     """
     return replayer(trace).state_at(step)
+
+
+_folded: weakref.WeakKeyDictionary[Any, EngineState] = weakref.WeakKeyDictionary()
+
+
+def state_once(trace: Any, step: int) -> EngineState:
+    """The state after the first ``step`` events, for a reader that wants one step (render
+    --step): a plain fold, kept for the next call with the same step (each task of a multi-task
+    render). Building ``state_at``'s checkpoints for the whole trace copied every task's maps
+    hundreds of times (4 GB for a 200k-node task); a Replayer already built is used as is.
+    Treat the result as read-only."""
+    r = _replayers.get(trace)
+    if r is not None and len(r) == len(trace.events):
+        return r.state_at(step)
+    step = max(0, min(step, len(trace.events)))
+    s = _folded.get(trace)
+    if s is None or s.step != step:
+        s = fold(itertools.islice(trace.events, step))
+        try:
+            _folded[trace] = s
+        except TypeError:  # not weakly referenceable: no cache
+            pass
+    return s
