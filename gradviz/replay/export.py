@@ -102,7 +102,7 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
     nodes = trace.nodes
     header = trace.header
     title = "gradviz " + " ".join(header.argv) if header is not None else "gradviz trace"
-    from gradviz.torchrec.provenance import engine, origin  # torchrec: real torch's traces say so
+    from gradviz.torchrec.provenance import DERIVED, OBSERVED, derived_seqs, engine  # real torch's traces say so
 
     if engine(trace)[0] == "torch":
         title += f" (recorded from torch {engine(trace)[1]})"
@@ -143,6 +143,7 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
                 pending.append((i, e, src))
     del last_done
     flow_id = 0
+    derived = derived_seqs(trace)  # provenance.origin, without a call a flow
     for i, add, src in pending:
         dst = next((sp for sp in by_begin.get((add.task, add.node), ())
                     if sp.begin >= events[i].ts and sp is not src), None)
@@ -150,8 +151,8 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
             continue  # the receiver never ran (error, pruned, cut short): no arrow
         flow_id += 1
         name = f"grad -> slot {add.slot}"
-        args = {"slot": add.slot, "mode": _s(add.mode), "stats": _clean(add.stats),
-                "origin": origin(trace, add.seq)}  # fmt: skip
+        args = {"slot": add.slot, "mode": _s(add.mode), "stats": _stats(add.stats),
+                "origin": DERIVED if add.seq in derived else OBSERVED}  # fmt: skip
         yield {"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
                "ts": src.mid(), "args": args}  # fmt: skip
         yield {"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,
@@ -163,6 +164,7 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
     depth_names: dict[tuple[int, str], str] = {}
     outstanding: dict[int, int] = {}
     needed: dict[int, frozenset[int]] = {}
+    task_names: dict[int, str] = {}
     for e in events:
         t = type(e)
         if t is ev.QueueCreated:
@@ -172,18 +174,23 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
             if qname is None:
                 qname = queue_names.get(e.queue, f"{e.device} #{e.queue}")
                 qname = depth_names[(e.queue, e.device)] = _s(f"queue {qname} depth")
-            yield _counter(qname, e.ts, {"depth": e.size}, e.queue)
-            if e.what == "node" and e.task is not None:
+            ts = e.ts / 1000.0  # _counter's, inlined: half of the export's events are these
+            yield {"ph": "C", "name": qname, "pid": PID, "tid": 0, "ts": ts, "args": {"depth": e.size}}
+            task = e.task
+            if e.what == "node" and task is not None:
                 if t is ev.QueuePush:
-                    outstanding[e.task] = outstanding.get(e.task, 0) + 1
-                elif e.task in needed and e.node not in needed[e.task]:
-                    outstanding[e.task] = outstanding.get(e.task, 0) - 1  # captured, never runs
+                    n = outstanding[task] = outstanding.get(task, 0) + 1
+                elif task in needed and e.node not in needed[task]:
+                    n = outstanding[task] = outstanding.get(task, 0) - 1  # captured, never runs
                 else:
                     continue
-                yield _counter(f"task {e.task} outstanding", e.ts, {"outstanding": outstanding[e.task]}, e.task)
+                tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
+                yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": ts, "args": {"outstanding": n}}
         elif t is ev.NodeEnd:
-            outstanding[e.task] = outstanding.get(e.task, 0) - 1
-            yield _counter(f"task {e.task} outstanding", e.ts, {"outstanding": outstanding[e.task]}, e.task)
+            task = e.task
+            n = outstanding[task] = outstanding.get(task, 0) - 1
+            tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
+            yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": e.ts / 1000.0, "args": {"outstanding": n}}
         elif t is ev.ExecInfo:
             needed[e.task] = frozenset(e.needed)
         elif t is ev.TaskBegin:
@@ -200,6 +207,16 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
             label = e.type if t is ev.Error else "Anomaly"
             yield _clean({"ph": "i", "s": "t", "name": label, "cat": e.kind, "pid": PID, "tid": e.tid,
                           "ts": _us(e.ts), "args": {"node": e.node, "task": e.task, "message": e.message}})
+
+
+def _stats(st: Any) -> Any:
+    """``_clean`` of a gradient's stats, without its recursion for the usual all-finite case."""
+    if type(st) is ev.Stats:
+        norm, lo, hi, nan, inf = st.norm, st.min, st.max, st.nan, st.inf
+        if (type(norm) is float and type(lo) is float and type(hi) is float and type(nan) is int and type(inf) is int
+                and norm - norm == 0.0 and lo - lo == 0.0 and hi - hi == 0.0):  # fmt: skip
+            return {"norm": norm, "min": lo, "max": hi, "nan": nan, "inf": inf}
+    return _clean(st)
 
 
 def _other(trace: Any, events: list[ev.Event]) -> dict[str, Any]:
