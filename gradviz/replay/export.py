@@ -219,6 +219,12 @@ def _stats(st: Any) -> Any:
     return _clean(st)
 
 
+def _events(trace: Any) -> list[ev.Event]:
+    """The trace's events as a list: the trace's own when it is one (a copy is 8 MB a million)."""
+    events = trace.events
+    return events if type(events) is list else list(events)
+
+
 def _other(trace: Any, events: list[ev.Event]) -> dict[str, Any]:
     return _clean({"source": "gradviz", "trace": trace.path or "", "events": len(events),
                    "truncated": bool(trace.truncated)})  # fmt: skip
@@ -226,7 +232,7 @@ def _other(trace: Any, events: list[ev.Event]) -> dict[str, Any]:
 
 def chrome_trace(trace: Any) -> dict[str, Any]:
     """The Chrome trace event document (a dict ready for json.dump) of a Trace."""
-    events: list[ev.Event] = list(trace.events)
+    events: list[ev.Event] = _events(trace)
     return {"traceEvents": list(_items(trace, events)), "displayTimeUnit": "ns", "otherData": _other(trace, events)}
 
 
@@ -244,7 +250,7 @@ def _dump(trace: Any, f: Any) -> int:
     """Write the document as ``json.dump(chrome_trace(trace), f, ...)`` would, byte for byte, as a
     stream: batches of trace events through the C encoder (json.dump to a file takes the pure
     Python one). Returns the number of trace events."""
-    events: list[ev.Event] = list(trace.events)
+    events: list[ev.Event] = _events(trace)
     f.write('{"traceEvents":[')
     n = 0
     batch: list[dict[str, Any]] = []
