@@ -55,6 +55,7 @@ from gradviz.trace import events as ev
 
 
 _new_node = tuple.__new__  # NodeState from its 11 fields: _replace(**kw) cost half of a fold
+_FRESH = NodeState(0, "", 0, 0)[4:]  # a created node's state fields, as NodeState's defaults
 
 
 def _set_node(s: EngineState, node: int, **changes: Any) -> None:
@@ -98,7 +99,7 @@ def _on_queue_created(s: EngineState, e: ev.QueueCreated) -> None:
 
 
 def _on_node_created(s: EngineState, e: ev.NodeCreated) -> None:
-    s.nodes[e.node] = NodeState(e.node, e.name, e.num_inputs, e.sequence_nr)
+    s.nodes[e.node] = _new_node(NodeState, (e.node, e.name, e.num_inputs, e.sequence_nr, *_FRESH))
 
 
 def _on_task_begin(s: EngineState, e: ev.TaskBegin) -> None:

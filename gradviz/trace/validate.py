@@ -290,6 +290,9 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.NotReadyTake: _task_node, ev.NodeBegin: _node_begin, ev.NodeEnd: _task_node, ev.Hook: _task_node,
     ev.AccumulateGradUpdate: _accumulate_grad, ev.CapturedGrad: _captured_grad, ev.SavedRelease: _saved_release,
     ev.Callback: _task, ev.PoolPush: _pool_push, ev.PoolTake: _task, ev.Error: _error, ev.Anomaly: _task_node,
+    # format 4 (a recording of real torch): an engine name and a list of seqs, which no reader
+    # uses to size anything (provenance only tests membership)
+    ev.EngineInfo: _nothing, ev.Derived: _nothing,
 }  # fmt: skip
 # Events that name no thread of their own before one is announced: the bookends.
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)
