@@ -77,6 +77,13 @@ class _ReplayCommand(click.Command):
             ctx.meta["gradviz.negative_step"] = int(value)
         return super().parse_args(ctx, out)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Built when help is shown: the keys come from the stepper, whose import (rich's layout
+        # and pretty-printer) every other gradviz command would otherwise pay for at start-up.
+        if self.epilog is None:
+            self.epilog = _keys_epilog()
+        super().format_epilog(ctx, formatter)
+
 
 def _negative(word: str) -> bool:
     return word.startswith("-") and word[1:].isdigit()
@@ -103,7 +110,7 @@ def first_backward(trace: Any, task: int | None) -> int:
     return 0
 
 
-@click.command(cls=_ReplayCommand, epilog=_keys_epilog())
+@click.command(cls=_ReplayCommand)
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
 @click.option(
     "--step", "step", type=int, is_flag=False, flag_value=STEPPER, default=None, metavar="[N]",

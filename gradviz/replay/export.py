@@ -19,6 +19,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from gradviz.trace import events as ev
@@ -82,32 +83,47 @@ def node_spans(events: list[ev.Event]) -> list[_Span]:
     return spans
 
 
-def chrome_trace(trace: Any) -> dict[str, Any]:
-    """The Chrome trace event document (a dict ready for json.dump) of a Trace."""
-    events: list[ev.Event] = list(trace.events)
-    names = {n: info.name for n, info in trace.nodes.items()}
-    out: list[dict[str, Any]] = []
+def _s(v: str) -> str:
+    """``_clean`` of one string, without a copy when (as nearly always) it is valid UTF-8."""
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return v.encode("utf-8", "replace").decode("utf-8")
+    return v
+
+
+def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
+    """The trace events of the export, in order, each already JSON-safe (``_clean``'s output).
+
+    A generator, so the writer streams them: a 1M-event trace makes about a million of these
+    dicts, which held together (and copied once more by a whole-document ``_clean``) cost 1.5 GB.
+    Strings that come from the trace go through ``_s``; numbers are ints or finite floats."""
+    names: dict[int, str] = {}
+    nodes = trace.nodes
     header = trace.header
     title = "gradviz " + " ".join(header.argv) if header is not None else "gradviz trace"
-    from gradviz.torchrec.provenance import engine, origin  # torchrec: real torch's traces say so
+    from gradviz.torchrec.provenance import DERIVED, OBSERVED, derived_seqs, engine  # real torch's traces say so
 
     if engine(trace)[0] == "torch":
         title += f" (recorded from torch {engine(trace)[1]})"
-    out.append({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
+    yield _clean({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
     for i, th in enumerate(trace.threads.values()):
         label = th.name + (f" ({th.device})" if th.device else "")
-        out.append({"ph": "M", "name": "thread_name", "pid": PID, "tid": th.tid, "args": {"name": label}})
-        out.append({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": th.tid,
-                    "args": {"sort_index": i}})
+        yield _clean({"ph": "M", "name": "thread_name", "pid": PID, "tid": th.tid, "args": {"name": label}})
+        yield {"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": th.tid, "args": {"sort_index": i}}
 
     spans = node_spans(events)
     for sp in spans:
         end = sp.end if sp.end is not None else sp.begin
-        out.append({
-            "ph": "X", "name": names.get(sp.node, f"node {sp.node}"), "cat": "node", "pid": PID,
+        name = names.get(sp.node)
+        if name is None:
+            info = nodes.get(sp.node)
+            name = names[sp.node] = _s(info.name) if info is not None else f"node {sp.node}"
+        yield {
+            "ph": "X", "name": name, "cat": "node", "pid": PID,
             "tid": sp.tid, "ts": _us(sp.begin), "dur": _us(end - sp.begin),
-            "args": {"node": sp.node, "task": sp.task, "depth": sp.depth, "status": sp.status},
-        })  # fmt: skip
+            "args": {"node": sp.node, "task": sp.task, "depth": sp.depth, "status": _s(sp.status)},
+        }  # fmt: skip
 
     # Flows: the producer's latest finished span before the gradient arrived -> the receiver's
     # next span in the same task after it.
@@ -116,13 +132,8 @@ def chrome_trace(trace: Any) -> dict[str, Any]:
         by_begin.setdefault((sp.task, sp.node), []).append(sp)
     last_done: dict[tuple[int, int], _Span] = {}
     pending: list[tuple[int, ev.BufferAdd, _Span]] = []  # (event index, add, producer span)
-    span_iter = {k: iter(v) for k, v in by_begin.items()}
-    span_of_begin: dict[int, _Span] = {}
     for i, e in enumerate(events):
-        if type(e) is ev.NodeBegin:
-            sp = next(span_iter[(e.task, e.node)])
-            span_of_begin[i] = sp
-        elif type(e) is ev.NodeEnd:
+        if type(e) is ev.NodeEnd:
             for sp in by_begin.get((e.task, e.node), ()):
                 if sp.end == e.ts and sp.tid == e.tid:
                     last_done[(e.task, e.node)] = sp
@@ -130,7 +141,9 @@ def chrome_trace(trace: Any) -> dict[str, Any]:
             src = last_done.get((e.task, e.producer))
             if src is not None:
                 pending.append((i, e, src))
+    del last_done
     flow_id = 0
+    derived = derived_seqs(trace)  # provenance.origin, without a call a flow
     for i, add, src in pending:
         dst = next((sp for sp in by_begin.get((add.task, add.node), ())
                     if sp.begin >= events[i].ts and sp is not src), None)
@@ -138,59 +151,89 @@ def chrome_trace(trace: Any) -> dict[str, Any]:
             continue  # the receiver never ran (error, pruned, cut short): no arrow
         flow_id += 1
         name = f"grad -> slot {add.slot}"
-        args = {"slot": add.slot, "mode": add.mode, "stats": _clean(add.stats), "origin": origin(trace, add.seq)}
-        out.append({"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
-                    "ts": src.mid(), "args": args})
-        out.append({"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,
-                    "tid": dst.tid, "ts": dst.mid(), "args": args})
+        args = {"slot": add.slot, "mode": _s(add.mode), "stats": _stats(add.stats),
+                "origin": DERIVED if add.seq in derived else OBSERVED}  # fmt: skip
+        yield {"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
+               "ts": src.mid(), "args": args}  # fmt: skip
+        yield {"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,
+               "tid": dst.tid, "ts": dst.mid(), "args": args}  # fmt: skip
+    del pending, by_begin, spans
 
     # Counters, graph tasks, errors.
     queue_names = {q: qc.name for q, qc in trace.queues.items()}
+    depth_names: dict[tuple[int, str], str] = {}
     outstanding: dict[int, int] = {}
     needed: dict[int, frozenset[int]] = {}
+    task_names: dict[int, str] = {}
     for e in events:
         t = type(e)
         if t is ev.QueueCreated:
-            out.append(_counter(f"queue {e.name} depth", e.ts, {"depth": 0}, e.queue))
+            yield _counter(_s(f"queue {e.name} depth"), e.ts, {"depth": 0}, e.queue)
         elif t is ev.QueuePush or t is ev.QueuePop:
-            qname = queue_names.get(e.queue, f"{e.device} #{e.queue}")
-            out.append(_counter(f"queue {qname} depth", e.ts, {"depth": e.size}, e.queue))
-            if e.what == "node" and e.task is not None:
+            qname = depth_names.get((e.queue, e.device))
+            if qname is None:
+                qname = queue_names.get(e.queue, f"{e.device} #{e.queue}")
+                qname = depth_names[(e.queue, e.device)] = _s(f"queue {qname} depth")
+            ts = e.ts / 1000.0  # _counter's, inlined: half of the export's events are these
+            yield {"ph": "C", "name": qname, "pid": PID, "tid": 0, "ts": ts, "args": {"depth": e.size}}
+            task = e.task
+            if e.what == "node" and task is not None:
                 if t is ev.QueuePush:
-                    outstanding[e.task] = outstanding.get(e.task, 0) + 1
-                elif e.task in needed and e.node not in needed[e.task]:
-                    outstanding[e.task] = outstanding.get(e.task, 0) - 1  # captured, never runs
+                    n = outstanding[task] = outstanding.get(task, 0) + 1
+                elif task in needed and e.node not in needed[task]:
+                    n = outstanding[task] = outstanding.get(task, 0) - 1  # captured, never runs
                 else:
                     continue
-                out.append(_counter(f"task {e.task} outstanding", e.ts,
-                                    {"outstanding": outstanding[e.task]}, e.task))
+                tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
+                yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": ts, "args": {"outstanding": n}}
         elif t is ev.NodeEnd:
-            outstanding[e.task] = outstanding.get(e.task, 0) - 1
-            out.append(_counter(f"task {e.task} outstanding", e.ts, {"outstanding": outstanding[e.task]},
-                                e.task))
+            task = e.task
+            n = outstanding[task] = outstanding.get(task, 0) - 1
+            tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
+            yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": e.ts / 1000.0, "args": {"outstanding": n}}
         elif t is ev.ExecInfo:
             needed[e.task] = frozenset(e.needed)
         elif t is ev.TaskBegin:
             call = "backward" if e.accumulate_grad else "grad"
-            out.append({"ph": "b", "cat": "task", "id": e.task, "name": f"task {e.task} ({call})",
-                        "pid": PID, "tid": e.tid, "ts": _us(e.ts),
-                        "args": {"reentrant_depth": e.reentrant_depth, "owner": e.owner}})
+            yield _clean({"ph": "b", "cat": "task", "id": e.task, "name": f"task {e.task} ({call})",
+                          "pid": PID, "tid": e.tid, "ts": _us(e.ts),
+                          "args": {"reentrant_depth": e.reentrant_depth, "owner": e.owner}})  # fmt: skip
             outstanding[e.task] = 0
-            out.append(_counter(f"task {e.task} outstanding", e.ts, {"outstanding": 0}, e.task))
+            yield _counter(f"task {e.task} outstanding", e.ts, {"outstanding": 0}, e.task)
         elif t is ev.TaskEnd:
-            out.append({"ph": "e", "cat": "task", "id": e.task, "name": f"task {e.task}", "pid": PID,
-                        "tid": e.tid, "ts": _us(e.ts), "args": {"status": e.status, "error": e.error}})
+            yield _clean({"ph": "e", "cat": "task", "id": e.task, "name": f"task {e.task}", "pid": PID,
+                          "tid": e.tid, "ts": _us(e.ts), "args": {"status": e.status, "error": e.error}})
         elif t is ev.Error or t is ev.Anomaly:
             label = e.type if t is ev.Error else "Anomaly"
-            out.append({"ph": "i", "s": "t", "name": label, "cat": e.kind, "pid": PID, "tid": e.tid,
-                        "ts": _us(e.ts), "args": {"node": e.node, "task": e.task, "message": e.message}})
-    doc = {
-        "traceEvents": out,
-        "displayTimeUnit": "ns",
-        "otherData": {"source": "gradviz", "trace": trace.path or "", "events": len(events),
-                      "truncated": bool(trace.truncated)},
-    }  # fmt: skip
-    return _clean(doc)
+            yield _clean({"ph": "i", "s": "t", "name": label, "cat": e.kind, "pid": PID, "tid": e.tid,
+                          "ts": _us(e.ts), "args": {"node": e.node, "task": e.task, "message": e.message}})
+
+
+def _stats(st: Any) -> Any:
+    """``_clean`` of a gradient's stats, without its recursion for the usual all-finite case."""
+    if type(st) is ev.Stats:
+        norm, lo, hi, nan, inf = st.norm, st.min, st.max, st.nan, st.inf
+        if (type(norm) is float and type(lo) is float and type(hi) is float and type(nan) is int and type(inf) is int
+                and norm - norm == 0.0 and lo - lo == 0.0 and hi - hi == 0.0):  # fmt: skip
+            return {"norm": norm, "min": lo, "max": hi, "nan": nan, "inf": inf}
+    return _clean(st)
+
+
+def _events(trace: Any) -> list[ev.Event]:
+    """The trace's events as a list: the trace's own when it is one (a copy is 8 MB a million)."""
+    events = trace.events
+    return events if type(events) is list else list(events)
+
+
+def _other(trace: Any, events: list[ev.Event]) -> dict[str, Any]:
+    return _clean({"source": "gradviz", "trace": trace.path or "", "events": len(events),
+                   "truncated": bool(trace.truncated)})  # fmt: skip
+
+
+def chrome_trace(trace: Any) -> dict[str, Any]:
+    """The Chrome trace event document (a dict ready for json.dump) of a Trace."""
+    events: list[ev.Event] = _events(trace)
+    return {"traceEvents": list(_items(trace, events)), "displayTimeUnit": "ns", "otherData": _other(trace, events)}
 
 
 def _counter(name: str, ts_ns: int, args: dict[str, int], key: int) -> dict[str, Any]:
@@ -199,9 +242,29 @@ def _counter(name: str, ts_ns: int, args: dict[str, int], key: int) -> dict[str,
     return {"ph": "C", "name": name, "pid": PID, "tid": 0, "ts": _us(ts_ns), "args": args}
 
 
-def _dump(doc: dict[str, Any], f: Any) -> None:
-    json.dump(doc, f, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-    f.write("\n")
+_BATCH = 4096  # trace events encoded per JSON call
+_ENCODE = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _dump(trace: Any, f: Any) -> int:
+    """Write the document as ``json.dump(chrome_trace(trace), f, ...)`` would, byte for byte, as a
+    stream: batches of trace events through the C encoder (json.dump to a file takes the pure
+    Python one). Returns the number of trace events."""
+    events: list[ev.Event] = _events(trace)
+    f.write('{"traceEvents":[')
+    n = 0
+    batch: list[dict[str, Any]] = []
+    for item in _items(trace, events):
+        batch.append(item)
+        if len(batch) == _BATCH:
+            f.write(("," if n else "") + _ENCODE(batch)[1:-1])
+            n += len(batch)
+            batch.clear()
+    if batch:
+        f.write(("," if n else "") + _ENCODE(batch)[1:-1])
+        n += len(batch)
+    f.write('],"displayTimeUnit":"ns","otherData":' + _ENCODE(_other(trace, events)) + "}\n")
+    return n
 
 
 def _umask() -> int:
@@ -212,24 +275,22 @@ def _umask() -> int:
 
 def write_chrome_trace(trace: Any, path: str | os.PathLike[str]) -> int:
     """Write the export to ``path`` atomically; returns the number of trace events written."""
-    doc = chrome_trace(trace)
     target = os.fspath(path)
     if os.path.exists(target) and not os.path.isfile(target):
         # /dev/null, /dev/stdout, a FIFO: renaming a temporary file over it would replace the
         # device itself (as root, /dev/null became a plain file), so these are written in place.
         with open(target, "w", encoding="utf-8") as f:
-            _dump(doc, f)
-        return len(doc["traceEvents"])
+            return _dump(trace, f)
     folder = os.path.dirname(os.path.abspath(target))
     os.makedirs(folder, exist_ok=True)  # every command's rule: -o creates missing folders
     fd, tmp = tempfile.mkstemp(prefix=".gradviz-export-", suffix=".json", dir=folder)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs follow the umask as open() does
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            _dump(doc, f)
+            n = _dump(trace, f)
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return len(doc["traceEvents"])
+    return n

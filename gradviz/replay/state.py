@@ -26,323 +26,36 @@ Node states (the same vocabulary as ``render --step``):
 
 from __future__ import annotations
 
+import itertools
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import Any
 
+from gradviz.replay.state_types import (  # noqa: F401  (re-exported: they lived here)
+    _WAITING,
+    MISSING,
+    NODE_STATES,
+    SLOT_STATES,
+    BufferState,
+    CapturedInfo,
+    CowMap,
+    EngineState,
+    ErrorInfo,
+    Frame,
+    NodeState,
+    QueueEntry,
+    QueueState,
+    SlotState,
+    TaskState,
+    ThreadState,
+)
 from gradviz.trace import events as ev
 
-# "arriving" and "ready" are the moments inside one engine action (torch's evaluate_function): a
-# gradient is on its way into the node's InputBuffer (dependency count dropped, buffer being filled)
-# but the node is not parked or queued yet; then it has all its gradients and is about to be pushed.
-NODE_STATES = (
-    "unreached", "pruned", "arriving", "parked", "ready", "queued", "running", "done", "released", "error",
-)  # fmt: skip
-_WAITING = ("arriving", "parked", "ready", "queued")
-SLOT_STATES = ("missing", "set", "accumulated", "undefined")
-
-
-class NodeState(NamedTuple):
-    id: int
-    name: str
-    num_inputs: int
-    sequence_nr: int
-    state: str = "unreached"
-    task: int | None = None  # the task the state refers to
-    queue: int | None = None  # queued: the ready queue it sits in
-    tid: int | None = None  # running: the thread running it
-    depth: int | None = None  # running: reentrant depth of that thread
-    filled: int = 0  # parked/queued: InputBuffer slots holding a gradient (set/accumulated/undefined)
-    runs: int = 0  # how many times it started running, over the whole trace
-
-
-class SlotState(NamedTuple):
-    """One InputBuffer slot. ``accumulated`` means ``contributions`` (>= 2) gradients were summed."""
-
-    state: str  # one of SLOT_STATES
-    contributions: int = 0
-    producers: tuple[int | None, ...] = ()  # node that sent each contribution; None = a root
-
-
-MISSING = SlotState("missing")
-
-
-class BufferState(NamedTuple):
-    node: int
-    slots: tuple[SlotState, ...]
-    parked: bool = False  # in the task's not_ready map
-    remaining: int | None = None  # dependencies still missing, as of the last park/decrement
-
-    @property
-    def filled(self) -> int:
-        return sum(1 for s in self.slots if s.state != "missing")
-
-
-class QueueEntry(NamedTuple):
-    task: int | None
-    node: int | None
-    what: str  # "node", "wakeup" or "shutdown"
-    priority: tuple[int, int, int]  # (cls, reentrant_depth, sequence_nr)
-    pushed: int  # seq of the push event; breaks ties, earliest first
-
-    def sort_key(self) -> tuple[int, int, int, int]:
-        # torch's CompareNodeTaskTime: shutdown < wakeup < node, deeper first, newer seq first.
-        cls, depth, seqnr = self.priority
-        return (cls, -depth, -seqnr, self.pushed)
-
-
-class QueueState:
-    """A ready queue. ``entries`` is in pop order: ``entries[0]`` pops next."""
-
-    __slots__ = ("id", "device", "owner", "name", "entries", "pushes", "pops", "max_size")
-
-    def __init__(self, id: int, device: str, owner: int | None, name: str) -> None:
-        self.id = id
-        self.device = device
-        self.owner = owner
-        self.name = name
-        self.entries: list[QueueEntry] = []
-        self.pushes = 0
-        self.pops = 0
-        self.max_size = 0
-
-    def copy(self) -> QueueState:
-        q = QueueState(self.id, self.device, self.owner, self.name)
-        q.entries = list(self.entries)
-        q.pushes, q.pops, q.max_size = self.pushes, self.pops, self.max_size
-        return q
-
-    def __repr__(self) -> str:
-        return f"<QueueState {self.id} {self.name} {len(self.entries)} entries>"
-
-
-class Frame(NamedTuple):
-    task: int
-    node: int
-    depth: int
-
-
-class ThreadState(NamedTuple):
-    tid: int
-    name: str
-    role: str  # "caller", "device_worker" or "reentrant_pool"
-    device: str | None
-    frames: tuple[Frame, ...] = ()  # nodes running on this thread, outermost first (reentrancy nests)
-    tasks: tuple[int, ...] = ()  # graph tasks this thread drives, outermost first
-    alive: bool = True
-
-    @property
-    def running(self) -> Frame | None:
-        return self.frames[-1] if self.frames else None
-
-    @property
-    def depth(self) -> int:
-        """Reentrant depth of what the thread runs now (0 when idle or at top level)."""
-        return self.frames[-1].depth if self.frames else 0
-
-
-class ErrorInfo(NamedTuple):
-    seq: int
-    step: int  # the step at which the error event has been applied
-    task: int | None
-    node: int | None
-    type: str
-    message: str
-    kind: str = "error"  # "error" or "anomaly"
-
-
-class CapturedInfo(NamedTuple):
-    node: int
-    input_nr: int
-    stats: ev.Stats | None
-
-
-class TaskState:
-    """A GraphTask. Mutable, but copied before the first write after a snapshot (see module doc)."""
-
-    __slots__ = (
-        "_gen", "id", "owner", "cpu_queue", "reentrant_depth", "roots", "graph_root", "keep_graph",
-        "create_graph", "accumulate_grad", "outputs", "status", "error", "outstanding", "deps",
-        "needed", "captures", "buffers", "captured", "errors", "begin_step", "end_step", "pooled",
-        "runner", "executed",
-    )  # fmt: skip
-
-    def __init__(self, gen: object, e: ev.TaskBegin, step: int) -> None:
-        self._gen = gen
-        self.id = e.task
-        self.owner = e.owner
-        self.cpu_queue = e.cpu_queue
-        self.reentrant_depth = e.reentrant_depth
-        self.roots = e.roots
-        self.graph_root = e.graph_root
-        self.keep_graph = e.keep_graph
-        self.create_graph = e.create_graph
-        self.accumulate_grad = e.accumulate_grad
-        self.outputs = e.outputs
-        self.status = "running"  # "running", "ok" or "error"
-        self.error: str | None = None
-        self.outstanding = 0  # node tasks pushed and not yet evaluated
-        self.deps: dict[int, int] = {}  # node -> dependencies still to arrive
-        self.needed: frozenset[int] | None = None  # exec_info; None = everything reachable runs
-        self.captures: tuple[tuple[int, int, int], ...] = ()
-        self.buffers: dict[int, BufferState] = {}  # InputBuffers filled and not yet popped
-        self.captured: dict[int, CapturedInfo] = {}  # grad() output index -> what was captured
-        self.errors: tuple[ErrorInfo, ...] = ()
-        self.begin_step = step
-        self.end_step: int | None = None
-        self.pooled = False  # handed to the reentrant pool
-        self.runner = e.owner  # thread driving it (the owner, or a pool thread)
-        self.executed = 0  # nodes that finished running
-
-    def _clone(self, gen: object) -> TaskState:
-        t = object.__new__(TaskState)
-        for name in TaskState.__slots__:
-            setattr(t, name, getattr(self, name))
-        t._gen = gen
-        t.deps = dict(self.deps)
-        t.buffers = dict(self.buffers)
-        t.captured = dict(self.captured)
-        return t
-
-    @property
-    def not_ready(self) -> dict[int, BufferState]:
-        """Parked InputBuffers, in the order they were parked."""
-        return {n: b for n, b in self.buffers.items() if b.parked}
-
-    @property
-    def waiting(self) -> dict[int, int]:
-        """Nodes with dependencies still to arrive (count > 0)."""
-        return {n: c for n, c in self.deps.items() if c > 0}
-
-    def __repr__(self) -> str:
-        return f"<TaskState {self.id} {self.status} outstanding={self.outstanding}>"
-
-
-class CowMap(Mapping[int, Any]):
-    """An int-keyed map whose copies share storage in chunks, copied on first write.
-
-    Node and task ids are small and dense, so chunking by ``id >> SHIFT`` means a checkpoint
-    duplicates only the chunks that changed since the previous one.
-    """
-
-    __slots__ = ("_chunks", "_owned", "_len")
-    SHIFT = 8
-
-    def __init__(self) -> None:
-        self._chunks: dict[int, dict[int, Any]] = {}
-        self._owned: set[int] = set()
-        self._len = 0
-
-    def copy(self) -> CowMap:
-        m = CowMap()
-        m._chunks = dict(self._chunks)
-        m._len = self._len
-        self._owned = set()  # both now share every chunk: neither may write in place
-        return m
-
-    def __getitem__(self, key: int) -> Any:
-        chunk = self._chunks.get(key >> self.SHIFT)
-        if chunk is None:
-            raise KeyError(key)
-        return chunk[key]
-
-    def get(self, key: int, default: Any = None) -> Any:
-        chunk = self._chunks.get(key >> self.SHIFT)
-        return default if chunk is None else chunk.get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, int):
-            return False
-        chunk = self._chunks.get(key >> self.SHIFT)
-        return chunk is not None and key in chunk
-
-    def __setitem__(self, key: int, value: Any) -> None:
-        i = key >> self.SHIFT
-        if i in self._owned:
-            chunk = self._chunks[i]
-        else:
-            old = self._chunks.get(i)
-            chunk = dict(old) if old else {}
-            self._chunks[i] = chunk
-            self._owned.add(i)
-        if key not in chunk:
-            self._len += 1
-        chunk[key] = value
-
-    def __iter__(self) -> Iterator[int]:
-        for i in sorted(self._chunks):
-            yield from sorted(self._chunks[i])
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __repr__(self) -> str:
-        return f"<CowMap {self._len} items>"
-
-
-class EngineState:
-    """Everything the engine holds after ``step`` events. Treat it as read-only outside this module.
-
-    - ``nodes``: node id -> NodeState, every node created so far (a Mapping).
-    - ``threads``: tid -> ThreadState.
-    - ``queues``: queue id -> QueueState (``entries`` in pop order).
-    - ``tasks``: task id -> TaskState (a Mapping; finished tasks stay, with their outcome).
-    - ``errors``: every error and anomaly so far, in order.
-    - ``last``: the event applied last (None at step 0).
-    """
-
-    __slots__ = ("_gen", "step", "last", "nodes", "threads", "queues", "tasks", "errors", "status")
-
-    def __init__(self) -> None:
-        self._gen = object()
-        self.step = 0
-        self.last: ev.Event | None = None
-        self.nodes = CowMap()
-        self.threads: dict[int, ThreadState] = {}
-        self.queues: dict[int, QueueState] = {}
-        self.tasks = CowMap()
-        self.errors: tuple[ErrorInfo, ...] = ()
-        self.status = "empty"  # "empty", "recording", or TraceEnd's status
-
-    def copy(self) -> EngineState:
-        s = object.__new__(EngineState)
-        s._gen = object()
-        self._gen = object()  # tasks shared with the copy must be cloned before self writes them
-        s.step, s.last, s.errors, s.status = self.step, self.last, self.errors, self.status
-        s.nodes = self.nodes.copy()
-        s.tasks = self.tasks.copy()
-        s.threads = dict(self.threads)
-        s.queues = {q: qs.copy() for q, qs in self.queues.items()}
-        return s
-
-    def task(self, task_id: int) -> TaskState | None:
-        return self.tasks.get(task_id)
-
-    def running(self) -> dict[int, Frame]:
-        """tid -> the frame each busy thread is running."""
-        return {t: th.frames[-1] for t, th in self.threads.items() if th.frames}
-
-    def node_name(self, node: int | None) -> str:
-        if node is None:
-            return "-"
-        ns = self.nodes.get(node)
-        return ns.name if ns is not None else f"node {node}"
-
-    def _wtask(self, task_id: int) -> TaskState | None:
-        """The task, writable: cloned first if a snapshot may share it."""
-        t = self.tasks.get(task_id)
-        if t is None:
-            return None
-        if t._gen is not self._gen:
-            t = t._clone(self._gen)
-            self.tasks[task_id] = t
-        return t
-
-    def __repr__(self) -> str:
-        return f"<EngineState step {self.step}: {len(self.nodes)} nodes, {len(self.tasks)} tasks>"
-
-
 # --- the fold ----------------------------------------------------------------------------------
+
+
+_new_node = tuple.__new__  # NodeState from its 11 fields: _replace(**kw) cost half of a fold
+_FRESH = NodeState(0, "", 0, 0)[4:]  # a created node's state fields, as NodeState's defaults
 
 
 def _set_node(s: EngineState, node: int, **changes: Any) -> None:
@@ -352,10 +65,16 @@ def _set_node(s: EngineState, node: int, **changes: Any) -> None:
     s.nodes[node] = ns._replace(**changes)
 
 
-def _node_state(s: EngineState, node: int, state: str, task: int | None, **extra: Any) -> None:
-    base = dict(queue=None, tid=None, depth=None, filled=0)
-    base.update(extra)
-    _set_node(s, node, state=state, task=task, **base)
+def _node_state(s: EngineState, node: int, state: str, task: int | None, queue: int | None = None,
+                tid: int | None = None, depth: int | None = None, filled: int = 0, runs: int | None = None) -> None:
+    """Node ``node`` is now ``state`` in ``task``; queue, tid, depth and filled as given (else
+    cleared), its name, inputs and run count kept (``runs`` if given)."""
+    nodes = s.nodes
+    ns = nodes.get(node)
+    if ns is None:  # a node the trace never declared (cut trace, foreign engine): invent it
+        ns = NodeState(node, f"node {node}", 1, -1)
+    nodes[node] = _new_node(NodeState, (ns[0], ns[1], ns[2], ns[3], state, task, queue, tid, depth, filled,
+                                        ns[10] if runs is None else runs))  # fmt: skip
 
 
 def _on_thread_start(s: EngineState, e: ev.ThreadStart) -> None:
@@ -380,7 +99,7 @@ def _on_queue_created(s: EngineState, e: ev.QueueCreated) -> None:
 
 
 def _on_node_created(s: EngineState, e: ev.NodeCreated) -> None:
-    s.nodes[e.node] = NodeState(e.node, e.name, e.num_inputs, e.sequence_nr)
+    s.nodes[e.node] = _new_node(NodeState, (e.node, e.name, e.num_inputs, e.sequence_nr, *_FRESH))
 
 
 def _on_task_begin(s: EngineState, e: ev.TaskBegin) -> None:
@@ -692,8 +411,16 @@ def apply(state: EngineState, event: ev.Event) -> EngineState:
 def fold(events: Iterable[ev.Event], state: EngineState | None = None) -> EngineState:
     """Apply every event in order, starting from ``state`` (copied) or the empty state."""
     s = EngineState() if state is None else state.copy()
-    for e in events:
-        apply(s, e)
+    handlers = _HANDLERS
+    step = s.step
+    e = s.last
+    for e in events:  # apply(), inlined: a call an event is a third of a plain event's cost
+        step += 1
+        handler = handlers.get(type(e))
+        if handler is not None:
+            s.step, s.last = step, e  # handlers read the step being reached
+            handler(s, e)
+    s.step, s.last = step, e
     return s
 
 
@@ -756,3 +483,26 @@ def state_at(trace: Any, step: int) -> EngineState:
     on one trace share checkpoints, so any step comes back fast after the first call.
     """
     return replayer(trace).state_at(step)
+
+
+_folded: weakref.WeakKeyDictionary[Any, EngineState] = weakref.WeakKeyDictionary()
+
+
+def state_once(trace: Any, step: int) -> EngineState:
+    """The state after the first ``step`` events, for a reader that wants one step (render
+    --step): a plain fold, kept for the next call with the same step (each task of a multi-task
+    render). Building ``state_at``'s checkpoints for the whole trace copied every task's maps
+    hundreds of times (4 GB for a 200k-node task); a Replayer already built is used as is.
+    Treat the result as read-only."""
+    r = _replayers.get(trace)
+    if r is not None and len(r) == len(trace.events):
+        return r.state_at(step)
+    step = max(0, min(step, len(trace.events)))
+    s = _folded.get(trace)
+    if s is None or s.step != step:
+        s = fold(itertools.islice(trace.events, step))
+        try:
+            _folded[trace] = s
+        except TypeError:  # not weakly referenceable: no cache
+            pass
+    return s

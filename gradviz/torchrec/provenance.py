@@ -65,8 +65,8 @@ def counts(trace: Any) -> dict[str, Any]:
 
 
 def summary_line(trace: Any) -> str:
-    c = counts(trace)
-    if c["engine"] != "torch":
+    if engine(trace)[0] != "torch":  # before counts(): two passes over every event for nothing
         return "engine: gradviz (every event reported by the engine itself)"
+    c = counts(trace)
     return (f"engine: torch {c['torch_version']}: {c['observed']:,} events observed by hooks, "
             f"{c['derived']:,} derived by the recorder ({', '.join(c['derived_kinds'])})")  # fmt: skip
