@@ -59,8 +59,14 @@ fi
 
 pip_args=(-q)
 if [ "$extras" != '.[fast]' ] && [ "$(uname -s)" = Linux ]; then
-    # torch's CPU wheel (about 200 MB) instead of the default one with the CUDA libraries (GBs).
-    pip_args+=(--extra-index-url "${GRADVIZ_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}")
+    # torch's CPU wheel (about 200 MB) instead of the default one with the CUDA libraries (GBs),
+    # from torch's CPU index when it can be reached (a closed network gets the plain index: pip
+    # would otherwise retry the unreachable one for every package).
+    index=${GRADVIZ_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}
+    if "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/', timeout=5)" "$index" \
+            >/dev/null 2>&1; then
+        pip_args+=(--extra-index-url "$index")
+    fi
     echo "setup: installing the test dependencies, with torch==2.13.0 (a download of about 200 MB)" >&2
 fi
 "$PY" -m pip install "${pip_args[@]}" -e "$extras"
