@@ -7,7 +7,6 @@ queue's lock, with the size the queue has then, so a recording of the queue is t
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import sys
 import threading
@@ -61,9 +60,74 @@ class NodeTask:
         return (2, self.reentrant_depth, self.fn.sequence_nr)
 
 
+# Heap keys: one int per entry, so the sift loops compare ints. A node task is
+# (reentrant_depth << 64) | sequence_nr; every wake-up gets _WAKE_KEY whatever its depth and every
+# shutdown _SHUTDOWN_KEY, as CompareNodeTaskTime ranks them (it never looks at a wake-up's depth).
+_WAKE_KEY = 1 << 192
+_SHUTDOWN_KEY = 2 << 192
+
+
+def _push_heap(keys: list[int], items: list, key: int, item: Any) -> None:
+    """push_back then std::push_heap (libstdc++'s __push_heap): the new entry climbs while its
+    parent ranks strictly lower, so among equal keys the earlier one stays above."""
+    hole = len(keys)
+    keys.append(key)
+    items.append(item)
+    while hole:
+        parent = (hole - 1) >> 1
+        pkey = keys[parent]
+        if not pkey < key:
+            break
+        keys[hole] = pkey
+        items[hole] = items[parent]
+        hole = parent
+    keys[hole] = key
+    items[hole] = item
+
+
+def _pop_heap(keys: list[int], items: list) -> Any:
+    """std::pop_heap then pop_back, step for step as libstdc++'s __pop_heap and __adjust_heap do:
+    the hole left at the top sinks to a leaf along the higher child (the right one unless the left
+    ranks strictly higher), the last entry is put in it and climbs back. With no tie-breaker the
+    order among equal keys is the heap's own: five equal keys pushed 1..5 pop as 1, 3, 5, 2, 4."""
+    top = items[0]
+    length = len(keys) - 1
+    if length:
+        vkey = keys[length]
+        vitem = items[length]
+        hole = child = 0
+        while child < (length - 1) >> 1:
+            child = 2 * (child + 1)
+            if keys[child] < keys[child - 1]:
+                child -= 1
+            keys[hole] = keys[child]
+            items[hole] = items[child]
+            hole = child
+        if not length & 1 and child == (length - 2) >> 1:
+            child = 2 * (child + 1) - 1
+            keys[hole] = keys[child]
+            items[hole] = items[child]
+            hole = child
+        while hole:
+            parent = (hole - 1) >> 1
+            pkey = keys[parent]
+            if not pkey < vkey:
+                break
+            keys[hole] = pkey
+            items[hole] = items[parent]
+            hole = parent
+        keys[hole] = vkey
+        items[hole] = vitem
+    keys.pop()
+    items.pop()
+    return top
+
+
 class ReadyQueue:
     """A priority queue of NodeTasks: shutdown first, then wake-ups, then deeper reentrant
-    tasks, then higher sequence_nr (torch's CompareNodeTaskTime); ties in push order."""
+    tasks, then higher sequence_nr (torch's CompareNodeTaskTime). As torch's std::priority_queue
+    it is a binary heap with no tie-breaker: equal keys pop in the order libstdc++'s heap gives
+    them (_push_heap, _pop_heap), which is what torch runs."""
 
     def __init__(self, device: str, name: str, owner: int | None = None, announce: bool = True):
         self.id = next(_queue_ids)
@@ -72,11 +136,12 @@ class ReadyQueue:
         # Ident of the thread that pops from it (pool threads standing in for a blocked owner
         # pop too). Set once, before the queue is announced to the probe or used.
         self.owner = owner
-        # _lock (through _not_empty) protects: _heap, _count, _waiting.
+        # _lock (through _not_empty) protects: _keys, _items (the heap, as two parallel lists),
+        # _waiting.
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
-        self._heap: list[tuple] = []
-        self._count = itertools.count()
+        self._keys: list[int] = []
+        self._items: list[NodeTask] = []
         # Threads asleep in pop(): push notifies only when there is one (Condition.notify costs
         # half a microsecond even with no waiter).
         self._waiting = 0
@@ -92,13 +157,12 @@ class ReadyQueue:
         """Queue ``item``. ``increment_outstanding=False``: the caller has already counted it
         in its task's outstanding_tasks (torch's push(item, incrementOutstandingTasks))."""
         fn = item.fn
-        # (cls, -depth, -sequence_nr, push order, item): the heap pops the smallest.
         if item.is_shutdown:
-            entry: tuple = (0, 0, 0, next(self._count), item)
+            key = _SHUTDOWN_KEY
         elif fn is None:
-            entry = (1, -item.reentrant_depth, 0, next(self._count), item)
+            key = _WAKE_KEY
         else:
-            entry = (2, -item.reentrant_depth, -fn.sequence_nr, next(self._count), item)
+            key = item.reentrant_depth << 64 | fn.sequence_nr
         if increment_outstanding:
             gt = item.graph_task
             if gt is not None:
@@ -106,10 +170,10 @@ class ReadyQueue:
                 with gt.mutex:
                     gt.outstanding_tasks += 1
         with self._lock:
-            heapq.heappush(self._heap, entry)
+            _push_heap(self._keys, self._items, key, item)
             probe = graph._ENGINE.probe
             if probe is not None:
-                probe.queue_push(self, item, len(self._heap))
+                probe.queue_push(self, item, len(self._keys))
             if self._waiting:
                 self._not_empty.notify()
 
@@ -118,16 +182,16 @@ class ReadyQueue:
         ``told``: (task, by, slot, gradient, mode, not_ready) of the gradient that made it ready;
         the probe hears it with the push, as one step (Probe.gradient_in), with the queue's size
         after the push. None: nothing was recording when that gradient arrived."""
-        entry = (2, -item.reentrant_depth, -item.fn.sequence_nr, next(self._count), item)  # type: ignore[union-attr]
+        key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
         with self._lock:
-            heapq.heappush(self._heap, entry)
+            _push_heap(self._keys, self._items, key, item)
             probe = graph._ENGINE.probe
             if probe is not None:
                 if told is None:
-                    probe.queue_push(self, item, len(self._heap))
+                    probe.queue_push(self, item, len(self._keys))
                 else:
                     task, by, slot, grad, mode, took = told
-                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(self._heap))
+                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(self._keys))
             if self._waiting:
                 self._not_empty.notify()
 
@@ -136,13 +200,13 @@ class ReadyQueue:
 
     def pop(self) -> NodeTask:
         with self._lock:
-            if not self._heap:
+            if not self._keys:
                 self._wait()
-            item = heapq.heappop(self._heap)[4]
+            item = _pop_heap(self._keys, self._items)
             probe = graph._ENGINE.probe
             if probe is not None:
                 try:
-                    probe.queue_pop(self, item, len(self._heap))
+                    probe.queue_pop(self, item, len(self._keys))
                 except Exception:  # noqa: BLE001
                     # The item is already off the heap: raising here would lose it, and its task
                     # would wait forever. A failing probe is reported, never fatal to backward.
@@ -153,7 +217,7 @@ class ReadyQueue:
         """Sleep until the heap has an entry (called, and returning, with _lock held). Its own
         frame: a signal here may interrupt the wait, while one anywhere else in push or pop is
         held back until the step and its event are both done (trace.recorder.in_recorder)."""
-        while not self._heap:
+        while not self._keys:
             self._waiting += 1
             try:
                 self._not_empty.wait()
@@ -162,7 +226,7 @@ class ReadyQueue:
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._heap)
+            return len(self._keys)
 
     def __repr__(self) -> str:
         return f"<ReadyQueue {self.name} ({len(self)} tasks)>"
