@@ -184,7 +184,14 @@ class ReadyQueue:
         after the push. None: nothing was recording when that gradient arrived."""
         key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
         with self._lock:
-            _push_heap(self._keys, self._items, key, item)
+            keys = self._keys
+            if keys:
+                _push_heap(keys, self._items, key, item)
+            else:
+                # Onto an empty queue (a chain of nodes, each making the next ready): the heap's
+                # push is then an append, without the call.
+                keys.append(key)
+                self._items.append(item)
             probe = graph._ENGINE.probe
             if probe is not None:
                 if told is None:
@@ -200,9 +207,15 @@ class ReadyQueue:
 
     def pop(self) -> NodeTask:
         with self._lock:
-            if not self._keys:
+            keys = self._keys
+            if not keys:
                 self._wait()
-            item = _pop_heap(self._keys, self._items)
+            if len(keys) == 1:
+                # The queue's only entry (a chain of nodes): the heap's pop is a pop_back.
+                keys.pop()
+                item = self._items.pop()
+            else:
+                item = _pop_heap(keys, self._items)
             probe = graph._ENGINE.probe
             if probe is not None:
                 try:
