@@ -7,11 +7,12 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
 import tests._diff as diff
-from gradviz.autograd.ready_queue import _pop_heap, _push_heap
+from gradviz.autograd.ready_queue import NodeTask, ReadyQueue
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 13])
@@ -48,12 +49,29 @@ def test_two_nodes_each_making_leaves_ready():
     diff.check(prog)
 
 
+class _Queue:
+    """A ReadyQueue of node tasks with the given sequence numbers (nothing recording)."""
+
+    def __init__(self) -> None:
+        self.q = ReadyQueue("cpu", "test", announce=False)
+
+    def push(self, seq: int, ident: int) -> None:
+        task = NodeTask(None, SimpleNamespace(sequence_nr=seq), [])  # type: ignore[arg-type]
+        task.task_id = ident  # unused by the queue: names the entry here
+        self.q.push(task, increment_outstanding=False)
+
+    def pop(self) -> int:
+        return self.q.pop().task_id  # type: ignore[return-value]
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+
 def test_five_equal_keys_pop_as_1_3_5_2_4():
-    keys: list[int] = []
-    items: list = []
+    q = _Queue()
     for i in range(1, 6):
-        _push_heap(keys, items, 7, i)
-    assert [_pop_heap(keys, items) for _ in range(5)] == [1, 3, 5, 2, 4]
+        q.push(7, i)
+    assert [q.pop() for _ in range(5)] == [1, 3, 5, 2, 4]
 
 
 _CPP = r"""
@@ -80,18 +98,18 @@ def test_heap_matches_libstdcxx_priority_queue(tmp_path):
     subprocess.run(["g++", "-O1", "-o", str(exe), str(src)], check=True)
     rng = random.Random(0)
     for _ in range(200):
-        ops, keys, items, got, nid = [], [], [], [], 0
+        ops, q, got, nid = [], _Queue(), [], 0
         for _ in range(rng.randint(1, 60)):
-            if keys and rng.random() < 0.4:
+            if len(q) and rng.random() < 0.4:
                 ops.append("o")
-                got.append(_pop_heap(keys, items))
+                got.append(q.pop())
             else:
                 k = rng.randint(0, 3)
                 ops.append(f"p {k}")
-                _push_heap(keys, items, k, nid)
+                q.push(k, nid)
                 nid += 1
-        while keys:
+        while len(q):
             ops.append("o")
-            got.append(_pop_heap(keys, items))
+            got.append(q.pop())
         out = subprocess.run([str(exe)], input="\n".join(ops), capture_output=True, text=True, check=True).stdout
         assert got == [int(x) for x in out.split()], ops

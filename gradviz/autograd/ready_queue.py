@@ -7,6 +7,7 @@ queue's lock, with the size the queue has then, so a recording of the queue is t
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import sys
 import threading
@@ -32,7 +33,7 @@ class NodeTask:
     still names it, so a recording of its pop names the task its push named.
     """
 
-    __slots__ = ("_base", "fn", "inputs", "is_shutdown", "reentrant_depth", "task_id")
+    __slots__ = ("_base", "_key", "fn", "inputs", "is_shutdown", "reentrant_depth", "task_id")
 
     def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: Any, is_shutdown: bool = False):
         if graph_task is not None:
@@ -47,6 +48,11 @@ class NodeTask:
         self.inputs = inputs if type(inputs) is list else inputs.buffer  # an InputBuffer's list
         self.is_shutdown = is_shutdown
 
+    def __lt__(self, other: NodeTask) -> bool:
+        # The ready queue's heap (heapq, a min-heap) pops first what ranks highest: "less" is
+        # "ranks higher" under CompareNodeTaskTime (_key, set at push). No tie-breaker, as torch.
+        return self._key > other._key
+
     @property
     def graph_task(self) -> GraphTask | None:
         return self._base() if self._base is not None else None
@@ -60,74 +66,35 @@ class NodeTask:
         return (2, self.reentrant_depth, self.fn.sequence_nr)
 
 
-# Heap keys: one int per entry, so the sift loops compare ints. A node task is
-# (reentrant_depth << 64) | sequence_nr; every wake-up gets _WAKE_KEY whatever its depth and every
-# shutdown _SHUTDOWN_KEY, as CompareNodeTaskTime ranks them (it never looks at a wake-up's depth).
+# Heap keys (NodeTask._key): one int per entry. A node task is (reentrant_depth << 64) |
+# sequence_nr; every wake-up gets _WAKE_KEY whatever its depth and every shutdown _SHUTDOWN_KEY, as
+# CompareNodeTaskTime ranks them (it never looks at a wake-up's depth).
 _WAKE_KEY = 1 << 192
 _SHUTDOWN_KEY = 2 << 192
 
 
-def _push_heap(keys: list[int], items: list, key: int, item: Any) -> None:
-    """push_back then std::push_heap (libstdc++'s __push_heap): the new entry climbs while its
-    parent ranks strictly lower, so among equal keys the earlier one stays above."""
-    hole = len(keys)
-    keys.append(key)
-    items.append(item)
-    while hole:
-        parent = (hole - 1) >> 1
-        pkey = keys[parent]
-        if not pkey < key:
-            break
-        keys[hole] = pkey
-        items[hole] = items[parent]
-        hole = parent
-    keys[hole] = key
-    items[hole] = item
+def _push_heap(heap: list[NodeTask], item: NodeTask) -> None:
+    """push_back then std::push_heap: libstdc++'s __push_heap lets the new entry climb while its
+    parent ranks strictly lower; heapq.heappush's sift does the same moves, NodeTask.__lt__
+    standing for "ranks higher", so among equal keys the earlier one stays above."""
+    heapq.heappush(heap, item)
 
 
-def _pop_heap(keys: list[int], items: list) -> Any:
-    """std::pop_heap then pop_back, step for step as libstdc++'s __pop_heap and __adjust_heap do:
-    the hole left at the top sinks to a leaf along the higher child (the right one unless the left
-    ranks strictly higher), the last entry is put in it and climbs back. With no tie-breaker the
-    order among equal keys is the heap's own: five equal keys pushed 1..5 pop as 1, 3, 5, 2, 4."""
-    top = items[0]
-    length = len(keys) - 1
-    if length:
-        vkey = keys[length]
-        vitem = items[length]
-        hole = child = 0
-        while child < (length - 1) >> 1:
-            child = 2 * (child + 1)
-            if keys[child] < keys[child - 1]:
-                child -= 1
-            keys[hole] = keys[child]
-            items[hole] = items[child]
-            hole = child
-        if not length & 1 and child == (length - 2) >> 1:
-            child = 2 * (child + 1) - 1
-            keys[hole] = keys[child]
-            items[hole] = items[child]
-            hole = child
-        while hole:
-            parent = (hole - 1) >> 1
-            pkey = keys[parent]
-            if not pkey < vkey:
-                break
-            keys[hole] = pkey
-            items[hole] = items[parent]
-            hole = parent
-        keys[hole] = vkey
-        items[hole] = vitem
-    keys.pop()
-    items.pop()
-    return top
+def _pop_heap(heap: list[NodeTask]) -> NodeTask:
+    """std::pop_heap then pop_back. libstdc++'s __pop_heap and __adjust_heap sink the hole left at
+    the top to a leaf along the higher child (the right one unless the left ranks strictly
+    higher), put the last entry in it and let it climb back; heapq.heappop's sift makes the same
+    moves (its right child unless the left is strictly less). With no tie-breaker the order
+    among equal keys is the heap's own: five equal keys pushed 1..5 pop as 1, 3, 5, 2, 4
+    (tests/test_engine_heap_order.py checks it against g++'s std::priority_queue)."""
+    return heapq.heappop(heap)
 
 
 class ReadyQueue:
     """A priority queue of NodeTasks: shutdown first, then wake-ups, then deeper reentrant
     tasks, then higher sequence_nr (torch's CompareNodeTaskTime). As torch's std::priority_queue
     it is a binary heap with no tie-breaker: equal keys pop in the order libstdc++'s heap gives
-    them (_push_heap, _pop_heap), which is what torch runs."""
+    them (_push_heap, _pop_heap: heapq on NodeTask.__lt__), which is what torch runs."""
 
     def __init__(self, device: str, name: str, owner: int | None = None, announce: bool = True):
         self.id = next(_queue_ids)
@@ -136,12 +103,10 @@ class ReadyQueue:
         # Ident of the thread that pops from it (pool threads standing in for a blocked owner
         # pop too). Set once, before the queue is announced to the probe or used.
         self.owner = owner
-        # _lock (through _not_empty) protects: _keys, _items (the heap, as two parallel lists),
-        # _waiting.
+        # _lock (through _not_empty) protects: _heap, _waiting.
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
-        self._keys: list[int] = []
-        self._items: list[NodeTask] = []
+        self._heap: list[NodeTask] = []
         # Threads asleep in pop(): push notifies only when there is one (Condition.notify costs
         # half a microsecond even with no waiter).
         self._waiting = 0
@@ -158,11 +123,11 @@ class ReadyQueue:
         in its task's outstanding_tasks (torch's push(item, incrementOutstandingTasks))."""
         fn = item.fn
         if item.is_shutdown:
-            key = _SHUTDOWN_KEY
+            item._key = _SHUTDOWN_KEY
         elif fn is None:
-            key = _WAKE_KEY
+            item._key = _WAKE_KEY
         else:
-            key = item.reentrant_depth << 64 | fn.sequence_nr
+            item._key = item.reentrant_depth << 64 | fn.sequence_nr
         if increment_outstanding:
             gt = item.graph_task
             if gt is not None:
@@ -170,10 +135,11 @@ class ReadyQueue:
                 with gt.mutex:
                     gt.outstanding_tasks += 1
         with self._lock:
-            _push_heap(self._keys, self._items, key, item)
+            heap = self._heap
+            heapq.heappush(heap, item)  # _push_heap
             probe = graph._ENGINE.probe
             if probe is not None:
-                probe.queue_push(self, item, len(self._keys))
+                probe.queue_push(self, item, len(heap))
             if self._waiting:
                 self._not_empty.notify()
 
@@ -182,23 +148,17 @@ class ReadyQueue:
         ``told``: (task, by, slot, gradient, mode, not_ready) of the gradient that made it ready;
         the probe hears it with the push, as one step (Probe.gradient_in), with the queue's size
         after the push. None: nothing was recording when that gradient arrived."""
-        key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
+        item._key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
         with self._lock:
-            keys = self._keys
-            if keys:
-                _push_heap(keys, self._items, key, item)
-            else:
-                # Onto an empty queue (a chain of nodes, each making the next ready): the heap's
-                # push is then an append, without the call.
-                keys.append(key)
-                self._items.append(item)
+            heap = self._heap
+            heapq.heappush(heap, item)  # _push_heap
             probe = graph._ENGINE.probe
             if probe is not None:
                 if told is None:
-                    probe.queue_push(self, item, len(self._keys))
+                    probe.queue_push(self, item, len(heap))
                 else:
                     task, by, slot, grad, mode, took = told
-                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(self._keys))
+                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(heap))
             if self._waiting:
                 self._not_empty.notify()
 
@@ -207,19 +167,14 @@ class ReadyQueue:
 
     def pop(self) -> NodeTask:
         with self._lock:
-            keys = self._keys
-            if not keys:
+            heap = self._heap
+            if not heap:
                 self._wait()
-            if len(keys) == 1:
-                # The queue's only entry (a chain of nodes): the heap's pop is a pop_back.
-                keys.pop()
-                item = self._items.pop()
-            else:
-                item = _pop_heap(keys, self._items)
+            item = heapq.heappop(heap)  # _pop_heap
             probe = graph._ENGINE.probe
             if probe is not None:
                 try:
-                    probe.queue_pop(self, item, len(self._keys))
+                    probe.queue_pop(self, item, len(heap))
                 except Exception:  # noqa: BLE001
                     # The item is already off the heap: raising here would lose it, and its task
                     # would wait forever. A failing probe is reported, never fatal to backward.
@@ -230,7 +185,7 @@ class ReadyQueue:
         """Sleep until the heap has an entry (called, and returning, with _lock held). Its own
         frame: a signal here may interrupt the wait, while one anywhere else in push or pop is
         held back until the step and its event are both done (trace.recorder.in_recorder)."""
-        while not self._keys:
+        while not self._heap:
             self._waiting += 1
             try:
                 self._not_empty.wait()
@@ -239,7 +194,7 @@ class ReadyQueue:
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._keys)
+            return len(self._heap)
 
     def __repr__(self) -> str:
         return f"<ReadyQueue {self.name} ({len(self)} tasks)>"
