@@ -375,7 +375,12 @@ class Tensor:
         create_graph: bool = False,
         inputs: Sequence[Tensor] | Tensor | None = None,
     ) -> None:
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        if gradient is None and inputs is None:
+            # The engine runs from this frame (autograd.backward's one-output path without its
+            # frame): a nested backward level spends one Python frame less.
+            _autograd.get_default_engine().execute(*_autograd._one_root(self, retain_graph, create_graph))
+        else:
+            _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- printing
     def __repr__(self) -> str:

@@ -127,22 +127,7 @@ def backward(
 ) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
     if type(tensors) is _Tensor and grad_tensors is None and grad_variables is None and inputs is None:
-        # loss.backward(): one output, its implicit gradient, every leaf. The same checks and
-        # calls as below without the tuple conversions (a fixed cost of every training step).
-        d = tensors._data
-        if (type(d) is np.ndarray and d.shape == () and (tensors._requires_grad or tensors._grad_fn is not None)
-                and tensors.dtype.is_floating_point):  # fmt: skip
-            # The scalar loss (_make_grads' checks hold): a copy of a cached one as its gradient.
-            grad = _Tensor._wrap(_scalar_one(d.dtype), tensors.dtype, tensors.device)
-        else:
-            grad = _make_grads((tensors,), (None,))[0]
-        edge = gradient_edge(tensors)
-        if edge[0] is None:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        keep = create_graph if retain_graph is None else retain_graph
-        if create_graph:
-            _warn_create_graph_cycle()
-        get_default_engine().execute([edge], [grad], keep, create_graph, True, [])
+        get_default_engine().execute(*_one_root(tensors, retain_graph, create_graph))
         return
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -158,6 +143,27 @@ def backward(
     if create_graph:
         _warn_create_graph_cycle()
     _run_backward(tensors, new_grads, retain_graph, create_graph, inputs, True, True)
+
+
+def _one_root(tensor: _Tensor, retain_graph: bool | None, create_graph: bool) -> tuple:
+    """Engine.execute's arguments for ``tensor.backward()``: one output, its implicit gradient,
+    every leaf. The same checks and calls as backward's general path without its tuple
+    conversions (a fixed cost of every training step). Its caller (backward, or Tensor.backward
+    itself) calls execute: one Python frame less for each nested backward level."""
+    d = tensor._data
+    if (type(d) is np.ndarray and d.shape == () and (tensor._requires_grad or tensor._grad_fn is not None)
+            and tensor.dtype.is_floating_point):  # fmt: skip
+        # The scalar loss (_make_grads' checks hold): a copy of a cached one as its gradient.
+        grad = _Tensor._wrap(_scalar_one(d.dtype), tensor.dtype, tensor.device)
+    else:
+        grad = _make_grads((tensor,), (None,))[0]
+    edge = gradient_edge(tensor)
+    if edge[0] is None:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    keep = create_graph if retain_graph is None else retain_graph
+    if create_graph:
+        _warn_create_graph_cycle()
+    return [edge], [grad], keep, create_graph, True, []
 
 
 _create_graph_warned = False

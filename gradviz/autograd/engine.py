@@ -29,7 +29,7 @@ from gradviz.autograd import _state, graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
-from gradviz.autograd.graph_task import ExecInfo, GraphTask, _Future
+from gradviz.autograd.graph_task import ExecInfo, GraphTask
 from gradviz.autograd.hook_checks import _checked_hook_result, _checked_hook_results
 from gradviz.autograd.input_buffer import CPU_DEVICE, InputBuffer
 from gradviz.autograd.probe import Probe
@@ -111,7 +111,17 @@ class Engine(DeviceThreads):
         else:
             buf = InputBuffer(0)
         try:
-            future = self.execute_with_graph_task(task, graph_root, buf)
+            if self.execute_with_graph_task(task, graph_root, buf):
+                # Reentrant, nested on this thread: execute_with_graph_task's thread_main, run
+                # from this frame (one Python frame less for each nested level).
+                tls.total_depth += 1
+                tls.current_depth += 1
+                try:
+                    self.thread_main(task)
+                finally:
+                    tls.current_depth -= 1
+                    tls.total_depth -= 1
+            future = task.future
             try:
                 return future.wait()
             finally:
@@ -130,7 +140,10 @@ class Engine(DeviceThreads):
             if probe is not None:
                 probe.task_end(task, task.future.error)
 
-    def execute_with_graph_task(self, task: GraphTask, graph_root: Node, buf: InputBuffer) -> _Future:
+    def execute_with_graph_task(self, task: GraphTask, graph_root: Node, buf: InputBuffer) -> bool:
+        """Queue the root and run the task, as torch's; returns True when the task is reentrant
+        and must nest on this thread: the caller (execute) then runs thread_main, torch's nested
+        call, from its own frame."""
         tls = _state.tls
         queue = self.ready_queue(task.cpu_ready_queue, buf.device())
         if tls.worker_device is _state.NO_DEVICE:
@@ -141,7 +154,7 @@ class Engine(DeviceThreads):
                 self.thread_main(task)
             finally:
                 tls.worker_device = _state.NO_DEVICE
-            return task.future
+            return False
         # Reentrant: called from inside a node running on this thread (worker_device says which
         # queue this thread serves). As torch: nest while current_depth is below the limit, else
         # hand the task to a pool thread and block on its future in execute(). Python's own
@@ -151,15 +164,8 @@ class Engine(DeviceThreads):
         queue.push(NodeTask(task, graph_root, buf.buffer))
         if tls.current_depth >= self.max_recursion_depth or _stack_room() < _FRAMES_PER_LEVEL:
             self.add_thread_pool_task(task)
-        else:
-            tls.total_depth += 1
-            tls.current_depth += 1
-            try:
-                self.thread_main(task)
-            finally:
-                tls.current_depth -= 1
-                tls.total_depth -= 1
-        return task.future
+            return False
+        return True
 
     # -- the worker loop
     def thread_main(self, graph_task: GraphTask | None) -> None:

@@ -33,7 +33,7 @@ class NodeTask:
     still names it, so a recording of its pop names the task its push named.
     """
 
-    __slots__ = ("_base", "fn", "inputs", "is_shutdown", "reentrant_depth", "task_id")
+    __slots__ = ("_base", "_key", "fn", "inputs", "is_shutdown", "reentrant_depth", "task_id")
 
     def __init__(self, graph_task: GraphTask | None, fn: Node | None, inputs: Any, is_shutdown: bool = False):
         if graph_task is not None:
@@ -48,6 +48,11 @@ class NodeTask:
         self.inputs = inputs if type(inputs) is list else inputs.buffer  # an InputBuffer's list
         self.is_shutdown = is_shutdown
 
+    def __lt__(self, other: NodeTask) -> bool:
+        # The ready queue's heap (heapq, a min-heap) pops first what ranks highest: "less" is
+        # "ranks higher" under CompareNodeTaskTime (_key, set at push). No tie-breaker, as torch.
+        return self._key > other._key
+
     @property
     def graph_task(self) -> GraphTask | None:
         return self._base() if self._base is not None else None
@@ -61,9 +66,35 @@ class NodeTask:
         return (2, self.reentrant_depth, self.fn.sequence_nr)
 
 
+# Heap keys (NodeTask._key): one int per entry. A node task is (reentrant_depth << 64) |
+# sequence_nr; every wake-up gets _WAKE_KEY whatever its depth and every shutdown _SHUTDOWN_KEY, as
+# CompareNodeTaskTime ranks them (it never looks at a wake-up's depth).
+_WAKE_KEY = 1 << 192
+_SHUTDOWN_KEY = 2 << 192
+
+
+def _push_heap(heap: list[NodeTask], item: NodeTask) -> None:
+    """push_back then std::push_heap: libstdc++'s __push_heap lets the new entry climb while its
+    parent ranks strictly lower; heapq.heappush's sift does the same moves, NodeTask.__lt__
+    standing for "ranks higher", so among equal keys the earlier one stays above."""
+    heapq.heappush(heap, item)
+
+
+def _pop_heap(heap: list[NodeTask]) -> NodeTask:
+    """std::pop_heap then pop_back. libstdc++'s __pop_heap and __adjust_heap sink the hole left at
+    the top to a leaf along the higher child (the right one unless the left ranks strictly
+    higher), put the last entry in it and let it climb back; heapq.heappop's sift makes the same
+    moves (its right child unless the left is strictly less). With no tie-breaker the order
+    among equal keys is the heap's own: five equal keys pushed 1..5 pop as 1, 3, 5, 2, 4
+    (tests/test_engine_heap_order.py checks it against g++'s std::priority_queue)."""
+    return heapq.heappop(heap)
+
+
 class ReadyQueue:
     """A priority queue of NodeTasks: shutdown first, then wake-ups, then deeper reentrant
-    tasks, then higher sequence_nr (torch's CompareNodeTaskTime); ties in push order."""
+    tasks, then higher sequence_nr (torch's CompareNodeTaskTime). As torch's std::priority_queue
+    it is a binary heap with no tie-breaker: equal keys pop in the order libstdc++'s heap gives
+    them (_push_heap, _pop_heap: heapq on NodeTask.__lt__), which is what torch runs."""
 
     def __init__(self, device: str, name: str, owner: int | None = None, announce: bool = True):
         self.id = next(_queue_ids)
@@ -72,11 +103,10 @@ class ReadyQueue:
         # Ident of the thread that pops from it (pool threads standing in for a blocked owner
         # pop too). Set once, before the queue is announced to the probe or used.
         self.owner = owner
-        # _lock (through _not_empty) protects: _heap, _count, _waiting.
+        # _lock (through _not_empty) protects: _heap, _waiting.
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
-        self._heap: list[tuple] = []
-        self._count = itertools.count()
+        self._heap: list[NodeTask] = []
         # Threads asleep in pop(): push notifies only when there is one (Condition.notify costs
         # half a microsecond even with no waiter).
         self._waiting = 0
@@ -92,13 +122,12 @@ class ReadyQueue:
         """Queue ``item``. ``increment_outstanding=False``: the caller has already counted it
         in its task's outstanding_tasks (torch's push(item, incrementOutstandingTasks))."""
         fn = item.fn
-        # (cls, -depth, -sequence_nr, push order, item): the heap pops the smallest.
         if item.is_shutdown:
-            entry: tuple = (0, 0, 0, next(self._count), item)
+            item._key = _SHUTDOWN_KEY
         elif fn is None:
-            entry = (1, -item.reentrant_depth, 0, next(self._count), item)
+            item._key = _WAKE_KEY
         else:
-            entry = (2, -item.reentrant_depth, -fn.sequence_nr, next(self._count), item)
+            item._key = item.reentrant_depth << 64 | fn.sequence_nr
         if increment_outstanding:
             gt = item.graph_task
             if gt is not None:
@@ -106,10 +135,11 @@ class ReadyQueue:
                 with gt.mutex:
                     gt.outstanding_tasks += 1
         with self._lock:
-            heapq.heappush(self._heap, entry)
+            heap = self._heap
+            heapq.heappush(heap, item)  # _push_heap
             probe = graph._ENGINE.probe
             if probe is not None:
-                probe.queue_push(self, item, len(self._heap))
+                probe.queue_push(self, item, len(heap))
             if self._waiting:
                 self._not_empty.notify()
 
@@ -118,16 +148,17 @@ class ReadyQueue:
         ``told``: (task, by, slot, gradient, mode, not_ready) of the gradient that made it ready;
         the probe hears it with the push, as one step (Probe.gradient_in), with the queue's size
         after the push. None: nothing was recording when that gradient arrived."""
-        entry = (2, -item.reentrant_depth, -item.fn.sequence_nr, next(self._count), item)  # type: ignore[union-attr]
+        item._key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
         with self._lock:
-            heapq.heappush(self._heap, entry)
+            heap = self._heap
+            heapq.heappush(heap, item)  # _push_heap
             probe = graph._ENGINE.probe
             if probe is not None:
                 if told is None:
-                    probe.queue_push(self, item, len(self._heap))
+                    probe.queue_push(self, item, len(heap))
                 else:
                     task, by, slot, grad, mode, took = told
-                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(self._heap))
+                    probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(heap))
             if self._waiting:
                 self._not_empty.notify()
 
@@ -136,13 +167,14 @@ class ReadyQueue:
 
     def pop(self) -> NodeTask:
         with self._lock:
-            if not self._heap:
+            heap = self._heap
+            if not heap:
                 self._wait()
-            item = heapq.heappop(self._heap)[4]
+            item = heapq.heappop(heap)  # _pop_heap
             probe = graph._ENGINE.probe
             if probe is not None:
                 try:
-                    probe.queue_pop(self, item, len(self._heap))
+                    probe.queue_pop(self, item, len(heap))
                 except Exception:  # noqa: BLE001
                     # The item is already off the heap: raising here would lose it, and its task
                     # would wait forever. A failing probe is reported, never fatal to backward.

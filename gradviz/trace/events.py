@@ -13,8 +13,9 @@ Identifiers used across events:
   (InputBuffer slots) it feeds.
 - a priority key is ``[cls, reentrant_depth, sequence_nr]``: ``cls`` is 0 for a shutdown task,
   1 for an empty wake-up task, 2 for a node task. A ready queue pops the smallest ``cls`` first,
-  then the highest reentrant depth, then the highest sequence_nr, then the earliest pushed
-  (torch's CompareNodeTaskTime, with push order breaking ties).
+  then the highest reentrant depth, then the highest sequence_nr (torch's CompareNodeTaskTime);
+  equal keys pop in the order of libstdc++'s binary heap, as torch's std::priority_queue, which
+  has no tie-breaker (the recorded pops say which came first).
 
 Bump ``FORMAT_VERSION`` on any change a reader of an older trace would notice.
 """
