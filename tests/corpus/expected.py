@@ -9,7 +9,4 @@ passing, the test fails until its line here is removed. Regenerate with:
 """
 
 XFAIL: dict[str, str] = {
-    'examples_word_language_model': 'differs: backward 1 (backward): step 13 of the order ran AccumulateGrad (torch) vs AccumulateGrad (gradviz)',
-    'nlp_advanced_bilstm_crf': 'differs: backward 1 (backward): step 1039 of the order ran AccumulateGrad (torch) vs AccumulateGrad (gradviz)',
-    'nlp_sequence_models': 'differs: backward 1 (backward): step 10 of the order ran AccumulateGrad (torch) vs AccumulateGrad (gradviz)',
 }
