@@ -80,7 +80,7 @@ def test_no_colour_when_not_a_terminal(files: dict[str, str]) -> None:
 def test_at_jumps_to_node_start(files: dict[str, str]) -> None:
     r = invoke(files["diamond"], "--at", "AccumulateGrad")
     assert r.output.startswith("step 52 of 56")
-    assert "MainThread runs AccumulateGrad (node 1) for task 1 at depth 0" in r.output
+    assert "MainThread runs AccumulateGrad a (node 1) for task 1 at depth 0" in r.output
     r = invoke(files["diamond"], "--at", "MulBackward0#2")
     assert r.output.startswith("step 37 of 56")
     r = invoke(files["diamond"], "--at", "4")

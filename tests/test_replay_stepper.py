@@ -52,7 +52,7 @@ def test_find_and_why() -> None:
     assert s.selected == 1 and "parked" in s.message
     s.key("w")
     text = screen(s)
-    assert "why: AccumulateGrad (node 1)" in text
+    assert "why: AccumulateGrad a (node 1)" in text
     assert "waiting for MulBackward0 (node 2) -> slot 0: queued" in text
     s.key("a")
     assert s.step == 52  # where AccumulateGrad starts running
@@ -71,7 +71,7 @@ def test_layout_has_named_regions() -> None:
     for name in ("event", "threads", "queues", "not_ready", "dependencies", "graph", "footer"):
         assert root.get(name) is not None, name
     text = screen(s)
-    assert "AccumulateGrad (node 1) parked in not_ready of task 1" in text
+    assert "AccumulateGrad a (node 1) parked in not_ready of task 1" in text
     assert "1. MulBackward0 (seq 0) task 1, priority (0, 0)" in text
     s.key("?")
     assert "next / previous node execution" in screen(s)

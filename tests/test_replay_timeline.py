@@ -26,7 +26,7 @@ def test_lanes_per_thread_and_queue_depth(tmp_path: Path) -> None:
     lines = [ln.strip() for ln in out.splitlines()]
     main_at = next(i for i, ln in enumerate(lines) if ln.startswith("1 MainThread"))
     assert lines[main_at + 1].startswith("caller") and lines[main_at + 1].endswith("3 node run(s), busy 4.0µs")
-    assert lines[main_at + 2] == "AccumulateGrad ×1  2.0µs total, 2.0µs mean"
+    assert lines[main_at + 2] == "AccumulateGrad x ×1  2.0µs total, 2.0µs mean"
     assert "MulBackward0 ×1  1.0µs total, 1.0µs mean" in out
     assert " · " not in out
     assert "1 cpu@MainThread" in out and "2 virtual:0" in out
@@ -36,7 +36,7 @@ def test_lanes_per_thread_and_queue_depth(tmp_path: Path) -> None:
 def test_accumulation_table(tmp_path: Path) -> None:
     out = run(tmp_path, diamond, "--width", "120")
     # AccumulateGrad(a) slot 0 got two gradients, from both MulBackward0 nodes.
-    assert "AccumulateGrad (1)   0      2               MulBackward0 (3), MulBackward0 (2)" in out
+    assert "AccumulateGrad a (1)   0      2               MulBackward0 (3), MulBackward0 (2)" in out
 
 
 def test_errors_highlighted_and_task_outcome(tmp_path: Path) -> None:

@@ -110,16 +110,16 @@ def test_forward_backward_why_and_quit(pane: Pane, tmp_path: Path) -> None:
     pane.type("42")
     pane.send("Enter")
     screen = pane.wait_for("step 42/56")
-    assert "AccumulateGrad (node 1) parked in not_ready of task 1" in screen
+    assert "AccumulateGrad a (node 1) parked in not_ready of task 1" in screen
     assert "1. MulBackward0 (seq 0) task 1, priority (0, 0)" in screen  # the ready queue
     assert "slot 0: set from MulBackward0 (node 3)" in screen  # the not_ready buffer
     # Find it by name and ask why it is not running.
     pane.send("/")
     pane.type("AccumulateGrad")
     pane.send("Enter")
-    pane.wait_for("selected AccumulateGrad (node 1), parked")
+    pane.wait_for("selected AccumulateGrad a (node 1), parked")
     pane.send("w")
-    screen = pane.wait_for("why: AccumulateGrad (node 1)")
+    screen = pane.wait_for("why: AccumulateGrad a (node 1)")
     assert "1 dependency still to arrive" in screen
     assert "waiting for MulBackward0 (node 2) -> slot 0: queued" in screen
     # Next node execution, then back.

@@ -195,8 +195,23 @@ def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) 
 _OUT_MIN = 4096
 
 
+_UINT_OF_SIZE = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def _threshold_backward_kernel(g: Any, a: Any, threshold: float) -> Any:
-    return np.where(a > threshold, g, 0).astype(g.dtype, copy=False)
+    """torch's ``a <= threshold ? 0 : g``: a NaN in ``a`` lets g through, a NaN in g where a is cut
+    becomes +0."""
+    if (type(g) is np.ndarray and type(a) is np.ndarray and g.shape == a.shape and g.dtype.kind == "f"
+            and g.size >= 256 and g.dtype.itemsize in _UINT_OF_SIZE):
+        # np.where branches per element and mispredicts on ReLU's random sign pattern (about 140 us
+        # on 64x256); masking g's bits with all-ones/zero words is branch-free (about 10 us) and
+        # selects exactly, NaN payloads and signed zeros included.
+        u = _UINT_OF_SIZE[g.dtype.itemsize]
+        keep = np.less_equal(a, threshold).view(np.uint8).astype(u)  # 1 where cut
+        keep -= 1  # cut: 0, kept: all ones (unsigned wrap-around)
+        np.bitwise_and(keep, g.view(u), out=keep)
+        return keep.view(g.dtype)
+    return np.where(a <= threshold, 0, g).astype(g.dtype, copy=False)
 
 
 def _tanh_backward_kernel(g: Any, y: Any) -> Any:

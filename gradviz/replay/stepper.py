@@ -58,6 +58,7 @@ class Stepper:
     def __init__(self, trace: Any, start: int = 0, task: int | None = None,
                  replayer: Replayer | None = None) -> None:
         self.trace = trace
+        views.use_trace(trace)  # AccumulateGrad nodes show their leaf's name in every panel
         self.task = task
         self.replayer = replayer or Replayer(trace)
         self.total = len(trace.events)
@@ -118,11 +119,13 @@ class Stepper:
             matches = [int(text)] if int(text) in nodes else []
         else:
             low = text.lower()
+            # A leaf's name finds its AccumulateGrad node ("fc1.weight").
+            shown = {n: views.display_name(n, i.name) for n, i in nodes.items()}
             # Exact name, then a case-sensitive part ("Mul" is not AccumulateGrad), then any case.
             matches = (
-                [n for n, i in nodes.items() if i.name == text]
-                or [n for n, i in nodes.items() if text in i.name]
-                or [n for n, i in nodes.items() if low in i.name.lower()]
+                [n for n, i in nodes.items() if i.name == text or shown[n] == text]
+                or [n for n in nodes if text in shown[n]]
+                or [n for n in nodes if low in shown[n].lower()]
             )
         if not matches:
             self.message = f"no node matches {text!r}"
@@ -134,7 +137,8 @@ class Stepper:
         self.selected = matches[k]
         ns = self.state.nodes.get(self.selected)
         where = ns.state if ns is not None else "not created yet"
-        self.message = (f"selected {nodes[self.selected].name} (node {self.selected}), {where}"
+        shown = views.display_name(self.selected, nodes[self.selected].name)
+        self.message = (f"selected {shown} (node {self.selected}), {where}"
                         f"  [{k + 1}/{len(matches)}]  w: why, a: go to its start")
 
     def key(self, k: str) -> None:

@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gradviz.replay import views
 from gradviz.trace import events as ev
 
 SPARK = " ▁▂▃▄▅▆▇█"
@@ -94,7 +95,8 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
     """The timeline of ``trace`` (only graph task ``task`` if given, zoomed to its span) for a
     console ``width`` wide. ``max_spans``: node names summarised per thread."""
     events: list[ev.Event] = trace.events
-    names = {n: i.name for n, i in trace.nodes.items()}
+    leaves = views.leaf_names(trace)  # AccumulateGrad runs are summed per leaf: "AccumulateGrad fc1.weight"
+    names = {n: f"{i.name} {leaves[n]}" if n in leaves else i.name for n, i in trace.nodes.items()}
     # the span from the least to the greatest ts, not the first and last: a file's ts need not
     # increase (the loader checks each is in range), and every bar index must land in the bar
     t0 = min(e.ts for e in events) if events else 0

@@ -39,11 +39,46 @@ def seqnr(n: int) -> str:
     return "max" if n >= INT64_MAX else str(n)
 
 
+# --- leaf names -----------------------------------------------------------------------------------
+# An AccumulateGrad node writes into one leaf, and the trace names that leaf (``fc1.weight``) in its
+# TensorCreated event; EngineState folds NodeCreated without the tensor, so a view that is given only
+# a state finds the name here. Every entry point that has the trace (state_view, why, the stepper,
+# the timeline) calls use_trace first, so the map belongs to the trace being shown.
+_leaf_names: dict[int, str] = {}
+_leaf_trace: list[Any] = [None]  # the trace _leaf_names was made from (a list: no global statement)
+
+
+def leaf_names(trace: Any) -> dict[int, str]:
+    """node id -> the name of the leaf that AccumulateGrad node writes into, for named leaves."""
+    tensors = trace.tensors
+    out: dict[int, str] = {}
+    for nid, n in trace.nodes.items():
+        if n.tensor is not None:
+            te = tensors.get(n.tensor)
+            if te is not None and te.name:
+                out[nid] = te.name
+    return out
+
+
+def use_trace(trace: Any) -> None:
+    """Name AccumulateGrad nodes by their leaf (``AccumulateGrad fc1.weight``) in the views that follow."""
+    if _leaf_trace[0] is not trace:
+        _leaf_names.clear()
+        _leaf_names.update(leaf_names(trace))
+        _leaf_trace[0] = trace
+
+
+def display_name(node: int | None, name: str) -> str:
+    """``AccumulateGrad fc1.weight`` for a named leaf's node; other nodes keep their torch name."""
+    leaf = _leaf_names.get(node) if node is not None else None
+    return f"{name} {leaf}" if leaf else name
+
+
 def node_label(state: EngineState, node: int | None) -> str:
-    """``MulBackward0 (node 3)``."""
+    """``MulBackward0 (node 3)``; ``AccumulateGrad fc1.weight (node 1)``."""
     if node is None:
         return "-"
-    return f"{state.node_name(node)} (node {node})"
+    return f"{display_name(node, state.node_name(node))} (node {node})"
 
 
 def node_seq_label(state: EngineState, node: int | None) -> str:
@@ -51,7 +86,7 @@ def node_seq_label(state: EngineState, node: int | None) -> str:
     ns = state.nodes.get(node) if node is not None else None
     if ns is None:
         return node_label(state, node)
-    return f"{ns.name} (seq {seqnr(ns.sequence_nr)})"
+    return f"{display_name(ns.id, ns.name)} (seq {seqnr(ns.sequence_nr)})"
 
 
 def priority_label(priority: Iterable[int], what: str = "node") -> str:
@@ -106,7 +141,7 @@ def describe(event: ev.Event, state: EngineState) -> str:
         name = f" '{e.name}'" if e.name else ""
         return f"leaf tensor {e.tensor}{name} created, shape {tuple(e.shape)}, {e.dtype} on {e.device}"
     if k == "node_created":
-        return (f"{e.name} (node {e.node}, seq {seqnr(e.sequence_nr)}) created: "
+        return (f"{display_name(e.node, e.name)} (node {e.node}, seq {seqnr(e.sequence_nr)}) created: "
                 f"{e.num_inputs} input(s), {e.num_outputs} next edge(s)")
     if k == "edge_created":
         dst = "None" if e.dst is None else f"{node_label(s, e.dst)} input {e.input_nr}"
@@ -213,6 +248,7 @@ def _where(state: EngineState, ns: NodeState) -> str:
 
 def why(trace: Any, state: EngineState, node: int) -> list[str]:
     """Why ``node`` is (or is not) running at this step: lines a person can read."""
+    use_trace(trace)
     ns = state.nodes.get(node)
     if ns is None:
         return [f"node {node} does not exist yet at step {state.step}"]
@@ -497,7 +533,7 @@ def nodes_view(state: EngineState, task: int | None = None, limit: int = 30) -> 
             detail = queue_label(state, ns.queue) if ns.queue is not None else "ready"
         elif ns.state == "running":
             detail = f"{thread_label(state, ns.tid)}, depth {ns.depth}"
-        t.add_row(str(ns.id), ns.name, Text(ns.state, style=STATE_STYLE.get(ns.state, "")),
+        t.add_row(str(ns.id), Text(display_name(ns.id, ns.name)), Text(ns.state, style=STATE_STYLE.get(ns.state, "")),
                   "-" if ns.task is None else str(ns.task), detail)
     if len(rows) > limit:
         t.add_row("...", f"{len(rows) - limit} more", "", "", "")
@@ -506,6 +542,7 @@ def nodes_view(state: EngineState, task: int | None = None, limit: int = 30) -> 
 
 def state_view(trace: Any, state: EngineState, task: int | None = None) -> Group:
     """Everything at one step: the event, threads, queues, tasks, nodes."""
+    use_trace(trace)
     return Group(
         header(trace, state),
         Text(""),
