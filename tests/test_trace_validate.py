@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from trace_builders import diamond
 
+import gradviz
 from gradviz.cli import main
 from gradviz.trace import TraceError, load
 from gradviz.trace import events as ev
@@ -183,3 +184,17 @@ def test_the_nodes_declared_slots_are_bounded_in_all_not_only_each(tmp_path):
     with pytest.raises(TraceError, match=r"event \d+ \(node_created\): field 'num_inputs' is 40000: the trace's "
                                          r"nodes would declare 80000 in all, over 65536"):  # fmt: skip
         load(tmp_path / "t.json")
+
+
+def test_grad_of_an_input_without_an_accumulator_loads(tmp_path):
+    # torch.autograd.grad gives such an input an edge (Identity, 0) to a node of no inputs; the
+    # loader once refused gradviz's own faithful recording of it ("node 8 has 0 inputs").
+    x = gradviz.ones(1, requires_grad=True)
+    z = gradviz.ones(1, requires_grad=True)  # never used: no AccumulateGrad
+    path = tmp_path / "t.json"
+    with gradviz.trace(str(path)):
+        gx, gz = gradviz.autograd.grad(x * 2, [x, z], allow_unused=True)
+    assert gz is None and gx.tolist() == [2.0]
+    tr = gradviz.load(path)
+    (task,) = tr.tasks.values()
+    assert [tr.nodes[n].name for n, _ in task.begin.outputs] == ["AccumulateGrad", "Identity"]

@@ -85,6 +85,13 @@ class _Checker:
         if not (0 <= slot < n_in):
             raise _Bad(field, f"field '{field}' is {slot}, but node {node} has {n_in} inputs (slots 0..{n_in - 1})")
 
+    def output_slot(self, node: Any, slot: Any, field: str) -> None:
+        """An output edge's slot: an input slot, or 0 of a node of no inputs. grad() gives an input
+        that the graph cannot reach and that has no AccumulateGrad an edge (Identity, 0), as
+        torch's run_backward does, and the task names it among its outputs and captures."""
+        if not (slot == 0 and self.nodes[node][0] == 0):
+            self.input_slot(node, slot, field)
+
     def count(self, v: Any, field: str) -> None:
         if not (0 <= v <= self.limit):
             raise _Bad(field, f"field '{field}' is {v}, outside 0..{self.limit} (the bound for this trace's size)")
@@ -180,8 +187,9 @@ def _task_begin(c: _Checker, e: Any) -> None:
     for r in e.roots:
         c.edge(r, "roots")
     c.opt_node(e.graph_root, "graph_root")
-    for o in e.outputs:
-        c.edge(o, "outputs")
+    for node, nr in e.outputs:
+        c.node(node, "outputs")
+        c.output_slot(node, nr, "outputs")
     c.count(e.reentrant_depth, "reentrant_depth")
     c.thread(e.owner, "owner")
     c.queue(e.cpu_queue, "cpu_queue")
@@ -210,7 +218,7 @@ def _exec_info(c: _Checker, e: Any) -> None:
         c.node(node, "needed")
     for node, nr, index in e.captured:
         c.node(node, "captured")
-        c.input_slot(node, nr, "captured")
+        c.output_slot(node, nr, "captured")
         c.count(index, "captured")
 
 
@@ -257,7 +265,7 @@ def _accumulate_grad(c: _Checker, e: Any) -> None:
 
 def _captured_grad(c: _Checker, e: Any) -> None:
     _task_node(c, e)
-    c.input_slot(e.node, e.input_nr, "input_nr")
+    c.output_slot(e.node, e.input_nr, "input_nr")
     c.count(e.index, "index")
     c.stats(e.stats, "stats")
 
