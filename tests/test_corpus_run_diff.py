@@ -18,7 +18,10 @@ import torch  # noqa: F401 - the oracle: a missing torch fails the module, never
 from gradviz.trace import load
 
 HERE = Path(__file__).resolve().parent
-PROGRAMS = sorted((HERE / "corpus" / "programs").glob("*.py"))
+sys.path.insert(0, str(HERE / "corpus"))
+import harness  # noqa: E402 - the corpus's list of programs (single files and folders with a main.py)
+
+PROGRAMS = [harness.path_of(name) for name in harness.programs()]
 SEEDED = HERE / "corpus" / "seeded.py"
 TIMEOUT_S = 600
 
@@ -32,7 +35,7 @@ def _run(engine: str, program: Path, out: Path, cwd: Path) -> subprocess.Complet
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("program", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+@pytest.mark.parametrize("program", PROGRAMS, ids=harness.programs())
 def test_both_engines_record_the_same_run(program: Path, tmp_path: Path) -> None:
     traces = {}
     for engine in ("torch", "gradviz"):
