@@ -332,6 +332,9 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("remainder", lambda a, b: a % b, [away_from(randn(2, 3) * 3, (-2.0, 0.0, 2.0)), positive(3, seed=1) + 1.0]),
     ("fmod_scalar", lambda a: a.fmod(1.5), [away_from(randn(2, 3), (-1.5, 0.0, 1.5))]),
     ("fmod", lambda a, b: a.fmod(b), [away_from(randn(2, 3) * 3, (-2.0, 0.0, 2.0)), positive(3, seed=1) + 1.0]),
+    # gaps (issue 14): einsum's repeated subscripts take a diagonal
+    ("einsum_diagonal", lambda a: gv.einsum("bii->bi", a), [randn(2, 3, 3)]),
+    ("einsum_diagonal", lambda a, b: gv.einsum("ii,ij->j", a, b), [randn(3, 3), randn(3, 2, seed=1)]),
 ]  # fmt: skip
 
 # Rows whose backward raises, as torch's (floor_divide, a number % a tensor): tested in
