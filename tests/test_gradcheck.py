@@ -335,6 +335,9 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     # gaps (issue 14): einsum's repeated subscripts take a diagonal
     ("einsum_diagonal", lambda a: gv.einsum("bii->bi", a), [randn(2, 3, 3)]),
     ("einsum_diagonal", lambda a, b: gv.einsum("ii,ij->j", a, b), [randn(3, 3), randn(3, 2, seed=1)]),
+    # matrix norms through the singular values
+    ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, "nuc"), [randn(3, 4)]),
+    ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, -2, dim=(0, 2)), [randn(2, 3, 4)]),
 ]  # fmt: skip
 
 # Rows whose backward raises, as torch's (floor_divide, a number % a tensor): tested in

@@ -32,6 +32,33 @@ CASES = {
     "einsum_diag_ellipsis": lambda T: (lambda a: G(T.einsum("...ii->...i", a), (a,)))(x64(T, 2, 3, 3)),
 }
 
+_INF = float("inf")
+_MATRIX_NORMS = {
+    "fro": dict(ord="fro"), "nuc": dict(ord="nuc"), "inf": dict(ord=_INF), "neg_inf": dict(ord=-_INF),
+    "one": dict(ord=1), "neg_one": dict(ord=-1), "two": dict(ord=2), "neg_two": dict(ord=-2),
+    "default": dict(), "dims_keep": dict(ord=1, dim=(2, 0), keepdim=True),
+    "nuc_dims_keep": dict(ord="nuc", dim=(0, 2), keepdim=True), "two_dims": dict(ord=2, dim=(2, 0)),
+    "inf_dims": dict(ord=_INF, dim=(0, 2)), "fro_dims_keep": dict(ord="fro", dim=(1, 2), keepdim=True),
+}
+for _k, _kw in _MATRIX_NORMS.items():
+    _shape = (2, 3, 4) if "dim" in _kw else (3, 4)
+    CASES[f"linalg_norm_{_k}"] = (lambda kw, shape: lambda T: (lambda a: G(T.linalg.norm(a, **kw), (a,)))(
+        x64(T, *shape)))(_kw, _shape)
+    CASES[f"matrix_norm_{_k}"] = (lambda kw, shape: lambda T: (lambda a: G(T.linalg.matrix_norm(a, **kw), (a,)))(
+        x64(T, *shape)))(_kw, _shape)
+CASES.update({
+    "norm_nuc": lambda T: (lambda a: G(T.norm(a, "nuc"), (a,)))(x64(T, 3, 4)),
+    "norm_nuc_method_dims": lambda T: (lambda a: G(a.norm(p="nuc", dim=(0, 2), keepdim=True), (a,)))(x64(T, 2, 3, 4)),
+    "norm_fro_dims": lambda T: (lambda a: G(T.norm(a, "fro", dim=(0, 1)), (a,)))(x64(T, 3, 4)),
+    "norm_inf_dims": lambda T: (lambda a: G(T.norm(a, _INF, dim=(0, 1)), (a,)))(x64(T, 3, 4)),
+    "norm_neg_one_dims": lambda T: (lambda a: G(T.norm(a, -1, dim=(0, 1)), (a,)))(x64(T, 3, 4)),
+    "linalg_norm_vector": lambda T: (lambda a: G(T.linalg.norm(a, 3, dim=1), (a,)))(x64(T, 3, 4)),
+    "linalg_norm_1d_inf": lambda T: (lambda a: G(T.linalg.norm(a, _INF), (a,)))(x64(T, 5)),
+    "linalg_norm_all": lambda T: (lambda a: G(T.linalg.norm(a), (a,)))(x64(T, 2, 3, 4)),
+    "matrix_norm_float32": lambda T: (lambda a: G(T.linalg.matrix_norm(a, "nuc"), (a,)))(
+        x64(T, 3, 4).detach().float().requires_grad_()),
+})
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_as_torch(name):
@@ -45,6 +72,12 @@ ERRORS = {
     "einsum_ellipsis_no_broadcast": lambda T: T.einsum("...i,...i->...i", T.zeros(2, 3), T.zeros(4, 3)),
     "einsum_out_twice": lambda T: T.einsum("ij->ii", T.zeros(2, 2)),
     "einsum_out_unknown": lambda T: T.einsum("ij->k", T.zeros(2, 2)),
+    "matrix_norm_1d": lambda T: T.linalg.matrix_norm(T.zeros(3)),
+    "matrix_norm_same_dims": lambda T: T.linalg.matrix_norm(T.zeros(2, 3, 4), dim=(1, 1)),
+    "matrix_norm_bad_ord": lambda T: T.linalg.matrix_norm(T.zeros(2, 3), 3),
+    "matrix_norm_bad_str": lambda T: T.linalg.matrix_norm(T.zeros(2, 3), "abc"),
+    "matrix_norm_int": lambda T: T.linalg.matrix_norm(T.zeros(2, 2, dtype=T.long)),
+    "linalg_norm_3d_ord": lambda T: T.linalg.norm(T.zeros(2, 3, 4), 2),
 }
 
 

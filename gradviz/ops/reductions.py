@@ -316,6 +316,10 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     is LinalgVectorNormBackward0. 'fro' is the 2-norm."""
     if kw:
         dim, keepdim = _np_aliases("norm", kw, dim, keepdim)
+    if p == "nuc":  # torch.norm's nuclear norm is linalg's matrix norm
+        from gradviz.ops import linalg as _linalg
+
+        return _linalg.matrix_norm(a, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     if p == "fro" or p is None:
         p = 2.0
     if isinstance(p, str):
