@@ -335,6 +335,9 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     # gaps (issue 14): einsum's repeated subscripts take a diagonal
     ("einsum_diagonal", lambda a: gv.einsum("bii->bi", a), [randn(2, 3, 3)]),
     ("einsum_diagonal", lambda a, b: gv.einsum("ii,ij->j", a, b), [randn(3, 3), randn(3, 2, seed=1)]),
+    # masked_fill_ with a value tensor (MaskedFillBackward1 in place)
+    ("masked_fill_tensor", lambda a, v: a.clone().masked_fill_(gv.tensor([True, False, True]), v),
+     [randn(2, 3), randn()]),
     # matrix norms through the singular values
     ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, "nuc"), [randn(3, 4)]),
     ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, -2, dim=(0, 2)), [randn(2, 3, 4)]),

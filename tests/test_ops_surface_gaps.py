@@ -60,6 +60,26 @@ CASES.update({
 })
 
 
+def _mf_(T, a_grad, v_grad, shape=(2, 3), mask=(True, False, True), value_dtype=None):
+    a = x64(T, *shape, grad=a_grad)
+    v = T.tensor(1.5, dtype=value_dtype or T.float64, requires_grad=v_grad)
+    x = a.clone() if a_grad else a
+    x.masked_fill_(T.tensor(mask), v)
+    return G(x, tuple(t for t, g in ((a, a_grad), (v, v_grad)) if g))
+
+
+CASES.update({
+    "masked_fill__value_grad": lambda T: _mf_(T, True, True),
+    "masked_fill__value_grad_only": lambda T: _mf_(T, False, True),
+    "masked_fill__self_grad_only": lambda T: _mf_(T, True, False),
+    "masked_fill__value_grad_float32": lambda T: _mf_(T, True, True, value_dtype=T.float32),
+    "masked_fill__full_mask": lambda T: _mf_(T, True, True, mask=((True, False, True), (False, True, True))),
+    "masked_fill__view": lambda T: (lambda a, v: (lambda x: (x[0].masked_fill_(T.tensor([True, False, True]), v),
+                                                             G(x, (a, v)))[1])(a.clone()))(
+        x64(T, 2, 3), T.tensor(0.5, dtype=T.float64, requires_grad=True)),
+})
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_as_torch(name):
     same(CASES[name])
@@ -77,6 +97,12 @@ ERRORS = {
     "matrix_norm_bad_ord": lambda T: T.linalg.matrix_norm(T.zeros(2, 3), 3),
     "matrix_norm_bad_str": lambda T: T.linalg.matrix_norm(T.zeros(2, 3), "abc"),
     "matrix_norm_int": lambda T: T.linalg.matrix_norm(T.zeros(2, 2, dtype=T.long)),
+    "masked_fill__value_1d": lambda T: T.zeros(2, 3).masked_fill_(T.tensor([True, False, True]),
+                                                                   T.ones(1, requires_grad=True)),
+    "masked_fill__mask_bigger": lambda T: T.zeros(3).masked_fill_(T.ones(2, 3, dtype=T.bool),
+                                                                  T.tensor(1.0, requires_grad=True)),
+    "masked_fill__leaf": lambda T: T.zeros(3, requires_grad=True).masked_fill_(T.ones(3, dtype=T.bool),
+                                                                               T.tensor(1.0, requires_grad=True)),
     "linalg_norm_3d_ord": lambda T: T.linalg.norm(T.zeros(2, 3, 4), 2),
 }
 
