@@ -80,6 +80,30 @@ CASES.update({
 })
 
 
+def _avg(T, shape, **kw):
+    x = x64(T, *shape)
+    return G(T.nn.functional.avg_pool2d(x, **kw), (x,))
+
+
+_AVG_CEIL = {
+    "k2s2": ((1, 2, 5, 5), dict(kernel_size=2, stride=2)),
+    "k3s2": ((2, 1, 6, 7), dict(kernel_size=3, stride=2)),
+    "k3s2_pad": ((1, 2, 6, 5), dict(kernel_size=3, stride=2, padding=1)),
+    "k3s2_pad_exclude": ((1, 2, 6, 5), dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
+    "k2s3_pad": ((1, 1, 7, 8), dict(kernel_size=2, stride=3, padding=1)),
+    "rect": ((1, 1, 5, 7), dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 0))),
+    "divisor": ((1, 1, 5, 5), dict(kernel_size=2, stride=2, divisor_override=3)),
+    "unbatched": ((2, 5, 5), dict(kernel_size=3, stride=2, padding=1)),
+    "exact_fit": ((1, 1, 6, 6), dict(kernel_size=2, stride=2)),
+    "one_pixel": ((1, 1, 1, 1), dict(kernel_size=3)),
+    "overlap": ((1, 1, 6, 6), dict(kernel_size=3, stride=1, padding=1, count_include_pad=False)),
+}
+for _k, (_shape, _kw) in _AVG_CEIL.items():
+    CASES[f"avg_pool2d_ceil_{_k}"] = (lambda shape, kw: lambda T: _avg(T, shape, ceil_mode=True, **kw))(_shape, _kw)
+CASES["avg_pool2d_ceil_module"] = lambda T: (lambda x: G(T.nn.AvgPool2d(3, 2, 1, ceil_mode=True)(x), (x,)))(
+    x64(T, 1, 2, 6, 6))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_as_torch(name):
     same(CASES[name])
@@ -103,6 +127,9 @@ ERRORS = {
                                                                   T.tensor(1.0, requires_grad=True)),
     "masked_fill__leaf": lambda T: T.zeros(3, requires_grad=True).masked_fill_(T.ones(3, dtype=T.bool),
                                                                                T.tensor(1.0, requires_grad=True)),
+    "avg_pool2d_ceil_too_small": lambda T: T.nn.functional.avg_pool2d(T.zeros(1, 1, 2, 5), 3, 1, ceil_mode=True),
+    "avg_pool2d_ceil_big_pad": lambda T: T.nn.functional.avg_pool2d(T.zeros(1, 1, 4, 4), 2, padding=2, ceil_mode=True),
+    "avg_pool2d_ceil_unbatched_small": lambda T: T.nn.functional.avg_pool2d(T.zeros(1, 2, 2), 3, 1, ceil_mode=True),
     "linalg_norm_3d_ord": lambda T: T.linalg.norm(T.zeros(2, 3, 4), 2),
 }
 
