@@ -29,6 +29,11 @@ CASES = {
     "einsum_diag_later": lambda T: (lambda a: G(T.einsum("ibi->bi", a), (a,)))(x64(T, 3, 2, 3)),
     "einsum_diag_pair": lambda T: (lambda a, b: G(T.einsum("ii,ij->j", a, b), (a, b)))(
         x64(T, 3, 3), x64(T, 3, 2, seed=1)),
+    "einsum_diag_float32": lambda T: (lambda a: G(T.einsum("bii->bi", a), (a,)))(
+        x64(T, 2, 3, 3).detach().float().requires_grad_()),
+    "einsum_ellipsis_int64": lambda T: T.einsum("...ij,...jk->...ik", T.arange(12).reshape(2, 2, 3),
+                                                T.arange(6).reshape(3, 2)),
+    "einsum_trace_int64": lambda T: T.einsum("ii", T.arange(9).reshape(3, 3)),
     "einsum_diag_ellipsis": lambda T: (lambda a: G(T.einsum("...ii->...i", a), (a,)))(x64(T, 2, 3, 3)),
 }
 
@@ -55,6 +60,14 @@ CASES.update({
     "linalg_norm_vector": lambda T: (lambda a: G(T.linalg.norm(a, 3, dim=1), (a,)))(x64(T, 3, 4)),
     "linalg_norm_1d_inf": lambda T: (lambda a: G(T.linalg.norm(a, _INF), (a,)))(x64(T, 5)),
     "linalg_norm_all": lambda T: (lambda a: G(T.linalg.norm(a), (a,)))(x64(T, 2, 3, 4)),
+    "matrix_norm_dtype_kw": lambda T: (lambda a: G(T.linalg.matrix_norm(a, "nuc", dtype=T.float64), (a,)))(
+        x64(T, 3, 4).detach().float().requires_grad_()),
+    "linalg_norm_inf_dtype_kw": lambda T: (lambda a: G(T.linalg.norm(a, _INF, dtype=T.float64), (a,)))(
+        x64(T, 3, 4).detach().float().requires_grad_()),
+    "norm_dtype_kw": lambda T: (lambda a: G(a.norm(3, dim=1, dtype=T.float64), (a,)))(
+        x64(T, 3, 4).detach().float().requires_grad_()),
+    "matrix_norm_fro_dtype_kw": lambda T: (lambda a: G(T.linalg.matrix_norm(a, dtype=T.float64), (a,)))(
+        x64(T, 3, 4).detach().float().requires_grad_()),
     "matrix_norm_float32": lambda T: (lambda a: G(T.linalg.matrix_norm(a, "nuc"), (a,)))(
         x64(T, 3, 4).detach().float().requires_grad_()),
 })
