@@ -150,3 +150,24 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_error_same_as_torch(name):
     same_error(ERRORS[name])
+
+
+def _double_backward(T, eq, *shapes):
+    ops = [x64(T, *sh, seed=i) for i, sh in enumerate(shapes)]
+    out = T.einsum(eq, *[o * o for o in ops])  # squared: the first gradients depend on the inputs
+    w = x64(T, *out.shape, seed=9, grad=False)
+    grads = T.autograd.grad((out * w).sum(), ops, create_graph=True)
+    total = sum((g * g).sum() for g in grads)
+    return [t.detach().numpy() for t in T.autograd.grad(total, ops, allow_unused=True, materialize_grads=True)]
+
+
+@pytest.mark.parametrize("eq,shapes", [("bii->bi", [(2, 3, 3)]), ("ii,ij->j", [(3, 3), (3, 2)]),
+                                       ("ibi->b", [(3, 2, 3)])])
+def test_einsum_diagonal_double_backward_same_as_torch(eq, shapes):
+    import numpy as np
+    import torch
+
+    import gradviz
+
+    for a, b in zip(_double_backward(torch, eq, *shapes), _double_backward(gradviz, eq, *shapes), strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

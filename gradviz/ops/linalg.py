@@ -411,7 +411,17 @@ def _diagonal(a: Tensor, d1: int, d2: int) -> Tensor:
 
 
 def _diagonal_grad(n, g):
-    # zeros of the input's shape with g written on the diagonal; no graph (einsum's backward is not differentiated)
+    """Zeros of the input's shape with g written on the diagonal."""
+    if _grad_state.enabled and g.requires_grad:
+        # create_graph: g moved to d1, unsqueezed at d2, times an identity over (d1, d2); the same
+        # values as torch's DiagonalBackwardBackward0 path, through other nodes
+        d1, d2, k = n["d1"], n["d2"], g.shape[-1]
+        perm = list(range(g.ndim - 1))
+        perm.insert(d1, g.ndim - 1)
+        t = _views.unsqueeze(_views.permute(g, perm), d2)
+        eye_shape = [1] * t.ndim
+        eye_shape[d1] = eye_shape[d2] = k
+        return _arith.mul(t, _new(np.eye(k, dtype=g._data.dtype).reshape(eye_shape), g.device))
     data = np.zeros(n["shape"], dtype=g._data.dtype)
     _diag_strided(data, n["d1"], n["d2"])[...] = g._data
     return _out(data, g)
