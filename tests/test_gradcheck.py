@@ -332,6 +332,19 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("remainder", lambda a, b: a % b, [away_from(randn(2, 3) * 3, (-2.0, 0.0, 2.0)), positive(3, seed=1) + 1.0]),
     ("fmod_scalar", lambda a: a.fmod(1.5), [away_from(randn(2, 3), (-1.5, 0.0, 1.5))]),
     ("fmod", lambda a, b: a.fmod(b), [away_from(randn(2, 3) * 3, (-2.0, 0.0, 2.0)), positive(3, seed=1) + 1.0]),
+    # gaps (issue 14): einsum's repeated subscripts take a diagonal
+    ("einsum_diagonal", lambda a: gv.einsum("bii->bi", a), [randn(2, 3, 3)]),
+    ("einsum_diagonal", lambda a, b: gv.einsum("ii,ij->j", a, b), [randn(3, 3), randn(3, 2, seed=1)]),
+    # masked_fill_ with a value tensor (MaskedFillBackward1 in place)
+    ("masked_fill_tensor", lambda a, v: a.clone().masked_fill_(gv.tensor([True, False, True]), v),
+     [randn(2, 3), randn()]),
+    # avg_pool2d(ceil_mode=True): the last windows run past the input (and its padding)
+    ("avg_pool2d", lambda x: gv.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True), [randn(1, 2, 6, 5)]),
+    ("avg_pool2d", lambda x: gv.nn.functional.avg_pool2d(x, 2, 3, 1, ceil_mode=True, count_include_pad=False),
+     [randn(1, 1, 7, 8)]),
+    # matrix norms through the singular values
+    ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, "nuc"), [randn(3, 4)]),
+    ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, -2, dim=(0, 2)), [randn(2, 3, 4)]),
 ]  # fmt: skip
 
 # Rows whose backward raises, as torch's (floor_divide, a number % a tensor): tested in

@@ -469,11 +469,31 @@ clip_ = clamp_
 
 def masked_fill_(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
-        if value.requires_grad:
-            raise NotImplementedError("gradviz has no masked_fill_ with a value tensor that requires grad")
-        value = value.item()
+        return _masked_fill_tensor_(a, mask, value)
     return _unary_("masked_fill", a, _indexing.masked_fill, mask, value,
                    mask=mask._data if a.requires_grad else None)
+
+
+def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+    """masked_fill_ with a 0-dim value tensor: torch's MaskedFillBackward1 (inputs self, value)
+    whenever either requires grad, the value getting the sum of the masked gradient."""
+    from gradviz.autograd.grad_mode import no_grad
+
+    _check_inplace(a)
+    grad = _grad_state.enabled and (a.requires_grad or value.requires_grad)
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+    with no_grad():
+        r = _indexing.masked_fill(a, mask, value)
+    if r.shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
+    a._data[...] = r._data
+    a._version_counter[0] += 1
+    if grad:
+        record(NODES["masked_fill_tensor"], (old, value), [a], {"mask": mask.detach()}, sequence_nr=seq)
+        _after_inplace(a)
+    return a
 
 
 # -- derivative rows ----------------------------------------------------------------------

@@ -283,11 +283,32 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
     return out
 
 
+def _einsum_tokens(spec: str, i: int) -> list[str]:
+    """An operand's subscripts with '...' as one token; a lone '.' is torch's error."""
+    out: list[str] = []
+    k = 0
+    while k < len(spec):
+        if spec.startswith("...", k) and "..." not in out:
+            out.append("...")
+            k += 3
+            continue
+        if spec[k] == ".":
+            raise RuntimeError(f"einsum(): found '.' for operand {i} that is not part of any ellipsis")
+        if not spec[k].isalpha() or not spec[k].isascii():
+            raise RuntimeError(f"einsum(): invalid subscript given at index {k} in the equation string, "
+                               "subscripts must be in [a-zA-Z]")
+        out.append(spec[k])
+        k += 1
+    return out
+
+
 def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation as torch computes it, so with its nodes: each operand unsqueezed for
-    the labels it lacks and permuted to one label order (the output's, then the contracted ones
+    """Einstein summation as torch computes it, so with its nodes: each operand has its missing
+    ellipsis dims unsqueezed, a repeated label taken as a diagonal (moved back to the label's
+    first place), is unsqueezed for the labels it lacks and permuted to one label order (the
+    output's, then the ellipsis dims when the output lacks them, then the contracted labels
     sorted); one operand is summed over the contracted labels; two are contracted by
-    _sumproduct_pair (a bmm), more left to right. No ellipsis or repeated label in one operand."""
+    _sumproduct_pair (a bmm), more left to right."""
     from gradviz.ops import reductions as _reductions
 
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -299,40 +320,111 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(specs) else
                            "einsum(): fewer operands were provided than specified in the equation")
-    if "." in eq:
-        raise NotImplementedError("gradviz's einsum has no ellipsis ('...') yet")
-    letters = lhs.replace(",", "")
-    if not arrow:
-        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    labels = list(rhs) + sorted(set(letters) - set(rhs))
+    toks = [_einsum_tokens(spec, i) for i, spec in enumerate(specs)]
+    ell_num = 0
+    for i, (tk, op) in enumerate(zip(toks, operands, strict=True)):
+        named = len(tk) - ("..." in tk)
+        if "..." in tk:
+            if op.ndim < named:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) is more than the "
+                                   f"number of dimensions ({op.ndim}) for operand {i}")
+            ell_num = builtins.max(ell_num, op.ndim - named)
+        elif named != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) does not match the "
+                               f"number of dimensions ({op.ndim}) for operand {i} and no ellipsis was given")
+    ell = [f"...{k}" for k in range(ell_num)]  # one pseudo-label per ellipsis dim
+    letters = [c for tk in toks for c in tk if c != "..."]
+    if arrow:
+        out_toks = _einsum_tokens(rhs, 0)
+        for c in out_toks:
+            if c != "..." and c not in letters:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+            if c != "..." and out_toks.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+    else:
+        out_toks = ["..."] + sorted(c for c in set(letters) if letters.count(c) == 1)
+    out_labels = [x for c in out_toks for x in (ell if c == "..." else [c])]
+    labels = out_labels + ([] if "..." in out_toks else ell) + sorted(set(letters) - set(out_toks))
+    n_out = len(out_labels)
     index = {label: i for i, label in enumerate(labels)}
-    n, n_out = len(labels), len(rhs)
+    n = len(labels)
     ops = []
-    for spec, op in zip(specs, operands, strict=True):
-        if len(spec) != op.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(spec)}) does not match the "
-                               f"number of dimensions ({op.ndim}) for operand {len(ops)} and no ellipsis was given")
-        if len(set(spec)) != len(spec):
-            raise NotImplementedError("gradviz's einsum has no repeated subscripts in one operand yet")
+    ell_sizes = [1] * ell_num
+    for i, (tk, op) in enumerate(zip(toks, operands, strict=True)):
         perm = [-1] * n
-        for j, label in enumerate(spec):
-            perm[index[label]] = j
-        t, j = op, len(spec)
-        for i in range(n):
-            if perm[i] == -1:  # a label the operand lacks: a new last dim of size 1
+        first: dict[str, int] = {}
+        t, j = op, 0
+        for c in tk:
+            if c == "...":
+                for _ in range(ell_num - (op.ndim - len(tk) + 1)):
+                    t = _views.unsqueeze(t, j)
+                for k, e in enumerate(ell):
+                    size = t.shape[j]
+                    if size != 1 and ell_sizes[k] not in (1, size):
+                        raise RuntimeError(f"einsum(): dimension {k} covered by ellipsis in operand {i}has size {size} "
+                                           "which does not broadcast with previously seen ellipsis with size "
+                                           f"{ell_sizes[k]} for the respective dimension")
+                    ell_sizes[k] = builtins.max(ell_sizes[k], size)
+                    perm[index[e]], j = j, j + 1
+            elif c in first:  # repeated label: its diagonal, moved back to where the label first came
+                d = first[c]
+                if t.shape[j] != t.shape[d]:
+                    raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't "
+                                       f"match, {t.shape[j]} != {t.shape[d]}")
+                t = _diagonal(t, d, j)
+                moved = list(range(t.ndim - 1))
+                moved.insert(d, t.ndim - 1)
+                t = _views.permute(t, moved)
+            else:
+                first[c] = j
+                perm[index[c]], j = j, j + 1
+        for k in range(n):
+            if perm[k] == -1:  # a label the operand lacks: a new last dim of size 1
                 t = _views.unsqueeze(t, -1)
-                perm[i], j = j, j + 1
+                perm[k], j = j, j + 1
         ops.append(_views.permute(t, perm))
     if len(ops) == 1:
         return _reductions.sum(ops[0], list(range(n_out, n))) if n > n_out else ops[0]
     result = ops[0]
     for k in range(1, len(ops)):
-        later = set("".join(specs[k + 1:]))
+        later = {x for tk in toks[k + 1:] for c in tk for x in (ell if c == "..." else [c])}
         sum_dims = [d for d in range(n_out, n) if labels[d] not in later]
         result = _sumproduct_pair(result, ops[k], sum_dims) if sum_dims else _arith.mul(result, ops[k])
     if n > n_out:
         result = _views.view(result, tuple(result.shape[:n_out]))
     return result
+
+
+def _diag_strided(x: Any, d1: int, d2: int) -> Any:
+    """x's main diagonal over dims d1 < d2, appended last: a writable view (torch's diagonal is one)."""
+    shape = [s for k, s in enumerate(x.shape) if k not in (d1, d2)] + [builtins.min(x.shape[d1], x.shape[d2])]
+    strides = [s for k, s in enumerate(x.strides) if k not in (d1, d2)] + [x.strides[d1] + x.strides[d2]]
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+
+def _diagonal(a: Tensor, d1: int, d2: int) -> Tensor:
+    """diagonal(a, 0, d1, d2) for einsum's repeated labels (DiagonalBackward0)."""
+    lo, hi = builtins.min(d1, d2), builtins.max(d1, d2)
+    data = _diag_strided(a._data, lo, hi)
+    return _views._view_of(a, data, "einsum_diagonal", {"shape": tuple(a.shape), "d1": lo, "d2": hi})
+
+
+def _diagonal_grad(n, g):
+    """Zeros of the input's shape with g written on the diagonal."""
+    if _grad_state.enabled and g.requires_grad:
+        # create_graph: g moved to d1, unsqueezed at d2, times an identity over (d1, d2); the same
+        # values as torch's DiagonalBackwardBackward0 path, through other nodes
+        d1, d2, k = n["d1"], n["d2"], g.shape[-1]
+        perm = list(range(g.ndim - 1))
+        perm.insert(d1, g.ndim - 1)
+        t = _views.unsqueeze(_views.permute(g, perm), d2)
+        eye_shape = [1] * t.ndim
+        eye_shape[d1] = eye_shape[d2] = k
+        return _arith.mul(t, _new(np.eye(k, dtype=g._data.dtype).reshape(eye_shape), g.device))
+    data = np.zeros(n["shape"], dtype=g._data.dtype)
+    _diag_strided(data, n["d1"], n["d2"])[...] = g._data
+    return _out(data, g)
 
 
 def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor:
@@ -447,8 +539,12 @@ ROWS: dict[str, D] = {
     ), order=(1, 0)),
     # inputs (self, mat1, mat2); torch's generated code runs the formulas sorted by name
     "addmm": D("AddmmBackward0", (_beta_grad, _addmm_mat1, _addmm_mat2), reduce_broadcast=True, order=(1, 2, 0)),
+    "einsum_diagonal": D("DiagonalBackward0", (_diagonal_grad,)),
     "baddbmm": D("BaddbmmBackward0", (_beta_grad, _baddbmm_b1, _baddbmm_b2), reduce_broadcast=True,
                  order=(1, 2, 0)),
 }  # fmt: skip
 register(ROWS)
 _MM_NODE = NODES["mm"]  # the hot path's node class, looked up once
+
+# torch.linalg's norms live beside (a file of their own); gradviz.linalg is this module.
+from gradviz.ops.linalg_norms import matrix_norm, norm, vector_norm  # noqa: E402, F401

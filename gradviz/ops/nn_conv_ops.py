@@ -237,11 +237,16 @@ def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple,
         x = x[None]
     n, c, h, wd = x.shape
     kh, kw = kernel_size
-    if ceil_mode:
-        raise NotImplementedError("gradviz: avg_pool2d with ceil_mode=True is not implemented")
-    ho = _out_size(h, kh, stride[0], padding[0], 1)
-    wo = _out_size(wd, kw, stride[1], padding[1], 1)
-    xp = _pad(x, padding)
+    if padding[0] > kh // 2 or padding[1] > kw // 2:
+        raise RuntimeError("pad should be at most half of effective kernel size, but got pad="
+                           f"{padding[0]}, kernel_size={kh} and dilation=1")
+    ho = _out_size(h, kh, stride[0], padding[0], 1, ceil_mode)
+    wo = _out_size(wd, kw, stride[1], padding[1], 1, ceil_mode)
+    if ho < 1 or wo < 1:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{wd}). Calculated output size: ({c}x{ho}x{wo}). "
+                           "Output size is too small")
+    xp = _pad_for_windows(x, padding, _extra(h, kh, stride[0], padding[0], ho),
+                          _extra(wd, kw, stride[1], padding[1], wo))
     win = _windows(xp, kh, kw, ho, wo, stride, (1, 1))
     s = win.sum(axis=(2, 3))
     div = _divisors(h, wd, kernel_size, stride, padding, ho, wo, count_include_pad, divisor_override)
@@ -257,16 +262,34 @@ def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple,
     return out
 
 
+def _extra(size: int, k: int, s: int, p: int, o: int) -> int:
+    """Zeros after the input so every window fits: p, or more when ceil_mode's last window runs past."""
+    return max(p, (o - 1) * s + k - size - p)
+
+
+def _pad_for_windows(x: np.ndarray, padding: tuple, extra_h: int, extra_w: int) -> np.ndarray:
+    ph, pw = padding
+    if not (ph or pw or extra_h or extra_w):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (ph, extra_h), (pw, extra_w)))
+
+
 def _divisors(h: int, w: int, k: tuple, s: tuple, p: tuple, ho: int, wo: int, include_pad: bool,
               override: int | None) -> Any:  # fmt: skip
+    """torch's divide factor per window: the window clipped to the padded input (count_include_pad;
+    only ceil_mode's last windows are clipped there) or to the input itself."""
     if override:
         return float(override)
-    if include_pad or (not p[0] and not p[1]):
-        return float(k[0] * k[1])
     hs = np.arange(ho) * s[0] - p[0]
     ws = np.arange(wo) * s[1] - p[1]
-    hc = np.minimum(hs + k[0], h) - np.maximum(hs, 0)
-    wc = np.minimum(ws + k[1], w) - np.maximum(ws, 0)
+    he, we = np.minimum(hs + k[0], h + p[0]), np.minimum(ws + k[1], w + p[1])
+    if include_pad:
+        hc, wc = he - hs, we - ws
+    else:
+        hc = np.minimum(he, h) - np.maximum(hs, 0)
+        wc = np.minimum(we, w) - np.maximum(ws, 0)
+    if (hc == k[0]).all() and (wc == k[1]).all():
+        return float(k[0] * k[1])
     return (hc[:, None] * wc[None, :]).astype(np.float64)
 
 
@@ -280,7 +303,7 @@ def _avgpool_grad(n: Any, g: Tensor) -> Tensor:
     ho, wo = gd.shape[2], gd.shape[3]
     div = _divisors(h, wd, (kh, kw), (sh, sw), (ph, pw), ho, wo, n["count_include_pad"], n["divisor_override"])
     gs = (gd / div).astype(x.dtype, copy=False)
-    dxp = np.zeros((nb, c, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
+    dxp = np.zeros((nb, c, h + ph + _extra(h, kh, sh, ph, ho), wd + pw + _extra(wd, kw, sw, pw, wo)), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
             dxp[:, :, i:i + sh * (ho - 1) + 1:sh, j:j + sw * (wo - 1) + 1:sw] += gs

@@ -316,6 +316,10 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     is LinalgVectorNormBackward0. 'fro' is the 2-norm."""
     if kw:
         dim, keepdim = _np_aliases("norm", kw, dim, keepdim)
+    if p == "nuc":  # torch.norm's nuclear norm is linalg's matrix norm
+        from gradviz.ops import linalg as _linalg
+
+        return _linalg.matrix_norm(a, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     if p == "fro" or p is None:
         p = 2.0
     if isinstance(p, str):
@@ -325,8 +329,8 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{_dtype.scalar_type_name(a.dtype)}"
         )
-    if dtype is not None:
-        a = _views.to_copy(a, dtype)
+    # torch's vector_norm computes in dtype inside one node (no ToCopyBackward0 before it)
+    out_np = a._data.dtype if dtype is None else dtype.np
     dims = _dims(dim, a.ndim)
     x = np.abs(a._data.astype(np.float64) if a.dtype is not _dtype.float64 else a._data)
     axis = dims
@@ -342,7 +346,7 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
         data = np.sqrt((x * x).sum(axis=axis, keepdims=keepdim))
     else:
         data = np.power(np.power(x, p).sum(axis=axis, keepdims=keepdim), 1.0 / p)
-    out = _new(_as_array(data).astype(a._data.dtype), a.device)
+    out = _new(_as_array(data).astype(out_np), a.device)
     if _grad_state.enabled and a.requires_grad:
         record(NODES["norm"], (a,), [out], {"self": save(a), "result": save(out, True), "ord": float(p),
                                              "dim": dims, "keepdim": keepdim})
