@@ -494,16 +494,10 @@ class TorchRecorder:
                     gi = res[i] if i < len(res) else None
                     self._emit(ev.CapturedGrad, True, task=task.id, node=self._nodes[n], input_nr=nr, index=i,
                                stats=g.stats(gi), values=g.values(gi) if self.values else None)  # fmt: skip
-            q = self._ready[task.queue]
-            if (error is not None and not task.running and not task.parked
-                    and not any(x[1] == task.id for x in q)):  # fmt: skip
-                # torch's engine ran the task to its end; the error is run_backward's own check
-                # afterwards ("... appears to not have been used in the graph"), no engine step:
-                # the task ended ok, as gradviz's engine records the same call.
-                error = None
             if error is not None:
                 self._error(task, error)
             # what torch never ran stays queued in its simulation: drop it (the task is over)
+            q = self._ready[task.queue]
             q[:] = [x for x in q if x[1] != task.id]
             self._emit(ev.TaskEnd, task=task.id, status="error" if error is not None else "ok",
                        error=None if error is None else f"{type(error).__name__}: {error}")  # fmt: skip
