@@ -51,14 +51,28 @@ def _script_tb(tb: TracebackType | None, script: str) -> TracebackType | None:
 _GRADVIZ_DIR = os.path.dirname(os.path.abspath(__import__("gradviz").__file__)) + os.sep
 
 
+def _library_frame(filename: str) -> bool:
+    """A frame of gradviz, of an installed package or of the standard library."""
+    import sysconfig
+
+    path = os.path.abspath(filename)
+    if filename.startswith("<") or path.startswith(_GRADVIZ_DIR):
+        return True
+    paths = sysconfig.get_paths()
+    return any(path.startswith(os.path.abspath(paths[k]) + os.sep)
+               for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)  # fmt: skip
+
+
 def _print_exception(e: BaseException, script: str) -> None:
     tb = _script_tb(e.__traceback__, script)
     if isinstance(e, KeyboardInterrupt):
         # Ctrl-C lands wherever the program is, often inside the engine or the recorder that
         # gradviz run added: end the traceback at the user's last frame.
+        # The user's last frame: not gradviz's, and not a library's it called into (numpy, the
+        # stdlib's threading), where the interrupt may land too.
         last, t = None, tb
         while t is not None:
-            if not os.path.abspath(t.tb_frame.f_code.co_filename).startswith(_GRADVIZ_DIR):
+            if not _library_frame(t.tb_frame.f_code.co_filename):
                 last = t
             t = t.tb_next
         if last is not None:
