@@ -116,24 +116,27 @@ def deferring_handler(signum: int, make_exc: Callable[[], BaseException]) -> Cal
     """A signal handler raising ``make_exc()``, but never inside the recorder: there it sends the
     signal again a few milliseconds later, by when the main thread has left the recorder."""
 
-    pending = [False]  # a signal held back, not yet raised: the one the timer sends again
+    # [a signal held back and not yet raised, a timer to send it again is waiting]
+    state = [False, False]
 
     def resend() -> None:
+        state[1] = False
         # Only a signal still held back, and only to this handler: once the exception was raised
         # (by a later delivery) or gradviz run restored the default handler, a second signal
         # would be a second Ctrl-C the user never pressed.
-        if pending[0] and signal.getsignal(signum) is handler:
+        if state[0] and signal.getsignal(signum) is handler:
             os.kill(os.getpid(), signum)
 
     def handler(sig: int, frame: Any) -> None:
         if in_recorder(frame):
-            if not pending[0]:
-                pending[0] = True
+            state[0] = True
+            if not state[1]:  # one timer at a time; a resent signal that lands here again re-arms it
+                state[1] = True
                 t = threading.Timer(RESIGNAL_DELAY, resend)
                 t.daemon = True
                 t.start()
             return
-        pending[0] = False
+        state[0] = False
         raise make_exc()
 
     return handler
