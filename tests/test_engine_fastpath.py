@@ -199,6 +199,43 @@ def test_accumulate_grad_never_aliases_a_gradient_the_user_holds() -> None:
     np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0, 5.0])
 
 
+def test_accumulate_grad_never_aliases_a_view_of_memory_someone_else_holds() -> None:
+    x = gradviz.ones(2, 3, requires_grad=True)
+    kept = gradviz.tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    handle = x.register_hook(lambda t: kept.t())  # a view whose base the user holds
+    (x * 2.0).sum().backward()
+    handle.remove()
+    assert not np.shares_memory(x.grad._data, kept._data)
+    x.grad = None
+
+    whole = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+
+    class Leaky(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return gradviz.from_numpy(whole).t()  # a view of an array the program keeps
+
+    Leaky.apply(x).sum().backward()
+    assert not np.shares_memory(x.grad._data, whole)
+    np.testing.assert_allclose(x.grad.numpy(), whole.T)
+
+
+def test_accumulate_grad_takes_a_weight_gradient_that_leaves_as_a_view() -> None:
+    # Linear's weight gradient leaves TBackward0 as a transposed view of a fresh product; nothing
+    # else can reach that memory, so .grad takes it without a copy, as torch's use count allows.
+    lin = gradviz.nn.Linear(4, 3)
+    lin(gradviz.ones(2, 4)).sum().backward()
+    g = lin.weight.grad._data
+    assert g.base is not None and g.flags.c_contiguous  # the product's memory, not a copy of it
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((3, 4), 2.0))
+    lin.weight.grad.mul_(0.5)  # the user owns it: in place is fine and touches nothing else
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((3, 4), 1.0))
+
+
 def test_formula_read_of_a_saved_output_keeps_version_checks_and_torch_unpack_for_users() -> None:
     x = gradviz.tensor([0.1, 0.2], requires_grad=True)
     y = x.tanh()

@@ -323,8 +323,8 @@ class AccumulateGrad(Node):
                     result = new_grad.clone()
                 elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and (
                     type(d := new_grad._data) is np.ndarray
-                    and d.base is None
                     and _getrefcount(d) <= 3  # new_grad's field, d, the argument
+                    and (d.base is None or _sole_view(new_grad, d))
                     and (flags := d.flags).c_contiguous
                     and flags.writeable
                     and ((vdt := (vd := var._data).dtype) is (dt := d.dtype) or vdt == dt)
@@ -370,14 +370,42 @@ _wrap_tensor: Any = None
 _ENGINE_GRAD_REFS = 3
 
 
+def _sole_view(grad: Tensor, d: np.ndarray) -> bool:
+    """Whether ``grad``'s array ``d``, a numpy view, is the only live way into all of its base's
+    memory: a gradient that a backward formula hands on transposed or reshaped (Linear's weight
+    gradient leaves TBackward0 as a view of the product) is then as much its own as a fresh
+    array, and torch steals it too (it counts uses of the tensor, not of its storage). The one
+    other holder allowed is grad's own base tensor, when nothing but grad holds it: it dies with
+    grad. The caller has checked that d is C-contiguous and held by nothing but grad."""
+    b = d.base
+    if type(b) is not np.ndarray or b.base is not None or b.nbytes != d.nbytes:
+        return False
+    holders = 3  # d.base, b, getrefcount's argument
+    t = grad._base
+    if t is not None:
+        # t: grad's field, t, the argument; its array: t's field, td, the argument
+        if t._base is not None or _getrefcount(t) > 3:
+            return False
+        td = t._data
+        if td is b:
+            holders += 2  # t's field and td
+        elif td.base is b and _getrefcount(td) <= 3:
+            holders += 1  # td.base
+        else:
+            return False
+    return _getrefcount(b) <= holders
+
+
 def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
     """Whether grad's array is its own: no other tensor or array shares its memory (a numpy view
     holds a reference to its base, so a refcount of two, the tensor's and ours, says none does).
     The caller has checked that no one else holds the Tensor object itself."""
     d = grad._data
-    if type(d) is not np.ndarray or d.base is not None or sys.getrefcount(d) > 3:
+    if type(d) is not np.ndarray or sys.getrefcount(d) > 3:
         return False
     if not (d.flags.c_contiguous and d.flags.writeable):
+        return False
+    if d.base is not None and not _sole_view(grad, d):
         return False
     if like is not None:
         ld = like._data
