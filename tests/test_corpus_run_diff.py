@@ -34,10 +34,7 @@ def _run(engine: str, program: Path, out: Path, cwd: Path) -> subprocess.Complet
     )  # fmt: skip
 
 
-# torch.autograd.grad(..., allow_unused=False) with an unused input: torch's engine runs the graph
-# to its end, then run_backward raises. The torch recorder marks that task as failed, gradviz's
-# recorder (whose engine raises from the same place) as ok; which one a trace should say is open.
-KNOWN = {"autograd_test_grad_unreachable": "an error raised after the engine finished: the task's or not"}
+KNOWN: dict[str, str] = {}  # program -> why its two traces may differ (none now)
 
 
 @pytest.mark.slow

@@ -174,6 +174,38 @@ def test_anomaly_error_names_node_and_source():
     assert err.node == an.node and err.type == "RuntimeError"
 
 
+def _task_end_then_error(t):
+    """The task's end and the errors that name it, in trace order, as (kind, status or node)."""
+    return [(e.kind, e.status if e.kind == "task_end" else e.node)
+            for e in t.events if e.kind in ("task_end", "error") and e.task is not None]  # fmt: skip
+
+
+def test_an_error_raised_after_the_engine_finished_is_not_the_tasks():
+    # grad(allow_unused=False) with an unused input: torch's engine runs the graph to its end,
+    # then run_backward raises. Both recorders: the task ended ok, then the call failed.
+    traces = {}
+    for T in (torch, gradviz):
+        x = T.ones(1, requires_grad=True)
+        y = T.ones(1, requires_grad=True)
+        with TorchRecorder() if T is torch else gradviz.record() as rec:
+            with pytest.raises(RuntimeError, match="Set allow_unused=True"):
+                T.autograd.grad(x * 2, [x, y], allow_unused=False)
+        traces[T.__name__] = rec.trace
+    for name, t in traces.items():
+        assert _task_end_then_error(t) == [("task_end", "ok"), ("error", None)], name
+        (err,) = [e for e in t.errors if e.task is not None]
+        assert "Set allow_unused=True" in err.message, name
+    # a node that raises still fails its task
+    a = torch.ones(2, requires_grad=True)
+    with TorchRecorder() as rec:
+        out = (a * 2).sum()
+        out.grad_fn.register_prehook(lambda g: (_ for _ in ()).throw(ValueError("boom")))
+        with pytest.raises(ValueError):
+            out.backward()
+    assert [k for k, _ in _task_end_then_error(rec.trace)] == ["error", "task_end"]
+    assert rec.trace.tasks[1].status == "error"
+
+
 def test_trace_file_and_entry_point(tmp_path):
     p = tmp_path / "t.json"
     a = torch.ones(3, requires_grad=True)

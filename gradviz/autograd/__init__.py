@@ -110,10 +110,14 @@ def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: b
     if not accumulate_grad and not allow_unreachable:
         for i, r in enumerate(result):
             if r is None:
-                raise RuntimeError(
+                exc = RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
+                probe = get_default_engine().probe
+                if probe is not None:
+                    probe.call_error(exc)  # after the task's end: the engine itself finished
+                raise exc
     return result
 
 

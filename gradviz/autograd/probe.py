@@ -131,6 +131,10 @@ class Probe:
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         """Anomaly mode found NaN in node's output."""
 
+    def call_error(self, exc: BaseException) -> None:
+        """The backward/grad call raised after the task this thread ran last had ended (torch's
+        run_backward checks the engine's results once execute returns: allow_unused)."""
+
 
 def _node_task(task: Any, node: Any) -> Any:
     """A NodeTask like the one the engine pushed for node (gradient_in's default's queue_push)."""

@@ -494,13 +494,22 @@ class TorchRecorder:
                     gi = res[i] if i < len(res) else None
                     self._emit(ev.CapturedGrad, True, task=task.id, node=self._nodes[n], input_nr=nr, index=i,
                                stats=g.stats(gi), values=g.values(gi) if self.values else None)  # fmt: skip
-            if error is not None:
+            q = self._ready[task.queue]
+            # The engine ran to its end and the call raised afterwards (grad()'s allow_unused
+            # check, in run_backward once execute returned): the task ended ok, then the call
+            # failed, in that order, as gradviz's own recorder has it. Seen here as an error with
+            # no node running and nothing of the task left to run, after its nodes ran.
+            after = error is not None and task.ran and not task.running and all(x[1] != task.id for x in q)
+            if error is not None and not after:
                 self._error(task, error)
             # what torch never ran stays queued in its simulation: drop it (the task is over)
-            q = self._ready[task.queue]
             q[:] = [x for x in q if x[1] != task.id]
-            self._emit(ev.TaskEnd, task=task.id, status="error" if error is not None else "ok",
-                       error=None if error is None else f"{type(error).__name__}: {error}")  # fmt: skip
+            failed = error is not None and not after
+            self._emit(ev.TaskEnd, task=task.id, status="error" if failed else "ok",
+                       error=f"{type(error).__name__}: {error}" if failed else None)  # fmt: skip
+            if after:
+                self._emit(ev.Error, task=task.id, node=None, type=type(error).__name__, message=str(error),
+                           forward=None)  # fmt: skip
             if not task.keep:
                 self._forget(task)
             if not stack:

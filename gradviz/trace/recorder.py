@@ -198,6 +198,7 @@ if hasattr(os, "register_at_fork"):
 
 class _ThreadTid(threading.local):
     tid: int | None = None
+    ended: int | None = None  # the task this thread's last task_end ended (Recorder.call_error)
 
 
 # Events are recorded as rows ``(kind, ts, tid, *fields)`` (codec's row layout): a tuple appended

@@ -149,6 +149,7 @@ class StepsMixin:
     def task_end(self, task: Any, error: BaseException | None) -> None:
         with self._lock:
             tid = self._current_tid()
+            self._local.ended = task.id
             if error is None:
                 self._put("task_end", tid, task.id, "ok", None)
             else:
@@ -382,6 +383,11 @@ class StepsMixin:
             tid = self._current_tid()
             nid = None if node is None else self._node(node, tid)
             self._put("error", tid, _task_id(task), nid, type(exc).__name__, str(exc), forward)
+
+    def call_error(self, exc: BaseException) -> None:
+        with self._lock:
+            tid = self._current_tid()
+            self._put("error", tid, self._local.ended, None, type(exc).__name__, str(exc), None)
 
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         with self._lock:
