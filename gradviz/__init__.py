@@ -122,31 +122,20 @@ _install_random_methods()
 # --- device plumbing: torch.cuda, backends, accelerator, amp, distributed, onnx, compile ---------
 # gradviz.cuda, .backends, .accelerator, .amp, .distributed, .onnx and .distributions answer as
 # torch's do on a machine without the hardware (see each module); compile returns its argument.
-from gradviz import accelerator, amp, backends, cuda, distributed, distributions, onnx  # noqa: E402
+from gradviz import accelerator, amp, backends, cuda, distributed, distributions, linalg, onnx  # noqa: E402
 from gradviz._compile import compile  # noqa: E402, A004 - torch.compile
 from gradviz.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
+
 # --- dir(gradviz): the public API only ---------------------------------------------------------
-# The star import above brings numpy, typing names and the ops' helpers into this namespace; they
-# stay importable (nothing is deleted) but dir() and tab completion show what a user may call.
-_INTERNAL_NAMES = frozenset({
-    "CPU", "DERIVATIVES", "NODES", "SavedVariable", "Scalar", "add_", "add_scalar", "alias",
-    "arange_like_dim", "array_module", "as_device", "contiguous", "copy_", "core", "derivatives",
-    "device_context", "div_", "div_scalar", "expand", "expand_as", "functions", "getitem", "getitem_raw",
-    "index_backward", "legacy_sequence_key", "log_softmax_backward_data", "mul_", "mul_scalar",
-    "next_sequence_nr", "no_grad_if_plain", "node_class", "ones_for", "rdiv", "rebase_history", "setitem",
-    "sigmoid_backward", "softmax_backward_data", "split_sizes", "sub_", "sub_scalar", "sum_to",
-    "tanh_backward", "threshold_backward", "to_copy", "to_device_array", "unsqueeze_dims", "unsqueeze_to",
-    "view", "zeros_for",
-})  # fmt: skip
-
-
+# The ops come in through their __all__ (torch's names, gradviz/ops/functions.py); what else this
+# module imports for its own use (numpy, typing) stays out of dir() and tab completion.
 def __dir__() -> list[str]:
     import types
 
     public = []
     for name, value in globals().items():
-        if name.startswith("_") or name in _INTERNAL_NAMES:
+        if name.startswith("_"):
             continue
         if isinstance(value, types.ModuleType) and not value.__name__.startswith("gradviz"):
             continue  # np, math, builtins, warnings...

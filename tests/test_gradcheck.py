@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
+from gradviz.ops import functions as F
 from gradviz.ops.derivatives import DERIVATIVES
 
 EPS = 1e-6
@@ -205,7 +206,7 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("sub_scalar", lambda a, e: _grad_of(lambda x: x ** e)(a, e * 0 + 1), [positive(3), randn(3, seed=1)]),
     ("mul_scalar", _grad_of(lambda a: a ** 3), [randn(3), randn(3, seed=1)]),
     ("div_scalar", _grad_of(lambda a: (a * a).mean()), [randn(3), randn(3, seed=1)]),
-    ("div_scalar", lambda a: gv.div_scalar(a, 4.0), [randn(3)]),
+    ("div_scalar", lambda a: F.div_scalar(a, 4.0), [randn(3)]),
     ("masked_fill", lambda a: gv.masked_fill(a, gv.tensor([True, False, True]), 2.0), [randn(2, 3)]),
     ("masked_fill_tensor", lambda a, v: gv.masked_fill(a, gv.tensor([True, False, True]), v), [randn(2, 3), randn()]),
     ("scatter", lambda a, s: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), s), [randn(2, 3), randn(2, 2, seed=1)]),

@@ -256,3 +256,18 @@ def test_repr_names_the_dtype_as_torch(name, default):
     finally:
         for T in (torch, gradviz):
             T.set_default_dtype(T.float32)
+
+
+def test_the_top_level_holds_torch_names_only() -> None:
+    # The ops reach `import gradviz as torch` through their families' __all__: nothing gradviz
+    # keeps for itself (the derivative table, node classes, helpers, the family modules) and no
+    # name torch lacks at its top level (torch.linalg's norms live in gradviz.linalg, as in torch).
+    from gradviz.ops import functions as F
+
+    for name in F.__all__:
+        assert hasattr(torch, name), name
+    for name in ("DERIVATIVES", "OpNode", "sum_to", "node_class", "arith", "matrix_norm", "vector_norm", "one_hot"):
+        assert not hasattr(gradviz, name), name
+        assert name not in dir(gradviz), name
+    assert gradviz.linalg.matrix_norm is not None and gradviz.linalg.vector_norm is not None
+    assert set(gradviz.linalg.__all__) <= set(dir(torch.linalg))

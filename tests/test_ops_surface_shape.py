@@ -12,7 +12,7 @@ import gradviz
 
 
 def one_hot(T):
-    return torch.nn.functional.one_hot if T is torch else gradviz.one_hot
+    return torch.nn.functional.one_hot if T is torch else gradviz.nn.functional.one_hot
 
 
 CASES = {

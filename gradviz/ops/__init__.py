@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from gradviz.ops import functions as _functions
 from gradviz.ops import methods as _methods
-from gradviz.ops.functions import *  # noqa: F403 - the op namespace
+from gradviz.ops.functions import *  # noqa: F403 - the op namespace (functions.__all__)
+
+__all__ = _functions.__all__
 
 _methods.bind()

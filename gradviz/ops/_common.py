@@ -16,6 +16,10 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import OpNode, node_class, record, save
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "is_floating_point", "promote_types", "result_type",
+]
+
 # Every op's row of the derivative table by key, and the node class made from it (named as
 # torch names the node). Each family module registers its rows when it is imported.
 DERIVATIVES: dict[str, D] = {}

@@ -37,6 +37,10 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "clamp", "clamp_max", "clamp_min", "clip", "log_softmax", "relu", "sigmoid", "softmax", "tanh",
+]
+
 
 def tanh(a: Tensor) -> Tensor:
     x = a._data

@@ -42,6 +42,11 @@ from gradviz.ops.core import _ALPHA_ONE, record, save
 from gradviz.ops.core import Derivative as D
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "add", "div", "floor_divide", "fmod", "maximum", "minimum", "mul", "neg", "pow", "reciprocal",
+    "remainder", "rsub", "square", "sub", "where",
+]
+
 # -- arithmetic ------------------------------------------------------------------------------
 
 

@@ -16,6 +16,13 @@ from gradviz.device import device as Device
 from gradviz.ops._common import _new, _scalar_dtype
 from gradviz.tensor import Tensor, _legacy_init, _shape, make_tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+    "IntTensor", "LongTensor", "ShortTensor", "arange", "as_tensor", "asarray", "empty", "empty_like", "eye",
+    "from_numpy", "full", "full_like", "linspace", "logspace", "meshgrid", "ones", "ones_like", "tensor",
+    "zeros", "zeros_like",
+]
+
 
 def zeros_for(shape: tuple[int, ...], dtype: _dtype.dtype, device: Any) -> Tensor:
     return _new(array_module(device).zeros(shape, dtype=dtype.np), device)

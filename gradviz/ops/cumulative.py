@@ -19,6 +19,10 @@ from gradviz.ops.core import record, save
 from gradviz.ops.reductions import _quiet
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "cumprod", "cumsum", "logsumexp", "prod",
+]
+
 
 def _acc_dtype(a: Tensor, dtype: _dtype.dtype | None) -> Any:
     # integers and bools accumulate in int64, as torch's (numpy keeps uint64 for unsigned ones)

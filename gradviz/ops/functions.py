@@ -38,26 +38,23 @@ from gradviz.ops import (
     shape,
     views,
 )
-from gradviz.ops._common import *  # noqa: F403
-from gradviz.ops.activations import *  # noqa: F403
-from gradviz.ops.arith import *  # noqa: F403
-from gradviz.ops.construction import *  # noqa: F403
-from gradviz.ops.cumulative import *  # noqa: F403
-from gradviz.ops.indexing import *  # noqa: F403
-from gradviz.ops.inplace import *  # noqa: F403
-from gradviz.ops.linalg import *  # noqa: F403
-from gradviz.ops.modes import *  # noqa: F403
-from gradviz.ops.pointwise import *  # noqa: F403
-from gradviz.ops.reductions import *  # noqa: F403
-from gradviz.ops.selection import *  # noqa: F403
-from gradviz.ops.shape import *  # noqa: F403
-from gradviz.ops.views import *  # noqa: F403
 
+# Star-import order (a later family's name wins), then FAMILIES' order for the private helpers.
+_STAR_ORDER = (_common, activations, arith, construction, cumulative, indexing, inplace, linalg, modes, pointwise,
+               reductions, selection, shape, views)
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
             indexing, linalg, inplace, modes)
 
-# The families' private helpers too (F._new, F._as_array), for code written against the
-# one-module layout: each name from the module that defines it.
+# What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
+__all__ = sorted({name for _m in FAMILIES for name in _m.__all__})
+
+# Everything else the families hold too (F.sum_to, F.record, F._new, F._as_array), for code that
+# reads the ops as one module (``from gradviz.ops import functions as F``): public to gradviz's
+# own modules, not to a user's ``torch.`` namespace.
+for _m in _STAR_ORDER:
+    for _k, _v in vars(_m).items():
+        if not _k.startswith("_") and not isinstance(_v, _ModuleType):
+            globals()[_k] = _v
 for _m in FAMILIES:
     for _k, _v in vars(_m).items():
         if _k.startswith("_") and not _k.startswith("__") and not isinstance(_v, _ModuleType):

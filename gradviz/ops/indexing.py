@@ -32,6 +32,11 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "argwhere", "gather", "index_add", "index_select", "masked_fill", "nonzero", "scatter", "scatter_add",
+    "select",
+]
+
 
 def masked_fill(a: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
     """a with ``value`` where mask is true (MaskedFillBackward0 for a number, MaskedFillBackward1

@@ -32,6 +32,11 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import rebase_history, record, save
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "exp_", "fill_", "neg_", "relu_", "sigmoid_", "sqrt_",
+    "tanh_", "zero_",
+]
+
 # -- in-place ops ----------------------------------------------------------------------------
 
 

@@ -27,6 +27,10 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "addmm", "baddbmm", "bmm", "dot", "einsum", "matmul", "mm", "mv",
+]
+
 # -- linear algebra --------------------------------------------------------------------------
 
 
@@ -547,4 +551,3 @@ register(ROWS)
 _MM_NODE = NODES["mm"]  # the hot path's node class, looked up once
 
 # torch.linalg's norms live beside (a file of their own); gradviz.linalg is this module.
-from gradviz.ops.linalg_norms import matrix_norm, norm, vector_norm  # noqa: E402, F401

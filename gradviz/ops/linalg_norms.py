@@ -1,7 +1,6 @@
 """torch.linalg's norms: norm, matrix_norm, vector_norm, composed as torch composes them (so
 with its nodes), and the singular-value node (LinalgSvdBackward0) the 'nuc' and 2-norms use.
-Re-exported by gradviz/ops/linalg.py, which is what gradviz.linalg names (the ops star import
-exposes it); gradviz.norm stays reductions.norm, imported after that family."""
+gradviz/linalg.py is their torch.linalg namespace; gradviz.norm is torch.norm (reductions.norm)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,10 @@ from typing import Any
 from gradviz.autograd.grad_mode import _DecoratorContext
 from gradviz.autograd.grad_mode import _state as _grad_state
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "inference_mode", "is_inference_mode_enabled",
+]
+
 _inference = threading.local()
 
 

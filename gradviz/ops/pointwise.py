@@ -24,6 +24,13 @@ from gradviz.ops.construction import (
 from gradviz.ops.core import Derivative as D
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "abs", "allclose", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "cos", "eq",
+    "equal", "exp", "expm1", "floor", "ge", "gt", "isclose", "isfinite", "isinf", "isnan", "le", "log",
+    "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or", "lt", "ne", "round", "rsqrt", "sgn",
+    "sign", "sin", "sqrt", "trunc",
+]
+
 # -- pointwise -------------------------------------------------------------------------------
 
 

@@ -35,6 +35,11 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "all", "amax", "amin", "any", "argmax", "argmin", "max", "mean", "min", "norm", "std", "std_mean", "sum",
+    "var", "var_mean",
+]
+
 
 # numpy.errstate for the reductions numpy implements in Python (mean, var): a ufunc's warning names
 # its calling frame, which there is numpy's, so gradviz's filter (see _common) does not see it.
@@ -317,7 +322,7 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     if kw:
         dim, keepdim = _np_aliases("norm", kw, dim, keepdim)
     if p == "nuc":  # torch.norm's nuclear norm is linalg's matrix norm
-        from gradviz.ops import linalg as _linalg
+        from gradviz.ops import linalg_norms as _linalg
 
         return _linalg.matrix_norm(a, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     if p == "fro" or p is None:

@@ -16,6 +16,10 @@ from gradviz.ops.core import record
 from gradviz.ops.reductions import _ValuesIndices
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "argsort", "msort", "sort", "topk", "unique",
+]
+
 
 def _order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """Stable positions that sort x along axis; NaN counts as the largest value, as torch's."""

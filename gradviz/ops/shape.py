@@ -30,6 +30,11 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "cat", "chunk", "concat", "flip", "narrow", "repeat_interleave", "roll", "split", "stack", "tril", "triu",
+    "unbind",
+]
+
 # -- joining and splitting -------------------------------------------------------------------
 
 

@@ -28,6 +28,10 @@ from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
 
+__all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
+    "clone", "flatten", "numel", "permute", "reshape", "squeeze", "t", "transpose", "unsqueeze",
+]
+
 
 def unsqueeze_to(g: Tensor, shape: tuple[int, ...], dim: int | tuple[int, ...] | None = None) -> Tensor:
     """torch's unsqueeze_to: put back the size-1 dims a squeeze removed (all, only ``dim``, or
