@@ -11,6 +11,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager, nullcontext
 from functools import cache
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -130,6 +131,29 @@ def array_module(dev: device) -> ModuleType:
     if dev.type == "cuda":
         return cupy_or_error()
     return np
+
+
+def module_of(a: Any) -> ModuleType:
+    """The array module of an array: numpy for numpy's arrays, cupy for any other (device data)."""
+    return np if type(a) is np.ndarray else cupy_or_error()
+
+
+def add_at(a: Any, key: Any, values: Any) -> None:
+    """``a[key] += values`` with repeated indices accumulating (np.add.at), in a's own array
+    module: numpy's protocol does not hand cupy a tuple of indices (cupy's __array_ufunc__ takes
+    arrays and scalars only), cupy.add.at does take it."""
+    if type(a) is np.ndarray:
+        np.add.at(a, key, values)
+    else:
+        cupy_or_error().add.at(a, key, values)
+
+
+def as_strided(a: Any, shape: tuple[int, ...], strides: tuple[int, ...], writeable: bool = True) -> Any:
+    """A strided view of a's memory in its own module (numpy's as_strided converts a cupy array
+    to numpy first, which cupy refuses)."""
+    if type(a) is np.ndarray:
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+    return cupy_or_error().lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def device_context(dev: device) -> AbstractContextManager:

@@ -127,7 +127,11 @@ class ndarray:  # noqa: N801 - cupy's name
     # -- the protocols numpy dispatches through
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")
-        if method == "at":  # (a, indices[, b]): the indices follow the indexing rules
+        if method == "at":  # (a, indices[, b])
+            if type(inputs[1]) is tuple:
+                # cupy's protocol takes arrays and scalars only: np.add.at(a, (rows, cols), b)
+                # reaches "returned NotImplemented"; cupy.add.at(a, (rows, cols), b) works.
+                return NotImplemented
             args = (_unwrap(inputs[0]), _unwrap_index(inputs[1])) + _unwrap(inputs[2:])
         else:
             args = _unwrap(inputs)
@@ -359,6 +363,23 @@ def _asnumpy(a: Any) -> np.ndarray:
     return a.get() if type(a) is ndarray else np.asarray(a)
 
 
+def _as_strided(x: Any, shape: Any = None, strides: Any = None) -> ndarray:
+    """cupy.lib.stride_tricks.as_strided: a view of device memory (numpy's own refuses a device
+    array: it converts its argument with np.array)."""
+    if type(x) is not ndarray:
+        _refuse_host(x)
+    return ndarray(np.lib.stride_tricks.as_strided(x._a, shape, strides))
+
+
+def _device_function(fn: Any):
+    # cupy.ascontiguousarray and the like: device arrays in (host arrays refused), device out
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return _wrap(fn(*_unwrap(args), **_unwrap(kwargs)))
+
+    call.__name__ = fn.__name__
+    return call
+
+
 def _creation(fn: Any):
     # creation functions take no array argument: their result is made on the device
     def make(*args: Any, **kwargs: Any) -> ndarray:
@@ -366,6 +387,23 @@ def _creation(fn: Any):
 
     make.__name__ = fn.__name__
     return make
+
+
+class _Ufunc:
+    """cupy.add and friends: called, the numpy ufunc through the protocol; ``at`` takes its
+    indices, a tuple of them too, by the indexing rules (cupy's ufunc.at)."""
+
+    def __init__(self, ufunc: np.ufunc) -> None:
+        self._u = ufunc
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._u(*args, **kwargs)
+
+    def at(self, a: Any, indices: Any, b: Any = None) -> None:
+        if type(a) is not ndarray:
+            raise AttributeError(f"{type(a).__name__!r} object has no attribute '_scatter_op'")
+        args = (a._a, _unwrap_index(indices)) + (() if b is None else (_unwrap(b),))
+        self._u.at(*args)
 
 
 def install(device_count: int = 1, strict_indices: bool = True) -> types.ModuleType:
@@ -412,6 +450,11 @@ def install(device_count: int = 1, strict_indices: bool = True) -> types.ModuleT
     mod.get_array_module = lambda *args: mod if any(type(a) is ndarray for a in args) else np
     for name in ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "indices"):
         setattr(mod, name, _creation(getattr(np, name)))
+    for name in ("ascontiguousarray", "bincount", "copyto", "pad"):
+        setattr(mod, name, _device_function(getattr(np, name)))
+    for name in ("add", "subtract", "maximum", "minimum"):
+        setattr(mod, name, _Ufunc(getattr(np, name)))
+    mod.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
     for name in ("zeros_like", "ones_like", "empty_like", "full_like"):
         setattr(mod, name, _creation(getattr(np, name)))
     for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",

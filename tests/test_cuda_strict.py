@@ -273,6 +273,34 @@ def scatter_ops(dev, x, w, b):
     return (h.scatter(1, idx[:, :1], src[:, :1]) ** 2).sum() + (h.scatter_add(1, idx, src) ** 2).sum()
 
 
+# The programs below were found failing on a real GPU (scripts/gpu_check.py, H100, cupy 14.2),
+# each where the stand-in had no case yet.
+
+
+@program
+def nn_layers(dev, x, w, b):
+    h = F.linear(x, w.t(), b)  # Linear's addmm
+    h = F.gelu(h) + F.silu(h) + F.gelu(h, approximate="tanh")
+    h = F.layer_norm(h, (5,), b, b)
+    return (F.batch_norm(h, None, None, b, b, training=True) ** 2).sum()
+
+
+@program
+def conv_and_pools(dev, x, w, b):
+    img = x.reshape(1, 1, 6, 4)
+    k = w[:3, :3].reshape(1, 1, 3, 3)
+    y = F.conv2d(img, k, padding=1)
+    pools = F.max_pool2d(y, 2).sum() + F.avg_pool2d(y, 2).sum() + (F.adaptive_avg_pool2d(y, 1) ** 2).sum()
+    return pools + (b * b).sum()
+
+
+@program
+def embedding_and_index(dev, x, w, b):
+    idx = gradviz.tensor(np.array([[0, 2], [3, 2]]), device=dev)
+    looked_up = (F.embedding(idx, x) ** 2).sum() + (x[idx] * 3.0).sum() + x.gather(1, idx[:, :1].repeat(3, 1)).sum()
+    return looked_up + (w.index_select(0, idx[0]) * b).sum()
+
+
 def _assert_matches(loss: np.ndarray, grads: list[np.ndarray], want_loss: np.ndarray,
                     want_grads: list[np.ndarray]) -> None:  # fmt: skip
     """A device run's loss and gradients against the cpu run's."""
@@ -545,3 +573,33 @@ def test_copies_of_a_second_gpus_data_stay_on_it(cp2: Any) -> None:
     assert [t._data.device.id for t in made] == [1] * len(made)
     for t in made:
         np.testing.assert_allclose(_host(t), X, rtol=1e-6)
+
+
+def test_cuda_mlp_training_steps_match_cpu(cp: Any) -> None:
+    # Modules moved with .to(), cross-entropy, SGD with momentum: five steps on the device give
+    # the cpu's parameters (found failing on a real GPU: Linear's backward handed cupy's arrays
+    # to numpy).
+    def train(dev: str) -> list[np.ndarray]:
+        gradviz.manual_seed(0)
+        net = gradviz.nn.Sequential(gradviz.nn.Linear(4, 8), gradviz.nn.ReLU(), gradviz.nn.Linear(8, 5)).to(dev)
+        opt = gradviz.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        x = gradviz.tensor(X, dtype=gradviz.float32, device=dev)
+        for _ in range(5):
+            opt.zero_grad()
+            F.cross_entropy(net(x), _target(dev)).backward()
+            opt.step()
+        return [_host(p) for p in net.parameters()]
+
+    for got, want in zip(train("cuda:0"), train("cpu"), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_stand_in_refuses_a_tuple_of_indices_through_numpys_ufunc_at(cp: Any) -> None:
+    # cupy's __array_ufunc__ takes arrays and scalars only: np.add.at(device, (rows, cols), v)
+    # ends in numpy's "returned NotImplemented"; cupy.add.at itself takes the tuple.
+    a = cp.zeros((3, 3))
+    rows = cp.asarray(np.array([0, 2, 2]))
+    with pytest.raises(TypeError, match="NotImplemented"):
+        np.add.at(a, (rows, slice(None)), cp.ones((3, 3)))
+    cp.add.at(a, (rows, slice(None)), cp.ones((3, 3)))
+    np.testing.assert_array_equal(cp.asnumpy(a), [[1, 1, 1], [0, 0, 0], [2, 2, 2]])

@@ -11,7 +11,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.device import array_module
+from gradviz.device import add_at, array_module
 from gradviz.ops import arith as _arith
 from gradviz.ops import reductions as _reductions
 from gradviz.ops import views as _views
@@ -99,7 +99,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     xp = array_module(a.device)
     lead = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)) for d, n in enumerate(index.shape)]
     key = tuple(index._data if d == _wrap_dim(dim, a.ndim) else lead[d] for d in range(a.ndim))
-    np.add.at(data, key, src._data[tuple(slice(0, n) for n in index.shape)])
+    add_at(data, key, src._data[tuple(slice(0, n) for n in index.shape)])
     out = _new(data, a.device)
     if _grad_state.enabled and (a.requires_grad or src.requires_grad):
         record(NODES["scatter_add"], (a, src), [out], {"dim": dim, "index": index.detach()})
@@ -281,7 +281,7 @@ def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> 
     xp = array_module(g.device)
     data = xp.zeros(shape, dtype=g._data.dtype)
     if kind == "index":
-        np.add.at(data, key, g._data)
+        add_at(data, key, g._data)
     else:
         data[key] = g._data
     out = _new(data, g.device)
@@ -327,7 +327,7 @@ def index_add(a: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Scal
     data = a._data.copy()
     src = source._data if alpha == 1 else source._data * alpha
     key = (slice(None),) * d + (idx,)
-    np.add.at(data, key, src)
+    add_at(data, key, src)
     out = _new(data, a.device)
     if _grad_state.enabled and (a.requires_grad or source.requires_grad):
         record(NODES["index_add"], (a, source), [out], {"dim": d, "index": index.detach(), "alpha": alpha})

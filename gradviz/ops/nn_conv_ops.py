@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
+from gradviz.device import as_strided, module_of
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -37,7 +37,7 @@ def _windows(xp: np.ndarray, kh: int, kw: int, ho: int, wo: int, stride: tuple, 
     """(N, C, kh, kw, ho, wo) strided view of the padded input: each output position's field."""
     n, c, _, _ = xp.shape
     sn, sc, sh, sw = xp.strides
-    return as_strided(xp, (n, c, kh, kw, ho, wo),
+    return as_strided(xp, (n, c, kh, kw, ho, wo),  # the array's own module: cupy's for device data
                       (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
                       writeable=False)  # fmt: skip
 
@@ -77,21 +77,22 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
             f"size: ({dilation[0] * (kh - 1) + 1} x {dilation[1] * (kw - 1) + 1}). Kernel size can't be greater "
             "than actual input size"
         )
+    xm = module_of(x)  # numpy, or cupy for device data: new arrays are made where x is
     xp = _pad(x, padding)
     k = cg * kh * kw
     og = o // groups
     # (groups, K, N * L), channel-major: one copy of the receptive fields, and every product
     # after it (forward, the weight's gradient, the input's) one matmul per group on
     # contiguous or transposed operands, with no further copy of this, the largest array
-    cols = np.ascontiguousarray(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
+    cols = xm.ascontiguousarray(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
     cols = cols.reshape(groups, k, n * ho * wo)
     wm = w.reshape(groups, og, k)
     y = np.matmul(wm, cols).reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
     # torch's output is contiguous (N, O, H, W): the copy back from channel-major adds the bias
     if bias is not None:
-        y = np.add(y, bias._data.reshape(1, o, 1, 1), out=np.empty((n, o, ho, wo), dtype=y.dtype))
+        y = np.add(y, bias._data.reshape(1, o, 1, 1), out=xm.empty((n, o, ho, wo), dtype=y.dtype))
     else:
-        y = np.ascontiguousarray(y)
+        y = xm.ascontiguousarray(y)
     if one_d:
         y = y.reshape(n, o, wo)
     out = _wrap(y, input.dtype, input.device)
@@ -117,8 +118,9 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
     og = o // groups
     k = cg * kh * kw
     cols = saved["cols"]  # (groups, K, N * L)
+    xm = module_of(gd)
     # the gradient channel-major, as the columns are: (groups, og, N * L)
-    gm = np.ascontiguousarray(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
+    gm = xm.ascontiguousarray(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
     edges = n.next_edges
     gw = np.matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape) if edges[1][0] is not None else None
     dx = None
@@ -127,7 +129,7 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
         # offset, channel-major as the columns are (contiguous adds), transposed back at the end
         dcols = np.matmul(w.reshape(groups, og, k).transpose(0, 2, 1), gm).reshape(c, kh, kw, nb, ho, wo)
         ph, pw = padding
-        dxp = np.zeros((c, nb, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
+        dxp = xm.zeros((c, nb, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
         sh, sw = stride
         dh, dw = dilation
         for i in range(kh):
@@ -149,7 +151,7 @@ def _conv_from_cache(i: int) -> Any:
             cache = (g, _conv_grads(n, g))
             n.saved["_parts"] = cache
         part = cache[1][i]
-        return None if part is None else _out(np.ascontiguousarray(part), g)
+        return None if part is None else _out(module_of(part).ascontiguousarray(part), g)
 
     return grad
 
@@ -186,11 +188,12 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, pa
     xp = x if not (ph or pw or extra_h or extra_w) else \
         np.pad(x, lead + [(ph, extra_h), (pw, extra_w)], constant_values=-np.inf)
     # each window's top-left corner as an index in the unpadded plane; offset k adds its own
-    base = (np.arange(ho)[:, None] * stride[0] - ph) * wd + (np.arange(wo)[None, :] * stride[1] - pw)
+    xm = module_of(x)
+    base = (xm.arange(ho)[:, None] * stride[0] - ph) * wd + (xm.arange(wo)[None, :] * stride[1] - pw)
     best = xp[_offset_slice(0, 0, ho, wo, stride, dilation)].copy()
-    idx = np.empty(best.shape, dtype=np.int64)
+    idx = xm.empty(best.shape, dtype=np.int64)
     idx[...] = base
-    better = np.empty(best.shape, dtype=bool)
+    better = xm.empty(best.shape, dtype=bool)
     for k in range(1, kh * kw):
         i, j = divmod(k, kw)
         v = xp[_offset_slice(i, j, ho, wo, stride, dilation)]
@@ -217,12 +220,13 @@ def _maxpool_grad(n: Any, g: Tensor) -> Tensor:
     gd = g._data
     plane = x.shape[-1] * x.shape[-2]
     lead = x.size // plane if plane else 0
-    flat = idx.reshape(lead, -1) + (np.arange(lead, dtype=np.int64) * plane)[:, None]
+    xm = module_of(x)
+    flat = idx.reshape(lead, -1) + (xm.arange(lead, dtype=np.int64) * plane)[:, None]
     if stride[0] >= dilation[0] * (kh - 1) + 1 and stride[1] >= dilation[1] * (kw - 1) + 1:
-        dx = np.zeros(x.size, dtype=x.dtype)
+        dx = xm.zeros(x.size, dtype=x.dtype)
         dx[flat.ravel()] = gd.ravel()
     else:
-        dx = np.bincount(flat.ravel(), weights=gd.ravel(), minlength=x.size).astype(x.dtype, copy=False)
+        dx = xm.bincount(flat.ravel(), weights=gd.ravel(), minlength=x.size).astype(x.dtype, copy=False)
     return _out(dx.reshape(x.shape), g)
 
 
@@ -249,11 +253,12 @@ def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple,
                           _extra(wd, kw, stride[1], padding[1], wo))
     win = _windows(xp, kh, kw, ho, wo, stride, (1, 1))
     s = win.sum(axis=(2, 3))
-    div = _divisors(h, wd, kernel_size, stride, padding, ho, wo, count_include_pad, divisor_override)
+    xm = module_of(x)
+    div = _divisors(xm, h, wd, kernel_size, stride, padding, ho, wo, count_include_pad, divisor_override)
     y = (s / div).astype(x.dtype, copy=False)
     if unbatched:
         y = y[0]
-    out = _wrap(np.ascontiguousarray(y), input.dtype, input.device)
+    out = _wrap(xm.ascontiguousarray(y), input.dtype, input.device)
     if _grad_state.enabled and _requires(input):
         record(_AVGPOOL, (input,), [out], {
             "self": SavedVariable(input), "kernel_size": kernel_size, "stride": stride, "padding": padding,
@@ -274,10 +279,11 @@ def _pad_for_windows(x: np.ndarray, padding: tuple, extra_h: int, extra_w: int) 
     return np.pad(x, ((0, 0), (0, 0), (ph, extra_h), (pw, extra_w)))
 
 
-def _divisors(h: int, w: int, k: tuple, s: tuple, p: tuple, ho: int, wo: int, include_pad: bool,
+def _divisors(xm: Any, h: int, w: int, k: tuple, s: tuple, p: tuple, ho: int, wo: int, include_pad: bool,
               override: int | None) -> Any:  # fmt: skip
     """torch's divide factor per window: the window clipped to the padded input (count_include_pad;
-    only ceil_mode's last windows are clipped there) or to the input itself."""
+    only ceil_mode's last windows are clipped there) or to the input itself. An array of them
+    is made in xm, the data's module."""
     if override:
         return float(override)
     hs = np.arange(ho) * s[0] - p[0]
@@ -290,7 +296,7 @@ def _divisors(h: int, w: int, k: tuple, s: tuple, p: tuple, ho: int, wo: int, in
         wc = np.minimum(we, w) - np.maximum(ws, 0)
     if (hc == k[0]).all() and (wc == k[1]).all():
         return float(k[0] * k[1])
-    return (hc[:, None] * wc[None, :]).astype(np.float64)
+    return xm.asarray((hc[:, None] * wc[None, :]).astype(np.float64))
 
 
 def _avgpool_grad(n: Any, g: Tensor) -> Tensor:
@@ -301,16 +307,17 @@ def _avgpool_grad(n: Any, g: Tensor) -> Tensor:
     nb, c, h, wd = x.shape
     (kh, kw), (sh, sw), (ph, pw) = n["kernel_size"], n["stride"], n["padding"]
     ho, wo = gd.shape[2], gd.shape[3]
-    div = _divisors(h, wd, (kh, kw), (sh, sw), (ph, pw), ho, wo, n["count_include_pad"], n["divisor_override"])
+    xm = module_of(gd)
+    div = _divisors(xm, h, wd, (kh, kw), (sh, sw), (ph, pw), ho, wo, n["count_include_pad"], n["divisor_override"])
     gs = (gd / div).astype(x.dtype, copy=False)
-    dxp = np.zeros((nb, c, h + ph + _extra(h, kh, sh, ph, ho), wd + pw + _extra(wd, kw, sw, pw, wo)), dtype=x.dtype)
+    dxp = xm.zeros((nb, c, h + ph + _extra(h, kh, sh, ph, ho), wd + pw + _extra(wd, kw, sw, pw, wo)), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
             dxp[:, :, i:i + sh * (ho - 1) + 1:sh, j:j + sw * (wo - 1) + 1:sw] += gs
     dx = dxp[:, :, ph:ph + h, pw:pw + wd]
     if n["self"]._data.ndim == 3:
         dx = dx[0]
-    return _out(np.ascontiguousarray(dx), g)
+    return _out(xm.ascontiguousarray(dx), g)
 
 
 _AVGPOOL = _register("avg_pool2d", D("AvgPool2DBackward0", (_avgpool_grad,)))
@@ -326,7 +333,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: tuple) -> Tensor:
     oh = h if output_size[0] is None else output_size[0]
     ow = wd if output_size[1] is None else output_size[1]
     bh, bw = _adaptive_bounds(h, oh), _adaptive_bounds(wd, ow)
-    y = np.empty(x.shape[:-2] + (oh, ow), dtype=x.dtype)
+    y = module_of(x).empty(x.shape[:-2] + (oh, ow), dtype=x.dtype)
     for i, (h0, h1) in enumerate(bh):
         for j, (w0, w1) in enumerate(bw):
             y[..., i, j] = x[..., h0:h1, w0:w1].mean(axis=(-1, -2))
@@ -341,7 +348,7 @@ def _adaptive_grad(n: Any, g: Tensor) -> Tensor:
     gd = g._data
     oh, ow = n["output_size"]
     h, wd = x.shape[-2:]
-    dx = np.zeros(x.shape, dtype=x.dtype)
+    dx = module_of(gd).zeros(x.shape, dtype=x.dtype)
     for i, (h0, h1) in enumerate(_adaptive_bounds(h, oh)):
         for j, (w0, w1) in enumerate(_adaptive_bounds(wd, ow)):
             dx[..., h0:h1, w0:w1] += (gd[..., i, j] / ((h1 - h0) * (w1 - w0)))[..., None, None]

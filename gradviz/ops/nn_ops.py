@@ -17,6 +17,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
+from gradviz.device import add_at, array_module
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import node_class, record
@@ -75,7 +76,7 @@ def _register(key: str, row: D, graph: bool = False) -> type:
 def _out(data: Any, like: Tensor) -> Tensor:
     if type(data) is np.ndarray and data.dtype is like.dtype.np:
         return _wrap(data, like.dtype, like.device)
-    return F._new(np.asarray(data, dtype=like.dtype.np), like.device)
+    return F._new(array_module(like.device).asarray(data, dtype=like.dtype.np), like.device)
 
 
 # -- addmm -------------------------------------------------------------------------------------
@@ -203,11 +204,12 @@ def embedding_dense_backward(g: Tensor, indices: Tensor, num_weights: int, paddi
     if padding_idx >= 0:
         keep = idx != padding_idx
         idx, rows = idx[keep], rows[keep]
+    xp = array_module(g.device)
     if scale_grad_by_freq:
-        counts = np.bincount(indices._data.reshape(-1), minlength=num_weights)
+        counts = xp.bincount(indices._data.reshape(-1), minlength=num_weights)
         rows = rows / counts[idx][:, None].astype(gd.dtype)
-    gw = np.zeros((num_weights, dim), dtype=gd.dtype)
-    np.add.at(gw, idx, rows)
+    gw = xp.zeros((num_weights, dim), dtype=gd.dtype)
+    add_at(gw, idx, rows)
     return _out(gw, g)
 
 
