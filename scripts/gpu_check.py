@@ -44,14 +44,15 @@ def report(part: str, name: str, ok: bool | None, detail: str = "") -> None:
     print(f"{tag} {part}/{name}{': ' + detail if detail else ''}", flush=True)
 
 
-def names(fn, seen=None) -> list[str]:
+def names(fn) -> list[str]:
     """Backward node names in a DFS from fn (the same walk on both libraries)."""
-    out, stack, seen = [], [fn], set()
+    out, stack, seen, alive = [], [fn], set(), []
     while stack:
         f = stack.pop()
         if f is None or id(f) in seen:
             continue
         seen.add(id(f))
+        alive.append(f)  # torch makes a new Python object per next_functions read: keep ids unique
         out.append(type(f).__name__)
         stack.extend(n for n, _ in reversed(f.next_functions))
     return out
