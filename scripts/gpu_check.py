@@ -203,6 +203,14 @@ def part_torchrec(torch, dev: str) -> None:
         on_worker = dev.startswith("cuda") and caller not in ran and bool(ran)
         report("torchrec", "device_thread", on_worker or not dev.startswith("cuda"),
                f"caller {caller!r}; nodes ran on {sorted(ran)}; threads {sorted(threads.values(), key=str)}")
+        from gradviz.trace.check import invariants
+
+        bad = invariants(t)
+        report("torchrec", "invariants", not bad, "; ".join(map(str, bad[:3])))
+        order = t.execution_order(1)
+        report("torchrec", "order", order == ["SumBackward0", "TanhBackward0", "MmBackward0", "AccumulateGrad",
+                                              "AccumulateGrad"] or order[:3] == ["SumBackward0", "TanhBackward0", "MmBackward0"],
+               str(order))
     except Exception as exc:  # noqa: BLE001
         report("torchrec", "device_thread", False, f"{type(exc).__name__}: {exc}")
         traceback.print_exc(limit=-3)

@@ -54,7 +54,7 @@ _active: TorchRecorder | None = None
 
 class _Task:
     __slots__ = ("id", "depth", "keep", "needed", "deps", "filled", "handles", "tid", "queue", "ran",
-                 "running", "captured", "accumulate", "parked", "single")  # fmt: skip
+                 "running", "captured", "accumulate", "parked", "single", "hooked", "queued")  # fmt: skip
 
     def __init__(self, tid: int, depth: int, keep: bool, accumulate: bool, queue: int):
         self.id = 0
@@ -68,6 +68,8 @@ class _Task:
         self.single: dict[Any, Any] = {}  # node -> stats of its buffer's one gradient (None: several)
         self.running: list[Any] = []
         self.captured: list[tuple[Any, int, int]] = []  # (node, input_nr, output index)
+        self.hooked: set[Any] = set()  # the nodes this task hooks
+        self.queued: dict[Any, int] = {}  # node -> the ready queue it was pushed to
 
 
 class TorchRecorder:
@@ -84,7 +86,8 @@ class TorchRecorder:
         self._tensors: dict[int, tuple[Any, int]] = {}  # id(leaf) -> (weakref to the leaf, tensor id)
         self._tensor_ids = 0
         self._threads: dict[int, int] = {}  # thread ident -> tid
-        self._queues: dict[int, int] = {}  # tid -> queue id
+        self._queues: dict[int | str, int] = {}  # caller tid, or a device ("cuda:0") -> queue id
+        self._running: list[_Task] = []  # tasks begun and not yet ended (any thread)
         self._ready: dict[int, list[tuple[tuple[int, int, int], int, Any]]] = {}  # queue -> (prio, task, node)
         self._sources: dict[tuple[int, str], str | None] = {}  # g.source_key(node) -> "file:line"
         self._tls = threading.local()
@@ -212,6 +215,26 @@ class TorchRecorder:
             name = threading.current_thread().name  # made by the thread that calls backward
             self._emit(ev.QueueCreated, True, queue=q, device="cpu", owner=tid, name=f"cpu@{name}")
         return q
+
+    def _device_queue(self, device: str) -> int:
+        """The ready queue of a device's worker thread (torch: one per device, made at first use);
+        its owner is the worker, which the recorder sees only once it runs a node."""
+        q = self._queues.get(device)
+        if q is None:
+            q = self._queues[device] = len(self._queues) + 1
+            self._ready[q] = []
+            self._emit(ev.QueueCreated, True, queue=q, device=device, owner=None, name=device)
+        return q
+
+    def _worker_tid(self, device: str) -> int:
+        """A thread that runs nodes of a task it did not begin: torch's worker for ``device``."""
+        ident = threading.get_ident()
+        tid = self._threads.get(ident)
+        if tid is None:
+            tid = self._threads[ident] = len(self._threads) + 1
+            self._emit_raw(ev.ThreadStart, tid, name=threading.current_thread().name, device=device,
+                           role="device_worker")  # fmt: skip
+        return tid
 
     def _node(self, node: Any, topo: dict[Any, int], names: dict[int, str]) -> int:
         nid = self._nodes.get(node)
@@ -365,7 +388,9 @@ class TorchRecorder:
             for n in nodes:
                 task.handles.append(n.register_prehook(self._pre(task, n)))
                 task.handles.append(n.register_hook(self._post(task, n)))
+            task.hooked = set(nodes)
             stack.append(task)
+            self._running.append(task)
             # the root gradients: GraphRoot hands them on, or the one root's buffer starts with it
             if graph_root is not None:
                 self._emit(ev.NodeBegin, True, task=task.id, node=graph_root, depth=depth)
@@ -411,35 +436,49 @@ class TorchRecorder:
             if node in task.parked:
                 task.parked.discard(node)
                 self._emit(ev.NotReadyTake, True, task=task.id, node=nid)
-            q = self._ready[task.queue]
+            # torch's ready_queue(cpu_queue, buffer.device()): a buffer holding a device's gradient
+            # goes to that device's worker; any other to the task's own CPU queue
+            dev = "cpu" if grad is None or grad.device.type == "cpu" else str(grad.device)
+            qid = task.queue if dev == "cpu" else self._device_queue(dev)
+            task.queued[node] = qid
+            q = self._ready[qid]
             prio = (ev.PRIORITY_NODE, task.depth, node._sequence_nr())
             q.append((prio, task.id, node))
-            self._emit(ev.QueuePush, True, queue=task.queue, device="cpu", task=task.id, node=nid, what="node",
+            self._emit(ev.QueuePush, True, queue=qid, device=dev, task=task.id, node=nid, what="node",
                        priority=prio, size=len(q))  # fmt: skip
             if task.needed is not None and node not in task.needed:
                 self._pop(task, node)  # captured only: popped, its input captured, not run
 
     def _pop(self, task: _Task, node: Any) -> None:
-        q = self._ready[task.queue]
+        qid = task.queued.pop(node, task.queue)
+        q = self._ready[qid]
         prio = (ev.PRIORITY_NODE, task.depth, node._sequence_nr())
         for i, (_, t, n) in enumerate(q):
             if n is node and t == task.id:
                 prio = q.pop(i)[0]
                 break
-        self._emit(ev.QueuePop, True, queue=task.queue, device="cpu", task=task.id, node=self._nodes[node],
+        dev = next((d for d, i in self._queues.items() if i == qid and isinstance(d, str)), "cpu")
+        self._emit(ev.QueuePop, True, queue=qid, device=dev, task=task.id, node=self._nodes[node],
                    what="node", priority=prio, size=len(q))  # fmt: skip
 
-    def _mine(self, task: _Task) -> bool:
+    def _mine(self, task: _Task, node: Any) -> bool:
+        """Whether this hook's task is the one running ``node`` here: the innermost task of the
+        thread that began it; on a thread that began none (torch's device worker), the one running
+        task that hooks the node."""
         s = getattr(self._tls, "tasks", None)
-        return bool(s) and s[-1] is task
+        if s:
+            return s[-1] is task
+        return [t for t in self._running if node in t.hooked] == [task]
 
     def _pre(self, task: _Task, node: Any) -> Any:
         def pre(grad_outputs: Any) -> None:
-            if not self._mine(task):
+            if not self._mine(task, node):
                 return None
             if task.needed is not None and node not in task.needed:
                 return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._elock:
+                if not getattr(self._tls, "tasks", None):
+                    self._worker_tid(g.device_of(node))
                 self._pop(task, node)
                 nid = self._nodes[node]
                 self._emit(ev.NodeBegin, task=task.id, node=nid, depth=task.depth)
@@ -452,7 +491,7 @@ class TorchRecorder:
 
     def _post(self, task: _Task, node: Any) -> Any:
         def post(grad_inputs: Any, grad_outputs: Any) -> None:
-            if not self._mine(task):
+            if not self._mine(task, node):
                 return None
             with self._elock:
                 _, before = task.running.pop() if task.running else (node, None)
@@ -494,16 +533,19 @@ class TorchRecorder:
                     gi = res[i] if i < len(res) else None
                     self._emit(ev.CapturedGrad, True, task=task.id, node=self._nodes[n], input_nr=nr, index=i,
                                stats=g.stats(gi), values=g.values(gi) if self.values else None)  # fmt: skip
-            q = self._ready[task.queue]
+            queued = [x for qid in {task.queue, *task.queued.values()} for x in self._ready[qid] if x[1] == task.id]
             # The engine ran to its end and the call raised afterwards (grad()'s allow_unused
             # check, in run_backward once execute returned): the task ended ok, then the call
             # failed, in that order, as gradviz's own recorder has it. Seen here as an error with
             # no node running and nothing of the task left to run, after its nodes ran.
-            after = error is not None and task.ran and not task.running and all(x[1] != task.id for x in q)
+            after = error is not None and task.ran and not task.running and not queued
             if error is not None and not after:
                 self._error(task, error)
             # what torch never ran stays queued in its simulation: drop it (the task is over)
-            q[:] = [x for x in q if x[1] != task.id]
+            for q in self._ready.values():
+                q[:] = [x for x in q if x[1] != task.id]
+            if task in self._running:
+                self._running.remove(task)
             failed = error is not None and not after
             self._emit(ev.TaskEnd, task=task.id, status="error" if failed else "ok",
                        error=f"{type(error).__name__}: {error}" if failed else None)  # fmt: skip
