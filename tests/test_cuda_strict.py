@@ -603,3 +603,91 @@ def test_stand_in_refuses_a_tuple_of_indices_through_numpys_ufunc_at(cp: Any) ->
         np.add.at(a, (rows, slice(None)), cp.ones((3, 3)))
     cp.add.at(a, (rows, slice(None)), cp.ones((3, 3)))
     np.testing.assert_array_equal(cp.asnumpy(a), [[1, 1, 1], [0, 0, 0], [2, 2, 2]])
+
+
+# -- more of torch's surface on the device (each program its own case: a failure names its op) --
+
+SURFACE: dict[str, Callable[[str], list[gradviz.Tensor]]] = {}
+
+
+def surface(fn: Callable[[str], list[gradviz.Tensor]]) -> Callable[[str], list[gradviz.Tensor]]:
+    SURFACE[fn.__name__] = fn
+    return fn
+
+
+def _leaf(a: np.ndarray, dev: str) -> gradviz.Tensor:
+    return gradviz.tensor(a, dtype=gradviz.float64, device=dev, requires_grad=True)
+
+
+@surface
+def addmm_baddbmm(dev):
+    i, a, b = _leaf(B, dev), _leaf(X, dev), _leaf(W, dev)
+    bb = _leaf(np.random.default_rng(3).standard_normal((2, 3, 4)), dev)
+    out = gradviz.addmm(i, a, b, beta=0.5, alpha=2.0).sum() + gradviz.baddbmm(
+        gradviz.zeros(2, 3, 3, dtype=gradviz.float64, device=dev), bb, bb.transpose(1, 2), alpha=0.5).sum()
+    return [out, i, a, b, bb]
+
+
+@surface
+def clamp_sort_topk(dev):
+    a = _leaf(X, dev)
+    lo = gradviz.tensor(-0.5, dtype=gradviz.float64, device=dev)
+    hi = gradviz.tensor([0.7, 0.2, 0.9, 0.4], dtype=gradviz.float64, device=dev)
+    out = a.clamp(lo, hi).sum() + a.sort(1).values[:, :2].sum() + a.topk(2, 1).values.sum() + a.cumprod(1).sum()
+    return [out, a]
+
+
+@surface
+def losses_with_options(dev):
+    a = _leaf(Y, dev)
+    t = _target(dev)
+    out = (F.cross_entropy(a, t, label_smoothing=0.1) + F.cross_entropy(a, t, ignore_index=2)
+           + F.binary_cross_entropy_with_logits(a, (a.detach() > 0).double())
+           + F.smooth_l1_loss(a, a.detach() * 0.5)
+           + F.kl_div(a.log_softmax(1), a.detach().softmax(1), reduction="batchmean"))
+    return [out, a]
+
+
+@surface
+def norms_and_linalg(dev):
+    a = _leaf(X, dev)
+    out = gradviz.linalg.vector_norm(a, 3) + gradviz.linalg.matrix_norm(a) + a.norm(dim=1).sum()
+    return [out + gradviz.linalg.norm(a), a]
+
+
+@surface
+def recurrent_and_attention(dev):
+    gradviz.manual_seed(0)
+    lstm = gradviz.nn.LSTM(4, 3, batch_first=True).double().to(dev)
+    attn = gradviz.nn.MultiheadAttention(4, 2, batch_first=True).double().to(dev)
+    x = _leaf(X.reshape(2, 3, 4), dev)
+    y, _ = lstm(x)
+    z, _ = attn(x, x, x, need_weights=False)
+    return [y.sum() + (z * z).sum(), x]
+
+
+@surface
+def clip_and_adam(dev):
+    gradviz.manual_seed(0)
+    net = gradviz.nn.Linear(4, 5).double().to(dev)
+    opt = gradviz.optim.Adam(net.parameters(), lr=0.01)
+    x = gradviz.tensor(X, dtype=gradviz.float64, device=dev)
+    for _ in range(3):
+        opt.zero_grad()
+        F.mse_loss(net(x), gradviz.tensor(Y, dtype=gradviz.float64, device=dev)).backward()
+        gradviz.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+        opt.step()
+    w = net.weight
+    return [(w * w).sum(), w]
+
+
+@pytest.mark.parametrize("name", sorted(SURFACE))
+def test_cuda_surface_matches_cpu(cp: Any, name: str) -> None:
+    got = SURFACE[name]("cuda:0")
+    want = SURFACE[name]("cpu")
+    got[0].backward()
+    want[0].backward()
+    np.testing.assert_allclose(_host(got[0]), _host(want[0]), rtol=1e-6)
+    for g, w in zip(got[1:], want[1:], strict=True):
+        assert isinstance(g.grad._data, cp.ndarray)
+        np.testing.assert_allclose(_host(g.grad), _host(w.grad), rtol=1e-6, atol=1e-12)

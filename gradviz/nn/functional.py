@@ -313,7 +313,7 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
     n_classes = input.shape[class_dim]
     lsm = F.log_softmax(input, class_dim)
     nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
-    ignore_mask = F._new(np.asarray(target._data == ignore_index), target.device)
+    ignore_mask = F._new(F._as_array(target._data == ignore_index), target.device)
     if weight is not None:
         shape = [1] * input.ndim
         shape[class_dim] = n_classes
@@ -324,9 +324,9 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
     if red == 1:
         if weight is not None:
             picked = weight._data[target._data[target._data != ignore_index]]
-            denom = F._new(np.asarray(picked.sum(dtype=input._data.dtype)), input.device)
+            denom = F._new(F._as_array(picked.sum(dtype=input._data.dtype)), input.device)
         else:
-            denom = F._new(np.asarray((~ignore_mask._data).sum()), input.device)
+            denom = F._new(F._as_array((~ignore_mask._data).sum()), input.device)
         ret = F.div(F.sum(smooth), denom)
     elif red == 2:
         ret = F.sum(smooth)

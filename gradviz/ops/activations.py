@@ -10,6 +10,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
+from gradviz.device import module_of
 from gradviz.ops import arith as _arith
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import reductions as _reductions
@@ -17,6 +18,7 @@ from gradviz.ops._common import (
     NODES,
     Scalar,
     _as_array,
+    _ascontiguous,
     _check_devices,
     _elementwise,
     _float_arg,
@@ -113,14 +115,14 @@ def _clamp_tensor(a: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
     out = _new(_as_array(data).astype(dt.np, copy=False), a.device)
     if _grad_state.enabled and (a.requires_grad or any(b is not None and b.requires_grad for b in (lo, hi))):
         shape = out._data.shape
-        inside = np.ones(shape, bool)
+        inside = module_of(x).ones(shape, bool)  # made where x is (cupy's for device data)
         saved = {}
         if lo is not None:
             inside &= np.broadcast_to(x >= lo._data, shape)
-            saved["min_mask"] = _new(np.ascontiguousarray(np.broadcast_to(x < lo._data, shape)), a.device)
+            saved["min_mask"] = _new(_ascontiguous(np.broadcast_to(x < lo._data, shape)), a.device)
         if hi is not None:
             inside &= np.broadcast_to(x <= hi._data, shape)
-            saved["max_mask"] = _new(np.ascontiguousarray(np.broadcast_to(x > hi._data, shape)), a.device)
+            saved["max_mask"] = _new(_ascontiguous(np.broadcast_to(x > hi._data, shape)), a.device)
         saved["mask"] = _new(inside, a.device)
         record(NODES["clamp_tensor"], (a, lo, hi), [out], saved)
     return out

@@ -13,7 +13,7 @@ from gradviz.ops import arith as _arith
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
-from gradviz.ops._common import NODES, _as_array, _dims, _new, _np_aliases, _wrap_dim, register
+from gradviz.ops._common import NODES, _as_array, _ascontiguous, _dims, _new, _np_aliases, _wrap_dim, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.reductions import _quiet
@@ -170,7 +170,7 @@ def _cumprod(n, g):
                 run = run * xd[..., j]
             total = total + gd[..., j] * run
         out[..., i] = total
-    return _new(np.ascontiguousarray(np.moveaxis(out, -1, dim)), x.device)
+    return _new(_ascontiguous(np.moveaxis(out, -1, dim)), x.device)
 
 
 def _logsumexp(n, g):

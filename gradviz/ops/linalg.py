@@ -257,7 +257,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     prod = mat1._data @ mat2._data
     bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
     data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
-    out = _new(np.asarray(data, dtype=prod.dtype), input.device)
+    out = _new(_as_array(data, prod.dtype), input.device)
     if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
         saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha}
         record(NODES["addmm"], (input, mat1, mat2), [out], saved)
@@ -280,7 +280,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
     prod = np.matmul(batch1._data, batch2._data)
     bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
     data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
-    out = _new(np.asarray(data, dtype=prod.dtype), input.device)
+    out = _new(_as_array(data, prod.dtype), input.device)
     if _grad_state.enabled and (input.requires_grad or batch1.requires_grad or batch2.requires_grad):
         saved = {"batch1": save(batch1), "batch2": save(batch2), "beta": beta, "alpha": alpha}
         record(NODES["baddbmm"], (input, batch1, batch2), [out], saved)

@@ -11,6 +11,7 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
+from gradviz.ops._common import _as_array
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -21,7 +22,7 @@ def _reduce(data: np.ndarray, red: int) -> np.ndarray:
     if red == 0:
         return data
     s = np.add.reduce(data, axis=None, dtype=data.dtype)
-    return np.asarray(s / data.dtype.type(data.size) if red == 1 else s, dtype=data.dtype)
+    return _as_array(s / data.dtype.type(data.size) if red == 1 else s, data.dtype)
 
 
 def _scale(g: np.ndarray, n: int, red: int) -> Any:

@@ -11,7 +11,9 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
+from gradviz.device import module_of
 from gradviz.ops import functions as F
+from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -28,7 +30,7 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
     x = input._data
     dim = dim % x.ndim
     size = -(-x.shape[dim] // chunks)
-    pieces = [np.ascontiguousarray(p) for p in np.split(x, range(size, x.shape[dim], size), axis=dim)]
+    pieces = [_ascontiguous(p) for p in np.split(x, range(size, x.shape[dim], size), axis=dim)]
     outs = [_wrap(p, input.dtype, input.device) for p in pieces]
     if _grad_state.enabled and _requires(input):
         record(_UNSAFE_SPLIT, (input,), outs, {"self_sizes": x.shape, "split_size": size, "dim": dim})
@@ -67,15 +69,16 @@ def mkldnn_lstm_layer(input: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | 
     dt = x.dtype
     steps, batch = x.shape[0], x.shape[1]
     hidden = w_hh._data.shape[1]
+    xm = module_of(x)  # numpy, or cupy for device data: the state is made where x is
     wi, wh = w_ih._data.astype(np.float64), w_hh._data.astype(np.float64)
-    bias = np.zeros(4 * hidden)
+    bias = xm.zeros(4 * hidden)
     if b_ih is not None:
         bias = bias + b_ih._data
     if b_hh is not None:
         bias = bias + b_hh._data
     h = hx._data.astype(np.float64)
     c = cx._data.astype(np.float64)
-    out = np.empty((steps, batch, hidden))
+    out = xm.empty((steps, batch, hidden))
     hs, cs, acts = [], [], []
     order = range(steps - 1, -1, -1) if reverse else range(steps)
     proj = x.astype(np.float64) @ wi.T + bias
@@ -110,10 +113,11 @@ def _lstm_bptt(n: Any, grads: list) -> tuple:
     steps, batch = x.shape[0], x.shape[1]
     hidden = wh.shape[1]
     gout, ghy, gcy = (None if g is None else g._data.astype(np.float64) for g in grads)
-    dh_next = np.zeros((batch, hidden)) if ghy is None else ghy
-    dc_next = np.zeros((batch, hidden)) if gcy is None else gcy
-    dx = np.zeros(x.shape)
-    dwi, dwh, db = np.zeros(wi.shape), np.zeros(wh.shape), np.zeros(4 * hidden)
+    xm = module_of(x)
+    dh_next = xm.zeros((batch, hidden)) if ghy is None else ghy
+    dc_next = xm.zeros((batch, hidden)) if gcy is None else gcy
+    dx = xm.zeros(x.shape)
+    dwi, dwh, db = xm.zeros(wi.shape), xm.zeros(wh.shape), xm.zeros(4 * hidden)
     order = list(range(steps - 1, -1, -1) if saved["reverse"] else range(steps))
     for k in range(steps - 1, -1, -1):
         t = order[k]

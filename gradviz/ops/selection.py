@@ -8,8 +8,9 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.device import module_of
 from gradviz.ops import indexing as _indexing
-from gradviz.ops._common import NODES, _new, _wrap_dim, register
+from gradviz.ops._common import NODES, _ascontiguous, _new, _wrap_dim, register
 from gradviz.ops.construction import zeros_for
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
@@ -35,7 +36,7 @@ def _order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 
 def _selected(key: str, a: Tensor, idx: np.ndarray, d: int) -> _ValuesIndices:
     vals = np.take_along_axis(a._data, idx, axis=d) if a.ndim else a._data.copy()
-    values, indices = _new(np.ascontiguousarray(vals), a.device), _new(idx.astype(np.int64), a.device)
+    values, indices = _new(_ascontiguous(vals), a.device), _new(idx.astype(np.int64), a.device)
     if _grad_state.enabled and a.requires_grad:
         # only the values are differentiable; the node has both outputs (values, indices)
         record(NODES[key], (a,), [values], {"dim": d, "indices": indices, "self_sym_sizes": a.shape})
@@ -68,9 +69,10 @@ def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     size = a.shape[d] if a.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    xm = module_of(a._data)  # the positions are made where the data is
     if a.ndim == 0:
-        return _selected("topk", a, np.zeros((), np.int64), d)
-    idx = np.take(_order(a._data, d, largest), np.arange(k), axis=d)
+        return _selected("topk", a, xm.zeros((), np.int64), d)
+    idx = np.take(_order(a._data, d, largest), xm.arange(k), axis=d)
     return _selected("topk", a, idx, d)
 
 
@@ -84,7 +86,7 @@ def unique(a: Tensor, sorted: bool = True, return_inverse: bool = False, return_
     else:
         vals, inv, counts = np.unique(a._data, return_inverse=True, return_counts=True)
         inv = inv.reshape(a.shape)
-    out = [_new(np.ascontiguousarray(vals), a.device)]
+    out = [_new(_ascontiguous(vals), a.device)]
     if return_inverse:
         out.append(_new(inv.astype(np.int64).reshape(inv.shape), a.device))
     if return_counts:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import no_grad
+from gradviz.device import module_of
 from gradviz.ops import functions as F
 from gradviz.tensor import Tensor
 
@@ -42,8 +43,9 @@ def get_total_norm(tensors: Any, norm_type: float = 2.0, error_if_nonfinite: boo
     if not ts:
         return _zero()
     dt = ts[0]._data.dtype
-    norms = np.asarray([_norm(t._data, norm_type) for t in ts], dtype=dt)
-    total = np.asarray(_norm(norms, norm_type), dtype=dt)
+    xm = module_of(ts[0]._data)  # the norms stay where the gradients are
+    norms = xm.stack([F._as_array(_norm(t._data, norm_type), dt) for t in ts])
+    total = F._as_array(_norm(norms, norm_type), dt)
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
