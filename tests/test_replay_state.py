@@ -265,3 +265,25 @@ def test_wakeup_and_shutdown_tasks_pop_before_node_tasks() -> None:
     b.emit(ev.QueuePop, **push, task=1, node=None, what="wakeup", priority=(1, 0, 0), size=1)
     s = fold(b.events)
     assert [(e.what, e.node) for e in s.queues[b.cpu_queue].entries] == [("node", n)]
+
+
+def test_replay_shows_next_the_entry_the_engine_pops_next_equal_keys_too() -> None:
+    # Twelve leaves made ready together (AccumulateGrads share one key) and a diamond: at every
+    # queue_pop the replayed queue's first entry is the one popped. Equal keys pop in the heap's
+    # own order (1, 3, 5, 2, 4 for five pushed in order), not by push order.
+    import gradviz
+    from gradviz.trace import events as ev
+
+    xs = [gradviz.ones(2, requires_grad=True) for _ in range(12)]
+    with gradviz.record() as rec:
+        (gradviz.stack(xs[:8]).sum() * gradviz.stack(xs[6:]).prod()).backward()
+    s = EngineState()
+    pops = ties = 0
+    for e in rec.trace.events:
+        if isinstance(e, ev.QueuePop):
+            first = s.queues[e.queue].entries[0]
+            assert (first.task, first.node, first.what) == (e.task, e.node, e.what), e
+            pops += 1
+            ties += sum(1 for x in s.queues[e.queue].entries if x.priority == first.priority) > 1
+        apply(s, e)
+    assert pops > 12 and ties

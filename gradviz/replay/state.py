@@ -238,20 +238,9 @@ def _on_not_ready_take(s: EngineState, e: ev.NotReadyTake) -> None:
 
 def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:
     q = _queue(s, e.queue, e.device)
-    entry = QueueEntry(e.task, e.node, e.what, tuple(e.priority), e.seq)  # type: ignore[arg-type]
-    key = entry.sort_key()
-    entries = q.entries
-    # Insert after every entry that pops before it: keeps pop order without a full sort.
-    lo, hi = 0, len(entries)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if entries[mid].sort_key() <= key:
-            lo = mid + 1
-        else:
-            hi = mid
-    entries.insert(lo, entry)
+    q.push(QueueEntry(e.task, e.node, e.what, tuple(e.priority), e.seq))  # type: ignore[arg-type]
     q.pushes += 1
-    q.max_size = max(q.max_size, len(entries))
+    q.max_size = max(q.max_size, len(q))
     if e.what == "node" and e.node is not None and e.task is not None:
         t = s._wtask(e.task)
         filled = 0
@@ -264,11 +253,7 @@ def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:
 
 def _on_queue_pop(s: EngineState, e: ev.QueuePop) -> None:
     q = _queue(s, e.queue, e.device)
-    entries = q.entries
-    for i, x in enumerate(entries):
-        if x.what == e.what and x.node == e.node and x.task == e.task:
-            del entries[i]
-            break
+    q.remove(e.task, e.node, e.what)
     q.pops += 1
     if e.what != "node" or e.node is None or e.task is None:
         return

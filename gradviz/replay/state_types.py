@@ -5,6 +5,7 @@ Split out of state.py; ``gradviz.replay.state`` re-exports every name.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -61,37 +62,79 @@ class QueueEntry(NamedTuple):
     node: int | None
     what: str  # "node", "wakeup" or "shutdown"
     priority: tuple[int, int, int]  # (cls, reentrant_depth, sequence_nr)
-    pushed: int  # seq of the push event; breaks ties, earliest first
+    pushed: int  # seq of the push event
 
-    def sort_key(self) -> tuple[int, int, int, int]:
-        # torch's CompareNodeTaskTime: shutdown < wakeup < node, deeper first, newer seq first.
+    def rank(self) -> tuple[int, int, int]:
+        # torch's CompareNodeTaskTime: shutdown < wakeup < node, deeper first, newer seq first
+        # (smaller ranks first). No tie-breaker: equal ranks pop in the heap's own order.
         cls, depth, seqnr = self.priority
-        return (cls, -depth, -seqnr, self.pushed)
+        return (cls, -depth, -seqnr)
+
+
+class _HeapItem:
+    """A queue entry in the heap, compared as torch's std::priority_queue compares NodeTasks:
+    by rank alone, so heapq makes the moves libstdc++'s heap makes (as the engine's ReadyQueue,
+    gradviz/autograd/ready_queue.py) and equal ranks pop in the order the engine popped them."""
+
+    __slots__ = ("entry", "rank")
+
+    def __init__(self, entry: QueueEntry) -> None:
+        self.entry = entry
+        self.rank = entry.rank()
+
+    def __lt__(self, other: _HeapItem) -> bool:
+        return self.rank < other.rank
 
 
 class QueueState:
-    """A ready queue. ``entries`` is in pop order: ``entries[0]`` pops next."""
+    """A ready queue: a binary heap laid out as the engine's (``heap``); ``entries`` is its
+    contents in pop order, ``entries[0]`` pops next."""
 
-    __slots__ = ("id", "device", "owner", "name", "entries", "pushes", "pops", "max_size")
+    __slots__ = ("id", "device", "owner", "name", "heap", "pushes", "pops", "max_size")
 
     def __init__(self, id: int, device: str, owner: int | None, name: str) -> None:
         self.id = id
         self.device = device
         self.owner = owner
         self.name = name
-        self.entries: list[QueueEntry] = []
+        self.heap: list[_HeapItem] = []
         self.pushes = 0
         self.pops = 0
         self.max_size = 0
 
+    def push(self, entry: QueueEntry) -> None:
+        heapq.heappush(self.heap, _HeapItem(entry))
+
+    def remove(self, task: int | None, node: int | None, what: str) -> None:
+        """Take out the entry a pop names: the heap's top, as the engine pops (another entry only
+        where the recording says so: then the rest is heaped anew)."""
+        heap = self.heap
+        for i, item in enumerate(heap):
+            x = item.entry
+            if x.what == what and x.node == node and x.task == task:
+                if i == 0:
+                    heapq.heappop(heap)
+                else:
+                    del heap[i]
+                    heapq.heapify(heap)
+                return
+
+    @property
+    def entries(self) -> list[QueueEntry]:
+        heap = list(self.heap)
+        return [heapq.heappop(heap).entry for _ in range(len(heap))]
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
     def copy(self) -> QueueState:
         q = QueueState(self.id, self.device, self.owner, self.name)
-        q.entries = list(self.entries)
+        q.heap = list(self.heap)
         q.pushes, q.pops, q.max_size = self.pushes, self.pops, self.max_size
         return q
 
     def __repr__(self) -> str:
-        return f"<QueueState {self.id} {self.name} {len(self.entries)} entries>"
+        return f"<QueueState {self.id} {self.name} {len(self.heap)} entries>"
 
 
 class Frame(NamedTuple):

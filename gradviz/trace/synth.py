@@ -15,6 +15,7 @@ chain-like, wide) for benchmarks.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -182,7 +183,7 @@ class TraceBuilder:
         if inputs:
             task.needed = self._needed(root, set(inputs))
             self.emit(ev.ExecInfo, task=task.id, needed=tuple(sorted(task.needed)), captured=())
-        ready: dict[int, list[tuple[int, int, int]]] = {}  # queue -> [(depth, seqnr, push order)]
+        ready: dict[int, list[_Ready]] = {}  # queue -> its heap of (depth, seqnr, push order)
         pushes = [0]
         by_key: dict[tuple[int, int, int], int] = {}
 
@@ -199,7 +200,7 @@ class TraceBuilder:
             key = (task.depth, node.sequence_nr, pushes[0])
             pushes[0] += 1
             by_key[key] = nid
-            ready.setdefault(q, []).append(key)
+            heapq.heappush(ready.setdefault(q, []), _Ready(key))
             self.emit(
                 ev.QueuePush, tid=by_tid, queue=q, device=dev, task=task.id, node=nid, what="node",
                 priority=(ev.PRIORITY_NODE, task.depth, node.sequence_nr), size=len(ready[q]),
@@ -220,10 +221,10 @@ class TraceBuilder:
         push(root, tid)
         status, error = "ok", None
         while any(ready.values()):
-            # Highest reentrant depth, then highest sequence_nr, then earliest pushed.
-            q = max((q for q in ready if ready[q]), key=lambda q: max(ready[q], key=_prio))
-            key = max(ready[q], key=_prio)
-            ready[q].remove(key)
+            # Each queue pops as the engine's heap does: highest reentrant depth, then highest
+            # sequence_nr, equal ones in the heap's own order; the queue whose next ranks highest.
+            q = min((q for q in ready if ready[q]), key=lambda q: ready[q][0].rank)
+            key = heapq.heappop(ready[q]).key
             nid = by_key.pop(key)
             node = self.nodes[nid]
             _, run_tid, dev = queue_of(nid)
@@ -323,9 +324,18 @@ class TraceBuilder:
         return Trace(self.finish())
 
 
-def _prio(key: tuple[int, int, int]) -> tuple[int, int, int]:
-    depth, seqnr, order = key
-    return (depth, seqnr, -order)
+class _Ready:
+    """A ready node in a queue's heap, ranked as the engine's ReadyQueue ranks NodeTasks (deeper,
+    then newer sequence_nr, first; no tie-breaker, so heapq makes libstdc++'s heap moves)."""
+
+    __slots__ = ("key", "rank")
+
+    def __init__(self, key: tuple[int, int, int]) -> None:
+        self.key = key
+        self.rank = (-key[0], -key[1])
+
+    def __lt__(self, other: _Ready) -> bool:
+        return self.rank < other.rank
 
 
 # --- backward-shaped graphs of a given size ---------------------------------------------------
