@@ -87,6 +87,8 @@ def _has_groups(s: Any, seq: int) -> Any:
 def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tuple[type[BaseException], ...]]:
     if _msgspec is None:
         return None, ()
+    if version != 2:
+        LINES.clear()
     records = []
     convert: dict[type, Callable[..., Any]] = {}
     convert_in: dict[type, Callable[..., Any]] = {}  # format 3: appending, the seq after returned
@@ -139,11 +141,14 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
             exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {kind}>", "exec"), ns)
             convert_in[rec] = ns["convert"]
             convert[rec] = _has_groups
+        LINES.update(decode=None, convert=convert_in, types={r.__struct_config__.tag: r for r in records})
     union = records[0]
     for rec in records[1:]:
         union = union | rec
     decoder = _msgspec.json.Decoder(list[union])  # type: ignore[valid-type]
     decode_records = decoder.decode
+    if version != 2:
+        LINES["decode"] = decode_records
 
     if version == 2:
 
@@ -174,6 +179,12 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
     # msgspec's DecodeError and FieldProblem are ValueErrors, as is bad UTF-8's UnicodeDecodeError
     return typed_events3, (ValueError, RecursionError)
 
+
+#: Format 3's line records, for readers that look at lines before (or instead of) making events
+#: (gradviz.trace.fastload): ``decode`` (a JSON array of lines -> records, type-checked in C),
+#: ``convert`` (record type -> ``f(record, seq, append) -> next seq``, appending its events) and
+#: ``types`` (line kind -> record type). Empty without msgspec.
+LINES: dict[str, Any] = {}
 
 #: ``typed_events(json_array_bytes) -> events`` (format 2) where msgspec is installed, else None;
 #: ``typed_events3(json_array_bytes, seq0)`` the same for format 3; and what they raise on a batch
