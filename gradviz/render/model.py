@@ -221,9 +221,36 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     needed: set[int] | None = None
     running: dict[int, GNode] = {}  # tid -> the task's node running on it
     # Only the task's span of events: rendering every task of a long trace stays linear.
+    effect = _APPLIED
+    begin, end, add = ev.NodeBegin, ev.NodeEnd, ev.BufferAdd
     for e in itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None):
         if e.seq > hi:
             break
+        t = type(e)
+        if t not in effect:  # most of a backward's events (queue, decrement) change no box
+            continue
+        if t is begin or t is end or t is add:  # the many, first (the chain below does the rest)
+            if e.task != task:
+                continue
+            node = nodes.get(e.node)
+            if node is None:
+                continue
+            if t is begin:
+                running[e.tid] = node
+                if node.order is None:
+                    order += 1
+                    node.order = order
+                    node.begin_seq = e.seq
+                    node.tid = e.tid
+                    th = threads.get(e.tid)
+                    node.thread = th.name if th else f"thread {e.tid}"
+            elif t is end:
+                running.pop(e.tid, None)
+                if e.status != "ok" and node.error is None:
+                    node.error, node.error_seq = "raised an error", e.seq
+            elif e.producer is not None:
+                _grad_arrives(e, nodes, grads)
+            continue
         if isinstance(e, ev.TaskBegin) and e.task != task:
             # A task begun while one of ours runs on that thread is nested in it (reentrant).
             if e.tid in running:
@@ -264,21 +291,6 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
         elif isinstance(e, ev.Anomaly):
             if node.error is None:
                 node.error, node.error_seq = e.message, e.seq
-        elif isinstance(e, ev.BufferAdd):
-            if e.producer is None:
-                continue
-            bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
-            if bad and e.producer in nodes and nodes[e.producer].error is None:
-                nodes[e.producer].error = "NaN/Inf in its output"
-                nodes[e.producer].error_seq = e.seq
-            key = (e.producer, e.node, e.slot)
-            g = grads.get(key)
-            norm = e.stats.norm if e.stats is not None else None
-            if g is None:
-                grads[key] = GradInfo(e.shape, norm, bad, seq=e.seq)
-            else:
-                g.count += 1
-                g.bad = g.bad or bad
         elif isinstance(e, ev.Hook):
             node.hooks.append((e.hook, e.seq))
         elif isinstance(e, ev.CapturedGrad):
@@ -293,6 +305,29 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
             n.pruned = nid not in needed
     for edge in model.edges:
         edge.grad = grads.get((edge.src, edge.dst, edge.input_nr))
+
+
+def _grad_arrives(e: ev.BufferAdd, nodes: dict[int, GNode], grads: dict[tuple[int, int, int], GradInfo]) -> None:
+    """A gradient from ``e.producer`` (not None) into a node of the task: the edge's GradInfo."""
+    bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
+    if bad and e.producer in nodes and nodes[e.producer].error is None:  # type: ignore[index]
+        nodes[e.producer].error = "NaN/Inf in its output"  # type: ignore[index]
+        nodes[e.producer].error_seq = e.seq  # type: ignore[index]
+    key = (e.producer, e.node, e.slot)
+    g = grads.get(key)  # type: ignore[arg-type]
+    norm = e.stats.norm if e.stats is not None else None
+    if g is None:
+        grads[key] = GradInfo(e.shape, norm, bad, seq=e.seq)  # type: ignore[index]
+    else:
+        g.count += 1
+        g.bad = g.bad or bad
+
+
+# The event types _apply_task acts on; the loop passes over every other one.
+_APPLIED = frozenset({
+    ev.TaskBegin, ev.SavedRelease, ev.Dependencies, ev.ExecInfo, ev.NodeBegin, ev.NodeEnd, ev.Error,
+    ev.Anomaly, ev.BufferAdd, ev.Hook, ev.CapturedGrad, ev.AccumulateGradUpdate,
+})  # fmt: skip
 
 
 def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
