@@ -3,6 +3,7 @@ the module to import: this one is loaded at its end)."""
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -76,6 +77,17 @@ def _typed_any(v: Any) -> Any:
     return None if v is None else _decode_any(v)
 
 
+def _interned(expr: str, tp: Any) -> str:
+    """``expr`` as a converter reads it: a string field through sys.intern. A line's strings
+    (a device, a dtype, a mode, a node's name and source) are a few values repeated a million
+    times, each its own object as decoded: shared, they were a fifth of a loaded trace's memory."""
+    if tp is str:
+        return f"_intern({expr})"
+    if tp == (str | None):
+        return f"({expr} if {expr} is None else _intern({expr}))"
+    return expr
+
+
 class _HasGroups(Exception):
     pass
 
@@ -102,14 +114,15 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
         )  # fmt: skip
         records.append(rec)
         ns: dict[str, Any] = {"_cls": t, "_twin": _TWINS[t], "_new": object.__new__, "_stats": _typed_stats,
-                              "_any": _typed_any}  # fmt: skip
+                              "_any": _typed_any, "_intern": sys.intern}  # fmt: skip
         args = []
         for name, spec, _ in _SPECS[t]:
             c = _needs_care(spec)
             if name == "seq" and version != 2:
                 args.append("seq")
             else:
-                args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c else f"s.{name}")
+                args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c
+                            else _interned(f"s.{name}", typing.get_type_hints(t).get(name)))  # fmt: skip
         if version == 2:
             src = ["def convert(s):", *_build_lines(t, args), "    return o"]
         else:
@@ -132,10 +145,10 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
                 tag=kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
             )  # fmt: skip
             records.append(rec)
-            ns = {"_new": object.__new__}
+            ns = {"_new": object.__new__, "_intern": sys.intern}
             head = ["def convert(s, seq, append):"]
             care = {"stats": "_stats", "any": "_any"}
-            src = _group_source(kind, head, lambda n: f"s.{n}", care, ns)
+            src = _group_source(kind, head, lambda n, ty=types_: _interned(f"s.{n}", ty.get(n)), care, ns)
             ns["_stats"] = _typed_stats  # a group's one stats field is named stats
             ns["_any"] = _typed_any
             exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {kind}>", "exec"), ns)
