@@ -183,5 +183,5 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
             console.print(view)
         return
     # One state: a plain fold to it is cheaper than building checkpoints for the whole trace.
-    state = fold(trace.iter_events(0, start))
+    state = fold(trace.fold_events(start))
     console.print(views.state_view(trace, state, task))

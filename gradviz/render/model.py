@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from gradviz.render.dominators import MAX_PERIOD, MIN_CHAIN, VROOT, _Graph, _UnionFind  # noqa: F401
 from gradviz.trace import events as ev
@@ -223,7 +224,11 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     # Only the task's span of events: rendering every task of a long trace stays linear.
     effect = _APPLIED
     begin, end, add = ev.NodeBegin, ev.NodeEnd, ev.BufferAdd
-    for e in itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None):
+    if getattr(trace, "_lazy", None) is not None:  # a lazily loaded Trace: decoded from the task's first
+        span: Any = trace.iter_events(lo)
+    else:
+        span = itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None)
+    for e in span:
         if e.seq > hi:
             break
         t = type(e)

@@ -494,13 +494,15 @@ def state_once(trace: Any, step: int) -> EngineState:
     render). Building ``state_at``'s checkpoints for the whole trace copied every task's maps
     hundreds of times (4 GB for a 200k-node task); a Replayer already built is used as is.
     Treat the result as read-only."""
+    lazy = hasattr(trace, "iter_events")  # a Trace: events made as the fold reads them, if lazily loaded
+    n = len(trace) if lazy else len(trace.events)
     r = _replayers.get(trace)
-    if r is not None and len(r) == len(trace.events):
+    if r is not None and len(r) == n:
         return r.state_at(step)
-    step = max(0, min(step, len(trace.events)))
+    step = max(0, min(step, n))
     s = _folded.get(trace)
     if s is None or s.step != step:
-        s = fold(itertools.islice(trace.events, step))
+        s = fold(trace.fold_events(step) if lazy else itertools.islice(trace.events, step))
         try:
             _folded[trace] = s
         except TypeError:  # not weakly referenceable: no cache

@@ -27,6 +27,8 @@ once the events are counted), so what passes here passes there.
 
 from __future__ import annotations
 
+import itertools
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,6 +47,9 @@ BULK = frozenset({
 _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.GROUPS.items()}
 
 
+SKIPPED = object()  # Index.fold_events' stand-in for an event that changes no replay state
+
+
 class Fallback(Exception):
     """This path does not take the file: the general reader reads it (and names any problem)."""
 
@@ -60,6 +65,7 @@ class Index:
         self.data = data
         self.chunks = chunks  # (start, end, seq of its first event): data[start:end] is its lines
         self.n_events = n_events
+        self.graph_chunks: set[int] = set()  # the chunks that announce nodes or edges
         self.kinds: dict[str, int] = {}  # events by kind, in order of first appearance
         self.per_thread: dict[int, int] = {}  # events by tid
         self.runs: dict[int, int] = {}  # node_begin events by task
@@ -92,11 +98,105 @@ class Index:
             lo, hi = max(0, start - seq), min(len(evs), stop - seq)
             yield from evs[lo:hi] if lo or hi < len(evs) else evs
 
+    def fold_events(self, stop: int) -> Iterator[Any]:
+        """Events 0 to ``stop`` (exclusive) for a fold (gradviz.replay.state), with each
+        edge_created event but the last replaced by one shared placeholder of no event type:
+        edges change no state, and were half of the events before a backward (a node and its
+        edges a line). The fold counts the placeholder as a step and applies nothing."""
+        stop = min(stop, self.n_events)
+        decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
+        NE = T["node_edges"]
+        node = codec.MAKERS[ev.NodeCreated]
+        intern = sys.intern
+        for s, e, seq in self.chunks:
+            if seq >= stop:
+                return
+            for r in decode(b"[" + self.data[s:e] + b"]"):
+                if seq >= stop:
+                    return
+                t = type(r)
+                if t is NE and r.edges and seq + 1 + len(r.edges) < stop:  # (as its converter makes it)
+                    src = r.source
+                    yield node(seq, r.ts, r.tid, r.node, intern(r.name), r.sequence_nr, r.topological_nr,
+                               r.num_inputs, r.num_outputs, intern(r.device), r.saved,
+                               src if src is None else intern(src), r.tensor)  # fmt: skip
+                    n = len(r.edges)
+                    yield from itertools.repeat(SKIPPED, n)
+                    seq += 1 + n
+                    continue
+                out: list[ev.Event] = []
+                nxt = conv[t](r, seq, out.append)
+                yield from out if nxt <= stop else out[: stop - seq]
+                seq = nxt
+
+    def graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:
+        """(node_created events, edge_created events), from the chunks that hold them, and the
+        other lines of those chunks left as they are (``Trace.nodes`` without every event)."""
+        types = LINES["types"]
+        wanted = {types["node_edges"], types["node_created"], types["edge_created"]}
+        conv = LINES["convert"]
+        made: list[ev.Event] = []
+        edges: list[ev.Event] = []
+        for k in sorted(self.graph_chunks):
+            s, e, seq = self.chunks[k]
+            for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
+                t = type(r)
+                if t in wanted:
+                    out: list[ev.Event] = []
+                    seq = conv[t](r, seq, out.append)
+                    for x in out:
+                        (made if type(x) is ev.NodeCreated else edges).append(x)
+                else:
+                    seq += _width(r)
+        return made, edges
+
+    def node_infos(self, info: Any) -> dict[int, Any]:
+        """``Trace.nodes`` (``info``: its NodeInfo class) straight from the lines that announce
+        nodes and edges, in file order, as Trace._index_nodes fills it from their events."""
+        types = LINES["types"]
+        NE, NC, EC = types["node_edges"], types["node_created"], types["edge_created"]
+        conv = LINES["convert"]
+        nodes: dict[int, Any] = {}
+        for k in sorted(self.graph_chunks):
+            s, e, seq = self.chunks[k]
+            for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
+                t = type(r)
+                if t is NE:
+                    n_out, edges = r.num_outputs, r.edges
+                    nxt = [(None, 0)] * n_out
+                    nxt[: len(edges)] = edges  # validated: len(edges) <= n_out, each a (dst, input_nr)
+                    nodes[r.node] = info(r.node, r.name, r.sequence_nr, r.topological_nr, r.num_inputs, n_out,
+                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt)  # fmt: skip
+                    seq += 1 + len(edges)
+                elif t is NC or t is EC:
+                    out: list[Any] = []
+                    seq = conv[t](r, seq, out.append)
+                    x = out[0]
+                    if t is NC:
+                        nodes[x.node] = info(x.node, x.name, x.sequence_nr, x.topological_nr, x.num_inputs,
+                                             x.num_outputs, x.device, x.saved, x.source, x.tensor, x.tid, x.seq,
+                                             [(None, 0)] * x.num_outputs)  # fmt: skip
+                    else:
+                        src = nodes.get(x.src)
+                        if src is not None and src.seq < x.seq and 0 <= x.slot < len(src.next_edges):
+                            src.next_edges[x.slot] = (x.dst, x.input_nr)
+                else:
+                    seq += _width(r)
+        return nodes
+
     def events(self) -> list[ev.Event]:
         out: list[ev.Event] = []
         for s, e, seq in self.chunks:
             out += self._chunk_events(s, e, seq)
         return out
+
+
+def _width(r: Any) -> int:
+    """How many events a line record stands for."""
+    tag = r.__struct_config__.tag
+    if tag == "node_edges":
+        return 1 + len(r.edges)
+    return len(_MEMBERS.get(tag, (tag,)))
 
 
 def _stats_ok(st: Any) -> bool:
@@ -152,6 +252,8 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
     NB, ND, PU, PO = T["node_begin"], T["node_end"], T["queue_push"], T["queue_pop"]
     DD, BA = T["dependency_decrement"], T["buffer_add"]
     TB, TE = T["trace_begin"], T["trace_end"]
+    graph_types = {NE, T["node_created"], T["edge_created"]}
+    graph_chunks: set[int] = set()
     line_count: dict[type, int] = {}
     order: list[str] = []  # event kinds in order of first appearance
     per_thread: dict[int, int] = {}
@@ -186,6 +288,8 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                 raise Fallback from None
             chunks.append((start, end, seq))
             seq0 = seq
+            if not graph_types.isdisjoint(set(map(type, records))):
+                graph_chunks.add(len(chunks) - 1)  # Index.graph_events decodes only these again
             for r in records:
                 t = type(r)
                 if ended:
@@ -346,5 +450,5 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
         counts["edge_created"] = counts.get("edge_created", 0) + n_edges
     index.kinds = {k: counts[k] for k in dict.fromkeys(order) if counts.get(k)}
     index.per_thread, index.runs, index.node_names, index.node_tensors = per_thread, runs, names, node_tensors
-    index.rare, index.first, index.last = rare, first, last
+    index.rare, index.first, index.last, index.graph_chunks = rare, first, last, graph_chunks
     return kept, index

@@ -99,6 +99,15 @@ class Trace:
             return lazy.iter_events(start, stop)
         return itertools.islice(self._events, start, stop)  # type: ignore[arg-type]
 
+    def fold_events(self, stop: int) -> Iterator[Any]:
+        """The first ``stop`` events as a replay fold reads them: a lazily loaded trace gives
+        its edge_created events but the last as a placeholder that no handler takes
+        (``fastload.Index.fold_events``); the fold's steps and its state are the same."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.fold_events(stop)
+        return itertools.islice(self._events, stop)  # type: ignore[arg-type]
+
     def __len__(self) -> int:
         lazy = self._lazy
         return lazy.n_events if lazy is not None else len(self.events)
@@ -134,9 +143,22 @@ class Trace:
 
     def _of(self, t: type[ev.Event]) -> list[Any]:
         lazy = self._lazy
-        if lazy is not None and t not in _BULK:  # the index kept these
-            return lazy.rare.get(t, _NONE)
+        if lazy is not None:
+            if t not in _BULK:  # the index kept these
+                return lazy.rare.get(t, _NONE)
+            if t is ev.NodeCreated or t is ev.EdgeCreated:  # the graph, without the backward's events
+                return self._graph_events[t is ev.EdgeCreated]
         return self.by_kind.get(t, _NONE)
+
+    @cached_property
+    def _graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:
+        gc_was_on = gc.isenabled()
+        gc.disable()  # as the events property
+        try:
+            return self._index.graph_events()
+        finally:
+            if gc_was_on:
+                gc.enable()
 
     @cached_property
     def node_names(self) -> dict[int, str]:
@@ -172,6 +194,15 @@ class Trace:
 
     @cached_property
     def nodes(self) -> dict[int, NodeInfo]:
+        lazy = self._lazy
+        if lazy is not None:  # from the lines that announce them: no event objects on the way
+            gc_was_on = gc.isenabled()
+            gc.disable()
+            try:
+                return lazy.node_infos(NodeInfo)
+            finally:
+                if gc_was_on:
+                    gc.enable()
         nodes: dict[int, NodeInfo] = {}
         created = self._of(ev.NodeCreated)
         edges = self._of(ev.EdgeCreated)
