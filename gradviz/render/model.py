@@ -29,7 +29,7 @@ from gradviz.trace.model import Trace
 PASSES = ("repeat", "chain", "segment")
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class LeafInfo:
     """The leaf tensor an AccumulateGrad node writes into."""
 
@@ -42,7 +42,7 @@ class LeafInfo:
     grad_seq: int | None = None  # seq of the update, so a picture at a step can hide the future
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class GradInfo:
     """The gradient that flowed along an edge in the task (several adds are summed in count)."""
 
@@ -53,7 +53,7 @@ class GradInfo:
     seq: int = 0  # seq of the first add
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class GNode:
     id: int
     name: str
@@ -82,7 +82,7 @@ class GNode:
     state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class GEdge:
     src: int
     dst: int
@@ -225,7 +225,7 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     effect = _APPLIED
     begin, end, add = ev.NodeBegin, ev.NodeEnd, ev.BufferAdd
     if getattr(trace, "_lazy", None) is not None:  # a lazily loaded Trace: decoded from the task's first
-        span: Any = trace.iter_events(lo)
+        span: Any = trace.iter_events(lo, types=_APPLIED)
     else:
         span = itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None)
     for e in span:

@@ -77,6 +77,42 @@ def _typed_any(v: Any) -> Any:
     return None if v is None else _decode_any(v)
 
 
+_GROUP_TYPES: dict[Any, tuple[str, dict[str, Any]]] = {}  # a group's record type -> (kind, its fields' types)
+_ONLY: dict[frozenset[type], dict[Any, Any]] = {}
+
+
+def _group_converter(kind: str, types_: dict[str, Any], keep: frozenset[str] | None) -> Callable[..., int]:
+    """``f(record, seq, append) -> next seq`` of a group's line record (``keep``: as _group_source)."""
+    ns: dict[str, Any] = {"_new": object.__new__, "_intern": sys.intern, "_stats": _typed_stats, "_any": _typed_any}
+    head = ["def convert(s, seq, append):"]
+    care = {"stats": "_stats", "any": "_any"}  # a group's one stats field is named stats
+    src = _group_source(kind, head, lambda n: _interned(f"s.{n}", types_.get(n)), care, ns, keep)
+    exec(compile("\n".join(src) + "\n", f"<gradviz typed3 {kind}>", "exec"), ns)
+    return ns["convert"]
+
+
+def converters_for(types: frozenset[type]) -> dict[Any, Callable[..., int] | None]:
+    """Line record type -> a converter that appends only its events of ``types`` (and returns the
+    next seq, as LINES["convert"]'s), or None when it has none of them: for readers that look
+    at a few kinds of event in a long span (render's task pass)."""
+    got = _ONLY.get(types)
+    if got is not None:
+        return got
+    kinds = frozenset(t.kind for t in types)
+    out: dict[Any, Callable[..., int] | None] = {}
+    for rec, conv in LINES["convert"].items():
+        group = _GROUP_TYPES.get(rec)
+        if group is None:  # one event a line
+            out[rec] = conv if rec.__struct_config__.tag in kinds else None
+            continue
+        kind, types_ = group
+        members = {m for m, _ in GROUPS[kind][1]} | ({"edge_created"} if kind == "node_edges" else set())
+        keep = members & kinds
+        out[rec] = None if not keep else conv if keep == members else _group_converter(kind, types_, frozenset(keep))
+    _ONLY[types] = out
+    return out
+
+
 def _interned(expr: str, tp: Any) -> str:
     """``expr`` as a converter reads it: a string field through sys.intern. A line's strings
     (a device, a dtype, a mode, a node's name and source) are a few values repeated a million
@@ -145,15 +181,9 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
                 tag=kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
             )  # fmt: skip
             records.append(rec)
-            ns = {"_new": object.__new__, "_intern": sys.intern}
-            head = ["def convert(s, seq, append):"]
-            care = {"stats": "_stats", "any": "_any"}
-            src = _group_source(kind, head, lambda n, ty=types_: _interned(f"s.{n}", ty.get(n)), care, ns)
-            ns["_stats"] = _typed_stats  # a group's one stats field is named stats
-            ns["_any"] = _typed_any
-            exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {kind}>", "exec"), ns)
-            convert_in[rec] = ns["convert"]
+            convert_in[rec] = _group_converter(kind, types_, None)
             convert[rec] = _has_groups
+            _GROUP_TYPES[rec] = (kind, types_)
         LINES.update(decode=None, convert=convert_in, types={r.__struct_config__.tag: r for r in records})
     union = records[0]
     for rec in records[1:]:
@@ -197,7 +227,7 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
 #: (gradviz.trace.fastload): ``decode`` (a JSON array of lines -> records, type-checked in C),
 #: ``convert`` (record type -> ``f(record, seq, append) -> next seq``, appending its events) and
 #: ``types`` (line kind -> record type). Empty without msgspec.
-LINES: dict[str, Any] = {}
+LINES: dict[str, Any] = {}  # see also converters_for
 
 #: ``typed_events(json_array_bytes) -> events`` (format 2) where msgspec is installed, else None;
 #: ``typed_events3(json_array_bytes, seq0)`` the same for format 3; and what they raise on a batch

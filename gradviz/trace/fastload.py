@@ -34,7 +34,7 @@ from typing import Any
 
 from gradviz.trace import codec
 from gradviz.trace import events as ev
-from gradviz.trace.codec_typed import LINES
+from gradviz.trace.codec_typed import LINES, converters_for
 from gradviz.trace.validate import I64, U64, _Bad, _Checker, check_event, limit_for
 
 CHUNK_BYTES = 1 << 20  # lines decoded per msgspec call
@@ -84,16 +84,34 @@ class Index:
             seq = conv[type(r)](r, seq, append)
         return out
 
-    def iter_events(self, start: int = 0, stop: int | None = None) -> Iterator[ev.Event]:
-        """Events ``start`` to ``stop`` (exclusive), decoded a chunk at a time and not kept."""
+    def _chunk_events_of(self, start: int, end: int, seq: int, conv: dict[Any, Any]) -> list[ev.Event]:
+        """The chunk's events of some types only (``conv``: converters_for's)."""
+        out: list[ev.Event] = []
+        append = out.append
+        for r in LINES["decode"](b"[" + self.data[start:end] + b"]"):
+            c = conv[type(r)]
+            seq = c(r, seq, append) if c is not None else seq + _width(r)
+        return out
+
+    def iter_events(self, start: int = 0, stop: int | None = None,
+                    types: frozenset[type] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+        """Events ``start`` to ``stop`` (exclusive), decoded a chunk at a time and not kept;
+        ``types``: only the events of these types (the others are not made at all)."""
         stop = self.n_events if stop is None else min(stop, self.n_events)
         chunks = self.chunks
+        conv = converters_for(types) if types is not None else None
         for k, (s, e, seq) in enumerate(chunks):
             nxt = chunks[k + 1][2] if k + 1 < len(chunks) else self.n_events
             if nxt <= start:
                 continue
             if seq >= stop:
                 return
+            if conv is not None:
+                evs = self._chunk_events_of(s, e, seq, conv)
+                if seq < start or nxt > stop:
+                    evs = [x for x in evs if start <= x.seq < stop]
+                yield from evs
+                continue
             evs = self._chunk_events(s, e, seq)
             lo, hi = max(0, start - seq), min(len(evs), stop - seq)
             yield from evs[lo:hi] if lo or hi < len(evs) else evs

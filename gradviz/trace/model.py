@@ -91,13 +91,15 @@ class Trace:
         """The index while the events are not made yet, else None."""
         return self._index if self._events is None else None
 
-    def iter_events(self, start: int = 0, stop: int | None = None) -> Iterator[ev.Event]:
-        """Events ``start`` to ``stop`` (exclusive) in order; a lazily loaded trace decodes them
-        as they are read and keeps none (``replay --step N`` folds the first N in passing)."""
+    def iter_events(self, start: int = 0, stop: int | None = None,
+                    types: frozenset[type[ev.Event]] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+        """Events ``start`` to ``stop`` (exclusive) in order, or only those of ``types``; a lazily
+        loaded trace decodes them as they are read, makes only those, and keeps none."""
         lazy = self._lazy
         if lazy is not None:
-            return lazy.iter_events(start, stop)
-        return itertools.islice(self._events, start, stop)  # type: ignore[arg-type]
+            return lazy.iter_events(start, stop, types)
+        span = itertools.islice(self._events, start, stop)  # type: ignore[arg-type]
+        return span if types is None else (e for e in span if type(e) in types)
 
     def fold_events(self, stop: int) -> Iterator[Any]:
         """The first ``stop`` events as a replay fold reads them: a lazily loaded trace gives
