@@ -6,7 +6,7 @@ Split out of model.py, which re-exports these names.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gradviz.render.model import GraphModel
@@ -100,22 +100,31 @@ class _Graph:
         # regions with equal hashes are (up to hash collisions) the same subgraph.
         h: dict[int, int] = {}
         light: dict[int, int] = {}  # the same with the heavy child left out: one block of a path
+        heavy, name = self.heavy, self.name
         for n in reversed(order):
-            direct = set()
+            hv = heavy.get(n)
             toks: list[object] = []
             ltoks: list[object] = []
-            for slot, d, nr in succ[n]:
-                direct.add(d)
+            out = succ[n]
+            for slot, d, nr in out:
                 if idom.get(d) == n:
-                    toks.append((slot, nr, h[d]))
-                    ltoks.append((slot, nr, "next" if d == self.heavy.get(n) else h[d]))
+                    hd = h[d]
+                    toks.append((slot, nr, hd))
+                    ltoks.append((slot, nr, "next" if d == hv else hd))
                 else:
-                    toks.append((slot, nr, "x", self.name[d]))
-                    ltoks.append(toks[-1])
-            rest = sorted(h[k] for k in kids.get(n, ()) if k not in direct)
-            lrest = sorted(h[k] for k in kids.get(n, ()) if k not in direct and k != self.heavy.get(n))
-            h[n] = hash((self.name[n], tuple(toks), tuple(rest)))
-            light[n] = hash((self.name[n], tuple(ltoks), tuple(lrest)))
+                    tok = (slot, nr, "x", name[d])
+                    toks.append(tok)
+                    ltoks.append(tok)
+            ks = kids.get(n)
+            if ks:  # the dominated nodes no edge of n reaches directly
+                direct = {d for _, d, _ in out}
+                rest: Any = sorted(h[k] for k in ks if k not in direct)
+                lrest: Any = sorted(h[k] for k in ks if k not in direct and k != hv)
+            else:  # most nodes of a long graph: nothing below them but what their edges reach
+                rest = lrest = ()
+            nm = name[n]
+            h[n] = hash((nm, tuple(toks), tuple(rest)))
+            light[n] = hash((nm, tuple(ltoks), tuple(lrest)))
         self.hash, self.light = h, light
 
     def region(self, n: int, *, skip: int | None = None) -> list[int]:
