@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections import Counter
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 from gradviz.trace import codec
@@ -47,6 +49,7 @@ BULK = frozenset({
 _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.GROUPS.items()}
 
 
+_tid_of = attrgetter("tid")
 SKIPPED = object()  # Index.fold_events' stand-in for an event that changes no replay state
 
 
@@ -273,6 +276,7 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
     graph_types = {NE, T["node_created"], T["edge_created"]}
     graph_chunks: set[int] = set()
     line_count: dict[type, int] = {}
+    seen: set[type] = set()
     order: list[str] = []  # event kinds in order of first appearance
     per_thread: dict[int, int] = {}
     runs: dict[int, int] = {}
@@ -308,15 +312,15 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
             seq0 = seq
             if not graph_types.isdisjoint(set(map(type, records))):
                 graph_chunks.add(len(chunks) - 1)  # Index.graph_events decodes only these again
+            for t, n in Counter(map(type, records)).items():  # lines by kind, counted in C
+                line_count[t] = line_count.get(t, 0) + n
             for r in records:
                 t = type(r)
+                if t not in seen:  # the kind's first line: its events' kinds, in order of appearance
+                    seen.add(t)
+                    order.extend(_MEMBERS.get(t.__struct_config__.tag, (t.__struct_config__.tag,)))
                 if ended:
                     raise Fallback  # something after trace_end
-                n = line_count.get(t)
-                if n is None:
-                    n = 0
-                    order.extend(_MEMBERS.get(t.__struct_config__.tag, (t.__struct_config__.tag,)))
-                line_count[t] = n + 1
                 tid = r.tid
                 if 0 <= r.ts <= I64 and tid in threads:
                     if t is GI:
@@ -326,7 +330,6 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                                 and 0 <= r.slot < nd[0] and _stats_ok(r.stats) and r.values is None
                                 and _shape_ok(r.shape) and r.queue in queues and p[0] == 2 and 0 <= p[1] <= limit
                                 and 0 <= p[2] <= U64 and 0 <= r.size <= limit):  # fmt: skip
-                            per_thread[tid] = per_thread.get(tid, 0) + 3
                             seq += 3
                             continue
                     elif t is NE:
@@ -359,7 +362,6 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                                     if not edges_seen:
                                         edges_seen = True
                                         order.append("edge_created")
-                                per_thread[tid] = per_thread.get(tid, 0) + k
                                 seq += k
                                 continue
                     elif t is NP:
@@ -368,7 +370,6 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                                 and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit
                                 and 0 <= r.depth <= limit):  # fmt: skip
                             runs[task] = runs.get(task, 0) + 1
-                            per_thread[tid] = per_thread.get(tid, 0) + 2
                             seq += 2
                             continue
                     elif t is NB or t is ND:
@@ -376,14 +377,12 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                         if task in tasks and r.node in nodes and (t is ND or 0 <= r.depth <= limit):
                             if t is NB:
                                 runs[task] = runs.get(task, 0) + 1
-                            per_thread[tid] = per_thread.get(tid, 0) + 1
                             seq += 1
                             continue
                     elif t is PU or t is PO:
                         p = r.priority
                         if (r.queue in queues and r.task in tasks and r.node in nodes and p[0] == 2
                                 and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit):  # fmt: skip
-                            per_thread[tid] = per_thread.get(tid, 0) + 1
                             seq += 1
                             continue
                     elif t is CS:
@@ -395,19 +394,16 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                                 and 0 <= r.push_size <= limit and 0 <= r.size <= limit
                                 and 0 <= r.depth <= limit):  # fmt: skip
                             runs[task] = runs.get(task, 0) + 1
-                            per_thread[tid] = per_thread.get(tid, 0) + 6
                             seq += 6
                             continue
                     elif t is DD:
                         if r.task in tasks and r.node in nodes and r.by in nodes and 0 <= r.remaining <= limit:
-                            per_thread[tid] = per_thread.get(tid, 0) + 1
                             seq += 1
                             continue
                     elif t is BA:
                         nd = nodes.get(r.node)
                         if (nd is not None and r.task in tasks and 0 <= r.slot < nd[0] and r.producer in nodes
                                 and _stats_ok(r.stats) and r.values is None and _shape_ok(r.shape)):  # fmt: skip
-                            per_thread[tid] = per_thread.get(tid, 0) + 1
                             seq += 1
                             continue
                 # everything else, and any line an inlined check did not pass: event by event
@@ -423,7 +419,6 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                 evs = slow(r, seq)
                 for e in evs:
                     te = type(e)
-                    per_thread[e.tid] = per_thread.get(e.tid, 0) + 1
                     if te is ev.NodeBegin:
                         runs[e.task] = runs.get(e.task, 0) + 1
                     elif te is ev.NodeCreated:
@@ -446,6 +441,13 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                     first = evs[0]
                 elif t is TE:
                     last = evs[0]
+            tids = set(map(_tid_of, records))
+            if len(tids) == 1:  # one thread's lines (the usual chunk): all the chunk's events are its
+                tid = tids.pop()
+                per_thread[tid] = per_thread.get(tid, 0) + seq - seq0
+            else:  # every event of a line has the line's tid
+                for r in records:
+                    per_thread[r.tid] = per_thread.get(r.tid, 0) + _width(r)
             if kept is not None:
                 append = kept.append
                 try:
