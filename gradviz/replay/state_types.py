@@ -204,7 +204,7 @@ class CowMap(Mapping[int, Any]):
     """
 
     __slots__ = ("_chunks", "_owned", "_len")
-    SHIFT = 8
+    SHIFT = 8  # written as the literal in the methods: a class attribute read a call was a tenth of a fold
 
     def __init__(self) -> None:
         self._chunks: dict[int, dict[int, Any]] = {}
@@ -219,23 +219,23 @@ class CowMap(Mapping[int, Any]):
         return m
 
     def __getitem__(self, key: int) -> Any:
-        chunk = self._chunks.get(key >> self.SHIFT)
+        chunk = self._chunks.get(key >> 8)
         if chunk is None:
             raise KeyError(key)
         return chunk[key]
 
     def get(self, key: int, default: Any = None) -> Any:
-        chunk = self._chunks.get(key >> self.SHIFT)
+        chunk = self._chunks.get(key >> 8)
         return default if chunk is None else chunk.get(key, default)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, int):
             return False
-        chunk = self._chunks.get(key >> self.SHIFT)
+        chunk = self._chunks.get(key >> 8)
         return chunk is not None and key in chunk
 
     def __setitem__(self, key: int, value: Any) -> None:
-        i = key >> self.SHIFT
+        i = key >> 8
         if i in self._owned:
             chunk = self._chunks[i]
         else:
