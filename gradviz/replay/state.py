@@ -54,7 +54,7 @@ from gradviz.trace import events as ev
 # --- the fold ----------------------------------------------------------------------------------
 
 
-_new_node = tuple.__new__  # NodeState from its 11 fields: _replace(**kw) cost half of a fold
+_new_node = tuple.__new__  # a state tuple from all its fields: _replace(**kw) cost half of a fold
 _FRESH = NodeState(0, "", 0, 0)[4:]  # a created node's state fields, as NodeState's defaults
 
 
@@ -169,7 +169,7 @@ def _on_dependency_decrement(s: EngineState, e: ev.DependencyDecrement) -> None:
     t.deps[e.node] = e.remaining
     b = t.buffers.get(e.node)
     if b is not None:
-        t.buffers[e.node] = b._replace(remaining=e.remaining)
+        t.buffers[e.node] = b = _new_node(BufferState, (b[0], b[1], b[2], e.remaining))  # _replace(remaining=)
     _arriving(s, e.node, e.task, b.filled if b is not None else 0)
 
 
@@ -181,7 +181,7 @@ def _arriving(s: EngineState, node: int, task: int, filled: int) -> None:
     if ns.state == "pruned" and ns.task == task:  # torch decrements, then skips it (exec_info)
         return
     if ns.state in _WAITING and ns.task == task:
-        s.nodes[node] = ns._replace(filled=filled)
+        s.nodes[node] = _new_node(NodeState, (*ns[:9], filled, ns[10]))  # _replace(filled=), without its cost
     else:
         _node_state(s, node, "arriving", task, filled=filled)
 
@@ -208,7 +208,7 @@ def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
     else:  # a second gradient into the same slot is summed (InputBuffer::add)
         new = SlotState("accumulated", old.contributions + 1, producers)
     slots[e.slot] = new
-    b = b._replace(slots=tuple(slots))
+    b = _new_node(BufferState, (b[0], tuple(slots), b[2], b[3]))  # _replace(slots=)
     t.buffers[e.node] = b
     _arriving(s, e.node, e.task, b.filled)
 
@@ -294,7 +294,7 @@ def _on_node_begin(s: EngineState, e: ev.NodeBegin) -> None:
     th = s.threads.get(e.tid)
     if th is None:
         th = ThreadState(e.tid, f"thread {e.tid}", "caller", None)
-    s.threads[e.tid] = th._replace(frames=th.frames + (Frame(e.task, e.node, e.depth),))
+    s.threads[e.tid] = _new_node(ThreadState, (*th[:4], th[4] + (Frame(e.task, e.node, e.depth),), th[5], th[6]))
 
 
 def _on_node_end(s: EngineState, e: ev.NodeEnd) -> None:
@@ -308,7 +308,7 @@ def _on_node_end(s: EngineState, e: ev.NodeEnd) -> None:
             if frames[i].node == e.node and frames[i].task == e.task:
                 del frames[i]
                 break
-        s.threads[e.tid] = th._replace(frames=tuple(frames))
+        s.threads[e.tid] = _new_node(ThreadState, (*th[:4], tuple(frames), th[5], th[6]))  # _replace(frames=)
     t = s._wtask(e.task)
     if t is not None:
         t.outstanding -= 1
