@@ -59,10 +59,10 @@ class Trace:
 
     def __init__(self, events: list[ev.Event] | None, *, truncated: bool = False, path: str | None = None,
                  index: Any = None):  # fmt: skip
-        # ``index`` (gradviz.trace.fastload.Index, from ``load``): counts, node names and (until
-        # the events are made: ``load(lazy=True)``) the rare kinds' events come from it.
+        # ``index`` (gradviz.trace.fastload.Index, from ``load(lazy=True)``): until the events are
+        # made, counts, node names and the rare kinds' events come from it.
         self._events = events
-        self._index = index  # also kept once the events are made: its counts stay right
+        self._index = index if events is None else None
         self.truncated = truncated  # the file was cut short (crash, kill): events are a prefix
         self.path = path
 
@@ -165,15 +165,15 @@ class Trace:
     @cached_property
     def node_names(self) -> dict[int, str]:
         """node id -> name, every node of the trace (``nodes`` without the rest of NodeInfo)."""
-        lazy = self._index
+        lazy = self._lazy
         if lazy is not None:
             return lazy.node_names
-        return {n: info.name for n, info in self.nodes.items()}
+        return {e.node: e.name for e in self._of(ev.NodeCreated)}  # as nodes has them: the last of an id
 
     @cached_property
     def node_tensors(self) -> dict[int, int]:
         """AccumulateGrad node id -> the leaf tensor it writes into."""
-        lazy = self._index
+        lazy = self._lazy
         if lazy is not None:
             return lazy.node_tensors
         return {n: info.tensor for n, info in self.nodes.items() if info.tensor is not None}
@@ -181,7 +181,7 @@ class Trace:
     @cached_property
     def events_by_thread(self) -> dict[int, int]:
         """tid -> how many events the thread emitted."""
-        lazy = self._index
+        lazy = self._lazy
         if lazy is not None:
             return dict(lazy.per_thread)
         return dict(Counter(map(attrgetter("tid"), self.events)))
@@ -189,7 +189,7 @@ class Trace:
     @cached_property
     def runs_by_task(self) -> dict[int, int]:
         """task -> how many node_begin events it has (nodes run)."""
-        lazy = self._index
+        lazy = self._lazy
         if lazy is not None:
             return dict(lazy.runs)
         return dict(Counter(map(attrgetter("task"), self._of(ev.NodeBegin))))
@@ -239,7 +239,8 @@ class Trace:
 
     @property
     def n_edges(self) -> int:
-        return len(self.edges) if self._index is None else self._index.kinds.get("edge_created", 0)
+        lazy = self._lazy
+        return len(self.edges) if lazy is None else lazy.kinds.get("edge_created", 0)
 
     @cached_property
     def edges(self) -> list[ev.EdgeCreated]:
@@ -318,7 +319,7 @@ class Trace:
     @cached_property
     def kinds(self) -> dict[str, int]:
         """Number of events of each kind, in order of first appearance."""
-        lazy = self._index
+        lazy = self._lazy
         if lazy is not None:
             return dict(lazy.kinds)
         return {t.kind: len(lst) for t, lst in self.by_kind.items()}
