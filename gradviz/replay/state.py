@@ -412,8 +412,9 @@ def apply(state: EngineState, event: ev.Event) -> EngineState:
 
 
 def fold(events: Iterable[ev.Event], state: EngineState | None = None) -> EngineState:
-    """Apply every event in order, starting from ``state`` (copied) or the empty state."""
-    s = EngineState() if state is None else state.copy()
+    """Apply every event in order, starting from ``state`` (copied) or the empty state (whose
+    maps are plain dicts: a fold from the start is one pass, with no checkpoints to share)."""
+    s = EngineState(flat=True) if state is None else state.copy()
     handlers = _HANDLERS
     step = s.step
     e = s.last
