@@ -75,7 +75,11 @@ class _Graph:
         pos = {n: k for k, n in enumerate(order)}
         idom: dict[int, int] = {VROOT: VROOT}
         for n in order[1:]:  # on a DAG, one pass in topological order gives exact dominators
-            ps = [p for p in pred[n] if p in idom]
+            pr = pred[n]
+            if len(pr) == 1 and pr[0] in idom:  # most nodes of a long graph: its one predecessor
+                idom[n] = pr[0]
+                continue
+            ps = [p for p in pr if p in idom]
             d = ps[0]
             for p in ps[1:]:
                 a, b = d, p
@@ -95,7 +99,7 @@ class _Graph:
         for n in reversed(order[1:]):
             size[idom[n]] += size[n]
         self.size = size
-        self.heavy = {n: max(ks, key=lambda k: size[k]) for n, ks in kids.items()}
+        self.heavy = {n: max(ks, key=size.__getitem__) for n, ks in kids.items()}
         # Structural hash of each region: names, edge slots and the regions below, so two
         # regions with equal hashes are (up to hash collisions) the same subgraph.
         h: dict[int, int] = {}
