@@ -88,9 +88,10 @@ def _cut_header(path: str) -> str | None:
     return None
 
 
-def load_trace(path: str) -> Trace:
+def load_trace(path: str, *, lazy: bool = False) -> Trace:
     """Load a trace for a command: a bad or missing file becomes a one-line click error (exit 1),
-    a file cut short loads with a one-line warning on stderr."""
+    a file cut short loads with a one-line warning on stderr. ``lazy``: events made when read
+    (``gradviz.load``'s), for commands that need counts or the events up to a step."""
     import warnings
 
     from gradviz.trace import TraceError, TraceWarning, load
@@ -98,7 +99,7 @@ def load_trace(path: str) -> Trace:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         try:
-            trace = load(path)
+            trace = load(path, lazy=lazy)
         except TraceError as e:
             raise click.ClickException(_cut_header(path) or str(e)) from None
         except OSError as e:
@@ -114,4 +115,17 @@ def load_trace(path: str) -> Trace:
     import gc
 
     gc.freeze()
+    # And what the command builds from it (render's 200k-node model, replay's fold: objects by
+    # the hundred thousand, few of them garbage, none in cycles worth chasing) set off a young
+    # collection every 700 allocations, each also walking everything built so far that had
+    # survived one: three quarters of render --step's model building. Collections run a hundred
+    # times less often until the command ends (the thresholds are put back then).
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        before = gc.get_threshold()
+        gc.set_threshold(GC_THRESHOLD, *before[1:])
+        ctx.call_on_close(lambda: gc.set_threshold(*before))
     return trace
+
+
+GC_THRESHOLD = 100_000  # allocations between young collections while a command reads a trace

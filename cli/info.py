@@ -53,7 +53,7 @@ def info(trace_path: str, as_json: bool) -> None:
     from gradviz.torchrec import provenance  # torchrec: which engine, which events were derived
     from gradviz.trace.summary import summarize
 
-    trace = load_trace(trace_path)
+    trace = load_trace(trace_path, lazy=True)  # counts and the rare kinds: no object an event
     s = summarize(trace)
     if as_json:
         extra = {"provenance": provenance.counts(trace)} if provenance.engine(trace)[0] == "torch" else {}

@@ -92,9 +92,9 @@ def render(
     dependency count, saved tensors' shapes, and (tooltip) the source line that created it.
     AccumulateGrad nodes show their leaf and its grad norm; edges show input_nr.
     """
-    trace = load_trace(trace_path)
-    if step is not None and not 0 <= step <= len(trace.events):
-        n = len(trace.events)
+    trace = load_trace(trace_path, lazy=True)  # the graph's and the task's events, not all at once
+    if step is not None and not 0 <= step <= len(trace):
+        n = len(trace)
         raise click.BadParameter(f"{step} is out of range: the trace has {n} events (0..{n})", param_hint="--step")
     if task is not None and task not in trace.tasks:
         raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 from typing import Any
@@ -139,11 +138,11 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
     from gradviz.replay import views
     from gradviz.replay.state import fold
 
-    trace = load_trace(trace_path)
+    trace = load_trace(trace_path, lazy=True)  # --step N makes only the first N events
     if task is not None and task not in trace.tasks:
         raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",
                                  param_hint="--task")
-    total = len(trace.events)
+    total = len(trace)
     negative = click.get_current_context().meta.get("gradviz.negative_step")
     if negative is not None:
         raise step_out_of_range(negative, total)
@@ -184,5 +183,5 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
             console.print(view)
         return
     # One state: a plain fold to it is cheaper than building checkpoints for the whole trace.
-    state = fold(itertools.islice(trace.events, start))
+    state = fold(trace.fold_events(start))
     console.print(views.state_view(trace, state, task))

@@ -19,7 +19,7 @@ from trace_builders import diamond, failing, hostile, reentrant, two_devices
 
 import gradviz
 import gradviz as torch
-from gradviz.trace import TraceError, TraceWarning, codec, load, recorder
+from gradviz.trace import TraceError, TraceWarning, codec, fastload, load, recorder
 from gradviz.trace import events as ev
 from gradviz.trace import file as trace_file
 from gradviz.trace.check import invariants
@@ -79,8 +79,9 @@ def test_rows_write_nodes_as_ids_raws_as_their_json_and_refuse_the_rest():
 def test_saved_files_load_the_same_in_small_chunks(tmp_path, monkeypatch, make):
     events = make().events
     save(events, tmp_path / "t.json")
-    monkeypatch.setattr(trace_file, "CHUNK_BYTES", 200)  # a few lines a chunk
+    _small_chunks(monkeypatch, 200)  # a few lines a chunk
     assert load(tmp_path / "t.json").events == as_loaded(events)
+    assert load(tmp_path / "t.json", lazy=True).events == as_loaded(events)
 
 
 @pytest.mark.parametrize("make", [diamond, reentrant, failing, two_devices, hostile])
@@ -95,9 +96,17 @@ def test_typed_batches_load_what_the_general_path_loads(tmp_path, monkeypatch, m
 
 
 def _typed_off(monkeypatch) -> None:
-    """msgspec's typed records off (formats 2 and 3): the Python decoders."""
+    """msgspec's typed records off (formats 2 and 3), and the line scan that reads clean files
+    with them (gradviz.trace.fastload): the general reader's Python decoders."""
     monkeypatch.setattr(codec, "typed_events", None)
     monkeypatch.setattr(codec, "typed_events3", None)
+    monkeypatch.setattr(fastload, "available", lambda: False)
+
+
+def _small_chunks(monkeypatch, size: int) -> None:
+    """Both readers' chunks (the general reader's and fastload's) a few lines each."""
+    monkeypatch.setattr(trace_file, "CHUNK_BYTES", size)
+    monkeypatch.setattr(fastload, "CHUNK_BYTES", size)
 
 
 def test_typed_batches_of_a_recording_with_nonfinite_stats_and_values(tmp_path, monkeypatch):
@@ -132,7 +141,7 @@ def test_a_bad_line_inside_a_chunk_is_named_as_line_by_line(tmp_path, monkeypatc
     path.write_bytes(b"\n".join(lines))
     messages = set()
     for chunk in (1 << 20, 300, 50):
-        monkeypatch.setattr(trace_file, "CHUNK_BYTES", chunk)
+        _small_chunks(monkeypatch, chunk)
         with pytest.raises(TraceError) as info:
             load(path)
         messages.add(str(info.value))
@@ -145,7 +154,7 @@ def test_a_file_cut_anywhere_loads_a_prefix_in_small_chunks(tmp_path, monkeypatc
     save(events, tmp_path / "t.json")
     data = (tmp_path / "t.json").read_bytes()
     header_end = data.index(b"\n")
-    monkeypatch.setattr(trace_file, "CHUNK_BYTES", 150)
+    _small_chunks(monkeypatch, 150)
     path = tmp_path / "cut.json"
     for n in range(header_end + 1, len(data) + 1, 7):
         path.write_bytes(data[:n])
@@ -287,8 +296,12 @@ def test_group_lines_load_the_same_events_by_every_path(tmp_path, monkeypatch):
     assert [e.seq for e in typed.events] == list(range(rec.count))
     one = [e for e in typed.events if isinstance(e, ev.BufferAdd) and e.shape == (1,)]
     assert one and all(e.stats == ev.Stats(abs(e.stats.max), e.stats.max, e.stats.max, 0, 0) for e in one)
-    monkeypatch.setattr(trace_file, "CHUNK_BYTES", 100)
+    _small_chunks(monkeypatch, 100)
     assert load(path).events == typed.events  # small chunks: groups across chunk boundaries
+    lazy = load(path, lazy=True)  # counted, then made chunk by chunk, in the same small chunks
+    assert lazy.kinds == typed.kinds and list(lazy.kinds) == list(typed.kinds) and len(lazy) == len(typed)
+    assert lazy.nodes == typed.nodes and list(lazy.iter_events(5, 40)) == typed.events[5:40]
+    assert lazy.events == typed.events
     _typed_off(monkeypatch)
     assert load(path).events == typed.events  # the general path expands groups itself
     save(typed.events, tmp_path / "plain.json")  # one event a line

@@ -80,8 +80,8 @@ def build_model(
     """The graph model of one task (or the forward graph if the trace has no task)."""
     if task is not None and task not in trace.tasks:
         raise RenderError(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})")
-    if step is not None and not 0 <= step <= len(trace.events):
-        n = len(trace.events)
+    if step is not None and not 0 <= step <= len(trace):
+        n = len(trace)
         raise RenderError(f"step {step} is out of range: the trace has {n} events (0..{n})")
     if max_nodes < 1:
         raise RenderError("--max-nodes must be at least 1")

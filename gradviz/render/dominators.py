@@ -6,7 +6,7 @@ Split out of model.py, which re-exports these names.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gradviz.render.model import GraphModel
@@ -75,7 +75,11 @@ class _Graph:
         pos = {n: k for k, n in enumerate(order)}
         idom: dict[int, int] = {VROOT: VROOT}
         for n in order[1:]:  # on a DAG, one pass in topological order gives exact dominators
-            ps = [p for p in pred[n] if p in idom]
+            pr = pred[n]
+            if len(pr) == 1 and pr[0] in idom:  # most nodes of a long graph: its one predecessor
+                idom[n] = pr[0]
+                continue
+            ps = [p for p in pr if p in idom]
             d = ps[0]
             for p in ps[1:]:
                 a, b = d, p
@@ -95,27 +99,36 @@ class _Graph:
         for n in reversed(order[1:]):
             size[idom[n]] += size[n]
         self.size = size
-        self.heavy = {n: max(ks, key=lambda k: size[k]) for n, ks in kids.items()}
+        self.heavy = {n: max(ks, key=size.__getitem__) for n, ks in kids.items()}
         # Structural hash of each region: names, edge slots and the regions below, so two
         # regions with equal hashes are (up to hash collisions) the same subgraph.
         h: dict[int, int] = {}
         light: dict[int, int] = {}  # the same with the heavy child left out: one block of a path
+        heavy, name = self.heavy, self.name
         for n in reversed(order):
-            direct = set()
+            hv = heavy.get(n)
             toks: list[object] = []
             ltoks: list[object] = []
-            for slot, d, nr in succ[n]:
-                direct.add(d)
+            out = succ[n]
+            for slot, d, nr in out:
                 if idom.get(d) == n:
-                    toks.append((slot, nr, h[d]))
-                    ltoks.append((slot, nr, "next" if d == self.heavy.get(n) else h[d]))
+                    hd = h[d]
+                    toks.append((slot, nr, hd))
+                    ltoks.append((slot, nr, "next" if d == hv else hd))
                 else:
-                    toks.append((slot, nr, "x", self.name[d]))
-                    ltoks.append(toks[-1])
-            rest = sorted(h[k] for k in kids.get(n, ()) if k not in direct)
-            lrest = sorted(h[k] for k in kids.get(n, ()) if k not in direct and k != self.heavy.get(n))
-            h[n] = hash((self.name[n], tuple(toks), tuple(rest)))
-            light[n] = hash((self.name[n], tuple(ltoks), tuple(lrest)))
+                    tok = (slot, nr, "x", name[d])
+                    toks.append(tok)
+                    ltoks.append(tok)
+            ks = kids.get(n)
+            if ks:  # the dominated nodes no edge of n reaches directly
+                direct = {d for _, d, _ in out}
+                rest: Any = sorted(h[k] for k in ks if k not in direct)
+                lrest: Any = sorted(h[k] for k in ks if k not in direct and k != hv)
+            else:  # most nodes of a long graph: nothing below them but what their edges reach
+                rest = lrest = ()
+            nm = name[n]
+            h[n] = hash((nm, tuple(toks), tuple(rest)))
+            light[n] = hash((nm, tuple(ltoks), tuple(lrest)))
         self.hash, self.light = h, light
 
     def region(self, n: int, *, skip: int | None = None) -> list[int]:

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from gradviz.render.dominators import MAX_PERIOD, MIN_CHAIN, VROOT, _Graph, _UnionFind  # noqa: F401
 from gradviz.trace import events as ev
@@ -28,7 +29,7 @@ from gradviz.trace.model import Trace
 PASSES = ("repeat", "chain", "segment")
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class LeafInfo:
     """The leaf tensor an AccumulateGrad node writes into."""
 
@@ -41,7 +42,7 @@ class LeafInfo:
     grad_seq: int | None = None  # seq of the update, so a picture at a step can hide the future
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class GradInfo:
     """The gradient that flowed along an edge in the task (several adds are summed in count)."""
 
@@ -52,7 +53,7 @@ class GradInfo:
     seq: int = 0  # seq of the first add
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class GNode:
     id: int
     name: str
@@ -81,7 +82,7 @@ class GNode:
     state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
 
 
-@dataclass
+@dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
 class GEdge:
     src: int
     dst: int
@@ -221,9 +222,40 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     needed: set[int] | None = None
     running: dict[int, GNode] = {}  # tid -> the task's node running on it
     # Only the task's span of events: rendering every task of a long trace stays linear.
-    for e in itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None):
+    effect = _APPLIED
+    begin, end, add = ev.NodeBegin, ev.NodeEnd, ev.BufferAdd
+    if getattr(trace, "_lazy", None) is not None:  # a lazily loaded Trace: decoded from the task's first
+        span: Any = trace.iter_events(lo, types=_APPLIED)
+    else:
+        span = itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None)
+    for e in span:
         if e.seq > hi:
             break
+        t = type(e)
+        if t not in effect:  # most of a backward's events (queue, decrement) change no box
+            continue
+        if t is begin or t is end or t is add:  # the many, first (the chain below does the rest)
+            if e.task != task:
+                continue
+            node = nodes.get(e.node)
+            if node is None:
+                continue
+            if t is begin:
+                running[e.tid] = node
+                if node.order is None:
+                    order += 1
+                    node.order = order
+                    node.begin_seq = e.seq
+                    node.tid = e.tid
+                    th = threads.get(e.tid)
+                    node.thread = th.name if th else f"thread {e.tid}"
+            elif t is end:
+                running.pop(e.tid, None)
+                if e.status != "ok" and node.error is None:
+                    node.error, node.error_seq = "raised an error", e.seq
+            elif e.producer is not None:
+                _grad_arrives(e, nodes, grads)
+            continue
         if isinstance(e, ev.TaskBegin) and e.task != task:
             # A task begun while one of ours runs on that thread is nested in it (reentrant).
             if e.tid in running:
@@ -264,21 +296,6 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
         elif isinstance(e, ev.Anomaly):
             if node.error is None:
                 node.error, node.error_seq = e.message, e.seq
-        elif isinstance(e, ev.BufferAdd):
-            if e.producer is None:
-                continue
-            bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
-            if bad and e.producer in nodes and nodes[e.producer].error is None:
-                nodes[e.producer].error = "NaN/Inf in its output"
-                nodes[e.producer].error_seq = e.seq
-            key = (e.producer, e.node, e.slot)
-            g = grads.get(key)
-            norm = e.stats.norm if e.stats is not None else None
-            if g is None:
-                grads[key] = GradInfo(e.shape, norm, bad, seq=e.seq)
-            else:
-                g.count += 1
-                g.bad = g.bad or bad
         elif isinstance(e, ev.Hook):
             node.hooks.append((e.hook, e.seq))
         elif isinstance(e, ev.CapturedGrad):
@@ -293,6 +310,29 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
             n.pruned = nid not in needed
     for edge in model.edges:
         edge.grad = grads.get((edge.src, edge.dst, edge.input_nr))
+
+
+def _grad_arrives(e: ev.BufferAdd, nodes: dict[int, GNode], grads: dict[tuple[int, int, int], GradInfo]) -> None:
+    """A gradient from ``e.producer`` (not None) into a node of the task: the edge's GradInfo."""
+    bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
+    if bad and e.producer in nodes and nodes[e.producer].error is None:  # type: ignore[index]
+        nodes[e.producer].error = "NaN/Inf in its output"  # type: ignore[index]
+        nodes[e.producer].error_seq = e.seq  # type: ignore[index]
+    key = (e.producer, e.node, e.slot)
+    g = grads.get(key)  # type: ignore[arg-type]
+    norm = e.stats.norm if e.stats is not None else None
+    if g is None:
+        grads[key] = GradInfo(e.shape, norm, bad, seq=e.seq)  # type: ignore[index]
+    else:
+        g.count += 1
+        g.bad = g.bad or bad
+
+
+# The event types _apply_task acts on; the loop passes over every other one.
+_APPLIED = frozenset({
+    ev.TaskBegin, ev.SavedRelease, ev.Dependencies, ev.ExecInfo, ev.NodeBegin, ev.NodeEnd, ev.Error,
+    ev.Anomaly, ev.BufferAdd, ev.Hook, ev.CapturedGrad, ev.AccumulateGradUpdate,
+})  # fmt: skip
 
 
 def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
@@ -342,12 +382,15 @@ def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, 
     keys: dict[int, str] = {}
     blocks: dict[int, int] = {}
 
+    n_sets = [total]  # boxes so far: every union of two sets makes one fewer (members are model nodes)
+
     def union_all(members: list[int], kind: str) -> int:
         r = uf.find(members[0])
         for m in members[1:]:
             rm = uf.find(m)
             if rm != r:
                 uf.parent[rm] = r
+                n_sets[0] -= 1
                 # Keep what earlier passes recorded about the set being absorbed.
                 kinds[r] |= kinds.pop(rm, set())
                 if rm in keys:
@@ -357,8 +400,8 @@ def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, 
         kinds[r].add(kind)
         return r
 
-    def count() -> int:
-        return len({uf.find(n) for n in model.nodes})
+    def count() -> int:  # counted as sets merge: a find a node, five times over, was a second
+        return n_sets[0]
 
     if group_by in ("line", "function"):
         by: dict[str, list[int]] = defaultdict(list)

@@ -92,14 +92,19 @@ def _s(v: str) -> str:
     return v
 
 
-def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
+def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[Any]:
     """The trace events of the export, in order, each already JSON-safe (``_clean``'s output).
 
     A generator, so the writer streams them: a 1M-event trace makes about a million of these
     dicts, which held together (and copied once more by a whole-document ``_clean``) cost 1.5 GB.
-    Strings that come from the trace go through ``_s``; numbers are ints or finite floats."""
+    Strings that come from the trace go through ``_s``; numbers are ints or finite floats.
+
+    ``text``: the many (node spans, counters, flows) come as their JSON text instead, the
+    bytes the encoder would write for their dict (``_dump``): a dict and an encoder pass each
+    were two thirds of a 1M-event export."""
     names: dict[int, str] = {}
-    nodes = trace.nodes
+    # names only: a loaded Trace has them without building a NodeInfo a node
+    nodes = trace.node_names if hasattr(trace, "node_names") else {n: i.name for n, i in trace.nodes.items()}
     header = trace.header
     title = "gradviz " + " ".join(header.argv) if header is not None else "gradviz trace"
     from gradviz.torchrec.provenance import DERIVED, OBSERVED, derived_seqs, engine  # real torch's traces say so
@@ -118,7 +123,12 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
         name = names.get(sp.node)
         if name is None:
             info = nodes.get(sp.node)
-            name = names[sp.node] = _s(info.name) if info is not None else f"node {sp.node}"
+            name = names[sp.node] = _s(info) if info is not None else f"node {sp.node}"
+        if text:
+            yield (f'{{"ph":"X","name":{_str(name)},"cat":"node","pid":{PID},"tid":{sp.tid},'
+                   f'"ts":{_num(_us(sp.begin))},"dur":{_num(_us(end - sp.begin))},"args":{{"node":{sp.node},'
+                   f'"task":{sp.task},"depth":{sp.depth},"status":{_str(_s(sp.status))}}}}}')  # fmt: skip
+            continue
         yield {
             "ph": "X", "name": name, "cat": "node", "pid": PID,
             "tid": sp.tid, "ts": _us(sp.begin), "dur": _us(end - sp.begin),
@@ -153,6 +163,13 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
         name = f"grad -> slot {add.slot}"
         args = {"slot": add.slot, "mode": _s(add.mode), "stats": _stats(add.stats),
                 "origin": DERIVED if add.seq in derived else OBSERVED}  # fmt: skip
+        if text:
+            a = _ENCODE(args)
+            yield (f'{{"ph":"s","id":{flow_id},"name":"{name}","cat":"grad","pid":{PID},"tid":{src.tid},'
+                   f'"ts":{_num(src.mid())},"args":{a}}}')  # fmt: skip
+            yield (f'{{"ph":"f","bp":"e","id":{flow_id},"name":"{name}","cat":"grad","pid":{PID},'
+                   f'"tid":{dst.tid},"ts":{_num(dst.mid())},"args":{a}}}')  # fmt: skip
+            continue
         yield {"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
                "ts": src.mid(), "args": args}  # fmt: skip
         yield {"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,
@@ -175,7 +192,11 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
                 qname = queue_names.get(e.queue, f"{e.device} #{e.queue}")
                 qname = depth_names[(e.queue, e.device)] = _s(f"queue {qname} depth")
             ts = e.ts / 1000.0  # _counter's, inlined: half of the export's events are these
-            yield {"ph": "C", "name": qname, "pid": PID, "tid": 0, "ts": ts, "args": {"depth": e.size}}
+            if text:
+                yield (f'{{"ph":"C","name":{_str(qname)},"pid":{PID},"tid":0,"ts":{_num(ts)},'
+                       f'"args":{{"depth":{e.size}}}}}')  # fmt: skip
+            else:
+                yield {"ph": "C", "name": qname, "pid": PID, "tid": 0, "ts": ts, "args": {"depth": e.size}}
             task = e.task
             if e.what == "node" and task is not None:
                 if t is ev.QueuePush:
@@ -185,12 +206,20 @@ def _items(trace: Any, events: list[ev.Event]) -> Iterator[dict[str, Any]]:
                 else:
                     continue
                 tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
-                yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": ts, "args": {"outstanding": n}}
+                if text:
+                    yield (f'{{"ph":"C","name":"{tname}","pid":{PID},"tid":0,"ts":{_num(ts)},'
+                           f'"args":{{"outstanding":{n}}}}}')  # fmt: skip
+                else:
+                    yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": ts, "args": {"outstanding": n}}
         elif t is ev.NodeEnd:
             task = e.task
             n = outstanding[task] = outstanding.get(task, 0) - 1
             tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
-            yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": e.ts / 1000.0, "args": {"outstanding": n}}
+            if text:
+                yield (f'{{"ph":"C","name":"{tname}","pid":{PID},"tid":0,"ts":{_num(e.ts / 1000.0)},'
+                       f'"args":{{"outstanding":{n}}}}}')  # fmt: skip
+            else:
+                yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": e.ts / 1000.0, "args": {"outstanding": n}}
         elif t is ev.ExecInfo:
             needed[e.task] = frozenset(e.needed)
         elif t is ev.TaskBegin:
@@ -242,8 +271,11 @@ def _counter(name: str, ts_ns: int, args: dict[str, int], key: int) -> dict[str,
     return {"ph": "C", "name": name, "pid": PID, "tid": 0, "ts": _us(ts_ns), "args": args}
 
 
-_BATCH = 4096  # trace events encoded per JSON call
+_BATCH = 4096  # trace events written per write call
 _ENCODE = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
+# What that encoder writes for a string and for a float (ints are their str()): _items' text.
+_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_num = float.__repr__
 
 
 def _dump(trace: Any, f: Any) -> int:
@@ -253,15 +285,16 @@ def _dump(trace: Any, f: Any) -> int:
     events: list[ev.Event] = _events(trace)
     f.write('{"traceEvents":[')
     n = 0
-    batch: list[dict[str, Any]] = []
-    for item in _items(trace, events):
-        batch.append(item)
+    batch: list[str] = []
+    append = batch.append
+    for item in _items(trace, events, text=True):
+        append(item if type(item) is str else _ENCODE(item))
         if len(batch) == _BATCH:
-            f.write(("," if n else "") + _ENCODE(batch)[1:-1])
+            f.write(("," if n else "") + ",".join(batch))
             n += len(batch)
             batch.clear()
     if batch:
-        f.write(("," if n else "") + _ENCODE(batch)[1:-1])
+        f.write(("," if n else "") + ",".join(batch))
         n += len(batch)
     f.write('],"displayTimeUnit":"ns","otherData":' + _ENCODE(_other(trace, events)) + "}\n")
     return n

@@ -54,7 +54,7 @@ from gradviz.trace import events as ev
 # --- the fold ----------------------------------------------------------------------------------
 
 
-_new_node = tuple.__new__  # NodeState from its 11 fields: _replace(**kw) cost half of a fold
+_new_node = tuple.__new__  # a state tuple from all its fields: _replace(**kw) cost half of a fold
 _FRESH = NodeState(0, "", 0, 0)[4:]  # a created node's state fields, as NodeState's defaults
 
 
@@ -140,11 +140,14 @@ def _on_dependencies(s: EngineState, e: ev.Dependencies) -> None:
         return
     t.deps = dict(e.counts)
     # A new task makes its graph fresh: states from an earlier backward over the same
-    # (retained) graph no longer describe this one.
+    # (retained) graph no longer describe this one. (_node_state inlined: a call a node of a
+    # 200k-node task.)
+    nodes, task = s.nodes, e.task
     for node, _ in e.counts:
-        ns = s.nodes.get(node)
-        if ns is not None and (ns.task != e.task or ns.state != "unreached"):
-            _node_state(s, node, "unreached", e.task)
+        ns = nodes.get(node)
+        if ns is not None and (ns[5] != task or ns[4] != "unreached"):  # task, state
+            nodes[node] = _new_node(NodeState, (ns[0], ns[1], ns[2], ns[3], "unreached", task, None, None, None, 0,
+                                                ns[10]))  # fmt: skip
 
 
 def _on_exec_info(s: EngineState, e: ev.ExecInfo) -> None:
@@ -166,7 +169,7 @@ def _on_dependency_decrement(s: EngineState, e: ev.DependencyDecrement) -> None:
     t.deps[e.node] = e.remaining
     b = t.buffers.get(e.node)
     if b is not None:
-        t.buffers[e.node] = b._replace(remaining=e.remaining)
+        t.buffers[e.node] = b = _new_node(BufferState, (b[0], b[1], b[2], e.remaining))  # _replace(remaining=)
     _arriving(s, e.node, e.task, b.filled if b is not None else 0)
 
 
@@ -178,7 +181,7 @@ def _arriving(s: EngineState, node: int, task: int, filled: int) -> None:
     if ns.state == "pruned" and ns.task == task:  # torch decrements, then skips it (exec_info)
         return
     if ns.state in _WAITING and ns.task == task:
-        s.nodes[node] = ns._replace(filled=filled)
+        s.nodes[node] = _new_node(NodeState, (*ns[:9], filled, ns[10]))  # _replace(filled=), without its cost
     else:
         _node_state(s, node, "arriving", task, filled=filled)
 
@@ -205,7 +208,7 @@ def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
     else:  # a second gradient into the same slot is summed (InputBuffer::add)
         new = SlotState("accumulated", old.contributions + 1, producers)
     slots[e.slot] = new
-    b = b._replace(slots=tuple(slots))
+    b = _new_node(BufferState, (b[0], tuple(slots), b[2], b[3]))  # _replace(slots=)
     t.buffers[e.node] = b
     _arriving(s, e.node, e.task, b.filled)
 
@@ -276,7 +279,7 @@ def _on_node_begin(s: EngineState, e: ev.NodeBegin) -> None:
     th = s.threads.get(e.tid)
     if th is None:
         th = ThreadState(e.tid, f"thread {e.tid}", "caller", None)
-    s.threads[e.tid] = th._replace(frames=th.frames + (Frame(e.task, e.node, e.depth),))
+    s.threads[e.tid] = _new_node(ThreadState, (*th[:4], th[4] + (Frame(e.task, e.node, e.depth),), th[5], th[6]))
 
 
 def _on_node_end(s: EngineState, e: ev.NodeEnd) -> None:
@@ -290,7 +293,7 @@ def _on_node_end(s: EngineState, e: ev.NodeEnd) -> None:
             if frames[i].node == e.node and frames[i].task == e.task:
                 del frames[i]
                 break
-        s.threads[e.tid] = th._replace(frames=tuple(frames))
+        s.threads[e.tid] = _new_node(ThreadState, (*th[:4], tuple(frames), th[5], th[6]))  # _replace(frames=)
     t = s._wtask(e.task)
     if t is not None:
         t.outstanding -= 1
@@ -394,8 +397,9 @@ def apply(state: EngineState, event: ev.Event) -> EngineState:
 
 
 def fold(events: Iterable[ev.Event], state: EngineState | None = None) -> EngineState:
-    """Apply every event in order, starting from ``state`` (copied) or the empty state."""
-    s = EngineState() if state is None else state.copy()
+    """Apply every event in order, starting from ``state`` (copied) or the empty state (whose
+    maps are plain dicts: a fold from the start is one pass, with no checkpoints to share)."""
+    s = EngineState(flat=True) if state is None else state.copy()
     handlers = _HANDLERS
     step = s.step
     e = s.last
@@ -479,13 +483,15 @@ def state_once(trace: Any, step: int) -> EngineState:
     render). Building ``state_at``'s checkpoints for the whole trace copied every task's maps
     hundreds of times (4 GB for a 200k-node task); a Replayer already built is used as is.
     Treat the result as read-only."""
+    lazy = hasattr(trace, "iter_events")  # a Trace: events made as the fold reads them, if lazily loaded
+    n = len(trace) if lazy else len(trace.events)
     r = _replayers.get(trace)
-    if r is not None and len(r) == len(trace.events):
+    if r is not None and len(r) == n:
         return r.state_at(step)
-    step = max(0, min(step, len(trace.events)))
+    step = max(0, min(step, n))
     s = _folded.get(trace)
     if s is None or s.step != step:
-        s = fold(itertools.islice(trace.events, step))
+        s = fold(trace.fold_events(step) if lazy else itertools.islice(trace.events, step))
         try:
             _folded[trace] = s
         except TypeError:  # not weakly referenceable: no cache

@@ -52,11 +52,13 @@ def leaf_names(trace: Any) -> dict[int, str]:
     """node id -> the name of the leaf that AccumulateGrad node writes into, for named leaves."""
     tensors = trace.tensors
     out: dict[int, str] = {}
-    for nid, n in trace.nodes.items():
-        if n.tensor is not None:
-            te = tensors.get(n.tensor)
-            if te is not None and te.name:
-                out[nid] = te.name
+    # node_tensors: the AccumulateGrad nodes alone (a Trace has them without a NodeInfo a node)
+    pairs = (trace.node_tensors.items() if hasattr(trace, "node_tensors")
+             else ((nid, n.tensor) for nid, n in trace.nodes.items() if n.tensor is not None))  # fmt: skip
+    for nid, tensor in pairs:
+        te = tensors.get(tensor)
+        if te is not None and te.name:
+            out[nid] = te.name
     return out
 
 
@@ -371,7 +373,7 @@ def _origin_tag(trace: Any, seq: int) -> str:
 
 
 def header(trace: Any, state: EngineState) -> Text:
-    total = len(trace.events)
+    total = len(trace) if hasattr(trace, "iter_events") else len(trace.events)  # lazy: no events made
     t = Text(f"step {state.step} of {total}", style="bold")
     if state.last is not None:
         e = state.last

@@ -17,7 +17,8 @@ DERIVED = "derived"
 
 def engine(trace: Any) -> tuple[str, str | None]:
     """("gradviz", None) or ("torch", torch's version)."""
-    for e in trace.events[:8]:
+    head = trace.head(8) if hasattr(trace, "head") else trace.events[:8]  # a lazy Trace: 8, not all
+    for e in head:
         if type(e) is ev.EngineInfo:
             return e.engine, e.torch_version
     return "gradviz", None

@@ -469,18 +469,23 @@ def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple, Any], int]:
 
 
 def _group_source(kind: str, head: list[str], var: Callable[[str], str], care_fn: dict[str, str],
-                  ns: dict[str, Any]) -> list[str]:  # fmt: skip
-    """The body of a group's maker: each member built and appended (``append``), seq advanced."""
+                  ns: dict[str, Any], keep: frozenset[str] | None = None) -> list[str]:  # fmt: skip
+    """The body of a group's maker: each member built and appended (``append``), seq advanced.
+    ``keep``: only the members of these kinds are built (the others still count in seq)."""
     _fields, members = GROUPS[kind]
     src = list(head)
     for k, (member, sources) in enumerate(members):
+        if keep is not None and member not in keep:
+            continue
         cls = ev.KINDS[member]
         ns[f"_cls{k}"] = cls
         ns[f"_twin{k}"] = _TWINS[cls]
         args = [f"seq + {k}", *_member_args(member, sources, var, care_fn)]
         src += [line.replace("_twin", f"_twin{k}").replace("_cls", f"_cls{k}") for line in _build_lines(cls, args)]
         src.append("    append(o)")
-    if kind == "node_edges":  # then an edge_created for each of its edges
+    if kind == "node_edges" and keep is not None and "edge_created" not in keep:
+        src.append(f"    return seq + {len(members)} + len({var('edges')})")
+    elif kind == "node_edges":  # then an edge_created for each of its edges
         ns["_edge"] = MAKERS[ev.EdgeCreated]
         ns["_dst"] = _dst
         src += [

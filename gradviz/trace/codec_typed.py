@@ -3,6 +3,7 @@ the module to import: this one is loaded at its end)."""
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -76,6 +77,53 @@ def _typed_any(v: Any) -> Any:
     return None if v is None else _decode_any(v)
 
 
+_GROUP_TYPES: dict[Any, tuple[str, dict[str, Any]]] = {}  # a group's record type -> (kind, its fields' types)
+_ONLY: dict[frozenset[type], dict[Any, Any]] = {}
+
+
+def _group_converter(kind: str, types_: dict[str, Any], keep: frozenset[str] | None) -> Callable[..., int]:
+    """``f(record, seq, append) -> next seq`` of a group's line record (``keep``: as _group_source)."""
+    ns: dict[str, Any] = {"_new": object.__new__, "_intern": sys.intern, "_stats": _typed_stats, "_any": _typed_any}
+    head = ["def convert(s, seq, append):"]
+    care = {"stats": "_stats", "any": "_any"}  # a group's one stats field is named stats
+    src = _group_source(kind, head, lambda n: _interned(f"s.{n}", types_.get(n)), care, ns, keep)
+    exec(compile("\n".join(src) + "\n", f"<gradviz typed3 {kind}>", "exec"), ns)
+    return ns["convert"]
+
+
+def converters_for(types: frozenset[type]) -> dict[Any, Callable[..., int] | None]:
+    """Line record type -> a converter that appends only its events of ``types`` (and returns the
+    next seq, as LINES["convert"]'s), or None when it has none of them: for readers that look
+    at a few kinds of event in a long span (render's task pass)."""
+    got = _ONLY.get(types)
+    if got is not None:
+        return got
+    kinds = frozenset(t.kind for t in types)
+    out: dict[Any, Callable[..., int] | None] = {}
+    for rec, conv in LINES["convert"].items():
+        group = _GROUP_TYPES.get(rec)
+        if group is None:  # one event a line
+            out[rec] = conv if rec.__struct_config__.tag in kinds else None
+            continue
+        kind, types_ = group
+        members = {m for m, _ in GROUPS[kind][1]} | ({"edge_created"} if kind == "node_edges" else set())
+        keep = members & kinds
+        out[rec] = None if not keep else conv if keep == members else _group_converter(kind, types_, frozenset(keep))
+    _ONLY[types] = out
+    return out
+
+
+def _interned(expr: str, tp: Any) -> str:
+    """``expr`` as a converter reads it: a string field through sys.intern. A line's strings
+    (a device, a dtype, a mode, a node's name and source) are a few values repeated a million
+    times, each its own object as decoded: shared, they were a fifth of a loaded trace's memory."""
+    if tp is str:
+        return f"_intern({expr})"
+    if tp == (str | None):
+        return f"({expr} if {expr} is None else _intern({expr}))"
+    return expr
+
+
 class _HasGroups(Exception):
     pass
 
@@ -87,6 +135,8 @@ def _has_groups(s: Any, seq: int) -> Any:
 def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tuple[type[BaseException], ...]]:
     if _msgspec is None:
         return None, ()
+    if version != 2:
+        LINES.clear()
     records = []
     convert: dict[type, Callable[..., Any]] = {}
     convert_in: dict[type, Callable[..., Any]] = {}  # format 3: appending, the seq after returned
@@ -100,14 +150,15 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
         )  # fmt: skip
         records.append(rec)
         ns: dict[str, Any] = {"_cls": t, "_twin": _TWINS[t], "_new": object.__new__, "_stats": _typed_stats,
-                              "_any": _typed_any}  # fmt: skip
+                              "_any": _typed_any, "_intern": sys.intern}  # fmt: skip
         args = []
         for name, spec, _ in _SPECS[t]:
             c = _needs_care(spec)
             if name == "seq" and version != 2:
                 args.append("seq")
             else:
-                args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c else f"s.{name}")
+                args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c
+                            else _interned(f"s.{name}", typing.get_type_hints(t).get(name)))  # fmt: skip
         if version == 2:
             src = ["def convert(s):", *_build_lines(t, args), "    return o"]
         else:
@@ -130,20 +181,17 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
                 tag=kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
             )  # fmt: skip
             records.append(rec)
-            ns = {"_new": object.__new__}
-            head = ["def convert(s, seq, append):"]
-            care = {"stats": "_stats", "any": "_any"}
-            src = _group_source(kind, head, lambda n: f"s.{n}", care, ns)
-            ns["_stats"] = _typed_stats  # a group's one stats field is named stats
-            ns["_any"] = _typed_any
-            exec(compile("\n".join(src) + "\n", f"<gradviz typed{version} {kind}>", "exec"), ns)
-            convert_in[rec] = ns["convert"]
+            convert_in[rec] = _group_converter(kind, types_, None)
             convert[rec] = _has_groups
+            _GROUP_TYPES[rec] = (kind, types_)
+        LINES.update(decode=None, convert=convert_in, types={r.__struct_config__.tag: r for r in records})
     union = records[0]
     for rec in records[1:]:
         union = union | rec
     decoder = _msgspec.json.Decoder(list[union])  # type: ignore[valid-type]
     decode_records = decoder.decode
+    if version != 2:
+        LINES["decode"] = decode_records
 
     if version == 2:
 
@@ -174,6 +222,12 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
     # msgspec's DecodeError and FieldProblem are ValueErrors, as is bad UTF-8's UnicodeDecodeError
     return typed_events3, (ValueError, RecursionError)
 
+
+#: Format 3's line records, for readers that look at lines before (or instead of) making events
+#: (gradviz.trace.fastload): ``decode`` (a JSON array of lines -> records, type-checked in C),
+#: ``convert`` (record type -> ``f(record, seq, append) -> next seq``, appending its events) and
+#: ``types`` (line kind -> record type). Empty without msgspec.
+LINES: dict[str, Any] = {}  # see also converters_for
 
 #: ``typed_events(json_array_bytes) -> events`` (format 2) where msgspec is installed, else None;
 #: ``typed_events3(json_array_bytes, seq0)`` the same for format 3; and what they raise on a batch

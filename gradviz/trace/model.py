@@ -7,7 +7,9 @@ events, so tests and tools can build traces in memory.
 from __future__ import annotations
 
 import gc
-from collections import defaultdict
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
@@ -55,22 +57,76 @@ class ThreadInfo:
 class Trace:
     """Events in seq order, and what can be derived from them."""
 
-    def __init__(self, events: list[ev.Event], *, truncated: bool = False, path: str | None = None):
-        self.events = events
+    def __init__(self, events: list[ev.Event] | None, *, truncated: bool = False, path: str | None = None,
+                 index: Any = None):  # fmt: skip
+        # ``index`` (gradviz.trace.fastload.Index, from ``load(lazy=True)``): until the events are
+        # made, counts, node names and the rare kinds' events come from it.
+        self._events = events
+        self._index = index if events is None else None
         self.truncated = truncated  # the file was cut short (crash, kill): events are a prefix
         self.path = path
 
+    @property
+    def events(self) -> list[ev.Event]:
+        """Every event, in seq order (made on first use for a lazily loaded trace)."""
+        events = self._events
+        if events is None:
+            gc_was_on = gc.isenabled()
+            gc.disable()  # a million objects without cycles: as load's (gradviz.trace.file.load)
+            try:
+                events = self._events = self._index.events()
+            finally:
+                if gc_was_on:
+                    gc.enable()
+            self._index.data = b""  # decoded for good: the file's bytes are not needed again
+        return events
+
+    @events.setter
+    def events(self, events: list[ev.Event]) -> None:
+        self._events = events
+        self._index = None
+
+    @property
+    def _lazy(self) -> Any:
+        """The index while the events are not made yet, else None."""
+        return self._index if self._events is None else None
+
+    def iter_events(self, start: int = 0, stop: int | None = None,
+                    types: frozenset[type[ev.Event]] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+        """Events ``start`` to ``stop`` (exclusive) in order, or only those of ``types``; a lazily
+        loaded trace decodes them as they are read, makes only those, and keeps none."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.iter_events(start, stop, types)
+        span = itertools.islice(self._events, start, stop)  # type: ignore[arg-type]
+        return span if types is None else (e for e in span if type(e) in types)
+
+    def fold_events(self, stop: int) -> Iterator[Any]:
+        """The first ``stop`` events as a replay fold reads them: a lazily loaded trace gives
+        its edge_created events but the last as a placeholder that no handler takes
+        (``fastload.Index.fold_events``); the fold's steps and its state are the same."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.fold_events(stop)
+        return itertools.islice(self._events, stop)  # type: ignore[arg-type]
+
     def __len__(self) -> int:
-        return len(self.events)
+        lazy = self._lazy
+        return lazy.n_events if lazy is not None else len(self.events)
 
     def __repr__(self) -> str:
         cut = ", truncated" if self.truncated else ""
-        return f"<Trace {len(self.events)} events, {len(self.nodes)} nodes, {len(self.tasks)} tasks{cut}>"
+        return f"<Trace {len(self)} events, {len(self.node_names)} nodes, {len(self.tasks)} tasks{cut}>"
 
     @cached_property
     def header(self) -> ev.TraceBegin | None:
-        first = self.events[0] if self.events else None
+        lazy = self._lazy
+        first = lazy.first if lazy is not None else self.events[0] if self.events else None
         return first if isinstance(first, ev.TraceBegin) else None
+
+    def head(self, n: int) -> list[ev.Event]:
+        """The first ``n`` events."""
+        return list(self.iter_events(0, n))
 
     @cached_property
     def by_kind(self) -> dict[type[ev.Event], list[ev.Event]]:
@@ -88,10 +144,67 @@ class Trace:
         return groups
 
     def _of(self, t: type[ev.Event]) -> list[Any]:
+        lazy = self._lazy
+        if lazy is not None:
+            if t not in _BULK:  # the index kept these
+                return lazy.rare.get(t, _NONE)
+            if t is ev.NodeCreated or t is ev.EdgeCreated:  # the graph, without the backward's events
+                return self._graph_events[t is ev.EdgeCreated]
         return self.by_kind.get(t, _NONE)
 
     @cached_property
+    def _graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:
+        gc_was_on = gc.isenabled()
+        gc.disable()  # as the events property
+        try:
+            return self._index.graph_events()
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    @cached_property
+    def node_names(self) -> dict[int, str]:
+        """node id -> name, every node of the trace (``nodes`` without the rest of NodeInfo)."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.node_names
+        return {e.node: e.name for e in self._of(ev.NodeCreated)}  # as nodes has them: the last of an id
+
+    @cached_property
+    def node_tensors(self) -> dict[int, int]:
+        """AccumulateGrad node id -> the leaf tensor it writes into."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.node_tensors
+        return {n: info.tensor for n, info in self.nodes.items() if info.tensor is not None}
+
+    @cached_property
+    def events_by_thread(self) -> dict[int, int]:
+        """tid -> how many events the thread emitted."""
+        lazy = self._lazy
+        if lazy is not None:
+            return dict(lazy.per_thread)
+        return dict(Counter(map(attrgetter("tid"), self.events)))
+
+    @cached_property
+    def runs_by_task(self) -> dict[int, int]:
+        """task -> how many node_begin events it has (nodes run)."""
+        lazy = self._lazy
+        if lazy is not None:
+            return dict(lazy.runs)
+        return dict(Counter(map(attrgetter("task"), self._of(ev.NodeBegin))))
+
+    @cached_property
     def nodes(self) -> dict[int, NodeInfo]:
+        lazy = self._lazy
+        if lazy is not None:  # from the lines that announce them: no event objects on the way
+            gc_was_on = gc.isenabled()
+            gc.disable()
+            try:
+                return lazy.node_infos(NodeInfo)
+            finally:
+                if gc_was_on:
+                    gc.enable()
         nodes: dict[int, NodeInfo] = {}
         created = self._of(ev.NodeCreated)
         edges = self._of(ev.EdgeCreated)
@@ -123,6 +236,11 @@ class Trace:
                     edges_of = info.next_edges
                     if 0 <= e.slot < len(edges_of):
                         edges_of[e.slot] = (e.dst, e.input_nr)
+
+    @property
+    def n_edges(self) -> int:
+        lazy = self._lazy
+        return len(self.edges) if lazy is None else lazy.kinds.get("edge_created", 0)
 
     @cached_property
     def edges(self) -> list[ev.EdgeCreated]:
@@ -177,7 +295,8 @@ class Trace:
     @cached_property
     def end(self) -> ev.TraceEnd | None:
         """The trace_end event; None when the recording did not finish (``truncated``)."""
-        last = self.events[-1] if self.events else None
+        lazy = self._lazy
+        last = lazy.last if lazy is not None else self.events[-1] if self.events else None
         return last if isinstance(last, ev.TraceEnd) else None
 
     @property
@@ -188,6 +307,9 @@ class Trace:
     @property
     def duration_ns(self) -> int:
         """Time from the first to the last event."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.last.ts - lazy.first.ts
         return self.events[-1].ts - self.events[0].ts if self.events else 0
 
     @cached_property
@@ -197,8 +319,16 @@ class Trace:
     @cached_property
     def kinds(self) -> dict[str, int]:
         """Number of events of each kind, in order of first appearance."""
+        lazy = self._lazy
+        if lazy is not None:
+            return dict(lazy.kinds)
         return {t.kind: len(lst) for t, lst in self.by_kind.items()}
 
 
 _NONE: list[Any] = []
+# Kinds a lazily loaded trace counts but does not keep (gradviz.trace.fastload.BULK).
+_BULK = frozenset({
+    ev.DependencyDecrement, ev.BufferAdd, ev.QueuePush, ev.QueuePop, ev.NodeBegin, ev.NodeEnd,
+    ev.NodeCreated, ev.EdgeCreated,
+})  # fmt: skip
 _seq_of = attrgetter("seq")

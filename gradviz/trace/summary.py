@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 from gradviz.trace import events as ev
@@ -70,17 +69,19 @@ class Summary:
 
 def summarize(trace: Trace) -> Summary:
     """The facts a first look at a trace wants: tasks, graph size, threads, event counts, errors."""
-    nodes = trace.nodes
+    # Names, counts and the rare kinds' events only: a lazily loaded trace (load(lazy=True))
+    # answers all of them from its index, without making an object per event.
+    names = trace.node_names
     threads = trace.threads
 
     def node_label(n: int | None) -> str | None:
         if n is None:
             return None
-        info = nodes.get(n)
-        return f"{info.name} (node {n})" if info is not None else f"node {n}"
+        name = names.get(n)
+        return f"{name} (node {n})" if name is not None else f"node {n}"
 
-    per_thread = Counter(map(_tid_of, trace.events))
-    runs = Counter(map(_task_of, trace.of_kind(ev.NodeBegin)))
+    per_thread = trace.events_by_thread
+    runs = trace.runs_by_task
     tasks = []
     for t in trace.tasks.values():
         b = t.begin
@@ -89,7 +90,7 @@ def summarize(trace: Trace) -> Summary:
             TaskSummary(
                 id=t.id, status=t.status, error=t.end.error if t.end is not None else None,
                 reentrant_depth=b.reentrant_depth, thread=owner.name if owner else f"tid {b.owner}",
-                roots=[nodes[n].name if n in nodes else f"node {n}" for n, _ in b.roots],
+                roots=[names[n] if n in names else f"node {n}" for n, _ in b.roots],
                 nodes_run=runs.get(t.id, 0),
                 duration_ns=t.end.ts - b.ts if t.end is not None else None,
             )  # fmt: skip
@@ -104,13 +105,13 @@ def summarize(trace: Trace) -> Summary:
         status=trace.status,
         error=end.error if end is not None else None,
         truncated=trace.truncated,
-        events=len(trace.events),
+        events=len(trace),
         duration_ns=trace.duration_ns,
         events_by_kind=dict(sorted(trace.kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
         tasks=tasks,
-        nodes=len(nodes),
-        nodes_by_name=dict(Counter(n.name for n in nodes.values()).most_common()),
-        edges=len(trace.edges),
+        nodes=len(names),
+        nodes_by_name=dict(Counter(names.values()).most_common()),
+        edges=trace.n_edges,
         tensors=len(trace.tensors),
         queues=len(trace.queues),
         threads=[
@@ -123,6 +124,3 @@ def summarize(trace: Trace) -> Summary:
         ],
     )
 
-
-_tid_of = attrgetter("tid")
-_task_of = attrgetter("task")

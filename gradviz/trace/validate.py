@@ -311,6 +311,18 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)
 
 
+def check_event(c: _Checker, e: Any) -> None:
+    """Check one event against what ``c`` has seen (and record what it announces); ``_Bad`` if a
+    field is wrong. ``validate``'s loop without its inlined cases, for readers that check lines
+    (gradviz.trace.fastload) and meet an event of a kind they do not check themselves."""
+    if not (0 <= e.ts <= I64):
+        raise _Bad("ts", f"field 'ts' is {e.ts}, outside 0..{I64}")
+    t = type(e)
+    if e.tid not in c.threads and t not in _OWN_TID:
+        c.thread(e.tid, "tid")
+    _CHECKS[t](c, e)
+
+
 def limit_for(n_events: int) -> int:
     """The largest count, size or depth a trace of ``n_events`` events may declare."""
     return max(MIN_LIMIT, 4 * n_events)

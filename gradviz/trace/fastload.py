@@ -1,0 +1,474 @@
+"""Reading a clean trace by its lines: checked once, its events made only when asked for.
+
+``gradviz.load`` turns every event into a Python object and then checks every field of every
+event; a million events cost seconds and hundreds of megabytes before a command starts. Most
+lines of a recording are group lines (``codec.GROUPS``) whose events share their fields, and
+most commands need a few facts about most events (how many of each kind, which nodes exist)
+and the objects of only some of them. So, for a file of this gradviz's own layout, ``scan``:
+
+- decodes each megabyte of lines into msgspec's typed line records (every field's type checked
+  in C, as the general reader's typed batches are);
+- checks each line's values once for all of its events (``gradviz.trace.validate``'s rules,
+  inlined for the kinds a backward is made of; other kinds become events and go through
+  ``validate.check_event``);
+- counts what summaries need (events by kind and by thread, node runs by task, node names) and
+  keeps the events of the rare kinds (tasks, threads, queues, tensors, errors, ...);
+- and either keeps every event (``keep_events``: the command wants them all) or only the file's
+  bytes and where each megabyte starts (``Index``): events are decoded again, chunk by chunk,
+  when a reader walks them (``Trace.iter_events``) or asks for all of them (``Trace.events``).
+
+Anything it does not take for certain (a line msgspec refuses, a value a check rejects, a
+bookend out of place, a file cut short, strings with terminal controls, a format 2 file)
+raises ``Fallback``, and the general reader reads the file from the start: every damaged
+trace gets the same one-line error or warning as before, from the same code. The fast checks
+are never looser than ``validate``'s (their limit is a lower bound of the trace's, confirmed
+once the events are counted), so what passes here passes there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from operator import attrgetter
+from typing import Any
+
+from gradviz.trace import codec
+from gradviz.trace import events as ev
+from gradviz.trace.codec_typed import LINES, converters_for
+from gradviz.trace.validate import I64, U64, _Bad, _Checker, check_event, limit_for
+
+CHUNK_BYTES = 1 << 20  # lines decoded per msgspec call
+
+# Event kinds that group lines (and the common single lines) carry: counted, not kept, when lazy.
+BULK = frozenset({
+    ev.DependencyDecrement, ev.BufferAdd, ev.QueuePush, ev.QueuePop, ev.NodeBegin, ev.NodeEnd,
+    ev.NodeCreated, ev.EdgeCreated,
+})  # fmt: skip
+_MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.GROUPS.items()}
+
+
+_tid_of = attrgetter("tid")
+SKIPPED = object()  # Index.fold_events' stand-in for an event that changes no replay state
+
+
+class Fallback(Exception):
+    """This path does not take the file: the general reader reads it (and names any problem)."""
+
+
+def available() -> bool:
+    return bool(LINES) and LINES.get("decode") is not None
+
+
+class Index:
+    """A checked trace's bytes, where each chunk of lines starts, and what a summary needs."""
+
+    def __init__(self, data: bytes, chunks: list[tuple[int, int, int]], n_events: int) -> None:
+        self.data = data
+        self.chunks = chunks  # (start, end, seq of its first event): data[start:end] is its lines
+        self.n_events = n_events
+        self.graph_chunks: set[int] = set()  # the chunks that announce nodes or edges
+        self.kinds: dict[str, int] = {}  # events by kind, in order of first appearance
+        self.per_thread: dict[int, int] = {}  # events by tid
+        self.runs: dict[int, int] = {}  # node_begin events by task
+        self.node_names: dict[int, str] = {}  # node id -> name (the last node_created of the id)
+        self.node_tensors: dict[int, int] = {}  # AccumulateGrad node -> its leaf
+        self.rare: dict[type[ev.Event], list[ev.Event]] = {}  # events of the kinds not in BULK
+        self.first: ev.Event | None = None  # trace_begin
+        self.last: ev.Event | None = None  # trace_end
+
+    def _chunk_events(self, start: int, end: int, seq: int) -> list[ev.Event]:
+        records = LINES["decode"](b"[" + self.data[start:end] + b"]")
+        conv = LINES["convert"]
+        out: list[ev.Event] = []
+        append = out.append
+        for r in records:
+            seq = conv[type(r)](r, seq, append)
+        return out
+
+    def _chunk_events_of(self, start: int, end: int, seq: int, conv: dict[Any, Any]) -> list[ev.Event]:
+        """The chunk's events of some types only (``conv``: converters_for's)."""
+        out: list[ev.Event] = []
+        append = out.append
+        for r in LINES["decode"](b"[" + self.data[start:end] + b"]"):
+            c = conv[type(r)]
+            seq = c(r, seq, append) if c is not None else seq + _width(r)
+        return out
+
+    def iter_events(self, start: int = 0, stop: int | None = None,
+                    types: frozenset[type] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+        """Events ``start`` to ``stop`` (exclusive), decoded a chunk at a time and not kept;
+        ``types``: only the events of these types (the others are not made at all)."""
+        stop = self.n_events if stop is None else min(stop, self.n_events)
+        chunks = self.chunks
+        conv = converters_for(types) if types is not None else None
+        for k, (s, e, seq) in enumerate(chunks):
+            nxt = chunks[k + 1][2] if k + 1 < len(chunks) else self.n_events
+            if nxt <= start:
+                continue
+            if seq >= stop:
+                return
+            if conv is not None:
+                evs = self._chunk_events_of(s, e, seq, conv)
+                if seq < start or nxt > stop:
+                    evs = [x for x in evs if start <= x.seq < stop]
+                yield from evs
+                continue
+            evs = self._chunk_events(s, e, seq)
+            lo, hi = max(0, start - seq), min(len(evs), stop - seq)
+            yield from evs[lo:hi] if lo or hi < len(evs) else evs
+
+    def fold_events(self, stop: int) -> Iterator[Any]:
+        """Events 0 to ``stop`` (exclusive) for a fold (gradviz.replay.state), with each
+        edge_created event but the last replaced by one shared placeholder of no event type:
+        edges change no state, and were half of the events before a backward (a node and its
+        edges a line). The fold counts the placeholder as a step and applies nothing."""
+        stop = min(stop, self.n_events)
+        decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
+        NE = T["node_edges"]
+        node = codec.MAKERS[ev.NodeCreated]
+        intern = sys.intern
+        for s, e, seq in self.chunks:
+            if seq >= stop:
+                return
+            for r in decode(b"[" + self.data[s:e] + b"]"):
+                if seq >= stop:
+                    return
+                t = type(r)
+                if t is NE and r.edges and seq + 1 + len(r.edges) < stop:  # (as its converter makes it)
+                    src = r.source
+                    yield node(seq, r.ts, r.tid, r.node, intern(r.name), r.sequence_nr, r.topological_nr,
+                               r.num_inputs, r.num_outputs, intern(r.device), r.saved,
+                               src if src is None else intern(src), r.tensor)  # fmt: skip
+                    n = len(r.edges)
+                    yield from itertools.repeat(SKIPPED, n)
+                    seq += 1 + n
+                    continue
+                out: list[ev.Event] = []
+                nxt = conv[t](r, seq, out.append)
+                yield from out if nxt <= stop else out[: stop - seq]
+                seq = nxt
+
+    def graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:
+        """(node_created events, edge_created events), from the chunks that hold them, and the
+        other lines of those chunks left as they are (``Trace.nodes`` without every event)."""
+        types = LINES["types"]
+        wanted = {types["node_edges"], types["node_created"], types["edge_created"]}
+        conv = LINES["convert"]
+        made: list[ev.Event] = []
+        edges: list[ev.Event] = []
+        for k in sorted(self.graph_chunks):
+            s, e, seq = self.chunks[k]
+            for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
+                t = type(r)
+                if t in wanted:
+                    out: list[ev.Event] = []
+                    seq = conv[t](r, seq, out.append)
+                    for x in out:
+                        (made if type(x) is ev.NodeCreated else edges).append(x)
+                else:
+                    seq += _width(r)
+        return made, edges
+
+    def node_infos(self, info: Any) -> dict[int, Any]:
+        """``Trace.nodes`` (``info``: its NodeInfo class) straight from the lines that announce
+        nodes and edges, in file order, as Trace._index_nodes fills it from their events."""
+        types = LINES["types"]
+        NE, NC, EC = types["node_edges"], types["node_created"], types["edge_created"]
+        conv = LINES["convert"]
+        nodes: dict[int, Any] = {}
+        for k in sorted(self.graph_chunks):
+            s, e, seq = self.chunks[k]
+            for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
+                t = type(r)
+                if t is NE:
+                    n_out, edges = r.num_outputs, r.edges
+                    nxt = [(None, 0)] * n_out
+                    nxt[: len(edges)] = edges  # validated: len(edges) <= n_out, each a (dst, input_nr)
+                    nodes[r.node] = info(r.node, r.name, r.sequence_nr, r.topological_nr, r.num_inputs, n_out,
+                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt)  # fmt: skip
+                    seq += 1 + len(edges)
+                elif t is NC or t is EC:
+                    out: list[Any] = []
+                    seq = conv[t](r, seq, out.append)
+                    x = out[0]
+                    if t is NC:
+                        nodes[x.node] = info(x.node, x.name, x.sequence_nr, x.topological_nr, x.num_inputs,
+                                             x.num_outputs, x.device, x.saved, x.source, x.tensor, x.tid, x.seq,
+                                             [(None, 0)] * x.num_outputs)  # fmt: skip
+                    else:
+                        src = nodes.get(x.src)
+                        if src is not None and src.seq < x.seq and 0 <= x.slot < len(src.next_edges):
+                            src.next_edges[x.slot] = (x.dst, x.input_nr)
+                else:
+                    seq += _width(r)
+        return nodes
+
+    def events(self) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        for s, e, seq in self.chunks:
+            out += self._chunk_events(s, e, seq)
+        return out
+
+
+def _width(r: Any) -> int:
+    """How many events a line record stands for."""
+    tag = r.__struct_config__.tag
+    if tag == "node_edges":
+        return 1 + len(r.edges)
+    return len(_MEMBERS.get(tag, (tag,)))
+
+
+def _stats_ok(st: Any) -> bool:
+    """A line's raw stats that become a Stats without a problem, with valid NaN/Inf counts."""
+    if st is None:
+        return True
+    if type(st) is float:
+        return st - st == 0.0
+    return (type(st[0]) is float and type(st[1]) is float and type(st[2]) is float
+            and 0 <= st[3] <= I64 and 0 <= st[4] <= I64)  # fmt: skip
+
+
+def _shape_ok(sh: Any) -> bool:
+    return not sh or (min(sh) >= 0 and max(sh) <= I64)
+
+
+def _chunks(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of whole lines, about CHUNK_BYTES each; the last is the last event's line,
+    which must be followed by the footer alone (else: not a finished file, Fallback)."""
+    out = []
+    pos = 0
+    while True:
+        end = data.find(b",\n", pos + CHUNK_BYTES)
+        if end < 0:
+            end = data.rfind(b",\n", pos)
+            if end < pos:
+                break
+        out.append((pos, end))
+        pos = end + 2
+    tail = data[pos:]
+    body = tail.rstrip()
+    if not body.endswith(b"]}"):
+        raise Fallback
+    body = body[:-2].rstrip()
+    lead = len(body) - len(body.lstrip())
+    body = body.strip()
+    if not body or b"\n" in body or body.endswith(b","):
+        raise Fallback
+    out.append((pos + lead, pos + lead + len(body)))
+    return out
+
+
+def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
+    """Check a format 3+ stream's lines (``data``: everything after the header line); see the
+    module doc. Returns (every event if ``keep_events`` else None, the index)."""
+    ranges = _chunks(data)
+    decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
+    # A lower bound of limit_for(events): at least an event a line but the footer's.
+    limit = limit_for(max(0, data.count(b"\n") - 2))
+    c = _Checker(limit)
+    threads, tasks, nodes, queues, tensors = c.threads, c.tasks, c.nodes, c.queues, c.tensors
+    GI, NP, CS, NE = T["gradient_in"], T["node_pop"], T["chain_step"], T["node_edges"]
+    NB, ND, PU, PO = T["node_begin"], T["node_end"], T["queue_push"], T["queue_pop"]
+    DD, BA = T["dependency_decrement"], T["buffer_add"]
+    TB, TE = T["trace_begin"], T["trace_end"]
+    graph_types = {NE, T["node_created"], T["edge_created"]}
+    graph_chunks: set[int] = set()
+    line_count: dict[type, int] = {}
+    seen: set[type] = set()
+    order: list[str] = []  # event kinds in order of first appearance
+    per_thread: dict[int, int] = {}
+    runs: dict[int, int] = {}
+    names: dict[int, str] = {}
+    node_tensors: dict[int, int] = {}
+    rare: dict[type[ev.Event], list[ev.Event]] = {}
+    kept: list[ev.Event] | None = [] if keep_events else None
+    chunks: list[tuple[int, int, int]] = []
+    n_edges = 0
+    edges_seen = False
+    seq = 0
+    first = last = None
+    ended = False
+
+    def slow(r: Any, seq: int) -> list[ev.Event]:
+        """A line the inlined checks do not take: its events, each checked in full."""
+        out: list[ev.Event] = []
+        try:
+            conv[type(r)](r, seq, out.append)
+        except (codec.FieldProblem, ValueError, TypeError):
+            raise Fallback from None
+        for e in out:
+            check_event(c, e)
+        return out
+
+    try:
+        for start, end in ranges:
+            try:
+                records = decode(b"[" + data[start:end] + b"]")
+            except (ValueError, RecursionError):
+                raise Fallback from None
+            chunks.append((start, end, seq))
+            seq0 = seq
+            if not graph_types.isdisjoint(set(map(type, records))):
+                graph_chunks.add(len(chunks) - 1)  # Index.graph_events decodes only these again
+            for t, n in Counter(map(type, records)).items():  # lines by kind, counted in C
+                line_count[t] = line_count.get(t, 0) + n
+            for r in records:
+                t = type(r)
+                if t not in seen:  # the kind's first line: its events' kinds, in order of appearance
+                    seen.add(t)
+                    order.extend(_MEMBERS.get(t.__struct_config__.tag, (t.__struct_config__.tag,)))
+                if ended:
+                    raise Fallback  # something after trace_end
+                tid = r.tid
+                if 0 <= r.ts <= I64 and tid in threads:
+                    if t is GI:
+                        node, task, by, p = r.node, r.task, r.by, r.priority
+                        nd = nodes.get(node)
+                        if (nd is not None and task in tasks and by in nodes and 0 <= r.remaining <= limit
+                                and 0 <= r.slot < nd[0] and _stats_ok(r.stats) and r.values is None
+                                and _shape_ok(r.shape) and r.queue in queues and p[0] == 2 and 0 <= p[1] <= limit
+                                and 0 <= p[2] <= U64 and 0 <= r.size <= limit):  # fmt: skip
+                            seq += 3
+                            continue
+                    elif t is NE:
+                        node, n_in, n_out, tensor, edges = r.node, r.num_inputs, r.num_outputs, r.tensor, r.edges
+                        if (0 <= node <= I64 and 0 <= r.sequence_nr <= U64 and 0 <= r.topological_nr <= I64
+                                and 0 <= n_in and 0 <= n_out and c.total_in + n_in <= limit
+                                and c.total_out + n_out <= limit and len(edges) <= n_out
+                                and (tensor is None or tensor in tensors)
+                                and all(_shape_ok(s) for s in r.saved)):  # fmt: skip
+                            for dst, nr in edges:
+                                if dst is None:
+                                    if not 0 <= nr <= limit:
+                                        break
+                                else:
+                                    d = (n_in, n_out) if dst == node else nodes.get(dst)
+                                    if d is None or not 0 <= nr < d[0]:
+                                        break
+                            else:
+                                nodes[node] = (n_in, n_out)
+                                c.total_in += n_in
+                                c.total_out += n_out
+                                names[node] = r.name
+                                if tensor is not None:
+                                    node_tensors[node] = tensor
+                                elif node in node_tensors:  # an id made again: the last one counts
+                                    del node_tensors[node]
+                                k = 1 + len(edges)
+                                if edges:
+                                    n_edges += len(edges)
+                                    if not edges_seen:
+                                        edges_seen = True
+                                        order.append("edge_created")
+                                seq += k
+                                continue
+                    elif t is NP:
+                        task, p = r.task, r.priority
+                        if (r.queue in queues and task in tasks and r.node in nodes and p[0] == 2
+                                and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit
+                                and 0 <= r.depth <= limit):  # fmt: skip
+                            runs[task] = runs.get(task, 0) + 1
+                            seq += 2
+                            continue
+                    elif t is NB or t is ND:
+                        task = r.task
+                        if task in tasks and r.node in nodes and (t is ND or 0 <= r.depth <= limit):
+                            if t is NB:
+                                runs[task] = runs.get(task, 0) + 1
+                            seq += 1
+                            continue
+                    elif t is PU or t is PO:
+                        p = r.priority
+                        if (r.queue in queues and r.task in tasks and r.node in nodes and p[0] == 2
+                                and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit):  # fmt: skip
+                            seq += 1
+                            continue
+                    elif t is CS:
+                        node, task, by, p = r.node, r.task, r.by, r.priority
+                        nd = nodes.get(node)
+                        if (nd is not None and task in tasks and by in nodes and 0 <= r.slot < nd[0]
+                                and _stats_ok(r.stats) and r.values is None and _shape_ok(r.shape)
+                                and r.queue in queues and p[0] == 2 and 0 <= p[1] <= limit and 0 <= p[2] <= U64
+                                and 0 <= r.push_size <= limit and 0 <= r.size <= limit
+                                and 0 <= r.depth <= limit):  # fmt: skip
+                            runs[task] = runs.get(task, 0) + 1
+                            seq += 6
+                            continue
+                    elif t is DD:
+                        if r.task in tasks and r.node in nodes and r.by in nodes and 0 <= r.remaining <= limit:
+                            seq += 1
+                            continue
+                    elif t is BA:
+                        nd = nodes.get(r.node)
+                        if (nd is not None and r.task in tasks and 0 <= r.slot < nd[0] and r.producer in nodes
+                                and _stats_ok(r.stats) and r.values is None and _shape_ok(r.shape)):  # fmt: skip
+                            seq += 1
+                            continue
+                # everything else, and any line an inlined check did not pass: event by event
+                if t is TB:
+                    if seq != 0 or r.format_version > ev.FORMAT_VERSION:
+                        raise Fallback
+                elif seq == 0:
+                    raise Fallback  # the first event must be trace_begin: the general reader says so
+                elif t is TE:
+                    if r.events != seq:
+                        raise Fallback
+                    ended = True
+                evs = slow(r, seq)
+                for e in evs:
+                    te = type(e)
+                    if te is ev.NodeBegin:
+                        runs[e.task] = runs.get(e.task, 0) + 1
+                    elif te is ev.NodeCreated:
+                        names[e.node] = e.name
+                        if e.tensor is not None:
+                            node_tensors[e.node] = e.tensor
+                        else:
+                            node_tensors.pop(e.node, None)
+                    elif te is ev.EdgeCreated:
+                        if t is NE:  # a plain edge_created line is counted as a line
+                            n_edges += 1
+                        if not edges_seen:
+                            edges_seen = True
+                            if "edge_created" not in order:
+                                order.append("edge_created")
+                    if te not in BULK:
+                        rare.setdefault(te, []).append(e)
+                seq += len(evs)
+                if t is TB:
+                    first = evs[0]
+                elif t is TE:
+                    last = evs[0]
+            tids = set(map(_tid_of, records))
+            if len(tids) == 1:  # one thread's lines (the usual chunk): all the chunk's events are its
+                tid = tids.pop()
+                per_thread[tid] = per_thread.get(tid, 0) + seq - seq0
+            else:  # every event of a line has the line's tid
+                for r in records:
+                    per_thread[r.tid] = per_thread.get(r.tid, 0) + _width(r)
+            if kept is not None:
+                append = kept.append
+                try:
+                    s = seq0
+                    for r in records:
+                        s = conv[type(r)](r, s, append)
+                except (codec.FieldProblem, ValueError, TypeError):
+                    raise Fallback from None
+    except _Bad:
+        raise Fallback from None
+    if not ended or first is None or limit_for(seq) < limit:
+        raise Fallback  # not finished, or the bound used here was not a lower bound after all
+    index = Index(b"" if keep_events else data, chunks, seq)
+    counts: dict[str, int] = {}
+    for t, n in line_count.items():
+        tag = t.__struct_config__.tag
+        for m in _MEMBERS.get(tag, (tag,)):
+            counts[m] = counts.get(m, 0) + n
+    if n_edges:
+        counts["edge_created"] = counts.get("edge_created", 0) + n_edges
+    index.kinds = {k: counts[k] for k in dict.fromkeys(order) if counts.get(k)}
+    index.per_thread, index.runs, index.node_names, index.node_tensors = per_thread, runs, names, node_tensors
+    index.rare, index.first, index.last, index.graph_chunks = rare, first, last, graph_chunks
+    return kept, index
