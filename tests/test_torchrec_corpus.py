@@ -17,6 +17,7 @@ backward) become nested tasks, which the check below proves by depth.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -146,41 +147,21 @@ def _stats(s: Any) -> list[float] | None:
 def serve() -> int:
     """Import torch (and the recorder) once; run each "PROGRAM<TAB>MODE<TAB>OUT<TAB>DIR" line in a
     forked child, answering its exit status or "timeout"."""
-    import select
-    import signal
-    import time
-
     import numpy  # noqa: F401 - paid once, here
     import torch  # noqa: F401
 
     import gradviz.torchrec.recorder  # noqa: F401
 
+    sys.path.insert(0, str(CORPUS))
+    from run_program import run_forked
+
+    def run(program: str, mode: str, out: str) -> int:
+        _child(program, mode, out)
+        return 0
+
     for line in sys.stdin:
         program, mode, out, cwd = line.rstrip("\n").split("\t")
-        pid = os.fork()
-        if pid == 0:
-            code = 70
-            try:
-                os.chdir(cwd)
-                fd = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(fd, 1)
-                os.dup2(fd, 2)
-                _child(program, mode, out)
-                code = 0
-            finally:
-                os._exit(code)
-        deadline = time.monotonic() + TIMEOUT_S
-        status = "timeout"
-        while time.monotonic() < deadline:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = str(os.waitstatus_to_exitcode(st))
-                break
-            select.select([], [], [], 0.02)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        print(status, flush=True)
+        print(run_forked(cwd, TIMEOUT_S, functools.partial(run, program, mode, out)), flush=True)
     return 0
 
 

@@ -11,12 +11,14 @@ Always exits 0 once OUT.json is written; the JSON's ``status`` says how the prog
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import runpy
 import sys
 import traceback
 import warnings
+from collections.abc import Callable
 
 
 def _where(tb: object) -> str:
@@ -27,15 +29,41 @@ def _where(tb: object) -> str:
     return f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
 
 
+def run_forked(cwd: str, timeout: float, run: Callable[[], int]) -> str:
+    """``run()`` in a forked child, in ``cwd``, its output to /dev/null; the child's exit status,
+    or "timeout" (the child killed) after ``timeout`` seconds. The child leaves by os._exit, so
+    nothing of this process's exit code runs there."""
+    import select
+    import signal
+    import time
+
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.chdir(cwd)
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            code = run()
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return str(os.waitstatus_to_exitcode(st))
+        select.select([], [], [], 0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return "timeout"
+
+
 def serve(engine: str) -> int:
     """Import the engine once, then run each program asked for on stdin ("PROGRAM<TAB>OUT<TAB>DIR<TAB>
     TIMEOUT" lines) in a forked child, in DIR, answering one line each: the child's exit status, or
     "timeout". Importing torch costs about 1.5 s of CPU, 47 times over otherwise: the fork saves it,
     and each program still starts from the same fresh state (nothing of a program reaches this process)."""
-    import select
-    import signal
-    import time
-
     import numpy  # noqa: F401 - imported once, here
 
     if engine == "torch":
@@ -44,28 +72,7 @@ def serve(engine: str) -> int:
         import gradviz  # noqa: F401
     for line in sys.stdin:
         program, out, cwd, timeout = line.rstrip("\n").split("\t")
-        pid = os.fork()
-        if pid == 0:  # the child: one program, then gone without running this process's exit code
-            code = 70
-            try:
-                os.chdir(cwd)
-                fd = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(fd, 1)
-                os.dup2(fd, 2)
-                code = main(["--engine", engine, program, out])
-            finally:
-                os._exit(code)
-        deadline = time.monotonic() + float(timeout)
-        status = "timeout"
-        while time.monotonic() < deadline:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = str(os.waitstatus_to_exitcode(st))
-                break
-            select.select([], [], [], 0.02)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        status = run_forked(cwd, float(timeout), functools.partial(main, ["--engine", engine, program, out]))
         print(status, flush=True)
     return 0
 
