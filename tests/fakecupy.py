@@ -450,7 +450,7 @@ def install(device_count: int = 1, strict_indices: bool = True) -> types.ModuleT
     mod.get_array_module = lambda *args: mod if any(type(a) is ndarray for a in args) else np
     for name in ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "indices"):
         setattr(mod, name, _creation(getattr(np, name)))
-    for name in ("ascontiguousarray", "bincount", "copyto", "pad", "stack", "concatenate", "where"):
+    for name in ("bincount", "stack"):
         setattr(mod, name, _device_function(getattr(np, name)))
     for name in ("add", "subtract", "maximum", "minimum"):
         setattr(mod, name, _Ufunc(getattr(np, name)))

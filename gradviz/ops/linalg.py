@@ -10,6 +10,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
+from gradviz.device import as_strided
 from gradviz.ops import arith as _arith
 from gradviz.ops import views as _views
 from gradviz.ops._common import (
@@ -404,7 +405,7 @@ def _diag_strided(x: Any, d1: int, d2: int) -> Any:
     """x's main diagonal over dims d1 < d2, appended last: a writable view (torch's diagonal is one)."""
     shape = [s for k, s in enumerate(x.shape) if k not in (d1, d2)] + [builtins.min(x.shape[d1], x.shape[d2])]
     strides = [s for k, s in enumerate(x.strides) if k not in (d1, d2)] + [x.strides[d1] + x.strides[d2]]
-    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+    return as_strided(x, shape, strides, writeable=x.flags.writeable)  # cupy's for device data
 
 
 def _diagonal(a: Tensor, d1: int, d2: int) -> Tensor:

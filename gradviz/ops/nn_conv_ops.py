@@ -16,6 +16,7 @@ import numpy as np
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import SavedVariable
 from gradviz.device import as_strided, module_of
+from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -84,7 +85,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     # (groups, K, N * L), channel-major: one copy of the receptive fields, and every product
     # after it (forward, the weight's gradient, the input's) one matmul per group on
     # contiguous or transposed operands, with no further copy of this, the largest array
-    cols = xm.ascontiguousarray(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
+    cols = _ascontiguous(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
     cols = cols.reshape(groups, k, n * ho * wo)
     wm = w.reshape(groups, og, k)
     y = np.matmul(wm, cols).reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
@@ -92,7 +93,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     if bias is not None:
         y = np.add(y, bias._data.reshape(1, o, 1, 1), out=xm.empty((n, o, ho, wo), dtype=y.dtype))
     else:
-        y = xm.ascontiguousarray(y)
+        y = _ascontiguous(y)
     if one_d:
         y = y.reshape(n, o, wo)
     out = _wrap(y, input.dtype, input.device)
@@ -120,7 +121,7 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
     cols = saved["cols"]  # (groups, K, N * L)
     xm = module_of(gd)
     # the gradient channel-major, as the columns are: (groups, og, N * L)
-    gm = xm.ascontiguousarray(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
+    gm = _ascontiguous(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
     edges = n.next_edges
     gw = np.matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape) if edges[1][0] is not None else None
     dx = None
@@ -151,7 +152,7 @@ def _conv_from_cache(i: int) -> Any:
             cache = (g, _conv_grads(n, g))
             n.saved["_parts"] = cache
         part = cache[1][i]
-        return None if part is None else _out(module_of(part).ascontiguousarray(part), g)
+        return None if part is None else _out(_ascontiguous(part), g)
 
     return grad
 
@@ -258,7 +259,7 @@ def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple,
     y = (s / div).astype(x.dtype, copy=False)
     if unbatched:
         y = y[0]
-    out = _wrap(xm.ascontiguousarray(y), input.dtype, input.device)
+    out = _wrap(_ascontiguous(y), input.dtype, input.device)
     if _grad_state.enabled and _requires(input):
         record(_AVGPOOL, (input,), [out], {
             "self": SavedVariable(input), "kernel_size": kernel_size, "stride": stride, "padding": padding,
@@ -317,7 +318,7 @@ def _avgpool_grad(n: Any, g: Tensor) -> Tensor:
     dx = dxp[:, :, ph:ph + h, pw:pw + wd]
     if n["self"]._data.ndim == 3:
         dx = dx[0]
-    return _out(xm.ascontiguousarray(dx), g)
+    return _out(_ascontiguous(dx), g)
 
 
 _AVGPOOL = _register("avg_pool2d", D("AvgPool2DBackward0", (_avgpool_grad,)))
