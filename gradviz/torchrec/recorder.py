@@ -69,7 +69,7 @@ class _Task:
         self.running: list[Any] = []
         self.captured: list[tuple[Any, int, int]] = []  # (node, input_nr, output index)
         self.hooked: set[Any] = set()  # the nodes this task hooks
-        self.queued: dict[Any, int] = {}  # node -> the ready queue it was pushed to
+        self.queued: dict[Any, tuple[int, str]] = {}  # node -> the ready queue it was pushed to, its device
 
 
 class TorchRecorder:
@@ -195,17 +195,19 @@ class TorchRecorder:
             seqs, self._derived = tuple(self._derived), []
             self._emit(ev.Derived, events=seqs)
 
-    def _tid(self, role: str = "device_worker") -> int:
+    def _tid(self, role: str = "device_worker", device: str | None = None) -> int:
+        """This thread's id, announced the first time it is seen (``device``: the device a
+        worker serves, known when its first node runs)."""
         ident = threading.get_ident()
         tid = self._threads.get(ident)
         if tid is None:
             tid = self._threads[ident] = len(self._threads) + 1
             if self.events:  # the first thread is announced after trace_begin
-                self._thread_start(tid, threading.current_thread(), role)
+                self._thread_start(tid, threading.current_thread(), role, device)
         return tid
 
-    def _thread_start(self, tid: int, thread: threading.Thread, role: str) -> None:
-        self._emit_raw(ev.ThreadStart, tid, name=thread.name, device=None, role=role)
+    def _thread_start(self, tid: int, thread: threading.Thread, role: str, device: str | None = None) -> None:
+        self._emit_raw(ev.ThreadStart, tid, name=thread.name, device=device, role=role)
 
     def _queue(self, tid: int) -> int:
         q = self._queues.get(tid)
@@ -225,16 +227,6 @@ class TorchRecorder:
             self._ready[q] = []
             self._emit(ev.QueueCreated, True, queue=q, device=device, owner=None, name=device)
         return q
-
-    def _worker_tid(self, device: str) -> int:
-        """A thread that runs nodes of a task it did not begin: torch's worker for ``device``."""
-        ident = threading.get_ident()
-        tid = self._threads.get(ident)
-        if tid is None:
-            tid = self._threads[ident] = len(self._threads) + 1
-            self._emit_raw(ev.ThreadStart, tid, name=threading.current_thread().name, device=device,
-                           role="device_worker")  # fmt: skip
-        return tid
 
     def _node(self, node: Any, topo: dict[Any, int], names: dict[int, str]) -> int:
         nid = self._nodes.get(node)
@@ -440,7 +432,7 @@ class TorchRecorder:
             # goes to that device's worker; any other to the task's own CPU queue
             dev = "cpu" if grad is None or grad.device.type == "cpu" else str(grad.device)
             qid = task.queue if dev == "cpu" else self._device_queue(dev)
-            task.queued[node] = qid
+            task.queued[node] = (qid, dev)
             q = self._ready[qid]
             prio = (ev.PRIORITY_NODE, task.depth, node._sequence_nr())
             q.append((prio, task.id, node))
@@ -450,14 +442,13 @@ class TorchRecorder:
                 self._pop(task, node)  # captured only: popped, its input captured, not run
 
     def _pop(self, task: _Task, node: Any) -> None:
-        qid = task.queued.pop(node, task.queue)
+        qid, dev = task.queued.pop(node, (task.queue, "cpu"))
         q = self._ready[qid]
         prio = (ev.PRIORITY_NODE, task.depth, node._sequence_nr())
         for i, (_, t, n) in enumerate(q):
             if n is node and t == task.id:
                 prio = q.pop(i)[0]
                 break
-        dev = next((d for d, i in self._queues.items() if i == qid and isinstance(d, str)), "cpu")
         self._emit(ev.QueuePop, True, queue=qid, device=dev, task=task.id, node=self._nodes[node],
                    what="node", priority=prio, size=len(q))  # fmt: skip
 
@@ -478,7 +469,8 @@ class TorchRecorder:
                 return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._elock:
                 if not getattr(self._tls, "tasks", None):
-                    self._worker_tid(g.device_of(node))
+                    # a thread that began no task and runs its nodes: torch's worker for a device
+                    self._tid("device_worker", g.device_of(node))
                 self._pop(task, node)
                 nid = self._nodes[node]
                 self._emit(ev.NodeBegin, task=task.id, node=nid, depth=task.depth)
@@ -533,7 +525,8 @@ class TorchRecorder:
                     gi = res[i] if i < len(res) else None
                     self._emit(ev.CapturedGrad, True, task=task.id, node=self._nodes[n], input_nr=nr, index=i,
                                stats=g.stats(gi), values=g.values(gi) if self.values else None)  # fmt: skip
-            queued = [x for qid in {task.queue, *task.queued.values()} for x in self._ready[qid] if x[1] == task.id]
+            queued = [x for qid in {task.queue, *(q for q, _ in task.queued.values())} for x in self._ready[qid]
+                      if x[1] == task.id]  # fmt: skip
             # The engine ran to its end and the call raised afterwards (grad()'s allow_unused
             # check, in run_backward once execute returned): the task ended ok, then the call
             # failed, in that order, as gradviz's own recorder has it. Seen here as an error with
