@@ -71,7 +71,7 @@ class QueueEntry(NamedTuple):
         return (cls, -depth, -seqnr)
 
 
-class _HeapItem:
+class HeapItem:
     """A queue entry in the heap, compared as torch's std::priority_queue compares NodeTasks:
     by rank alone, so heapq makes the moves libstdc++'s heap makes (as the engine's ReadyQueue,
     gradviz/autograd/ready_queue.py) and equal ranks pop in the order the engine popped them."""
@@ -82,7 +82,7 @@ class _HeapItem:
         self.entry = entry
         self.rank = entry.rank()
 
-    def __lt__(self, other: _HeapItem) -> bool:
+    def __lt__(self, other: HeapItem) -> bool:
         return self.rank < other.rank
 
 
@@ -97,13 +97,13 @@ class QueueState:
         self.device = device
         self.owner = owner
         self.name = name
-        self.heap: list[_HeapItem] = []
+        self.heap: list[HeapItem] = []
         self.pushes = 0
         self.pops = 0
         self.max_size = 0
 
     def push(self, entry: QueueEntry) -> None:
-        heapq.heappush(self.heap, _HeapItem(entry))
+        heapq.heappush(self.heap, HeapItem(entry))
 
     def remove(self, task: int | None, node: int | None, what: str) -> None:
         """Take out the entry a pop names: the heap's top, as the engine pops (another entry only

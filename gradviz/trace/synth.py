@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gradviz.replay.state_types import HeapItem, QueueEntry  # the queue as the engine orders it
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
 
@@ -183,9 +184,7 @@ class TraceBuilder:
         if inputs:
             task.needed = self._needed(root, set(inputs))
             self.emit(ev.ExecInfo, task=task.id, needed=tuple(sorted(task.needed)), captured=())
-        ready: dict[int, list[_Ready]] = {}  # queue -> its heap of (depth, seqnr, push order)
-        pushes = [0]
-        by_key: dict[tuple[int, int, int], int] = {}
+        ready: dict[int, list[HeapItem]] = {}  # queue -> its heap, ranked as the engine's
 
         def queue_of(nid: int) -> tuple[int, int, str]:
             dev = self.nodes[nid].device
@@ -197,13 +196,11 @@ class TraceBuilder:
         def push(nid: int, by_tid: int) -> None:
             q, _, dev = queue_of(nid)
             node = self.nodes[nid]
-            key = (task.depth, node.sequence_nr, pushes[0])
-            pushes[0] += 1
-            by_key[key] = nid
-            heapq.heappush(ready.setdefault(q, []), _Ready(key))
+            prio = (ev.PRIORITY_NODE, task.depth, node.sequence_nr)
+            heapq.heappush(ready.setdefault(q, []), HeapItem(QueueEntry(task.id, nid, "node", prio, self._seq)))
             self.emit(
                 ev.QueuePush, tid=by_tid, queue=q, device=dev, task=task.id, node=nid, what="node",
-                priority=(ev.PRIORITY_NODE, task.depth, node.sequence_nr), size=len(ready[q]),
+                priority=prio, size=len(ready[q]),
             )  # fmt: skip
 
         def stats(nid: int) -> ev.Stats:
@@ -224,8 +221,7 @@ class TraceBuilder:
             # Each queue pops as the engine's heap does: highest reentrant depth, then highest
             # sequence_nr, equal ones in the heap's own order; the queue whose next ranks highest.
             q = min((q for q in ready if ready[q]), key=lambda q: ready[q][0].rank)
-            key = heapq.heappop(ready[q]).key
-            nid = by_key.pop(key)
+            nid = heapq.heappop(ready[q]).entry.node
             node = self.nodes[nid]
             _, run_tid, dev = queue_of(nid)
             self.emit(
@@ -322,20 +318,6 @@ class TraceBuilder:
 
     def trace(self) -> Trace:
         return Trace(self.finish())
-
-
-class _Ready:
-    """A ready node in a queue's heap, ranked as the engine's ReadyQueue ranks NodeTasks (deeper,
-    then newer sequence_nr, first; no tie-breaker, so heapq makes libstdc++'s heap moves)."""
-
-    __slots__ = ("key", "rank")
-
-    def __init__(self, key: tuple[int, int, int]) -> None:
-        self.key = key
-        self.rank = (-key[0], -key[1])
-
-    def __lt__(self, other: _Ready) -> bool:
-        return self.rank < other.rank
 
 
 # --- backward-shaped graphs of a given size ---------------------------------------------------
