@@ -277,20 +277,7 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
             needed = set(e.needed)
         elif node is None:
             continue
-        elif isinstance(e, ev.NodeBegin):
-            running[e.tid] = node
-            if node.order is None:
-                order += 1
-                node.order = order
-                node.begin_seq = e.seq
-                node.tid = e.tid
-                th = threads.get(e.tid)
-                node.thread = th.name if th else f"thread {e.tid}"
-        elif isinstance(e, ev.NodeEnd):
-            running.pop(e.tid, None)
-            if e.status != "ok" and node.error is None:
-                node.error, node.error_seq = "raised an error", e.seq
-        elif isinstance(e, ev.Error):
+        elif isinstance(e, ev.Error):  # (node_begin, node_end and buffer_add were taken above)
             node.error = f"{e.type}: {e.message}"
             node.error_seq = node.error_seq if node.error_seq is not None else e.seq
         elif isinstance(e, ev.Anomaly):
