@@ -39,9 +39,6 @@ from gradviz.ops import (
     views,
 )
 
-# Star-import order (a later family's name wins), then FAMILIES' order for the private helpers.
-_STAR_ORDER = (_common, activations, arith, construction, cumulative, indexing, inplace, linalg, modes, pointwise,
-               reductions, selection, shape, views)
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
             indexing, linalg, inplace, modes)
 
@@ -50,13 +47,10 @@ __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})
 
 # Everything else the families hold too (F.sum_to, F.record, F._new, F._as_array), for code that
 # reads the ops as one module (``from gradviz.ops import functions as F``): public to gradviz's
-# own modules, not to a user's ``torch.`` namespace.
-for _m in _STAR_ORDER:
-    for _k, _v in vars(_m).items():
-        if not _k.startswith("_") and not isinstance(_v, _ModuleType):
-            globals()[_k] = _v
+# own modules, not to a user's ``torch.`` namespace. Only each family's own ROWS table shares a
+# name with another's, and nothing reads it through F.
 for _m in FAMILIES:
     for _k, _v in vars(_m).items():
-        if _k.startswith("_") and not _k.startswith("__") and not isinstance(_v, _ModuleType):
+        if not _k.startswith("__") and not isinstance(_v, _ModuleType):
             globals().setdefault(_k, _v)
 del _m, _k, _v
