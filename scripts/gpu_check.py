@@ -12,7 +12,9 @@ Parts, each printing PASS/FAIL lines and a count at the end:
 4. torchrec: real torch's backward on the device, recorded by gradviz's torch recorder: which
    threads ran its nodes (torch runs a CUDA graph's nodes on its device worker thread).
 5. timing: the MLP's training step at batch 64, gradviz on the device and on the cpu, torch on the
-   device, medians of wall time (device work synchronised), in this one process.
+   device: medians of wall time (device work synchronised), each in a process of its own that
+   imports only its engine, with the garbage collector on (``--time ENGINE DEVICE`` is that
+   process).
 
 With ``--device cpu`` it runs the same checks on the cpu (a dry run of the script itself).
 """
@@ -23,17 +25,19 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import gradviz  # noqa: E402
+gradviz: Any = None  # imported in main(): a timing process imports only the engine it times
 
 RESULTS: list[tuple[str, str, str]] = []  # (part, name, PASS/FAIL/NOTE + detail)
 
@@ -216,47 +220,65 @@ def part_torchrec(torch, dev: str) -> None:
         traceback.print_exc(limit=-3)
 
 
+def time_step(engine: str, dev: str) -> float:
+    """The median of 50 training steps in ms (after 20 untimed), device work synchronised."""
+    if engine == "torch":
+        import torch as lib
+
+        def sync() -> None:
+            if dev.startswith("cuda"):
+                lib.cuda.synchronize()
+    else:
+        import gradviz as lib
+
+        def sync() -> None:
+            if dev.startswith("cuda"):
+                import cupy
+
+                cupy.cuda.Device(int(dev.split(":")[1]) if ":" in dev else 0).synchronize()
+
+    _, step = mlp(lib, dev)
+    for _ in range(20):
+        step()
+    sync()
+    ts = []
+    for _ in range(50):
+        t = time.perf_counter()
+        step()
+        sync()
+        ts.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(ts)
+
+
 def part_timing(torch, dev: str) -> None:
-    def sync(lib):
-        if lib is torch and dev.startswith("cuda"):
-            torch.cuda.synchronize()
-        elif lib is gradviz and dev.startswith("cuda"):
-            import cupy
-
-            cupy.cuda.Device(int(dev.split(":")[1]) if ":" in dev else 0).synchronize()
-
-    def median_ms(lib, where):
-        _, step = mlp(lib, where)
-        for _ in range(20):
-            step()
-        sync(lib)
-        ts = []
-        for _ in range(50):
-            t = time.perf_counter()
-            step()
-            sync(lib)
-            ts.append((time.perf_counter() - t) * 1e3)
-        return statistics.median(ts)
-
+    runs = [("gradviz", where) for where in dict.fromkeys((dev, "cpu"))] + [("torch", dev)]
     try:
-        figs = {
-            f"gradviz {dev}": median_ms(gradviz, dev),
-            "gradviz cpu": median_ms(gradviz, "cpu"),
-            f"torch {torch.__version__} {dev}": median_ms(torch, dev),
-        }
-        for k, v in figs.items():
-            print(f"TIME mlp training step (batch 64, 784-256-256-10): {k}: {v:.3f} ms median of 50", flush=True)
+        for engine, where in runs:
+            r = subprocess.run([sys.executable, __file__, "--time", engine, where], capture_output=True, text=True,
+                               timeout=300, check=True)  # fmt: skip
+            label = f"torch {torch.__version__}" if engine == "torch" else engine
+            print(f"TIME mlp training step (batch 64, 784-256-256-10): {label} {where}: {float(r.stdout):.3f} ms "
+                  "median of 50, in its own process", flush=True)  # fmt: skip
         report("timing", "mlp_step", True)
     except Exception as exc:  # noqa: BLE001
         report("timing", "mlp_step", False, f"{type(exc).__name__}: {exc}")
 
 
 def main() -> int:
+    global gradviz
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda:0")
     ap.add_argument("--out", default="gpu_check_out")
+    ap.add_argument("--time", nargs=2, metavar=("ENGINE", "DEVICE"), help="time one engine's step, alone")
     args = ap.parse_args()
+    if args.time:
+        print(time_step(*args.time))
+        return 0
     import torch
+
+    import gradviz as _gradviz
+
+    gradviz = _gradviz
 
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
