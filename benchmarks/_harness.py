@@ -96,6 +96,10 @@ class Claim:
     workload: str
     peer: str
     limit: float
+    # An implementation with no engine at all (hand-written numpy): its own ratio to the peer is
+    # reported beside the claim. Where that floor already exceeds the limit, no engine on the
+    # floor's library can meet it on this machine, and the report says so.
+    floor: str | None = None
 
 
 @dataclass
@@ -333,6 +337,10 @@ def evaluate(claims: Sequence[Claim], workloads: list[dict[str, Any]]) -> list[d
             entry.update(
                 ratio=r["ratio"], ratio_min=r["ratio_min"], ratio_paired=r["ratio_paired"], holds=r["ratio"] <= c.limit
             )
+        res = w["results"] if w else {}
+        if c.floor and c.floor in res and c.peer in res:
+            entry["floor"] = c.floor
+            entry["floor_ratio"] = res[c.floor]["median_ms"] / res[c.peer]["median_ms"]
         out.append(entry)
     return out
 
@@ -445,6 +453,10 @@ def markdown(result: dict[str, Any]) -> str:
             mark = {True: "holds", False: "**does not hold**", None: "not measured"}[c["holds"]]
             got = "" if c["ratio"] is None else f": {c['ratio']:.2f}× (limit {c['limit']:.2f}×)"
             lines.append(f"- {c['text']}{got} — {mark}")
+            if c.get("floor_ratio") is not None:
+                f = c["floor_ratio"]
+                above = ": above the limit, so no engine on its library meets it here" if f > c["limit"] else ""
+                lines.append(f"  - the floor ({c['floor']}, no engine at all): {f:.2f}× {c['peer']}{above}")
     skipped = result.get("skipped") or {}
     if skipped:
         lines += ["", "Not run: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()) + "."]

@@ -105,9 +105,48 @@ def child(engine: str, model: str, steps: int, warmup: int, profile: int, cpu_cl
                          ("wall", w1 - w0)):  # fmt: skip
                 phases[k].append(v * 1e3)
     out: dict[str, Any] = {"engine": engine, "model": model, "ms": phases, "first_loss": first_loss}
+    if model == "mlp":
+        out["ms"]["gemm"] = gemm_floor(T, engine, net, x, clock, steps)
     if profile:
         out["profile"] = _profile(lambda: (opt.zero_grad(), crit(net(x), y).backward(), opt.step()), profile)
     return out
+
+
+def gemm_floor(T: Any, engine: str, net: Any, x: Any, clock: Any, n: int) -> list[float]:
+    """The step's matrix products alone, each in its engine's own library (numpy's matmul for
+    gradviz, torch.mm for torch), in the orientation the engine computes them: per Linear,
+    ``a @ W.T`` forward, ``a.T @ g`` for the weight's gradient and ``g @ W`` for the input's
+    where the input needs one. What no engine on that library can go below: the rest of the step
+    is the engine's own work."""
+    with T.no_grad():
+        acts, weights, h = [], [], x
+        for m in net:
+            if isinstance(m, T.nn.Linear):
+                acts.append(h.detach().clone())
+                weights.append(m.weight.detach().clone())
+            h = m(h)
+    grads = [T.ones(a.shape[0], w.shape[0]) for a, w in zip(acts, weights)]
+    if engine == "torch":
+        mm, tr = T.mm, (lambda a: a.t())
+    else:
+        import numpy as np
+
+        acts, weights, grads = ([t.numpy() for t in ts] for ts in (acts, weights, grads))
+        mm, tr = np.matmul, (lambda a: a.T)
+
+    def products() -> None:
+        for i, (a, w, g) in enumerate(zip(acts, weights, grads)):
+            mm(a, tr(w))
+            mm(tr(a), g)
+            if i:  # the first layer's input (the data) needs no gradient
+                mm(g, w)
+
+    times = []
+    for _ in range(n + 3):
+        t0 = clock()
+        products()
+        times.append((clock() - t0) * 1e3)
+    return times[3:]
 
 
 def _profile(step: Any, n: int) -> list[dict[str, Any]]:
@@ -202,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
         if "torch" in ok and "gradviz" in ok:
             entry["ratio"] = ok["gradviz"]["total_median_ms"] / ok["torch"]["total_median_ms"]
             entry["meets_goal"] = entry["ratio"] <= entry["goal"]
+            if "gemm_median_ms" in ok["gradviz"] and "gemm_median_ms" in ok["torch"]:
+                g, t = ok["gradviz"], ok["torch"]
+                entry["gemm_ratio"] = g["gemm_median_ms"] / t["gemm_median_ms"]
+                entry["beyond_gemm_ratio"] = ((g["total_median_ms"] - g["gemm_median_ms"])
+                                              / (t["total_median_ms"] - t["gemm_median_ms"]))
             entry["first_loss_agrees"] = abs(ok["gradviz"]["first_loss"] - ok["torch"]["first_loss"]) <= 1e-4 * max(
                 1.0, abs(ok["torch"]["first_loss"]))
         result["models"][model] = entry
@@ -215,17 +259,21 @@ def main(argv: list[str] | None = None) -> int:
 def report(result: dict[str, Any]) -> str:
     lines = [f"training step at batch {result['batch']}: each engine in its own process, 1 BLAS thread, GC on, "
              f"{result['clock']} clock, {result['rounds']} rounds x {result['steps_per_round']} steps", "",
-             "| model | engine | step median ms | forward | backward | optimizer step | wall ms | ratio (goal) |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| model | engine | step median ms | forward | backward | optimizer step | wall ms | GEMMs alone "
+             "| ratio (goal) |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for model, entry in result["models"].items():
         for engine, e in entry["engines"].items():
             if "error" in e:
-                lines.append(f"| {model} | {engine} | not run: {e['error']} | | | | | |")
+                lines.append(f"| {model} | {engine} | not run: {e['error']} | | | | | | |")
                 continue
             ratio = f"{entry['ratio']:.2f}x (<= {entry['goal']}x)" if engine == "gradviz" and "ratio" in entry else ""
             lines.append(f"| {model} | {engine} | {e['total_median_ms']:.2f} | {e['forward_median_ms']:.2f} | "
                          f"{e['backward_median_ms']:.2f} | {e['step_median_ms']:.2f} | {e['wall_median_ms']:.2f} | "
-                         f"{ratio} |")  # fmt: skip
+                         f"{e.get('gemm_median_ms', float('nan')):.2f} | {ratio} |")  # fmt: skip
+        if "beyond_gemm_ratio" in entry:
+            lines += ["", f"{model}: the step less its matrix products (numpy's BLAS for gradviz, torch's for torch): "
+                      f"{entry['beyond_gemm_ratio']:.2f}x torch; the products alone: {entry['gemm_ratio']:.2f}x."]
     conv = result["models"].get("conv", {}).get("engines", {}).get("gradviz", {})
     if "profile" in conv:
         lines += ["", "where gradviz's conv step goes (cProfile, own time per step):", ""]

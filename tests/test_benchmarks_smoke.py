@@ -64,6 +64,11 @@ def test_engine_bench_quick(tmp_path: Path) -> None:
     for peer in ("torch", "autograd", "mygrad", "micrograd"):
         assert peer in by_key["w1_backward"]["results"] or peer in result["skipped"]
     assert {c["workload"] for c in result["claims"]} == {"w1_forward", "w1_backward", "w2_backward", "w3_mlp"}
+    # W3's claim carries the hand-written numpy floor's own ratio to torch (what no numpy engine beats).
+    (w3,) = [c for c in result["claims"] if c["workload"] == "w3_mlp"]
+    w3r = by_key["w3_mlp"]["results"]
+    assert w3["floor"] == "numpy"
+    assert w3["floor_ratio"] == pytest.approx(w3r["numpy"]["median_ms"] / w3r["torch"]["median_ms"])
 
 
 def test_recording_bench_quick(tmp_path: Path) -> None:

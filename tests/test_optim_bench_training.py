@@ -45,3 +45,7 @@ def test_runs_and_reports_both_engines(tmp_path: Path) -> None:
         assert entry["ratio"] > 0
         if model == "conv":
             assert g["profile"] and "function" in g["profile"][0]
+        else:  # the MLP's matrix products alone, each engine's own, and what the step costs beyond them
+            assert 0 < g["gemm_median_ms"] < g["total_median_ms"]
+            assert 0 < e["gemm_median_ms"] < e["total_median_ms"]
+            assert entry["gemm_ratio"] > 0 and entry["beyond_gemm_ratio"] > 0
