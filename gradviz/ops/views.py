@@ -251,8 +251,20 @@ def expand(a: Tensor, *shape: Any) -> Tensor:
                 f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(a.shape)}"
             )
     full = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-    data = np.broadcast_to(a._data, full)
-    return _view_of(a, data, "expand", {"shape": a.shape})
+    return _view_of(a, _broadcast(a._data, full), "expand", {"shape": a.shape})
+
+
+def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
+    """np.broadcast_to(x, shape) (checked by the caller): a read-only view, stride 0 along the
+    broadcast dims. For a contiguous numpy array it is made by one constructor call: numpy's own
+    goes through an nditer, three to five times the cost, paid by every sum's backward."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.size and x.dtype.isbuiltin:
+        lead = len(shape) - x.ndim
+        strides = (0,) * lead + tuple(0 if n != s else st for n, s, st in zip(x.shape, shape[lead:], x.strides))
+        v = np.ndarray(shape, x.dtype, buffer=x, strides=strides)
+        v.setflags(write=False)
+        return v
+    return np.broadcast_to(x, shape)
 
 
 def numel(a: Tensor) -> int:
