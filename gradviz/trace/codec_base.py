@@ -284,7 +284,7 @@ def _spec_of(tp: Any) -> Spec:
 
 def field_specs(cls: type[ev.Event]) -> list[tuple[str, Spec, bool]]:
     """(name, spec, required) for each field of an event type, in file order."""
-    hints = typing.get_type_hints(cls)
+    hints = ev.field_types(cls)
     out = []
     for f in dataclasses.fields(cls):
         required = f.default is MISSING and f.default_factory is MISSING

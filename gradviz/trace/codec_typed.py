@@ -141,7 +141,7 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
     convert: dict[type, Callable[..., Any]] = {}
     convert_in: dict[type, Callable[..., Any]] = {}  # format 3: appending, the seq after returned
     for t in ev.EVENT_TYPES:
-        hints = typing.get_type_hints(t)
+        hints = ev.field_types(t)
         names = ev.field_names(t)
         order = [*names[1:], *names[:1] * (version == 2)]  # the line's layout, after its kind
         rec = _msgspec.defstruct(
@@ -158,7 +158,7 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
                 args.append("seq")
             else:
                 args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c
-                            else _interned(f"s.{name}", typing.get_type_hints(t).get(name)))  # fmt: skip
+                            else _interned(f"s.{name}", hints.get(name)))  # fmt: skip
         if version == 2:
             src = ["def convert(s):", *_build_lines(t, args), "    return o"]
         else:
@@ -172,7 +172,7 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
         for kind, (fields, members) in GROUPS.items():
             types_: dict[str, Any] = {}
             for member, sources in members:
-                hints = typing.get_type_hints(ev.KINDS[member])
+                hints = ev.field_types(ev.KINDS[member])
                 for (name, _spec, _), src in zip(_SPECS[ev.KINDS[member]][3:], sources):
                     types_.setdefault(src, _line_type(hints[name]))
             types_["edges"] = tuple[tuple[int | None, int], ...]

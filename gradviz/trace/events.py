@@ -22,6 +22,8 @@ Bump ``FORMAT_VERSION`` on any change a reader of an older trace would notice.
 
 from __future__ import annotations
 
+import functools
+import typing
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -411,3 +413,11 @@ KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
 def field_names(cls: type[Event]) -> tuple[str, ...]:
     """The fields of an event type in file order (common fields first)."""
     return tuple(f.name for f in fields(cls))
+
+
+@functools.cache
+def field_types(cls: type[Event]) -> dict[str, Any]:
+    """Each field's type (``typing.get_type_hints``, the annotations evaluated). Once per type:
+    the codecs build their readers from them at import, and evaluating a type's string
+    annotations each time a field was looked at was most of ``import gradviz.trace``'s time."""
+    return typing.get_type_hints(cls)
