@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 1.0, abs(ok["torch"]["first_loss"]))
         result["models"][model] = entry
     print(report(result))
-    out = args.json or (BENCH_DIR / "results" / ("training.quick.json" if args.quick else "training.json"))
+    out = args.json or (BENCH_DIR / "results" / ("training-quick.json" if args.quick else "training.json"))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     return 0
