@@ -262,18 +262,22 @@ def report(result: dict[str, Any]) -> str:
              "| model | engine | step median ms | forward | backward | optimizer step | wall ms | GEMMs alone "
              "| ratio (goal) |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    notes: list[str] = []  # after the table, which a line between its rows would end
     for model, entry in result["models"].items():
         for engine, e in entry["engines"].items():
             if "error" in e:
                 lines.append(f"| {model} | {engine} | not run: {e['error']} | | | | | | |")
                 continue
             ratio = f"{entry['ratio']:.2f}x (<= {entry['goal']}x)" if engine == "gradviz" and "ratio" in entry else ""
+            gemm = f"{e['gemm_median_ms']:.2f}" if "gemm_median_ms" in e else "—"  # the MLP's only
             lines.append(f"| {model} | {engine} | {e['total_median_ms']:.2f} | {e['forward_median_ms']:.2f} | "
                          f"{e['backward_median_ms']:.2f} | {e['step_median_ms']:.2f} | {e['wall_median_ms']:.2f} | "
-                         f"{e.get('gemm_median_ms', float('nan')):.2f} | {ratio} |")  # fmt: skip
+                         f"{gemm} | {ratio} |")  # fmt: skip
         if "beyond_gemm_ratio" in entry:
-            lines += ["", f"{model}: the step less its matrix products (numpy's BLAS for gradviz, torch's for torch): "
-                      f"{entry['beyond_gemm_ratio']:.2f}x torch; the products alone: {entry['gemm_ratio']:.2f}x."]
+            notes.append(f"{model}: the step less its matrix products (numpy's BLAS for gradviz, torch's for torch): "
+                         f"{entry['beyond_gemm_ratio']:.2f}x torch; the products alone: {entry['gemm_ratio']:.2f}x.")
+    if notes:
+        lines += ["", *notes]
     conv = result["models"].get("conv", {}).get("engines", {}).get("gradviz", {})
     if "profile" in conv:
         lines += ["", "where gradviz's conv step goes (cProfile, own time per step):", ""]
