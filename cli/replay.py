@@ -138,7 +138,8 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
     from gradviz.replay import views
     from gradviz.replay.state import fold
 
-    trace = load_trace(trace_path, lazy=True)  # --step N makes only the first N events
+    # --step N makes only the first N events, from the lines the load's check decoded.
+    trace = load_trace(trace_path, lazy=True, fold_to=step if step is not None and step > 0 else 0)
     if task is not None and task not in trace.tasks:
         raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",
                                  param_hint="--task")

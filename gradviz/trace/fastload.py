@@ -77,6 +77,7 @@ class Index:
         self.rare: dict[type[ev.Event], list[ev.Event]] = {}  # events of the kinds not in BULK
         self.first: ev.Event | None = None  # trace_begin
         self.last: ev.Event | None = None  # trace_end
+        self.records: dict[int, list[Any]] = {}  # chunk -> its line records, kept from the check
 
     def _chunk_events(self, start: int, end: int, seq: int) -> list[ev.Event]:
         records = LINES["decode"](b"[" + self.data[start:end] + b"]")
@@ -129,10 +130,13 @@ class Index:
         NE = T["node_edges"]
         node = codec.MAKERS[ev.NodeCreated]
         intern = sys.intern
-        for s, e, seq in self.chunks:
+        for k, (s, e, seq) in enumerate(self.chunks):
             if seq >= stop:
                 return
-            for r in decode(b"[" + self.data[s:e] + b"]"):
+            records = self.records.pop(k, None)  # read once: kept no longer than that
+            if records is None:
+                records = decode(b"[" + self.data[s:e] + b"]")
+            for r in records:
                 if seq >= stop:
                     return
                 t = type(r)
@@ -260,9 +264,11 @@ def _chunks(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
-def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
+def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.Event] | None, Index]:
     """Check a format 3+ stream's lines (``data``: everything after the header line); see the
-    module doc. Returns (every event if ``keep_events`` else None, the index)."""
+    module doc. Returns (every event if ``keep_events`` else None, the index). ``records_to``:
+    the line records of the chunks that hold events before it stay in the index, for a fold to
+    that step (``Index.fold_events``) that would otherwise decode them a second time."""
     ranges = _chunks(data)
     decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
     # A lower bound of limit_for(events): at least an event a line but the footer's.
@@ -283,6 +289,7 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
     names: dict[int, str] = {}
     node_tensors: dict[int, int] = {}
     rare: dict[type[ev.Event], list[ev.Event]] = {}
+    kept_records: dict[int, list[Any]] = {}
     kept: list[ev.Event] | None = [] if keep_events else None
     chunks: list[tuple[int, int, int]] = []
     n_edges = 0
@@ -310,6 +317,8 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
                 raise Fallback from None
             chunks.append((start, end, seq))
             seq0 = seq
+            if seq < records_to:
+                kept_records[len(chunks) - 1] = records
             if not graph_types.isdisjoint(set(map(type, records))):
                 graph_chunks.add(len(chunks) - 1)  # Index.graph_events decodes only these again
             for t, n in Counter(map(type, records)).items():  # lines by kind, counted in C
@@ -471,4 +480,5 @@ def scan(data: bytes, keep_events: bool) -> tuple[list[ev.Event] | None, Index]:
     index.kinds = {k: counts[k] for k in dict.fromkeys(order) if counts.get(k)}
     index.per_thread, index.runs, index.node_names, index.node_tensors = per_thread, runs, names, node_tensors
     index.rare, index.first, index.last, index.graph_chunks = rare, first, last, graph_chunks
+    index.records = kept_records if not keep_events else {}
     return kept, index

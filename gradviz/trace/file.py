@@ -460,7 +460,8 @@ def _read_events(name: str) -> tuple[list[ev.Event], bool, bool, str | None]:
     return _read_data(name, first, data)
 
 
-def _fast(name: str, first: bytes, data: bytes, lazy: bool) -> tuple[list[ev.Event] | None, Any] | None:
+def _fast(name: str, first: bytes, data: bytes, lazy: bool,
+          records_to: int = 0) -> tuple[list[ev.Event] | None, Any] | None:  # fmt: skip
     """``fastload.scan``'s (events, index) for a finished file of this gradviz's layout that it
     takes; None for any other (the general reader then reads it, and names what is wrong)."""
     if not (fastload.available() and _is_stream_header(first) and data.endswith(FOOTER)):
@@ -476,7 +477,7 @@ def _fast(name: str, first: bytes, data: bytes, lazy: bool) -> tuple[list[ev.Eve
     if type(reader) is not _Reader3 or reader.decoders != codec._ARRAY_DECODERS or reader.reordered:
         return None
     try:
-        return fastload.scan(data, keep_events=not lazy)
+        return fastload.scan(data, keep_events=not lazy, records_to=records_to)
     except fastload.Fallback:
         return None
 
@@ -492,7 +493,7 @@ def _read_data(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], bo
     return _read_document(name, first + data), True, controls, crash
 
 
-def load(path: str | os.PathLike[str], *, lazy: bool = False) -> Trace:
+def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0) -> Trace:
     """Read a trace file. A file cut short (crash, kill) loads with the events it holds and a
     ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field.
 
@@ -503,7 +504,10 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False) -> Trace:
     ``lazy``: a finished file of this gradviz's layout is checked line by line and its events
     are made only when read (``Trace.iter_events``, or all at once on ``Trace.events``), which a
     command that needs counts, or the events up to one step, finishes sooner with (and in a
-    third of the memory); any other file loads as without it. Either way, the same checks."""
+    third of the memory); any other file loads as without it. Either way, the same checks.
+
+    ``fold_to`` (with ``lazy``): the caller will fold to that step next (``Trace.fold_events``):
+    the lines before it stay decoded from the check, so the file is decoded once, not twice."""
     name = os.fspath(path)
     with open(name, "rb") as f:
         first = f.readline()
@@ -511,7 +515,7 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False) -> Trace:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        fast = _fast(name, first, data, lazy)
+        fast = _fast(name, first, data, lazy, fold_to)
     finally:
         if gc_was_on:
             gc.enable()
