@@ -289,7 +289,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
     names: dict[int, str] = {}
     node_tensors: dict[int, int] = {}
     rare: dict[type[ev.Event], list[ev.Event]] = {}
-    kept_records: dict[int, list[Any]] = {}
+    kept_records: dict[int, list[Any]] = {}  # none when every event is made here (keep_events)
     kept: list[ev.Event] | None = [] if keep_events else None
     chunks: list[tuple[int, int, int]] = []
     n_edges = 0
@@ -317,7 +317,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                 raise Fallback from None
             chunks.append((start, end, seq))
             seq0 = seq
-            if seq < records_to:
+            if seq < records_to and kept is None:
                 kept_records[len(chunks) - 1] = records
             if not graph_types.isdisjoint(set(map(type, records))):
                 graph_chunks.add(len(chunks) - 1)  # Index.graph_events decodes only these again
@@ -480,5 +480,5 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
     index.kinds = {k: counts[k] for k in dict.fromkeys(order) if counts.get(k)}
     index.per_thread, index.runs, index.node_names, index.node_tensors = per_thread, runs, names, node_tensors
     index.rare, index.first, index.last, index.graph_chunks = rare, first, last, graph_chunks
-    index.records = kept_records if not keep_events else {}
+    index.records = kept_records
     return kept, index

@@ -21,13 +21,13 @@ are read as well.
 
 from __future__ import annotations
 
-import gc
 import os
 import warnings
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from typing import Any
 
+from gradviz._gc import paused
 from gradviz.trace import codec, fastload
 from gradviz.trace import events as ev
 from gradviz.trace.crash import split_crash
@@ -512,13 +512,8 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0) 
     with open(name, "rb") as f:
         first = f.readline()
         data = f.read()
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         fast = _fast(name, first, data, lazy, fold_to)
-    finally:
-        if gc_was_on:
-            gc.enable()
     if fast is not None:
         events, index = fast
         if events is not None:
@@ -531,19 +526,15 @@ def _load_general(name: str, first: bytes, data: bytes) -> Trace:
     # The cyclic GC off while the events are made: a million new objects set off collection
     # after collection, each walking every object made so far (1.2 s of a 1M-event load's 1.9).
     # Events hold no cycles; the collector's next run sees them once.
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
-        events, complete, controls, crash = _read_data(name, first, data)
-        del data
-        if controls:
-            neutralise_events(events)
-        validate(events, name)
-    except TraceError as e:  # the message may quote the file's strings (a kind, a name)
-        raise TraceError(neutralise(str(e))) from None
-    finally:
-        if gc_was_on:
-            gc.enable()
+    with paused():
+        try:
+            events, complete, controls, crash = _read_data(name, first, data)
+            del data
+            if controls:
+                neutralise_events(events)
+            validate(events, name)
+        except TraceError as e:  # the message may quote the file's strings (a kind, a name)
+            raise TraceError(neutralise(str(e))) from None
     ended = bool(events) and type(events[-1]) is ev.TraceEnd
     truncated = not (complete and ended)
     if truncated:

@@ -6,7 +6,6 @@ events, so tests and tools can build traces in memory.
 
 from __future__ import annotations
 
-import gc
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
+from gradviz._gc import paused
 from gradviz.trace import events as ev
 
 
@@ -71,13 +71,8 @@ class Trace:
         """Every event, in seq order (made on first use for a lazily loaded trace)."""
         events = self._events
         if events is None:
-            gc_was_on = gc.isenabled()
-            gc.disable()  # a million objects without cycles: as load's (gradviz.trace.file.load)
-            try:
+            with paused():  # a million objects without cycles
                 events = self._events = self._index.events()
-            finally:
-                if gc_was_on:
-                    gc.enable()
             self._index.data = b""  # decoded for good: the file's bytes are not needed again
         return events
 
@@ -154,13 +149,8 @@ class Trace:
 
     @cached_property
     def _graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:
-        gc_was_on = gc.isenabled()
-        gc.disable()  # as the events property
-        try:
+        with paused():
             return self._index.graph_events()
-        finally:
-            if gc_was_on:
-                gc.enable()
 
     @cached_property
     def node_names(self) -> dict[int, str]:
@@ -198,13 +188,8 @@ class Trace:
     def nodes(self) -> dict[int, NodeInfo]:
         lazy = self._lazy
         if lazy is not None:  # from the lines that announce them: no event objects on the way
-            gc_was_on = gc.isenabled()
-            gc.disable()
-            try:
+            with paused():
                 return lazy.node_infos(NodeInfo)
-            finally:
-                if gc_was_on:
-                    gc.enable()
         nodes: dict[int, NodeInfo] = {}
         created = self._of(ev.NodeCreated)
         edges = self._of(ev.EdgeCreated)
@@ -212,13 +197,8 @@ class Trace:
             merged = sorted(created + edges, key=_seq_of)
         else:  # each id once: nodes first, then the edges of nodes made before them
             merged = created + edges
-        gc_was_on = gc.isenabled()
-        gc.disable()  # a NodeInfo and a list a node: as load's events (gradviz.trace.file.load)
-        try:
+        with paused():  # a NodeInfo and a list a node
             self._index_nodes(merged, nodes)
-        finally:
-            if gc_was_on:
-                gc.enable()
         return nodes
 
     @staticmethod
