@@ -92,7 +92,9 @@ def render(
     dependency count, saved tensors' shapes, and (tooltip) the source line that created it.
     AccumulateGrad nodes show their leaf and its grad norm; edges show input_nr.
     """
-    trace = load_trace(trace_path, lazy=True)  # the graph's and the task's events, not all at once
+    # Lazily (the graph's and the task's events, not all at once), the lines before --step kept
+    # decoded from the check for the fold.
+    trace = load_trace(trace_path, lazy=True, fold_to=step or 0)
     if step is not None and not 0 <= step <= len(trace):
         n = len(trace)
         raise click.BadParameter(f"{step} is out of range: the trace has {n} events (0..{n})", param_hint="--step")

@@ -98,6 +98,25 @@ def test_a_recording_reads_the_same_lazily_in_any_chunks(tmp_path, monkeypatch, 
 
 
 @pytest.mark.parametrize("make", [diamond, reentrant, two_devices])
+def test_render_step_folds_from_the_kept_lines_before_building_its_model(tmp_path, monkeypatch, make):
+    """render --step loads with fold_to: the fold reads the check's decoded lines (and frees them)
+    before the model's boxes are made beside them, and the picture is the general reader's."""
+    from gradviz.render import dot_source
+
+    path = tmp_path / "t.json"
+    events = make().events
+    save(events, path)
+    step = len(events) // 2
+    kept = load(path, lazy=True, fold_to=step)
+    assert kept._lazy.records
+    build, held = gm.build, []
+    monkeypatch.setattr(gm, "build", lambda *a, **k: (held.append(len(kept._lazy.records)), build(*a, **k))[1])
+    got = dot_source(kept, step=step, max_nodes=4)
+    assert held == [0]  # read once, by the fold, and let go before the model
+    assert got == dot_source(_general(path), step=step, max_nodes=4)
+
+
+@pytest.mark.parametrize("make", [diamond, reentrant, two_devices])
 def test_commands_print_the_same_from_a_lazy_load(tmp_path, monkeypatch, make):
     """info, replay --step and render --step (which load lazily) against the general reader."""
     path = tmp_path / "t.json"

@@ -85,6 +85,12 @@ def build_model(
         raise RenderError(f"step {step} is out of range: the trace has {n} events (0..{n})")
     if max_nodes < 1:
         raise RenderError("--max-nodes must be at least 1")
+    if step is not None:
+        # The fold first: it reads (and frees) the lines a lazy load kept decoded for it
+        # (``load(fold_to=)``), before the model's 200k boxes are made beside them.
+        from gradviz.replay.state import state_once
+
+        state_once(trace, step)
     model = gm.build(trace, task, grads=grads)
     if step is not None:
         gm.apply_state(trace, model, step)
