@@ -8,11 +8,11 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import (
     InputMetadata,
     Node,
-    SavedVariable,
     collect_next_edges,
     next_sequence_nr,
     node_created,
 )
+from gradviz.autograd.saved_variable import SavedVariable
 
 
 class BackwardCFunction(Node):

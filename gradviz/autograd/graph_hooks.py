@@ -19,6 +19,7 @@ from typing import Any
 
 from gradviz.autograd import _state
 from gradviz.autograd import graph as _graph
+from gradviz.autograd import saved_variable as _saved
 from gradviz.autograd.graph import Node, RemovableHandle
 
 # -- post-accumulate-grad hooks ------------------------------------------------------------
@@ -79,13 +80,13 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         if _hooks.disabled is not None:
             raise RuntimeError(_hooks.disabled)
         _hooks.stack.append((self.pack_hook, self.unpack_hook))
-        _graph._saved_hooks_active += 1
+        _saved._saved_hooks_active += 1
         return self
 
     def __exit__(self, *exc: object) -> None:
         _flush_pending()
         _hooks.stack.pop()
-        _graph._saved_hooks_active -= 1
+        _saved._saved_hooks_active -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
@@ -318,8 +319,8 @@ def register_multi_grad_hook(tensors: Sequence[Any], fn: Callable[[Any], None], 
     return _MultiHandle(tuple(t.register_hook(hook_for(i)) for i, t in enumerate(tensors)))
 
 
-# graph.py calls into this module through graph._hooks (it cannot import it: this module imports
-# graph), and torch.autograd.graph's names for this API are graph's attributes.
-_graph._hooks = sys.modules[__name__]
+# graph.py and saved_variable.py call into this module through their _hooks (they cannot import
+# it: this module imports them), and torch.autograd.graph's names for this API are graph's attributes.
+_graph._hooks = _saved._hooks = sys.modules[__name__]
 for _name in ("saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook"):
     setattr(_graph, _name, globals()[_name])

@@ -18,17 +18,16 @@ from gradviz.autograd import graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
-    ERR_BACKWARD_TWICE,
     NO_EDGE,
     InputMetadata,
     Node,
-    SavedVariable,
     _node_ids,
     _sequence,
     grad_accumulator,
     gradient_edge,
     node_created,
 )
+from gradviz.autograd.saved_variable import ERR_BACKWARD_TWICE, SavedVariable
 from gradviz.tensor import Tensor
 
 # (node, grad of the output) -> grad of one input; for multi-output rows, a list of output grads.

@@ -9,7 +9,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import SavedVariable
+from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import as_strided
 from gradviz.ops import arith as _arith
 from gradviz.ops import views as _views

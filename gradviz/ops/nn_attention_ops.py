@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import SavedVariable
+from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import SavedVariable
+from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import as_strided, module_of
 from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D

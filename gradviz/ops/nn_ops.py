@@ -16,7 +16,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import SavedVariable
+from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import add_at, array_module
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D

@@ -198,7 +198,7 @@ def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     from gradviz.autograd.graph import Node
 
     global _SavedVariable
-    from gradviz.autograd.graph import SavedVariable
+    from gradviz.autograd.saved_variable import SavedVariable
 
     _SavedVariable = SavedVariable
     try:
@@ -214,7 +214,7 @@ def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     return info
 
 
-_SavedVariable: Any = None  # gradviz.autograd.graph.SavedVariable, once a node class is seen
+_SavedVariable: Any = None  # gradviz.autograd.saved_variable.SavedVariable, once a node class is seen
 _topo_of_row = itemgetter(6)  # a node_edges row's topological_nr
 
 
