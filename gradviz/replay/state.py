@@ -164,54 +164,64 @@ def _on_exec_info(s: EngineState, e: ev.ExecInfo) -> None:
 
 
 def _on_dependency_decrement(s: EngineState, e: ev.DependencyDecrement) -> None:
-    t = s._wtask(e.task)
+    node, task = e.node, e.task
+    t = s._wtask(task)
     if t is None:
         return
-    t.deps[e.node] = e.remaining
-    b = t.buffers.get(e.node)
+    t.deps[node] = e.remaining
+    b = t.buffers.get(node)
+    filled = 0
     if b is not None:
-        t.buffers[e.node] = b = _new_node(BufferState, (b[0], b[1], b[2], e.remaining))  # _replace(remaining=)
-    _arriving(s, e.node, e.task, b.filled if b is not None else 0)
+        t.buffers[node] = b = _new_node(BufferState, (b[0], b[1], b[2], e.remaining))  # _replace(remaining=)
+        filled = b.filled
+    _arriving(s, node, task, filled)
 
 
 def _arriving(s: EngineState, node: int, task: int, filled: int) -> None:
-    """A gradient reaches ``node`` in ``task``: unless already waiting there, it is now arriving."""
-    ns = s.nodes.get(node)
+    """A gradient reaches ``node`` in ``task``: unless already waiting there, it is now arriving.
+    (NodeState read by index, and made whole: a call or two for each gradient of a fold.)"""
+    nodes = s.nodes
+    ns = nodes.get(node)
     if ns is None:
         return
-    if ns.state == "pruned" and ns.task == task:  # torch decrements, then skips it (exec_info)
-        return
-    if ns.state in _WAITING and ns.task == task:
-        s.nodes[node] = _new_node(NodeState, (*ns[:9], filled, ns[10]))  # _replace(filled=), without its cost
-    else:
-        _node_state(s, node, "arriving", task, filled=filled)
+    state = ns[4]
+    if ns[5] == task:  # its task
+        if state == "pruned":  # torch decrements, then skips it (exec_info)
+            return
+        if state in _WAITING:
+            nodes[node] = _new_node(NodeState, (*ns[:9], filled, ns[10]))  # _replace(filled=)
+            return
+    nodes[node] = _new_node(NodeState, (ns[0], ns[1], ns[2], ns[3], "arriving", task, None, None, None, filled,
+                                        ns[10]))  # fmt: skip
 
 
 def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
-    t = s._wtask(e.task)
+    # Records made whole (_new_node) and read by index: their keyword-taking constructors cost
+    # as much as the rest of this handler, run for each gradient of a fold.
+    node, task, slot = e.node, e.task, e.slot
+    t = s._wtask(task)
     if t is None:
         return
-    b = t.buffers.get(e.node)
+    b = t.buffers.get(node)
     if b is None:
-        ns = s.nodes.get(e.node)
-        n_in = max(ns.num_inputs if ns is not None else 1, e.slot + 1)
-        b = BufferState(e.node, (MISSING,) * n_in, remaining=t.deps.get(e.node))
-    slots = list(b.slots)
-    while len(slots) <= e.slot:
+        ns = s.nodes.get(node)
+        n_in = max(ns[2] if ns is not None else 1, slot + 1)  # num_inputs
+        b = _new_node(BufferState, (node, (MISSING,) * n_in, False, t.deps.get(node)))
+    slots = list(b[1])
+    while len(slots) <= slot:
         slots.append(MISSING)
-    old = slots[e.slot]
-    producers = old.producers + (e.producer,)
+    old_state, contributions, producers = slots[slot]
+    producers += (e.producer,)
     if e.mode == "undefined":
-        new = SlotState("undefined" if old.state in ("missing", "undefined") else old.state,
-                        old.contributions, producers)
-    elif old.state in ("missing", "undefined"):
-        new = SlotState("set", 1, producers)
+        new = (old_state if old_state != "missing" else "undefined", contributions, producers)
+    elif old_state in ("missing", "undefined"):
+        new = ("set", 1, producers)
     else:  # a second gradient into the same slot is summed (InputBuffer::add)
-        new = SlotState("accumulated", old.contributions + 1, producers)
-    slots[e.slot] = new
+        new = ("accumulated", contributions + 1, producers)
+    slots[slot] = _new_node(SlotState, new)
     b = _new_node(BufferState, (b[0], tuple(slots), b[2], b[3]))  # _replace(slots=)
-    t.buffers[e.node] = b
-    _arriving(s, e.node, e.task, b.filled)
+    t.buffers[node] = b
+    _arriving(s, node, task, b.filled)
 
 
 def _on_not_ready_park(s: EngineState, e: ev.NotReadyPark) -> None:
@@ -241,61 +251,66 @@ def _on_not_ready_take(s: EngineState, e: ev.NotReadyTake) -> None:
 
 
 def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:
+    node, task, what = e.node, e.task, e.what
     q = _queue(s, e.queue, e.device)
-    q.push(QueueEntry(e.task, e.node, e.what, tuple(e.priority), e.seq))  # type: ignore[arg-type]
+    q.push(_new_node(QueueEntry, (task, node, what, tuple(e.priority), e.seq)))
     q.pushes += 1
-    q.max_size = max(q.max_size, len(q))
-    if e.what == "node" and e.node is not None and e.task is not None:
-        t = s._wtask(e.task)
+    q.max_size = max(q.max_size, len(q.heap))
+    if what == "node" and node is not None and task is not None:
+        t = s._wtask(task)
         filled = 0
         if t is not None:
             t.outstanding += 1
-            b = t.buffers.get(e.node)
+            b = t.buffers.get(node)
             filled = b.filled if b is not None else 0
-        _node_state(s, e.node, "queued", e.task, queue=e.queue, filled=filled)
+        _node_state(s, node, "queued", task, e.queue, None, None, filled)  # (queue, tid, depth, filled)
 
 
 def _on_queue_pop(s: EngineState, e: ev.QueuePop) -> None:
+    node, task, what = e.node, e.task, e.what
     q = _queue(s, e.queue, e.device)
-    q.remove(e.task, e.node, e.what)
+    q.remove(task, node, what)
     q.pops += 1
-    if e.what != "node" or e.node is None or e.task is None:
+    if what != "node" or node is None or task is None:
         return
-    t = s._wtask(e.task)
+    t = s._wtask(task)
     if t is None:
         return
-    t.buffers.pop(e.node, None)  # the buffer now belongs to the running node
-    if t.needed is not None and e.node not in t.needed:
+    t.buffers.pop(node, None)  # the buffer now belongs to the running node
+    if t.needed is not None and node not in t.needed:
         # grad(): a captured-only node is evaluated (captured) without running.
         t.outstanding -= 1
-        _node_state(s, e.node, "done", e.task)
+        _node_state(s, node, "done", task)
     else:
-        _node_state(s, e.node, "running", e.task, tid=e.tid, depth=t.reentrant_depth)
+        _node_state(s, node, "running", task, None, e.tid, t.reentrant_depth)  # (queue, tid, depth)
 
 
 def _on_node_begin(s: EngineState, e: ev.NodeBegin) -> None:
-    ns = s.nodes.get(e.node)
-    runs = ns.runs + 1 if ns is not None else 1
-    _node_state(s, e.node, "running", e.task, tid=e.tid, depth=e.depth, runs=runs)
-    th = s.threads.get(e.tid)
+    node, task, tid, depth = e.node, e.task, e.tid, e.depth
+    ns = s.nodes.get(node)
+    runs = ns[10] + 1 if ns is not None else 1  # runs
+    _node_state(s, node, "running", task, None, tid, depth, 0, runs)  # (queue, tid, depth, filled, runs)
+    th = s.threads.get(tid)
     if th is None:
-        th = ThreadState(e.tid, f"thread {e.tid}", "caller", None)
-    s.threads[e.tid] = _new_node(ThreadState, (*th[:4], th[4] + (Frame(e.task, e.node, e.depth),), th[5], th[6]))
+        th = ThreadState(tid, f"thread {tid}", "caller", None)
+    s.threads[tid] = _new_node(ThreadState, (*th[:4], th[4] + (_new_node(Frame, (task, node, depth)),), th[5], th[6]))
 
 
 def _on_node_end(s: EngineState, e: ev.NodeEnd) -> None:
-    ns = s.nodes.get(e.node)
-    state = "error" if e.status == "error" or (ns is not None and ns.state == "error") else "done"
-    _node_state(s, e.node, state, e.task)
-    th = s.threads.get(e.tid)
-    if th is not None and th.frames:
-        frames = list(th.frames)
+    node, task, tid = e.node, e.task, e.tid
+    ns = s.nodes.get(node)
+    state = "error" if e.status == "error" or (ns is not None and ns[4] == "error") else "done"
+    _node_state(s, node, state, task)
+    th = s.threads.get(tid)
+    if th is not None and th[4]:  # frames
+        frames = list(th[4])
         for i in range(len(frames) - 1, -1, -1):
-            if frames[i].node == e.node and frames[i].task == e.task:
+            f = frames[i]
+            if f[1] == node and f[0] == task:  # (task, node, depth)
                 del frames[i]
                 break
-        s.threads[e.tid] = _new_node(ThreadState, (*th[:4], tuple(frames), th[5], th[6]))  # _replace(frames=)
-    t = s._wtask(e.task)
+        s.threads[tid] = _new_node(ThreadState, (*th[:4], tuple(frames), th[5], th[6]))  # _replace(frames=)
+    t = s._wtask(task)
     if t is not None:
         t.outstanding -= 1
         t.executed += 1
@@ -397,9 +412,12 @@ def apply(state: EngineState, event: ev.Event) -> EngineState:
     return state
 
 
-def fold(events: Iterable[ev.Event], state: EngineState | None = None) -> EngineState:
+def fold(events: Iterable[ev.Event | int], state: EngineState | None = None) -> EngineState:
     """Apply every event in order, starting from ``state`` (copied) or the empty state (whose
-    maps are plain dicts: a fold from the start is one pass, with no checkpoints to share)."""
+    maps are plain dicts: a fold from the start is one pass, with no checkpoints to share).
+
+    An int ``n`` among the events stands for ``n`` events that change no state (a reader's
+    run-length form of them: ``Trace.fold_events``' edges): ``n`` steps, one turn of the loop."""
     s = EngineState(flat=True) if state is None else state.copy()
     handlers = _HANDLERS
     step = s.step
@@ -414,6 +432,8 @@ def fold(events: Iterable[ev.Event], state: EngineState | None = None) -> Engine
             if handler is not None:
                 s.step, s.last = step, e  # handlers read the step being reached
                 handler(s, e)
+            elif type(e) is int:
+                step += e - 1
     s.step, s.last = step, e
     return s
 

@@ -27,7 +27,6 @@ once the events are counted), so what passes here passes there.
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -50,7 +49,6 @@ _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.G
 
 
 _tid_of = attrgetter("tid")
-SKIPPED = object()  # Index.fold_events' stand-in for an event that changes no replay state
 
 
 class Fallback(Exception):
@@ -121,10 +119,11 @@ class Index:
             yield from evs[lo:hi] if lo or hi < len(evs) else evs
 
     def fold_events(self, stop: int) -> Iterator[Any]:
-        """Events 0 to ``stop`` (exclusive) for a fold (gradviz.replay.state), with each
-        edge_created event but the last replaced by one shared placeholder of no event type:
-        edges change no state, and were half of the events before a backward (a node and its
-        edges a line). The fold counts the placeholder as a step and applies nothing."""
+        """Events 0 to ``stop`` (exclusive) for a fold (gradviz.replay.state), with the
+        edge_created events of a node_edges line (but the last event before ``stop``) given as
+        one int, their count: edges change no state, and were half of the events before a
+        backward (a node and its edges a line). The fold counts an int as that many steps, in
+        one step of its loop, and applies nothing."""
         stop = min(stop, self.n_events)
         decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
         NE = T["node_edges"]
@@ -141,12 +140,12 @@ class Index:
                     return
                 t = type(r)
                 if t is NE and r.edges and seq + 1 + len(r.edges) < stop:  # (as its converter makes it)
-                    src = r.source
+                    # The name interned as the converter does (a fold keeps it); the event's
+                    # other strings die with it.
                     yield node(seq, r.ts, r.tid, r.node, intern(r.name), r.sequence_nr, r.topological_nr,
-                               r.num_inputs, r.num_outputs, intern(r.device), r.saved,
-                               src if src is None else intern(src), r.tensor)  # fmt: skip
+                               r.num_inputs, r.num_outputs, r.device, r.saved, r.source, r.tensor)  # fmt: skip
                     n = len(r.edges)
-                    yield from itertools.repeat(SKIPPED, n)
+                    yield n
                     seq += 1 + n
                     continue
                 out: list[ev.Event] = []
