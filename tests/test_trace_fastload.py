@@ -97,6 +97,19 @@ def test_a_recording_reads_the_same_lazily_in_any_chunks(tmp_path, monkeypatch, 
                 assert k.step == s.step and k.last == s.last and list(k.nodes.items()) == list(s.nodes.items())
 
 
+@pytest.mark.parametrize("chunk", [1 << 20, 300, 90])
+def test_head_decodes_the_first_lines_alone_and_gives_the_first_events(tmp_path, monkeypatch, chunk):
+    """Trace.head(n) of a lazy trace reads its first n lines only (falling back to the chunk's
+    events when the first chunk holds fewer): the first n events, as the general reader's."""
+    path = _recording(tmp_path / "t.json")
+    monkeypatch.setattr(fastload, "CHUNK_BYTES", chunk)
+    eager = _general(path)
+    for n in range(len(eager) + 3):
+        lazy = load(path, lazy=True)
+        assert lazy.head(n) == eager.events[:n]
+        assert lazy._lazy is not None  # (and the events were not all made for it)
+
+
 @pytest.mark.parametrize("make", [diamond, reentrant, two_devices])
 def test_render_step_folds_from_the_kept_lines_before_building_its_model(tmp_path, monkeypatch, make):
     """render --step loads with fold_to: the fold reads the check's decoded lines (and frees them)

@@ -153,6 +153,23 @@ class Index:
                 yield from out if nxt <= stop else out[: stop - seq]
                 seq = nxt
 
+    def head(self, n: int) -> list[ev.Event]:
+        """The first ``n`` events, from the first ``n`` lines alone (each holds an event or more):
+        a summary's look at the start of a trace (which engine recorded it) decoded the whole
+        first chunk, and made its thousands of events, for a few."""
+        s, e, _ = self.chunks[0]
+        cut = s
+        for _ in range(n):  # a line ends at ",\n": JSON strings hold no raw newline
+            cut = self.data.find(b",\n", cut, e) + 2
+            if cut == 1:  # the chunk is shorter than that: the general way
+                return list(self.iter_events(0, n))
+        out: list[ev.Event] = []
+        seq = 0
+        conv = LINES["convert"]
+        for r in LINES["decode"](b"[" + self.data[s : cut - 2] + b"]") if n > 0 else ():
+            seq = conv[type(r)](r, seq, out.append)
+        return out[:n]
+
     def graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:
         """(node_created events, edge_created events), from the chunks that hold them, and the
         other lines of those chunks left as they are (``Trace.nodes`` without every event)."""

@@ -120,7 +120,10 @@ class Trace:
         return first if isinstance(first, ev.TraceBegin) else None
 
     def head(self, n: int) -> list[ev.Event]:
-        """The first ``n`` events."""
+        """The first ``n`` events (a lazily loaded trace decodes only the lines that hold them)."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.head(n)
         return list(self.iter_events(0, n))
 
     @cached_property
