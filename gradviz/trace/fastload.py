@@ -49,6 +49,7 @@ _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.G
 
 
 _tid_of = attrgetter("tid")
+_ts_of = attrgetter("ts")
 
 
 class Fallback(Exception):
@@ -331,23 +332,35 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                 records = decode(b"[" + data[start:end] + b"]")
             except (ValueError, RecursionError):
                 raise Fallback from None
+            if ended:
+                raise Fallback  # something after trace_end
             chunks.append((start, end, seq))
             seq0 = seq
             if seq < records_to and kept is None:
                 kept_records[len(chunks) - 1] = records
-            if not graph_types.isdisjoint(set(map(type, records))):
+            here = Counter(map(type, records))  # lines by kind, counted in C
+            if not graph_types.isdisjoint(here):
                 graph_chunks.add(len(chunks) - 1)  # Index.graph_events decodes only these again
-            for t, n in Counter(map(type, records)).items():  # lines by kind, counted in C
+            for t, n in here.items():
                 line_count[t] = line_count.get(t, 0) + n
+            if not seen.issuperset(here) or (not edges_seen and NE in here):
+                for r in records:  # a kind's first line: its events' kinds, in order of appearance
+                    t = type(r)
+                    if t not in seen:
+                        seen.add(t)
+                        order.extend(_MEMBERS.get(t.__struct_config__.tag, (t.__struct_config__.tag,)))
+                    if t is NE and r.edges and not edges_seen:  # after its node_created
+                        edges_seen = True
+                        order.append("edge_created")
+            # What each line's inlined check starts with, for the whole chunk at once in C: times
+            # in range, threads announced before the chunk (they are never taken back). A chunk
+            # that fails it (one with a thread_start, say) is checked line by line.
+            tids = set(map(_tid_of, records))
+            times = list(map(_ts_of, records))
+            chunk_ok = bool(records) and 0 <= min(times) and max(times) <= I64 and threads.issuperset(tids)
             for r in records:
                 t = type(r)
-                if t not in seen:  # the kind's first line: its events' kinds, in order of appearance
-                    seen.add(t)
-                    order.extend(_MEMBERS.get(t.__struct_config__.tag, (t.__struct_config__.tag,)))
-                if ended:
-                    raise Fallback  # something after trace_end
-                tid = r.tid
-                if 0 <= r.ts <= I64 and tid in threads:
+                if chunk_ok or (0 <= r.ts <= I64 and r.tid in threads):
                     if t is GI:
                         node, task, by, p = r.node, r.task, r.by, r.priority
                         nd = nodes.get(node)
@@ -381,13 +394,8 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                                     node_tensors[node] = tensor
                                 elif node in node_tensors:  # an id made again: the last one counts
                                     del node_tensors[node]
-                                k = 1 + len(edges)
-                                if edges:
-                                    n_edges += len(edges)
-                                    if not edges_seen:
-                                        edges_seen = True
-                                        order.append("edge_created")
-                                seq += k
+                                n_edges += len(edges)
+                                seq += 1 + len(edges)
                                 continue
                     elif t is NP:
                         task, p = r.task, r.priority
@@ -438,8 +446,8 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                 elif seq == 0:
                     raise Fallback  # the first event must be trace_begin: the general reader says so
                 elif t is TE:
-                    if r.events != seq:
-                        raise Fallback
+                    if r.events != seq or r is not records[-1]:
+                        raise Fallback  # a wrong count, or something after trace_end
                     ended = True
                 evs = slow(r, seq)
                 for e in evs:
@@ -452,13 +460,8 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                             node_tensors[e.node] = e.tensor
                         else:
                             node_tensors.pop(e.node, None)
-                    elif te is ev.EdgeCreated:
-                        if t is NE:  # a plain edge_created line is counted as a line
-                            n_edges += 1
-                        if not edges_seen:
-                            edges_seen = True
-                            if "edge_created" not in order:
-                                order.append("edge_created")
+                    elif te is ev.EdgeCreated and t is NE:  # a plain edge_created line is counted as a line
+                        n_edges += 1
                     if te not in BULK:
                         rare.setdefault(te, []).append(e)
                 seq += len(evs)
@@ -466,7 +469,6 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                     first = evs[0]
                 elif t is TE:
                     last = evs[0]
-            tids = set(map(_tid_of, records))
             if len(tids) == 1:  # one thread's lines (the usual chunk): all the chunk's events are its
                 tid = tids.pop()
                 per_thread[tid] = per_thread.get(tid, 0) + seq - seq0
