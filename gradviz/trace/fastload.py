@@ -27,6 +27,7 @@ once the events are counted), so what passes here passes there.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -124,8 +125,12 @@ class Index:
         edge_created events of a node_edges line (but the last event before ``stop``) given as
         one int, their count: edges change no state, and were half of the events before a
         backward (a node and its edges a line). The fold counts an int as that many steps, in
-        one step of its loop, and applies nothing."""
-        stop = min(stop, self.n_events)
+        one step of its loop, and applies nothing. Made a chunk at a time, into a list that
+        itertools.chain hands on: no Python frame resumed for each event."""
+        return itertools.chain.from_iterable(self._fold_chunks(min(stop, self.n_events)))
+
+    def _fold_chunks(self, stop: int) -> Iterator[list[Any]]:
+        """``fold_events``' items, a list a chunk."""
         decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
         NE = T["node_edges"]
         node = codec.MAKERS[ev.NodeCreated]
@@ -136,23 +141,25 @@ class Index:
             records = self.records.pop(k, None)  # read once: kept no longer than that
             if records is None:
                 records = decode(b"[" + self.data[s:e] + b"]")
+            out: list[Any] = []
+            append = out.append
             for r in records:
                 if seq >= stop:
-                    return
+                    break
                 t = type(r)
                 if t is NE and r.edges and seq + 1 + len(r.edges) < stop:  # (as its converter makes it)
                     # The name interned as the converter does (a fold keeps it); the event's
                     # other strings die with it.
-                    yield node(seq, r.ts, r.tid, r.node, intern(r.name), r.sequence_nr, r.topological_nr,
-                               r.num_inputs, r.num_outputs, r.device, r.saved, r.source, r.tensor)  # fmt: skip
+                    append(node(seq, r.ts, r.tid, r.node, intern(r.name), r.sequence_nr, r.topological_nr,
+                                r.num_inputs, r.num_outputs, r.device, r.saved, r.source, r.tensor))  # fmt: skip
                     n = len(r.edges)
-                    yield n
+                    append(n)
                     seq += 1 + n
-                    continue
-                out: list[ev.Event] = []
-                nxt = conv[t](r, seq, out.append)
-                yield from out if nxt <= stop else out[: stop - seq]
-                seq = nxt
+                else:
+                    seq = conv[t](r, seq, append)
+            if seq > stop:  # the last line's events past the stop (events, never a count)
+                del out[len(out) - (seq - stop) :]
+            yield out
 
     def head(self, n: int) -> list[ev.Event]:
         """The first ``n`` events, from the first ``n`` lines alone (each holds an event or more):
