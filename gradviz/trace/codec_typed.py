@@ -232,5 +232,18 @@ LINES: dict[str, Any] = {}  # see also converters_for
 #: ``typed_events(json_array_bytes) -> events`` (format 2) where msgspec is installed, else None;
 #: ``typed_events3(json_array_bytes, seq0)`` the same for format 3; and what they raise on a batch
 #: they do not take.
-typed_events, TYPED_ERRORS = _make_typed(2)
-typed_events3, _ = _make_typed(3)
+typed_events3, TYPED_ERRORS = _make_typed(3)
+_typed2: list[Callable[..., list[ev.Event]]] = []  # format 2's, built on first use
+
+
+def _typed_events2(data: bytes) -> list[ev.Event]:
+    """Format 2's typed_events, its records and converters built the first time a format 2 file
+    is read: every command paid a sixth of codec's import for files few still have."""
+    if not _typed2:
+        made, _ = _make_typed(2)
+        assert made is not None
+        _typed2.append(made)
+    return _typed2[0](data)
+
+
+typed_events = _typed_events2 if _msgspec is not None else None
