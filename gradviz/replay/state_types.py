@@ -316,10 +316,10 @@ class FlatMap(dict):  # type: ignore[type-arg]
         return KeysView(self)
 
     def values(self) -> ValuesView[Any]:  # type: ignore[override]
-        return ValuesView(self)
+        return _FlatValues(self)
 
     def items(self) -> ItemsView[int, Any]:  # type: ignore[override]
-        return ItemsView(self)
+        return _FlatItems(self)
 
     def copy(self) -> FlatMap:  # type: ignore[override]
         return FlatMap(self)
@@ -388,3 +388,21 @@ class EngineState:
 
     def __repr__(self) -> str:
         return f"<EngineState step {self.step}: {len(self.nodes)} nodes, {len(self.tasks)} tasks>"
+
+
+class _FlatValues(ValuesView):  # type: ignore[type-arg]
+    """A FlatMap's values in key order, looked up in C: the views' own iteration, a Python
+    step a key, was half of state_view's time over a 200k-node state (read twice)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        m = self._mapping
+        return map(dict.__getitem__.__get__(m), sorted(dict.keys(m)))  # type: ignore[attr-defined]
+
+
+class _FlatItems(ItemsView):  # type: ignore[type-arg]
+    """A FlatMap's items in key order (as _FlatValues)."""
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        m = self._mapping
+        keys = sorted(dict.keys(m))
+        return zip(keys, map(dict.__getitem__.__get__(m), keys))  # type: ignore[attr-defined]
