@@ -209,52 +209,87 @@ def _reachable(trace: Trace, starts: list[int]) -> set[int]:
     return seen
 
 
+class _TaskPass:
+    """What a task's node_begin, node_end and buffer_add events do to the model, from their
+    fields: a lazily loaded trace hands these straight from its lines (``iter_task_events``)."""
+
+    def __init__(self, trace: Trace, model: GraphModel, task: int) -> None:
+        self.nodes = model.nodes
+        self.threads = trace.threads
+        self.task = task
+        self.order = 0
+        self.grads: dict[tuple[int, int, int], GradInfo] = {}
+        self.running: dict[int, GNode] = {}  # tid -> the task's node running on it
+
+    def begin(self, seq: int, tid: int, task: int, node_id: int) -> None:
+        if task != self.task or (node := self.nodes.get(node_id)) is None:
+            return
+        self.running[tid] = node
+        if node.order is None:
+            self.order += 1
+            node.order = self.order
+            node.begin_seq = seq
+            node.tid = tid
+            th = self.threads.get(tid)
+            node.thread = th.name if th else f"thread {tid}"
+
+    def end(self, seq: int, tid: int, task: int, node_id: int, status: str) -> None:
+        if task != self.task or (node := self.nodes.get(node_id)) is None:
+            return
+        self.running.pop(tid, None)
+        if status != "ok" and node.error is None:
+            node.error, node.error_seq = "raised an error", seq
+
+    def add(self, seq: int, task: int, node_id: int, producer: int | None, slot: int,
+            shape: tuple[int, ...] | None, stats: ev.Stats | None) -> None:  # fmt: skip
+        """A gradient from ``producer`` into a node of the task: the edge's GradInfo."""
+        nodes = self.nodes
+        if task != self.task or producer is None or node_id not in nodes:
+            return
+        bad = stats is not None and (stats.nan > 0 or stats.inf > 0)
+        if bad and producer in nodes and nodes[producer].error is None:
+            nodes[producer].error = "NaN/Inf in its output"
+            nodes[producer].error_seq = seq
+        key = (producer, node_id, slot)
+        g = self.grads.get(key)
+        if g is None:
+            self.grads[key] = GradInfo(shape, stats.norm if stats is not None else None, bad, seq=seq)
+        else:
+            g.count += 1
+            g.bad = g.bad or bad
+
+
 def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     """Fill in what the task did: order, threads, dependencies, pruning, errors, grads."""
     nodes = model.nodes
-    threads = trace.threads
     t = trace.tasks[task]
     model.status = t.status
     lo = t.begin.seq
     hi = t.end.seq if t.end is not None else math.inf
-    order = 0
-    grads: dict[tuple[int, int, int], GradInfo] = {}
     needed: set[int] | None = None
-    running: dict[int, GNode] = {}  # tid -> the task's node running on it
+    tp = _TaskPass(trace, model, task)
+    running = tp.running
     # Only the task's span of events: rendering every task of a long trace stays linear.
-    effect = _APPLIED
-    begin, end, add = ev.NodeBegin, ev.NodeEnd, ev.BufferAdd
-    if getattr(trace, "_lazy", None) is not None:  # a lazily loaded Trace: decoded from the task's first
-        span: Any = trace.iter_events(lo, types=_APPLIED)
+    lazy = getattr(trace, "_lazy", None)
+    if lazy is not None:  # a lazily loaded Trace: the many kinds go to tp from their lines
+        span: Any = lazy.iter_task_events(lo, None if t.end is None else t.end.seq + 1, _APPLIED, tp)
     else:
         span = itertools.islice(trace.events, bisect.bisect_left(trace.events, lo, key=_seq), None)
+    begin, end, add = ev.NodeBegin, ev.NodeEnd, ev.BufferAdd
     for e in span:
         if e.seq > hi:
             break
         t = type(e)
-        if t not in effect:  # most of a backward's events (queue, decrement) change no box
+        if t not in _APPLIED:  # most of a backward's events (queue, decrement) change no box
             continue
-        if t is begin or t is end or t is add:  # the many, first (the chain below does the rest)
-            if e.task != task:
-                continue
-            node = nodes.get(e.node)
-            if node is None:
-                continue
-            if t is begin:
-                running[e.tid] = node
-                if node.order is None:
-                    order += 1
-                    node.order = order
-                    node.begin_seq = e.seq
-                    node.tid = e.tid
-                    th = threads.get(e.tid)
-                    node.thread = th.name if th else f"thread {e.tid}"
-            elif t is end:
-                running.pop(e.tid, None)
-                if e.status != "ok" and node.error is None:
-                    node.error, node.error_seq = "raised an error", e.seq
-            elif e.producer is not None:
-                _grad_arrives(e, nodes, grads)
+        if t is begin:  # the many, first (the chain below does the rest)
+            tp.begin(e.seq, e.tid, e.task, e.node)
+            continue
+        if t is end:
+            tp.end(e.seq, e.tid, e.task, e.node, e.status)
+            continue
+        if t is add:
+            tp.add(e.seq, e.task, e.node, e.producer, e.slot, e.shape, e.stats)
             continue
         if isinstance(e, ev.TaskBegin) and e.task != task:
             # A task begun while one of ours runs on that thread is nested in it (reentrant).
@@ -295,24 +330,9 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
     if needed is not None:
         for nid, n in nodes.items():
             n.pruned = nid not in needed
+    grads = tp.grads
     for edge in model.edges:
         edge.grad = grads.get((edge.src, edge.dst, edge.input_nr))
-
-
-def _grad_arrives(e: ev.BufferAdd, nodes: dict[int, GNode], grads: dict[tuple[int, int, int], GradInfo]) -> None:
-    """A gradient from ``e.producer`` (not None) into a node of the task: the edge's GradInfo."""
-    bad = e.stats is not None and (e.stats.nan > 0 or e.stats.inf > 0)
-    if bad and e.producer in nodes and nodes[e.producer].error is None:  # type: ignore[index]
-        nodes[e.producer].error = "NaN/Inf in its output"  # type: ignore[index]
-        nodes[e.producer].error_seq = e.seq  # type: ignore[index]
-    key = (e.producer, e.node, e.slot)
-    g = grads.get(key)  # type: ignore[arg-type]
-    norm = e.stats.norm if e.stats is not None else None
-    if g is None:
-        grads[key] = GradInfo(e.shape, norm, bad, seq=e.seq)  # type: ignore[index]
-    else:
-        g.count += 1
-        g.bad = g.bad or bad
 
 
 # The event types _apply_task acts on; the loop passes over every other one.

@@ -1,0 +1,86 @@
+"""render's task pass on a lazily loaded trace (fastload.Index.iter_task_events): the node_begin,
+node_end and gradient_in lines handed over as fields give the same model as the events do."""
+
+from __future__ import annotations
+
+import pytest
+from trace_builders import diamond, failing, pruned, reentrant, two_devices
+
+import gradviz as torch
+from gradviz.render import model as gm
+from gradviz.trace import events as ev
+from gradviz.trace import fastload, load
+from gradviz.trace.file import save
+
+
+class _Sink:
+    """Records what iter_task_events hands over, as the events it stands for would read."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def begin(self, seq, tid, task, node):
+        self.out.append(("node_begin", seq, tid, task, node))
+
+    def end(self, seq, tid, task, node, status):
+        self.out.append(("node_end", seq, tid, task, node, status))
+
+    def add(self, seq, task, node, producer, slot, shape, stats):
+        self.out.append(("buffer_add", seq, task, node, producer, slot, shape, stats))
+
+
+def _as_fields(e):
+    if type(e) is ev.NodeBegin:
+        return ("node_begin", e.seq, e.tid, e.task, e.node)
+    if type(e) is ev.NodeEnd:
+        return ("node_end", e.seq, e.tid, e.task, e.node, e.status)
+    if type(e) is ev.BufferAdd:
+        return ("buffer_add", e.seq, e.task, e.node, e.producer, e.slot, e.shape, e.stats)
+    return e
+
+
+def _nan_recording(path):
+    x = torch.tensor([1.5, -2.0], requires_grad=True)
+    y = x
+    for _ in range(12):
+        y = y * 1.5 + 0.25
+    z = (y.sqrt() * y).sum() + y.sum()  # sqrt of negatives: NaN gradients
+    with torch.trace(path):
+        z.backward()
+    return path
+
+
+def _models_match(a, b):
+    assert a.status == b.status and a.roots == b.roots
+    assert list(a.nodes.items()) == list(b.nodes.items())
+    assert a.edges == b.edges
+
+
+@pytest.mark.parametrize("make", [diamond, reentrant, two_devices, pruned, failing, lambda: failing(nan=True)])
+@pytest.mark.parametrize("chunk", [1 << 20, 200])
+def test_the_task_pass_from_lines_is_the_pass_from_events(tmp_path, monkeypatch, make, chunk):
+    monkeypatch.setattr(fastload, "CHUNK_BYTES", chunk)
+    path = tmp_path / "t.json"
+    save(make().events, path)
+    eager, lazy = load(path), load(path, lazy=True)
+    assert lazy._lazy is not None and eager._lazy is None
+    n = len(eager)
+    for start, stop in [(0, None), (3, n - 2), (n // 2, n // 2 + 5), (1, 2)]:
+        got: list = []
+        sink = _Sink(got)
+        for e in lazy._lazy.iter_task_events(start, stop, gm._APPLIED, sink):
+            got.append(_as_fields(e))  # (a buffer_add line of its own stays an event)
+        want = [_as_fields(e) for e in eager.events[start:stop] if type(e) in gm._APPLIED]
+        assert got == want, (start, stop)
+    for task in eager.tasks:
+        _models_match(gm.build(lazy, task, grads=True), gm.build(eager, task, grads=True))
+
+
+def test_a_recording_with_nan_gradients_draws_the_same_lazily(tmp_path):
+    path = _nan_recording(tmp_path / "nan.json")
+    eager, lazy = load(path), load(path, lazy=True)
+    assert lazy._lazy is not None
+    for task in eager.tasks:
+        a, b = gm.build(lazy, task, grads=True), gm.build(eager, task, grads=True)
+        _models_match(a, b)
+        assert any(e.grad is not None for e in a.edges)
