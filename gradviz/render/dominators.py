@@ -99,7 +99,7 @@ class _Graph:
         for n in reversed(order[1:]):
             size[idom[n]] += size[n]
         self.size = size
-        self.heavy = {n: max(ks, key=size.__getitem__) for n, ks in kids.items()}
+        self.heavy = {n: ks[0] if len(ks) == 1 else max(ks, key=size.__getitem__) for n, ks in kids.items()}
         # Structural hash of each region: names, edge slots and the regions below, so two
         # regions with equal hashes are (up to hash collisions) the same subgraph.
         h: dict[int, int] = {}
@@ -110,21 +110,25 @@ class _Graph:
             toks: list[object] = []
             ltoks: list[object] = []
             out = succ[n]
+            reached = 0  # edges to nodes n dominates (each such node is one of its kids)
             for slot, d, nr in out:
                 if idom.get(d) == n:
                     hd = h[d]
                     toks.append((slot, nr, hd))
                     ltoks.append((slot, nr, "next" if d == hv else hd))
+                    reached += 1
                 else:
                     tok = (slot, nr, "x", name[d])
                     toks.append(tok)
                     ltoks.append(tok)
             ks = kids.get(n)
-            if ks:  # the dominated nodes no edge of n reaches directly
+            # The dominated nodes no edge of n reaches directly: none when n has one kid and an
+            # edge to it (most nodes of a long graph), or no kids at all.
+            if ks and not reached == len(ks) == 1:
                 direct = {d for _, d, _ in out}
                 rest: Any = sorted(h[k] for k in ks if k not in direct)
                 lrest: Any = sorted(h[k] for k in ks if k not in direct and k != hv)
-            else:  # most nodes of a long graph: nothing below them but what their edges reach
+            else:
                 rest = lrest = ()
             nm = name[n]
             h[n] = hash((nm, tuple(toks), tuple(rest)))
@@ -145,15 +149,21 @@ class _Graph:
         """The heavy paths of the dominator tree, heaviest first (the virtual root left out)."""
         out = []
         heads = [VROOT]
+        kids, heavy = self.kids, self.heavy
         while heads:
             head = heads.pop()
             path = []
             n: int | None = head
             while n is not None:
                 path.append(n)
-                heads.extend(k for k in self.kids.get(n, ()) if k != self.heavy.get(n))
-                n = self.heavy.get(n)
-            out.append([p for p in path if p != VROOT])
+                hv = heavy.get(n)
+                ks = kids.get(n)
+                if ks and len(ks) > 1:  # (a lone kid is the heavy one)
+                    heads.extend(k for k in ks if k != hv)
+                n = hv
+            if head == VROOT:
+                path = path[1:]
+            out.append(path)
         return [p for p in out if p]
 
     def chains(self) -> list[list[int]]:
@@ -192,6 +202,8 @@ class _Graph:
                 best = (0, 0, 0)  # (covered nodes, -period, reps)
                 for p in range(1, min(MAX_PERIOD, (k - i) // 3) + 1):
                     if lab[i] != lab[i + p]:  # cheap filter: most positions start no repeat
+                        continue
+                    if (k - i) // p * p <= best[0]:  # covers no more than the best (a longer period loses ties)
                         continue
                     reps = 1
                     block = lab[i : i + p]

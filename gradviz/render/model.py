@@ -399,7 +399,8 @@ def collapse(model: GraphModel, max_nodes: int, *, group_by: str | None = None, 
                 uf.parent[rm] = r
                 n_sets[0] -= 1
                 # Keep what earlier passes recorded about the set being absorbed.
-                kinds[r] |= kinds.pop(rm, set())
+                if rm in kinds:
+                    kinds[r] |= kinds.pop(rm)
                 if rm in keys:
                     keys.setdefault(r, keys.pop(rm))
                 if rm in blocks:
