@@ -84,3 +84,16 @@ def test_a_recording_with_nan_gradients_draws_the_same_lazily(tmp_path):
         a, b = gm.build(lazy, task, grads=True), gm.build(eager, task, grads=True)
         _models_match(a, b)
         assert any(e.grad is not None for e in a.edges)
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 200])
+def test_the_nodes_read_from_the_lines_kept_for_a_fold_are_the_nodes(tmp_path, monkeypatch, chunk):
+    """render --step reads Trace.nodes before the fold, from the line records the check kept."""
+    monkeypatch.setattr(fastload, "CHUNK_BYTES", chunk)
+    path = _nan_recording(tmp_path / "nan.json")
+    eager = load(path)
+    for step in (0, len(eager) // 3, len(eager)):
+        kept = load(path, lazy=True, fold_to=step)
+        assert kept._lazy is not None and (step == 0 or kept._lazy.records)
+        assert kept.nodes == eager.nodes and list(kept.nodes) == list(eager.nodes)
+        assert list(kept.fold_events(step)) == list(load(path, lazy=True).fold_events(step))  # left for the fold

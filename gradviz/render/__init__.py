@@ -87,9 +87,11 @@ def build_model(
         raise RenderError("--max-nodes must be at least 1")
     if step is not None:
         # The fold first: it reads (and frees) the lines a lazy load kept decoded for it
-        # (``load(fold_to=)``), before the model's 200k boxes are made beside them.
+        # (``load(fold_to=)``), before the model's 200k boxes are made beside them. The graph's
+        # nodes just before: they are read from those same lines instead of decoding them again.
         from gradviz.replay.state import state_once
 
+        trace.nodes  # noqa: B018 (a cached property, filled here for the reason above)
         state_once(trace, step)
     model = gm.build(trace, task, grads=grads)
     if step is not None:

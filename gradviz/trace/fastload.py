@@ -256,14 +256,19 @@ class Index:
 
     def node_infos(self, info: Any) -> dict[int, Any]:
         """``Trace.nodes`` (``info``: its NodeInfo class) straight from the lines that announce
-        nodes and edges, in file order, as Trace._index_nodes fills it from their events."""
+        nodes and edges, in file order, as Trace._index_nodes fills it from their events. The
+        line records kept from the check for a fold (``records``) are read, not decoded again,
+        and left for the fold."""
         types = LINES["types"]
         NE, NC, EC = types["node_edges"], types["node_created"], types["edge_created"]
         conv = LINES["convert"]
         nodes: dict[int, Any] = {}
         for k in sorted(self.graph_chunks):
             s, e, seq = self.chunks[k]
-            for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
+            records = self.records.get(k)
+            if records is None:
+                records = LINES["decode"](b"[" + self.data[s:e] + b"]")
+            for r in records:
                 t = type(r)
                 if t is NE:
                     n_out, edges = r.num_outputs, r.edges
