@@ -106,19 +106,25 @@ class Index:
             seq = c(r, seq, append) if c is not None else seq + _width(r)
         return out
 
-    def iter_events(self, start: int = 0, stop: int | None = None,
-                    types: frozenset[type] | None = None) -> Iterator[ev.Event]:  # fmt: skip
-        """Events ``start`` to ``stop`` (exclusive), decoded a chunk at a time and not kept;
-        ``types``: only the events of these types (the others are not made at all)."""
-        stop = self.n_events if stop is None else min(stop, self.n_events)
+    def _chunks_between(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
+        """(start byte, end byte, seq of its first event, seq after its last) of each chunk that
+        holds events ``start`` to ``stop`` (exclusive)."""
         chunks = self.chunks
-        conv = converters_for(types) if types is not None else None
         for k, (s, e, seq) in enumerate(chunks):
             nxt = chunks[k + 1][2] if k + 1 < len(chunks) else self.n_events
             if nxt <= start:
                 continue
             if seq >= stop:
                 return
+            yield s, e, seq, nxt
+
+    def iter_events(self, start: int = 0, stop: int | None = None,
+                    types: frozenset[type] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+        """Events ``start`` to ``stop`` (exclusive), decoded a chunk at a time and not kept;
+        ``types``: only the events of these types (the others are not made at all)."""
+        stop = self.n_events if stop is None else min(stop, self.n_events)
+        conv = converters_for(types) if types is not None else None
+        for s, e, seq, nxt in self._chunks_between(start, stop):
             if conv is not None:
                 evs = self._chunk_events_of(s, e, seq, conv)
                 if seq < start or nxt > stop:
@@ -145,15 +151,9 @@ class Index:
         conv = converters_for(types)
         NED = T["node_edges"]  # the one line whose width varies (a node and its edges)
         widths = {rec: len(_MEMBERS.get(tag, (tag,))) for tag, rec in T.items()}
-        chunks = self.chunks
         out: list[ev.Event] = []
         append = out.append
-        for k, (s, e, seq) in enumerate(chunks):
-            nxt = chunks[k + 1][2] if k + 1 < len(chunks) else self.n_events
-            if nxt <= start:
-                continue
-            if seq >= stop:
-                return
+        for s, e, seq, _ in self._chunks_between(start, stop):
             for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
                 t = type(r)
                 if t is NB:
