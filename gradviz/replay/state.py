@@ -163,16 +163,24 @@ def _on_exec_info(s: EngineState, e: ev.ExecInfo) -> None:
             _node_state(s, node, "pruned", e.task)
 
 
+# Each handler of the kinds a backward is made of reads its event's fields and hands them to a
+# function of the fields alone, which a lazy trace's line records also fold through
+# (gradviz.replay.lines): the same state change either way.
+
+
 def _on_dependency_decrement(s: EngineState, e: ev.DependencyDecrement) -> None:
-    node, task = e.node, e.task
+    _decrement(s, e.task, e.node, e.remaining)
+
+
+def _decrement(s: EngineState, task: int, node: int, remaining: int) -> None:
     t = s._wtask(task)
     if t is None:
         return
-    t.deps[node] = e.remaining
+    t.deps[node] = remaining
     b = t.buffers.get(node)
     filled = 0
     if b is not None:
-        t.buffers[node] = b = _new_node(BufferState, (b[0], b[1], b[2], e.remaining))  # _replace(remaining=)
+        t.buffers[node] = b = _new_node(BufferState, (b[0], b[1], b[2], remaining))  # _replace(remaining=)
         filled = b.filled
     _arriving(s, node, task, filled)
 
@@ -196,9 +204,12 @@ def _arriving(s: EngineState, node: int, task: int, filled: int) -> None:
 
 
 def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
+    _buffer_add(s, e.task, e.node, e.slot, e.mode, e.producer)
+
+
+def _buffer_add(s: EngineState, task: int, node: int, slot: int, mode: str, producer: int | None) -> None:
     # Records made whole (_new_node) and read by index: their keyword-taking constructors cost
     # as much as the rest of this handler, run for each gradient of a fold.
-    node, task, slot = e.node, e.task, e.slot
     t = s._wtask(task)
     if t is None:
         return
@@ -211,8 +222,8 @@ def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
     while len(slots) <= slot:
         slots.append(MISSING)
     old_state, contributions, producers = slots[slot]
-    producers += (e.producer,)
-    if e.mode == "undefined":
+    producers += (producer,)
+    if mode == "undefined":
         new = (old_state if old_state != "missing" else "undefined", contributions, producers)
     elif old_state in ("missing", "undefined"):
         new = ("set", 1, producers)
@@ -251,9 +262,13 @@ def _on_not_ready_take(s: EngineState, e: ev.NotReadyTake) -> None:
 
 
 def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:
-    node, task, what = e.node, e.task, e.what
-    q = _queue(s, e.queue, e.device)
-    q.push(_new_node(QueueEntry, (task, node, what, tuple(e.priority), e.seq)))
+    _push(s, e.queue, e.device, e.task, e.node, e.what, e.priority, e.seq)
+
+
+def _push(s: EngineState, queue: int, device: str, task: int | None, node: int | None, what: str,
+          priority: Any, seq: int) -> None:  # fmt: skip
+    q = _queue(s, queue, device)
+    q.push(_new_node(QueueEntry, (task, node, what, tuple(priority), seq)))
     q.pushes += 1
     q.max_size = max(q.max_size, len(q.heap))
     if what == "node" and node is not None and task is not None:
@@ -263,12 +278,15 @@ def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:
             t.outstanding += 1
             b = t.buffers.get(node)
             filled = b.filled if b is not None else 0
-        _node_state(s, node, "queued", task, e.queue, None, None, filled)  # (queue, tid, depth, filled)
+        _node_state(s, node, "queued", task, queue, None, None, filled)  # (queue, tid, depth, filled)
 
 
 def _on_queue_pop(s: EngineState, e: ev.QueuePop) -> None:
-    node, task, what = e.node, e.task, e.what
-    q = _queue(s, e.queue, e.device)
+    _pop(s, e.queue, e.device, e.task, e.node, e.what, e.tid)
+
+
+def _pop(s: EngineState, queue: int, device: str, task: int | None, node: int | None, what: str, tid: int) -> None:
+    q = _queue(s, queue, device)
     q.remove(task, node, what)
     q.pops += 1
     if what != "node" or node is None or task is None:
@@ -282,11 +300,14 @@ def _on_queue_pop(s: EngineState, e: ev.QueuePop) -> None:
         t.outstanding -= 1
         _node_state(s, node, "done", task)
     else:
-        _node_state(s, node, "running", task, None, e.tid, t.reentrant_depth)  # (queue, tid, depth)
+        _node_state(s, node, "running", task, None, tid, t.reentrant_depth)  # (queue, tid, depth)
 
 
 def _on_node_begin(s: EngineState, e: ev.NodeBegin) -> None:
-    node, task, tid, depth = e.node, e.task, e.tid, e.depth
+    _begin(s, e.node, e.task, e.tid, e.depth)
+
+
+def _begin(s: EngineState, node: int, task: int, tid: int, depth: int) -> None:
     ns = s.nodes.get(node)
     runs = ns[10] + 1 if ns is not None else 1  # runs
     _node_state(s, node, "running", task, None, tid, depth, 0, runs)  # (queue, tid, depth, filled, runs)
@@ -297,19 +318,28 @@ def _on_node_begin(s: EngineState, e: ev.NodeBegin) -> None:
 
 
 def _on_node_end(s: EngineState, e: ev.NodeEnd) -> None:
-    node, task, tid = e.node, e.task, e.tid
+    _end(s, e.node, e.task, e.tid, e.status)
+
+
+def _end(s: EngineState, node: int, task: int, tid: int, status: str) -> None:
     ns = s.nodes.get(node)
-    state = "error" if e.status == "error" or (ns is not None and ns[4] == "error") else "done"
+    state = "error" if status == "error" or (ns is not None and ns[4] == "error") else "done"
     _node_state(s, node, state, task)
     th = s.threads.get(tid)
     if th is not None and th[4]:  # frames
-        frames = list(th[4])
-        for i in range(len(frames) - 1, -1, -1):
-            f = frames[i]
-            if f[1] == node and f[0] == task:  # (task, node, depth)
-                del frames[i]
-                break
-        s.threads[tid] = _new_node(ThreadState, (*th[:4], tuple(frames), th[5], th[6]))  # _replace(frames=)
+        frames = th[4]
+        top = frames[-1]
+        if top[1] == node and top[0] == task:  # (task, node, depth): the innermost, as a rule
+            frames = frames[:-1]
+        else:
+            rest = list(frames)
+            for i in range(len(rest) - 2, -1, -1):
+                f = rest[i]
+                if f[1] == node and f[0] == task:
+                    del rest[i]
+                    break
+            frames = tuple(rest)
+        s.threads[tid] = _new_node(ThreadState, (*th[:4], frames, th[5], th[6]))  # _replace(frames=)
     t = s._wtask(task)
     if t is not None:
         t.outstanding -= 1
@@ -417,9 +447,14 @@ def fold(events: Iterable[ev.Event | int], state: EngineState | None = None) -> 
     maps are plain dicts: a fold from the start is one pass, with no checkpoints to share).
 
     An int ``n`` among the events stands for ``n`` events that change no state (a reader's
-    run-length form of them: ``Trace.fold_events``' edges): ``n`` steps, one turn of the loop."""
+    run-length form of them): ``n`` steps, one turn of the loop. A line record of a lazily
+    loaded trace (``Trace.fold_events``) stands for its events, applied from its fields
+    (``gradviz.replay.lines``); the last item is an event, the state's ``last``."""
+    from gradviz.replay.lines import by_type
+
     s = EngineState(flat=True) if state is None else state.copy()
     handlers = _HANDLERS
+    lines = by_type()
     step = s.step
     e = s.last
     # The cyclic GC paused: a fold makes an object or more an event (a 1M-event trace's half: a
@@ -427,6 +462,10 @@ def fold(events: Iterable[ev.Event | int], state: EngineState | None = None) -> 
     # a state holds no cycles.
     with paused():
         for e in events:  # apply(), inlined: a call an event is a third of a plain event's cost
+            line = lines.get(type(e))
+            if line is not None:  # (its handlers read no step)
+                step = line(s, e, step)
+                continue
             step += 1
             handler = handlers.get(type(e))
             if handler is not None:

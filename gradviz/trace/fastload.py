@@ -28,7 +28,6 @@ once the events are counted), so what passes here passes there.
 from __future__ import annotations
 
 import itertools
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from operator import attrgetter
@@ -48,6 +47,13 @@ BULK = frozenset({
 })  # fmt: skip
 _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.GROUPS.items()}
 
+
+# The line kinds whose records ``Index.fold_events`` hands on as they are: the fold applies their
+# events from the record's fields (gradviz.replay.lines has a fold for each).
+FOLD_RAW = frozenset({
+    "gradient_in", "node_pop", "chain_step", "node_begin", "node_end", "queue_push", "queue_pop",
+    "dependency_decrement", "buffer_add", "node_edges",
+})  # fmt: skip
 
 _tid_of = attrgetter("tid")
 _ts_of = attrgetter("ts")
@@ -176,20 +182,18 @@ class Index:
                     out.clear()
 
     def fold_events(self, stop: int) -> Iterator[Any]:
-        """Events 0 to ``stop`` (exclusive) for a fold (gradviz.replay.state), with the
-        edge_created events of a node_edges line (but the last event before ``stop``) given as
-        one int, their count: edges change no state, and were half of the events before a
-        backward (a node and its edges a line). The fold counts an int as that many steps, in
-        one step of its loop, and applies nothing. Made a chunk at a time, into a list that
-        itertools.chain hands on: no Python frame resumed for each event."""
+        """Events 0 to ``stop`` (exclusive) for a fold (gradviz.replay.state): the lines of the
+        kinds in ``FOLD_RAW`` as their records, which the fold applies from their fields
+        (gradviz.replay.lines), and the others' events; the line that holds the last event
+        before ``stop`` always as events. Made a chunk at a time, into a list that
+        itertools.chain hands on: no Python frame resumed for each item."""
         return itertools.chain.from_iterable(self._fold_chunks(min(stop, self.n_events)))
 
     def _fold_chunks(self, stop: int) -> Iterator[list[Any]]:
         """``fold_events``' items, a list a chunk."""
         decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
         NE = T["node_edges"]
-        node = codec.MAKERS[ev.NodeCreated]
-        intern = sys.intern
+        raw = {T[kind]: len(_MEMBERS.get(kind, (kind,))) for kind in FOLD_RAW if kind in T and kind != "node_edges"}
         for k, (s, e, seq) in enumerate(self.chunks):
             if seq >= stop:
                 return
@@ -202,14 +206,12 @@ class Index:
                 if seq >= stop:
                     break
                 t = type(r)
-                if t is NE and r.edges and seq + 1 + len(r.edges) < stop:  # (as its converter makes it)
-                    # The name interned as the converter does (a fold keeps it); the event's
-                    # other strings die with it.
-                    append(node(seq, r.ts, r.tid, r.node, intern(r.name), r.sequence_nr, r.topological_nr,
-                                r.num_inputs, r.num_outputs, r.device, r.saved, r.source, r.tensor))  # fmt: skip
-                    n = len(r.edges)
-                    append(n)
-                    seq += 1 + n
+                w = raw.get(t)
+                if w is None and t is NE:
+                    w = 1 + len(r.edges)
+                if w is not None and seq + w < stop:
+                    append(r)
+                    seq += w
                 else:
                     seq = conv[t](r, seq, append)
             if seq > stop:  # the last line's events past the stop (events, never a count)

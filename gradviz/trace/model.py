@@ -97,9 +97,10 @@ class Trace:
         return span if types is None else (e for e in span if type(e) in types)
 
     def fold_events(self, stop: int) -> Iterator[Any]:
-        """The first ``stop`` events as a replay fold reads them: a lazily loaded trace gives
-        its edge_created events but the last as a placeholder that no handler takes
-        (``fastload.Index.fold_events``); the fold's steps and its state are the same."""
+        """The first ``stop`` events as a replay fold (``gradviz.replay.state.fold``) reads
+        them: a lazily loaded trace gives most of its lines as their records, which the fold
+        applies from their fields (``fastload.Index.fold_events``); the fold's steps and its
+        state are the same."""
         lazy = self._lazy
         if lazy is not None:
             return lazy.fold_events(stop)
