@@ -25,8 +25,8 @@ class _Sink:
     def end(self, seq, tid, task, node, status):
         self.out.append(("node_end", seq, tid, task, node, status))
 
-    def add(self, seq, task, node, producer, slot, shape, stats):
-        self.out.append(("buffer_add", seq, task, node, producer, slot, shape, stats))
+    def add(self, seq, task, node, producer, slot, shape, norm, bad):
+        self.out.append(("buffer_add", seq, task, node, producer, slot, shape, norm, bad))
 
 
 def _as_fields(e):
@@ -35,7 +35,9 @@ def _as_fields(e):
     if type(e) is ev.NodeEnd:
         return ("node_end", e.seq, e.tid, e.task, e.node, e.status)
     if type(e) is ev.BufferAdd:
-        return ("buffer_add", e.seq, e.task, e.node, e.producer, e.slot, e.shape, e.stats)
+        st = e.stats
+        return ("buffer_add", e.seq, e.task, e.node, e.producer, e.slot, e.shape, None if st is None else st.norm,
+                st is not None and (st.nan > 0 or st.inf > 0))  # fmt: skip
     return e
 
 
@@ -63,6 +65,10 @@ def test_the_task_pass_from_lines_is_the_pass_from_events(tmp_path, monkeypatch,
     path = tmp_path / "t.json"
     save(make().events, path)
     eager, lazy = load(path), load(path, lazy=True)
+    _assert_task_pass_matches(eager, lazy)
+
+
+def _assert_task_pass_matches(eager, lazy):
     assert lazy._lazy is not None and eager._lazy is None
     n = len(eager)
     for start, stop in [(0, None), (3, n - 2), (n // 2, n // 2 + 5), (1, 2)]:
@@ -74,6 +80,24 @@ def test_the_task_pass_from_lines_is_the_pass_from_events(tmp_path, monkeypatch,
         assert got == want, (start, stop)
     for task in eager.tasks:
         _models_match(gm.build(lazy, task, grads=True), gm.build(eager, task, grads=True))
+
+
+def test_a_recordings_gradient_in_lines_hand_over_the_fields_of_their_buffer_add(tmp_path):
+    """A recording's gradient_in lines (which saved events are not written as): NaN stats, and
+    one-element gradients of either sign (a line's stats are then the value alone)."""
+    path = _nan_recording(tmp_path / "nan.json")
+    eager, lazy = load(path), load(path, lazy=True)
+    assert any(type(e) is ev.BufferAdd and e.stats is not None and e.stats.nan for e in eager.events)
+    _assert_task_pass_matches(eager, lazy)
+    x = torch.tensor([2.0], requires_grad=True)
+    y = x
+    for _ in range(6):
+        y = y * -1.5
+    with torch.trace(tmp_path / "signs.json"):
+        y.backward()
+    eager, lazy = load(tmp_path / "signs.json"), load(tmp_path / "signs.json", lazy=True)
+    assert any(type(e) is ev.BufferAdd and e.stats is not None and e.stats.min < 0 for e in eager.events)
+    _assert_task_pass_matches(eager, lazy)
 
 
 def test_a_recording_with_nan_gradients_draws_the_same_lazily(tmp_path):

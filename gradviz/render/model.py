@@ -241,19 +241,19 @@ class _TaskPass:
             node.error, node.error_seq = "raised an error", seq
 
     def add(self, seq: int, task: int, node_id: int, producer: int | None, slot: int,
-            shape: tuple[int, ...] | None, stats: ev.Stats | None) -> None:  # fmt: skip
-        """A gradient from ``producer`` into a node of the task: the edge's GradInfo."""
+            shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None:  # fmt: skip
+        """A gradient from ``producer`` into a node of the task: the edge's GradInfo (``norm``:
+        its stats' norm, None without stats; ``bad``: a NaN or Inf in it)."""
         nodes = self.nodes
         if task != self.task or producer is None or node_id not in nodes:
             return
-        bad = stats is not None and (stats.nan > 0 or stats.inf > 0)
         if bad and producer in nodes and nodes[producer].error is None:
             nodes[producer].error = "NaN/Inf in its output"
             nodes[producer].error_seq = seq
         key = (producer, node_id, slot)
         g = self.grads.get(key)
         if g is None:
-            self.grads[key] = GradInfo(shape, stats.norm if stats is not None else None, bad, seq=seq)
+            self.grads[key] = GradInfo(shape, norm, bad, seq=seq)
         else:
             g.count += 1
             g.bad = g.bad or bad
@@ -289,7 +289,9 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
             tp.end(e.seq, e.tid, e.task, e.node, e.status)
             continue
         if t is add:
-            tp.add(e.seq, e.task, e.node, e.producer, e.slot, e.shape, e.stats)
+            st = e.stats
+            tp.add(e.seq, e.task, e.node, e.producer, e.slot, e.shape, None if st is None else st.norm,
+                   st is not None and (st.nan > 0 or st.inf > 0))  # fmt: skip
             continue
         if isinstance(e, ev.TaskBegin) and e.task != task:
             # A task begun while one of ours runs on that thread is nested in it (reentrant).

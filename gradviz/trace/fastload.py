@@ -68,12 +68,25 @@ def available() -> bool:
 
 
 class BulkSink(Protocol):
-    """Where ``Index.iter_task_events`` sends the fields of the lines it does not make events of."""
+    """Where ``Index.iter_task_events`` sends the fields of the lines it does not make events of
+    (``add``'s ``norm``: the gradient's stats' norm, None without stats; ``bad``: a NaN or Inf
+    in it)."""
 
     def begin(self, seq: int, tid: int, task: int, node: int) -> None: ...
     def end(self, seq: int, tid: int, task: int, node: int, status: str) -> None: ...
     def add(self, seq: int, task: int, node: int, producer: int | None, slot: int,
-            shape: tuple[int, ...] | None, stats: ev.Stats | None) -> None: ...  # fmt: skip
+            shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None: ...  # fmt: skip
+
+
+def norm_and_bad(st: Any) -> tuple[float | None, bool]:
+    """(norm, NaN or Inf in it) of a line's stats as recorded (its Stats' norm and counts): a
+    finite float, the usual form, without making the Stats."""
+    if st is None:
+        return None, False
+    if type(st) is float and st - st == 0.0:
+        return abs(st), False
+    x = _typed_stats(st)
+    return x.norm, x.nan > 0 or x.inf > 0
 
 
 class Index:
@@ -172,7 +185,11 @@ class Index:
                     seq += 1
                 elif t is GI:
                     if start <= seq + add_at < stop:  # as its converter makes the buffer_add
-                        add(seq + add_at, r.task, r.node, r.by, r.slot, r.shape, _typed_stats(r.stats))
+                        st = r.stats
+                        if type(st) is float and st - st == 0.0:  # (norm_and_bad's usual case, inlined)
+                            add(seq + add_at, r.task, r.node, r.by, r.slot, r.shape, abs(st), False)
+                        else:
+                            add(seq + add_at, r.task, r.node, r.by, r.slot, r.shape, *norm_and_bad(st))
                     seq += gi_width
                 elif (c := conv[t]) is None:  # queue lines and the like: only counted
                     seq += _width(r) if t is NED else widths[t]
@@ -194,12 +211,18 @@ class Index:
         decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
         NE = T["node_edges"]
         raw = {T[kind]: len(_MEMBERS.get(kind, (kind,))) for kind in FOLD_RAW if kind in T and kind != "node_edges"}
-        for k, (s, e, seq) in enumerate(self.chunks):
+        all_raw = {*raw, NE}
+        chunks = self.chunks
+        for k, (s, e, seq) in enumerate(chunks):
             if seq >= stop:
                 return
             records = self.records.pop(k, None)  # read once: kept no longer than that
             if records is None:
                 records = decode(b"[" + self.data[s:e] + b"]")
+            after = chunks[k + 1][2] if k + 1 < len(chunks) else self.n_events
+            if after < stop and all_raw.issuperset(map(type, records)):
+                yield records  # every line whole before the stop, and each one the fold takes as is
+                continue
             out: list[Any] = []
             append = out.append
             for r in records:
