@@ -88,11 +88,12 @@ def _cut_header(path: str) -> str | None:
     return None
 
 
-def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0) -> Trace:
+def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0, prefix: bool = False) -> Trace:
     """Load a trace for a command: a bad or missing file becomes a one-line click error (exit 1),
     a file cut short loads with a one-line warning on stderr. ``lazy``: events made when read
     (``gradviz.load``'s), for commands that need counts or the events up to a step; ``fold_to``:
-    the step the command folds to next (``gradviz.load``'s)."""
+    the step the command folds to next, and ``prefix``: it needs nothing after that step
+    (``gradviz.load``'s)."""
     import warnings
 
     from gradviz.trace import TraceError, TraceWarning, load
@@ -100,7 +101,7 @@ def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0) -> Trace:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         try:
-            trace = load(path, lazy=lazy, fold_to=fold_to)
+            trace = load(path, lazy=lazy, fold_to=fold_to, prefix=prefix)
         except TraceError as e:
             raise click.ClickException(_cut_header(path) or str(e)) from None
         except OSError as e:

@@ -138,8 +138,11 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
     from gradviz.replay import views
     from gradviz.replay.state import fold
 
-    # --step N makes only the first N events, from the lines the load's check decoded.
-    trace = load_trace(trace_path, lazy=True, fold_to=step if step is not None and step > 0 else 0)
+    # --step N makes only the first N events, from the lines the load's check decoded; with no
+    # --task or --at to look up, nothing after step N is read at all (the header's total is the
+    # count the file declares).
+    one_step = step is not None and step > 0 and task is None and at is None
+    trace = load_trace(trace_path, lazy=True, fold_to=step if step is not None and step > 0 else 0, prefix=one_step)
     if task is not None and task not in trace.tasks:
         raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",
                                  param_hint="--task")
@@ -169,6 +172,8 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
     from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
 
     if engine(trace)[0] == "torch":
+        if trace.total_events != len(trace):  # its summary counts every event: all of them, then
+            trace = load_trace(trace_path, lazy=True, fold_to=start or 0)
         console.print(summary_line(trace), markup=False, highlight=False)
     if start is None:
         from gradviz.replay.timeline import timeline_view

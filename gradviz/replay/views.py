@@ -373,7 +373,7 @@ def _origin_tag(trace: Any, seq: int) -> str:
 
 
 def header(trace: Any, state: EngineState) -> Text:
-    total = len(trace) if hasattr(trace, "iter_events") else len(trace.events)  # lazy: no events made
+    total = trace.total_events if hasattr(trace, "total_events") else len(trace.events)  # lazy: no events made
     t = Text(f"step {state.step} of {total}", style="bold")
     if state.last is not None:
         e = state.last

@@ -106,6 +106,9 @@ class Index:
         self.first: ev.Event | None = None  # trace_begin
         self.last: ev.Event | None = None  # trace_end
         self.records: dict[int, list[Any]] = {}  # chunk -> its line records, kept from the check
+        # The events the file declares, where only the chunks before a step were read (scan's
+        # prefix_to; n_events counts theirs); None where all of them were.
+        self.total: int | None = None
 
     def _chunk_events(self, start: int, end: int, seq: int) -> list[ev.Event]:
         records = LINES["decode"](b"[" + self.data[start:end] + b"]")
@@ -347,6 +350,18 @@ def _shape_ok(sh: Any) -> bool:
     return not sh or (min(sh) >= 0 and max(sh) <= I64)
 
 
+def _declared_total(last: tuple[int, int], data: bytes) -> int | None:
+    """The events in the file as its last line declares them, if that line is a trace_end (its
+    count is of the events before it)."""
+    try:
+        records = LINES["decode"](b"[" + data[last[0] : last[1]] + b"]")
+    except (ValueError, RecursionError):
+        return None
+    if len(records) != 1 or type(records[0]) is not LINES["types"]["trace_end"]:
+        return None
+    return records[0].events + 1
+
+
 def _chunks(data: bytes) -> list[tuple[int, int]]:
     """Byte ranges of whole lines, about CHUNK_BYTES each; the last is the last event's line,
     which must be followed by the footer alone (else: not a finished file, Fallback)."""
@@ -373,12 +388,19 @@ def _chunks(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
-def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.Event] | None, Index]:
+def scan(data: bytes, keep_events: bool, records_to: int = 0,
+         prefix_to: int = 0) -> tuple[list[ev.Event] | None, Index]:  # fmt: skip
     """Check a format 3+ stream's lines (``data``: everything after the header line); see the
     module doc. Returns (every event if ``keep_events`` else None, the index). ``records_to``:
     the line records of the chunks that hold events before it stay in the index, for a fold to
-    that step (``Index.fold_events``) that would otherwise decode them a second time."""
+    that step (``Index.fold_events``) that would otherwise decode them a second time.
+
+    ``prefix_to`` (without ``keep_events``): only the chunks that hold the events before it are
+    read and checked, in a file whose last line is its trace_end; the index is theirs (its
+    ``n_events`` theirs too), and ``Index.total`` the count that trace_end declares. A command
+    that shows one step needs nothing after it (replay --step)."""
     ranges = _chunks(data)
+    total = _declared_total(ranges[-1], data) if prefix_to > 0 and not keep_events else None
     decode, conv, T = LINES["decode"], LINES["convert"], LINES["types"]
     # A lower bound of limit_for(events): at least an event a line but the footer's.
     limit = limit_for(max(0, data.count(b"\n") - 2))
@@ -420,6 +442,8 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
 
     try:
         for start, end in ranges:
+            if total is not None and seq >= prefix_to:
+                break  # every event before prefix_to is in the chunks checked
             try:
                 records = decode(b"[" + data[start:end] + b"]")
             except (ValueError, RecursionError):
@@ -577,9 +601,14 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0) -> tuple[list[ev.E
                     raise Fallback from None
     except _Bad:
         raise Fallback from None
-    if not ended or first is None or limit_for(seq) < limit:
-        raise Fallback  # not finished, or the bound used here was not a lower bound after all
+    if ended:
+        total = None  # all of it was read after all
+    elif total is None or first is None or seq > total:
+        raise Fallback  # not finished, or a prefix longer than the file says it is
+    if ended and (first is None or limit_for(seq) < limit):
+        raise Fallback  # the bound used here was not a lower bound after all
     index = Index(b"" if keep_events else data, chunks, seq)
+    index.total = total
     counts: dict[str, int] = {}
     for t, n in line_count.items():
         tag = t.__struct_config__.tag

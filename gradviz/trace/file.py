@@ -460,8 +460,8 @@ def _read_events(name: str) -> tuple[list[ev.Event], bool, bool, str | None]:
     return _read_data(name, first, data)
 
 
-def _fast(name: str, first: bytes, data: bytes, lazy: bool,
-          records_to: int = 0) -> tuple[list[ev.Event] | None, Any] | None:  # fmt: skip
+def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
+          prefix: bool = False) -> tuple[list[ev.Event] | None, Any] | None:  # fmt: skip
     """``fastload.scan``'s (events, index) for a finished file of this gradviz's layout that it
     takes; None for any other (the general reader then reads it, and names what is wrong)."""
     if not (fastload.available() and _is_stream_header(first) and data.endswith(FOOTER)):
@@ -477,7 +477,8 @@ def _fast(name: str, first: bytes, data: bytes, lazy: bool,
     if type(reader) is not _Reader3 or reader.decoders != codec._ARRAY_DECODERS or reader.reordered:
         return None
     try:
-        return fastload.scan(data, keep_events=not lazy, records_to=records_to)
+        return fastload.scan(data, keep_events=not lazy, records_to=records_to,
+                             prefix_to=records_to if prefix else 0)  # fmt: skip
     except fastload.Fallback:
         return None
 
@@ -493,7 +494,7 @@ def _read_data(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], bo
     return _read_document(name, first + data), True, controls, crash
 
 
-def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0) -> Trace:
+def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, prefix: bool = False) -> Trace:
     """Read a trace file. A file cut short (crash, kill) loads with the events it holds and a
     ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field.
 
@@ -507,13 +508,18 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0) 
     third of the memory); any other file loads as without it. Either way, the same checks.
 
     ``fold_to`` (with ``lazy``): the caller will fold to that step next (``Trace.fold_events``):
-    the lines before it stay decoded from the check, so the file is decoded once, not twice."""
+    the lines before it stay decoded from the check, so the file is decoded once, not twice.
+
+    ``prefix`` (with ``lazy`` and ``fold_to``): a command that shows the state at that step and
+    nothing after it (replay --step) has a finished file of this layout read and checked only
+    up to the step: the Trace holds the events of the lines read (``len``), and
+    ``Trace.total_events`` is the count the file declares. Any other file loads in full."""
     name = os.fspath(path)
     with open(name, "rb") as f:
         first = f.readline()
         data = f.read()
     with paused():
-        fast = _fast(name, first, data, lazy, fold_to)
+        fast = _fast(name, first, data, lazy, fold_to, prefix)
     if fast is not None:
         events, index = fast
         if events is not None:

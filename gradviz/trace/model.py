@@ -110,6 +110,13 @@ class Trace:
         lazy = self._lazy
         return lazy.n_events if lazy is not None else len(self.events)
 
+    @property
+    def total_events(self) -> int:
+        """The events in the file: ``len``, or, for a trace read only up to a step
+        (``load(prefix=True)``), the count the file's trace_end declares."""
+        lazy = self._lazy
+        return lazy.total if lazy is not None and lazy.total is not None else len(self)
+
     def __repr__(self) -> str:
         cut = ", truncated" if self.truncated else ""
         return f"<Trace {len(self)} events, {len(self.node_names)} nodes, {len(self.tasks)} tasks{cut}>"
