@@ -289,9 +289,7 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
             tp.end(e.seq, e.tid, e.task, e.node, e.status)
             continue
         if t is add:
-            st = e.stats
-            tp.add(e.seq, e.task, e.node, e.producer, e.slot, e.shape, None if st is None else st.norm,
-                   st is not None and (st.nan > 0 or st.inf > 0))  # fmt: skip
+            tp.add(e.seq, e.task, e.node, e.producer, e.slot, e.shape, *ev.norm_and_bad(e.stats))
             continue
         if isinstance(e, ev.TaskBegin) and e.task != task:
             # A task begun while one of ours runs on that thread is nested in it (reentrant).

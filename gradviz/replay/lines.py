@@ -16,17 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gradviz.replay.state import (
-    _FRESH,
-    NodeState,
-    _begin,
-    _buffer_add,
-    _decrement,
-    _end,
-    _new_node,
-    _pop,
-    _push,
-)
+from gradviz.replay.state import _begin, _buffer_add, _created, _decrement, _end, _pop, _push
 from gradviz.replay.state_types import EngineState
 
 
@@ -89,7 +79,7 @@ def _buffer_add_line(s: EngineState, r: Any, seq: int) -> int:
 def _node_edges(s: EngineState, r: Any, seq: int) -> int:
     # node_created's handler; its edges change no state. The name interned as the line's
     # converter interns it: a fold keeps it, a million times over for a long recording.
-    s.nodes[r.node] = _new_node(NodeState, (r.node, sys.intern(r.name), r.num_inputs, r.sequence_nr, *_FRESH))
+    _created(s, r.node, sys.intern(r.name), r.num_inputs, r.sequence_nr)
     return seq + 1 + len(r.edges)
 
 

@@ -100,7 +100,11 @@ def _on_queue_created(s: EngineState, e: ev.QueueCreated) -> None:
 
 
 def _on_node_created(s: EngineState, e: ev.NodeCreated) -> None:
-    s.nodes[e.node] = _new_node(NodeState, (e.node, e.name, e.num_inputs, e.sequence_nr, *_FRESH))
+    _created(s, e.node, e.name, e.num_inputs, e.sequence_nr)
+
+
+def _created(s: EngineState, node: int, name: str, num_inputs: int, sequence_nr: int) -> None:
+    s.nodes[node] = _new_node(NodeState, (node, name, num_inputs, sequence_nr, *_FRESH))
 
 
 def _on_task_begin(s: EngineState, e: ev.TaskBegin) -> None:
@@ -442,14 +446,13 @@ def apply(state: EngineState, event: ev.Event) -> EngineState:
     return state
 
 
-def fold(events: Iterable[ev.Event | int], state: EngineState | None = None) -> EngineState:
+def fold(events: Iterable[Any], state: EngineState | None = None) -> EngineState:
     """Apply every event in order, starting from ``state`` (copied) or the empty state (whose
     maps are plain dicts: a fold from the start is one pass, with no checkpoints to share).
 
-    An int ``n`` among the events stands for ``n`` events that change no state (a reader's
-    run-length form of them): ``n`` steps, one turn of the loop. A line record of a lazily
-    loaded trace (``Trace.fold_events``) stands for its events, applied from its fields
-    (``gradviz.replay.lines``); the last item is an event, the state's ``last``."""
+    A line record of a lazily loaded trace (``Trace.fold_events``) among the events stands for
+    its events, applied from its fields (``gradviz.replay.lines``); the last item is an event,
+    the state's ``last``."""
     from gradviz.replay.lines import by_type
 
     s = EngineState(flat=True) if state is None else state.copy()
@@ -471,8 +474,6 @@ def fold(events: Iterable[ev.Event | int], state: EngineState | None = None) -> 
             if handler is not None:
                 s.step, s.last = step, e  # handlers read the step being reached
                 handler(s, e)
-            elif type(e) is int:
-                step += e - 1
     s.step, s.last = step, e
     return s
 

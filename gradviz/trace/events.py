@@ -50,6 +50,13 @@ class Stats:
     inf: int  # count of +inf and -inf elements
 
 
+def norm_and_bad(stats: Stats | None) -> tuple[float | None, bool]:
+    """(norm, whether a NaN or Inf is in it) of a gradient's stats; (None, False) without any."""
+    if stats is None:
+        return None, False
+    return stats.norm, stats.nan > 0 or stats.inf > 0
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """Fields every event has. ``kind`` is a class-level tag, written into the file."""

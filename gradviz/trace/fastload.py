@@ -81,12 +81,9 @@ class BulkSink(Protocol):
 def norm_and_bad(st: Any) -> tuple[float | None, bool]:
     """(norm, NaN or Inf in it) of a line's stats as recorded (its Stats' norm and counts): a
     finite float, the usual form, without making the Stats."""
-    if st is None:
-        return None, False
     if type(st) is float and st - st == 0.0:
         return abs(st), False
-    x = _typed_stats(st)
-    return x.norm, x.nan > 0 or x.inf > 0
+    return ev.norm_and_bad(None if st is None else _typed_stats(st))
 
 
 class Index:
