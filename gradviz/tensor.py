@@ -216,6 +216,11 @@ class Tensor:
         return self.device.type == "cuda"
 
     @property
+    def is_xpu(self) -> bool:
+        # gradviz has no XPU device; programs test it beside is_cuda (pytorch/examples' dcgan)
+        return False
+
+    @property
     def _version_nr(self) -> int:
         return self._version_counter[0]
 

@@ -79,6 +79,13 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("transpose_", lambda x: transposed_in_place(x * 1, 0, 1), [_randn(2, 3)]),
     ("mkldnn_rnn_layer", _lstm32, [_randn(3, 2, 2) * 0.5, _randn(8, 2, seed=1) * 0.5, _randn(8, 2, seed=2) * 0.5,
                                    _randn(8, seed=3) * 0.5, _randn(8, seed=4) * 0.5]),
+    ("convolution_transposed", lambda x, w, b: F.conv_transpose2d(x, w, b, 2, 1, 1, groups=2),
+     [_randn(1, 4, 3, 3), _randn(4, 1, 3, 3, seed=1), _randn(2, seed=2)]),
+    ("convolution_transposed", lambda x, w: F.conv_transpose1d(x, w, dilation=2, output_padding=1),
+     [_randn(2, 2, 4), _randn(2, 3, 2, seed=1)]),
+    ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [_randn(1, 8, 2, 3)]),
+    ("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [_randn(2, 1, 4, 2)]),
+    ("leaky_relu_", lambda x: F.leaky_relu(x * 1, 0.2, inplace=True), [_away(_randn(2, 3), (0.0,))]),
 ]  # fmt: skip
 
 # node name -> (step, rtol) for cases through float32

@@ -360,6 +360,8 @@ _SILU = _register("silu", D("SiluBackward0", (_silu_grad,)))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    if inplace:
+        return _leaky_inplace.leaky_relu_(input, negative_slope)
     x = input._data
     out = _out(np.where(x > 0, x, x * negative_slope), input)
     if _grad_state.enabled and _requires(input):
@@ -414,3 +416,7 @@ def relu_(a: Tensor) -> Tensor:
         record(F.NODES["relu"], (old,), [a], {"result": SavedVariable(a, True)}, sequence_nr=seq)
         _after_inplace(a)
     return a
+
+
+# after the rows it uses (_register, _out): its own row, LeakyReluBackward1, joins the table on import
+from gradviz.ops import nn_leaky_relu_inplace as _leaky_inplace  # noqa: E402

@@ -3,6 +3,7 @@
 from gradviz.nn.modules.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from gradviz.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from gradviz.nn.modules.conv import Conv1d, Conv2d
+from gradviz.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
 from gradviz.nn.modules.dropout import Dropout
 from gradviz.nn.modules.flatten import Flatten, Unflatten
 from gradviz.nn.modules.linear import Bilinear, Identity, Linear
@@ -19,6 +20,7 @@ from gradviz.nn.modules.loss import (
 )
 from gradviz.nn.modules.module import Module
 from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from gradviz.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradviz.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 from gradviz.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from gradviz.nn.modules.sparse import Embedding
@@ -39,4 +41,5 @@ __all__ = [
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell",
     "MultiheadAttention", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "ConvTranspose1d", "ConvTranspose2d", "PixelShuffle", "PixelUnshuffle",
 ]  # fmt: skip

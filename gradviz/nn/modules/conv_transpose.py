@@ -1,0 +1,118 @@
+"""ConvTranspose1d and ConvTranspose2d, with torch's weight layout and default initialisation."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gradviz.nn import functional as F
+from gradviz.nn import init
+from gradviz.nn.modules.conv import _ntuple
+from gradviz.nn.modules.module import Module
+from gradviz.nn.parameter import Parameter
+from gradviz.ops.construction import empty
+from gradviz.tensor import Tensor
+
+__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+
+
+class _ConvTransposeNd(Module):
+    _dims = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        n = self._dims
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.transposed = True
+        self.output_padding = _ntuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        # torch's transposed layout: (in, out / groups, *kernel), so fan_in is out / groups * kernel
+        self.weight = Parameter(empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype,
+                                      device=device))  # fmt: skip
+        if bias:
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        n = self._dims
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * n:
+            s += ", padding={padding}"
+        if self.dilation != (1,) * n:
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * n:
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s.format(**self.__dict__)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple:
+        """output_padding, or the one that gives ``output_size`` (torch's check and message)."""
+        n = self._dims
+        if output_size is None:
+            return self.output_padding
+        non_spatial = 2 if input.ndim == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == non_spatial + n:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or {non_spatial + n} "
+                f"elements (got {len(output_size)})"
+            )
+        mins = [(input.shape[d + non_spatial] - 1) * self.stride[d] - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]  # fmt: skip
+        maxs = [m + self.stride[d] - 1 for d, m in enumerate(mins)]
+        for size, lo, hi in zip(output_size, mins, maxs):
+            if size < lo or size > hi:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from {mins} to {maxs} "
+                    f"(for an input of torch.Size({list(input.shape[non_spatial:])}))"
+                )
+        return tuple(size - lo for size, lo in zip(output_size, mins))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _dims = 1
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        op = self._output_padding(input, output_size)
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)  # fmt: skip
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _dims = 2
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        op = self._output_padding(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)  # fmt: skip
