@@ -119,6 +119,10 @@ from gradviz.random.methods import install as _install_random_methods  # noqa: E
 
 _install_random_methods()
 
+from gradviz.ops.inplace_views import install as _install_inplace_views  # noqa: E402
+
+_install_inplace_views()  # unsqueeze_, squeeze_, t_, transpose_; add_(alpha, other) as torch still takes it
+
 # --- device plumbing: torch.cuda, backends, accelerator, amp, distributed, onnx, compile ---------
 # gradviz.cuda, .backends, .accelerator, .amp, .distributed, .onnx and .distributions answer as
 # torch's do on a machine without the hardware (see each module); compile returns its argument.
