@@ -4,7 +4,7 @@ from gradviz.nn.modules.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sig
 from gradviz.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from gradviz.nn.modules.conv import Conv1d, Conv2d
 from gradviz.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
-from gradviz.nn.modules.dropout import Dropout
+from gradviz.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from gradviz.nn.modules.flatten import Flatten, Unflatten
 from gradviz.nn.modules.linear import Bilinear, Identity, Linear
 from gradviz.nn.modules.loss import (
@@ -39,7 +39,7 @@ __all__ = [
     "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d",
     "Module", "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell",
-    "MultiheadAttention", "Transformer", "TransformerDecoder",
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "Dropout1d", "Dropout2d", "Dropout3d",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "ConvTranspose1d", "ConvTranspose2d", "PixelShuffle", "PixelUnshuffle",
 ]  # fmt: skip
