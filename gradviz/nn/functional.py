@@ -348,9 +348,7 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
-        from gradviz.ops.nn_ops import relu_
-
-        return input.relu_() if hasattr(input, "relu_") else relu_(input)
+        return input.relu_()
     return F.relu(input)
 
 

@@ -396,27 +396,5 @@ _TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
 )))  # fmt: skip
 
 
-# -- relu_ -------------------------------------------------------------------------------------
-
-
-def relu_(a: Tensor) -> Tensor:
-    """In-place relu (nn.ReLU(inplace=True)): a's history becomes ReluBackward0 over its old one,
-    with the checks and numbering of gradviz's other in-place ops."""
-    from gradviz.autograd.graph import next_sequence_nr
-    from gradviz.ops import _after_inplace, _check_inplace, _old_edge_holder
-
-    _check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
-    np.maximum(a._data, 0, out=a._data)
-    a._version_counter[0] += 1
-    if grad:
-        record(F.NODES["relu"], (old,), [a], {"result": SavedVariable(a, True)}, sequence_nr=seq)
-        _after_inplace(a)
-    return a
-
-
 # after the rows it uses (_register, _out): its own row, LeakyReluBackward1, joins the table on import
 from gradviz.ops import nn_leaky_relu_inplace as _leaky_inplace  # noqa: E402
