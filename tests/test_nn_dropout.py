@@ -1,7 +1,7 @@
 """Channel-wise dropout (F.dropout1d/2d/3d, nn.Dropout1d/2d/3d) against torch 2.13: seeded, the
 masks are torch's draw for draw, so outputs and gradients are compared as values, with the
 backward nodes (MulBackward0 with an empty noise edge; Unsqueeze/Squeeze around it for unbatched
-1d/3d inputs), next_functions, execution order, warnings and errors."""
+1d/3d inputs, their in-place forms with inplace=True), next_functions, execution order, warnings and errors."""
 
 from __future__ import annotations
 
@@ -118,12 +118,21 @@ def test_errors(call):
     same_error(quiet(call))
 
 
-@pytest.mark.parametrize("name,shape", [("dropout1d", (3, 5)), ("dropout3d", (3, 2, 4, 2))])
-def test_inplace_unbatched_is_refused(name, shape):
-    # torch goes through the in-place views unsqueeze_/squeeze_, which gradviz lacks: a clear
-    # refusal instead of a wrong graph
-    with pytest.raises(NotImplementedError, match="inplace=True on an unbatched input"):
-        quiet(getattr(gradviz.nn.functional, name))(leaf(gradviz, *shape) * 1, 0.5, inplace=True)
+UNBATCHED = [(n, s) for n, s in CASES if (n, s) not in BATCHED]
+
+
+@pytest.mark.parametrize("name,shape", UNBATCHED)
+def test_inplace_unbatched(name, shape):
+    # torch adds and removes the batch dimension with the in-place views unsqueeze_ and squeeze_
+    # (UnsqueezeBackward1, SqueezeBackward4 around the in-place MulBackward0)
+    def prog(T):
+        x = leaf(T, *shape, seed=4)
+        y = x * 1
+        out = getattr(T.nn.functional, name)(y, 0.5, training=True, inplace=True)
+        g = leaf(T, *out.shape, seed=99, requires_grad=False)
+        return Case(roots=[out], run=lambda: out.backward(g), grads_of=[x], values=[y])
+
+    quiet(check)(prog)
 
 
 def test_repr():

@@ -35,12 +35,6 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
     return input.mul_(noise) if inplace else F.mul(input, noise)
 
 
-def _unbatched_inplace(name: str) -> None:
-    # torch adds the batch dimension with unsqueeze_ and removes it with squeeze_ (in-place view
-    # ops: UnsqueezeBackward1, SqueezeBackward4), which gradviz does not have yet
-    raise NotImplementedError(f"gradviz: {name} with inplace=True on an unbatched input is not implemented")
-
-
 def _spatial_warning(name: str, dim: int, spatial: int) -> None:
     warnings.warn(
         f"{name}: Received a {dim}-D input to {name}, which is deprecated "
@@ -63,14 +57,13 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "spatial dimension, a channel dimension, and an optional batch dimension "
             "(i.e. 2D or 3D inputs)."
         )
-    # torch adds the batch dimension and takes it off again: UnsqueezeBackward0 and SqueezeBackward1 nodes
+    # torch adds the batch dimension and takes it off again: UnsqueezeBackward0 and SqueezeBackward1
+    # nodes, or in place (unsqueeze_, squeeze_) UnsqueezeBackward1 and SqueezeBackward4
     if dim == 2:
-        if inplace:
-            _unbatched_inplace("dropout1d")
-        input = input.unsqueeze(0)
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
     result = _feature_dropout(input, p, training, inplace)
     if dim == 2:
-        result = result.squeeze(0)
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
     return result
 
 
@@ -98,10 +91,8 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     if dim not in (4, 5):
         _spatial_warning("dropout3d", dim, 3)
     if dim != 5:
-        if inplace:
-            _unbatched_inplace("dropout3d")
-        input = input.unsqueeze(0)
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
     result = _feature_dropout(input, p, training, inplace)
     if dim != 5:
-        result = result.squeeze(0)
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
     return result
