@@ -326,15 +326,65 @@ def test_backward_twice_retain_graph_ok_then_fails():
             y.backward()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "gradviz/autograd/graph.py: for a saved *output* both now name the node that saved it, but torch "
-    "strips the Backward<N> suffix ('output 0 of Exp', gradviz: 'of ExpBackward0') and hints "
-    "'set_detect_anomaly(True, check_nan=False)'; gradviz keeps the suffix and the shorter hint"))
-def test_inplace_message_exact():
+class _Sq:
+    """A custom Function that saves its output (torch names it 'Sq' in the message)."""
+
+    @staticmethod
+    def make(T):
+        class Sq(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * x
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                (y,) = ctx.saved_tensors
+                return g * y
+
+        return Sq
+
+
+def _saved_custom_output(T):
+    x = leaf(T, 3)
+    y = _Sq.make(T).apply(x)
+    z = y.sum()
+    y.add_(1)
+    z.backward()
+
+
+def _saved_view_input(T):
+    x = leaf(T, 3, 3)
+    h = (x * 1)[0]
+    y = (h * h).sum()
+    h.mul_(2)
+    y.backward()
+
+
+def _saved_leaf_input(T):
+    x = leaf(T, 3)
+    w = T.ones(3)
+    y = (x * w).sum()
+    w.mul_(2)
+    y.backward()
+
+
+def _saved_input_under_anomaly(T):
+    with T.autograd.set_detect_anomaly(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # anomaly mode's forward-traceback warning
+        _inplace_saved_input(T)
+
+
+@pytest.mark.parametrize("prog", [_inplace_saved, _inplace_saved_input, _saved_custom_output, _saved_view_input,
+                                  _saved_leaf_input, _saved_input_under_anomaly])  # fmt: skip
+def test_inplace_message_exact(prog):
+    # torch names the op that made the tensor ('output 0 of Exp' for ExpBackward0, 'of Sq' for a
+    # Function Sq), none for a leaf, and changes its hint under anomaly mode
     msgs = []
     for T in (torch, gradviz):
         with pytest.raises(RuntimeError) as info:
-            _inplace_saved(T)
+            prog(T)
         msgs.append(str(info.value).replace("torch.", "gradviz."))
     assert msgs[1] == msgs[0]
 

@@ -4,6 +4,7 @@ had when saved, so a later in-place change is caught at unpack with torch's mess
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from gradviz import _dtype
@@ -75,16 +76,28 @@ ERR_BACKWARD_TWICE = (
 )
 
 
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
 def _modified_message(t: Tensor, expected: int, saver: Node | None = None, output_nr: int = 0) -> str:
+    from gradviz.autograd.grad_mode import anomaly  # grad_mode imports the tensor module
+
     kind = _dtype.scalar_type_name(t.dtype)
     dims = ", ".join(str(d) for d in t.shape)
-    # A saved output names the node that saved it (its grad_fn when saved), as torch does.
+    # A saved output names the node that saved it (its grad_fn when saved), a saved input its
+    # grad_fn now, as torch does; torch names the op, not its node ("Exp" for ExpBackward0,
+    # "Sq" for a Function Sq's SqBackward).
     fn, nr = (saver, output_nr) if saver is not None else (t.grad_fn, t._output_nr)
-    where = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+    where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())}," if fn is not None else ""
+    hint = (
+        "Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+        "The variable in question was changed in there or anywhere later. Good luck!"
+        if anomaly.enabled
+        else "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with gradviz.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [gradviz.{kind}Tensor [{dims}]]{where} is at version {t._version_counter[0]}; "
-        f"expected version {expected} instead. Hint: enable anomaly detection to find the "
-        "operation that failed to compute its gradient, with "
-        "gradviz.autograd.set_detect_anomaly(True)."
+        f"expected version {expected} instead. {hint}"
     )
