@@ -73,6 +73,14 @@ from gradviz.ops.construction import (
     zeros,
     zeros_like,
 )
+from gradviz.ops.sparse_ops import (  # noqa: E402 - sparse COO tensors (gradviz/ops/sparse_ops.py)
+    layout,
+    smm,
+    sparse_coo,
+    sparse_coo_tensor,
+    spmm,
+    strided,
+)
 from gradviz.tensor import Size, Tensor, is_tensor
 
 # torch.max / torch.min / torch.abs / torch.pow etc. as functions (the star import skips builtins
