@@ -349,3 +349,78 @@ def test_legacy_constructor_of_ndarray() -> None:
         return out
 
     assert_same(*both(run))
+
+
+# -- torch.sparse -------------------------------------------------------------------------------------
+
+
+def test_sparse_namespace_mm_and_sum() -> None:
+    def run(m: Any) -> list:
+        v = m.tensor(VALS, requires_grad=True)
+        s = m.sparse_coo_tensor(IDX, v, (3, 4))
+        w = m.tensor(W, requires_grad=True)
+        y = m.sparse.mm(s, w)
+        full = m.sparse.sum(s)
+        rows = m.sparse.sum(s, dim=1)
+        every = m.sparse.sum(s, dim=(0, 1))
+        total = (y * y).sum() + full + (rows.to_dense() * m.tensor([1.0, 2.0, 3.0])).sum() + every
+        total.backward()
+        leaf = m.tensor(DENSE).to_sparse().requires_grad_()
+        m.sparse.mm(leaf, w.detach()).sum().backward()
+        return [y.detach().numpy(), full.detach().numpy(), rows.to_dense().detach().numpy(),
+                every.detach().numpy(), v.grad.numpy(), w.grad.numpy(), repr(leaf.grad), repr(rows),
+                graph(total.grad_fn), repr(m.sparse.sum(s.detach(), dtype=m.float64))]  # fmt: skip
+
+    assert_same(*both(run))
+
+
+def test_invariant_checks_and_second_backward() -> None:
+    def run(m: Any) -> list:
+        out = [m.sparse.check_sparse_tensor_invariants.is_enabled()]
+        with m.sparse.check_sparse_tensor_invariants():
+            out.append(m.sparse.check_sparse_tensor_invariants.is_enabled())
+            for idx in ([[0, 5]], [[0, -1]]):
+                try:
+                    m.sparse_coo_tensor(m.tensor(idx), m.tensor([1.0, 2.0]), (3,))
+                except RuntimeError as e:
+                    out.append(str(e))
+        out.append(m.sparse.check_sparse_tensor_invariants.is_enabled())
+        v = m.tensor(VALS, requires_grad=True)
+        s = m.sparse_coo_tensor(IDX, v, (3, 4), check_invariants=False)
+        s.to_dense().sum().backward()
+        try:
+            s.to_dense().sum().backward()
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+
+    assert_same(*both(run))
+
+
+def test_execution_order_and_recording_with_sparse_gradients() -> None:
+    """Sparse gradients through the engine (InputBuffer sums dense and sparse ones) in torch's
+    order, and the recorder summarising them."""
+
+    def run(m: Any) -> list:
+        v = m.tensor(VALS, requires_grad=True)
+        s = m.sparse_coo_tensor(IDX, v, (3, 4), check_invariants=False)
+        w = m.tensor(W, requires_grad=True)
+        loss = (m.sparse.mm(s, w).sum() + s.to_dense().sum() + m.sparse.sum(s) + m.mm(s, w).sum()
+                + (m.eye(3, 4) + s).sum())  # fmt: skip
+        order, seen, stack = [], set(), [loss.grad_fn]
+        while stack:
+            f = stack.pop()
+            if f is None or f in seen:
+                continue
+            seen.add(f)
+            f.register_prehook(lambda g, f=f: order.append(f.name().split("::")[-1]))
+            stack.extend(n for n, _ in f.next_functions)
+        if m is gradviz:
+            with gradviz.record(values=True) as rec:
+                loss.backward()
+            assert rec.trace.execution_order() == order
+        else:
+            loss.backward()
+        return [order, v.grad.numpy(), w.grad.numpy()]
+
+    assert_same(*both(run))

@@ -57,6 +57,8 @@ def _sparse(coo: SparseCOO, device: Any) -> Tensor:
 
 
 _INVARIANTS_WARNED = [False]
+# torch.sparse.check_sparse_tensor_invariants' global switch (gradviz/sparse)
+_invariants = [False]
 
 
 def _warn_invariants() -> None:
@@ -92,38 +94,38 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: _dt
     idx, _ = _as_array_arg(indices)
     vals_t = values if isinstance(values, Tensor) else None
     vals, vdev = _as_array_arg(values, dtype)
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError("indices must be an int64 tensor")
-    idx = idx.astype(np.int64)
+    if idx.dtype.kind not in "biuf":
+        raise RuntimeError(f"indices must be a numeric tensor, but got {idx.dtype}")
+    idx = idx.astype(np.int64)  # any numeric indices become int64, as torch converts them
     if idx.ndim != 2:
-        if size is None or idx.ndim != 1:
-            raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
-        idx = idx.reshape(1, -1) if len(size) == 1 else idx.reshape(-1, 1)
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
     if vals.ndim == 0:
         vals = vals.reshape(1)
-    if idx.shape[1] != vals.shape[0]:
-        raise RuntimeError(
-            f"indices and values must have same nnz, but got nnz from indices: {idx.shape[1]}, nnz from values: "
-            f"{vals.shape[0]}"
-        )
     sparse_dim, dense_shape = idx.shape[0], tuple(vals.shape[1:])
-    if size is None:
-        sparse_size = tuple(int(m) + 1 for m in idx.max(1)) if idx.shape[1] else (0,) * sparse_dim
-        shape = sparse_size + dense_shape
-    else:
+    if size is not None:
         shape = tuple(int(s) for s in size)
         if len(shape) != sparse_dim + len(dense_shape):
             raise RuntimeError(
                 f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(shape)}, sparse_dim = "
                 f"{sparse_dim}, dense_dim = {len(dense_shape)}"
             )
-        if check_invariants:
-            for d in range(sparse_dim):
-                if idx.shape[1] and idx[d].max() >= shape[d]:
-                    raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {shape[d]} but found "
-                                       f"index {int(idx[d].max())}")  # fmt: skip
-    if check_invariants is None:
+    if idx.shape[1] != vals.shape[0]:
+        raise RuntimeError(
+            f"indices and values must have same nnz, but got nnz from indices: {idx.shape[1]}, nnz from values: "
+            f"{vals.shape[0]}"
+        )
+    if size is None:
+        sparse_size = tuple(int(m) + 1 for m in idx.max(1)) if idx.shape[1] else (0,) * sparse_dim
+        shape = sparse_size + dense_shape
+    if check_invariants is None and not _invariants[0]:
         _warn_invariants()
+    if (check_invariants if check_invariants is not None else _invariants[0]) and idx.shape[1]:
+        for d in range(sparse_dim):
+            if idx[d].min() < 0:
+                raise RuntimeError(f"found negative index {int(idx[d].min())} for dim {d}")
+            if idx[d].max() >= shape[d]:
+                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {shape[d]} but found "
+                                   f"index {int(idx[d].max())}")  # fmt: skip
     dt = dtype if dtype is not None else (vals_t.dtype if vals_t is not None else _dtype.from_numpy_dtype(vals.dtype))
     data = vals.astype(dt.np)
     if data is vals:
@@ -133,7 +135,8 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: _dt
     if requires_grad:
         out.requires_grad_(True)
     elif vals_t is not None and _grad_state.enabled and _requires(vals_t) and dt.is_floating_point:
-        record(_COO_NODE, (vals_t,), [out], {"indices": idx})
+        # saved as a tensor, as torch saves it: a second backward through the node is refused
+        record(_COO_NODE, (vals_t,), [out], {"indices": SavedVariable(_new(idx, dev))})
     return out
 
 
@@ -304,7 +307,7 @@ def _values_at(coo: SparseCOO, g: Tensor) -> np.ndarray:
 
 
 def _coo_values_grad(n: Any, g: Tensor) -> Tensor:
-    idx = n["indices"]
+    idx = n["indices"]._data
     shape = g.shape
     coo = SparseCOO(idx, np.zeros((idx.shape[1],) + tuple(shape[idx.shape[0]:]), g._data.dtype), shape, False)
     return _new(_values_at(coo, g), g.device)
