@@ -39,6 +39,7 @@ SPARSE_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("coalesce", lambda v: _coo(v).coalesce().to_dense(), [_randn(4)]),
     ("values", lambda v: _coo(v).coalesce().values(), [_randn(4)]),
     ("to_sparse", lambda a: a.to_sparse().to_dense(), [_away(_randn(3, 4))]),
+    ("sparse_mask", lambda a: a.sparse_mask(_fixed()).to_dense(), [_randn(3, 4)]),
     ("mm_sparse", lambda w: gv.mm(_fixed(), w), [_randn(4, 2)]),
     ("mm_sparse", lambda a: gv.mm(a, _fixed().t()), [_randn(2, 4)]),
     ("mm_sparse", lambda v, w: gv.spmm(_coo(v), w), [_randn(4), _randn(4, 2, seed=1)]),

@@ -424,3 +424,20 @@ def test_execution_order_and_recording_with_sparse_gradients() -> None:
         return [order, v.grad.numpy(), w.grad.numpy()]
 
     assert_same(*both(run))
+
+
+def test_sparse_mask() -> None:
+    def run(m: Any) -> list:
+        d = m.tensor(DENSE * 3 + 1, requires_grad=True)
+        r = d.sparse_mask(m.tensor(DENSE).to_sparse())
+        r2 = d.sparse_mask(_coo(m))  # an uncoalesced mask: its indices kept as they are
+        ((r.to_dense() + r2.to_dense()) * m.arange(12.0).reshape(3, 4)).sum().backward()
+        errors = []
+        for other in (m.ones(3, 4), m.ones(2, 4).to_sparse()):
+            try:
+                d.sparse_mask(other)
+            except (RuntimeError, NotImplementedError) as e:
+                errors.append((type(e).__name__, str(e).split(" This could")[0]))
+        return [repr(r), repr(r2), d.grad.numpy(), graph(r.grad_fn), errors]
+
+    assert_same(*both(run))

@@ -226,6 +226,24 @@ def dense_dim(a: Tensor) -> int:
     return a._data.dense_dim if _is_sparse(a) else a.ndim
 
 
+def sparse_mask(a: Tensor, mask: Tensor) -> Tensor:
+    """a's values at mask's entries, as a sparse tensor with mask's indices (SparseMaskBackward0)."""
+    if not _is_sparse(mask):
+        raise NotImplementedError(
+            f"Could not run 'aten::sparse_mask' with arguments from the '{'SparseCPU' if _is_sparse(a) else 'CPU'}' "
+            "backend."
+        )
+    if tuple(a.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(a.shape)} but "
+                           f"mask has size {list(mask.shape)}")  # fmt: skip
+    coo = mask._data
+    vals = coo.mask_of(a._data) if _is_sparse(a) else coo.gather(a._data)
+    out = _sparse(SparseCOO(coo.indices, vals.astype(a.dtype.np, copy=False), coo.shape, coo.coalesced), a.device)
+    if _grad_state.enabled and _requires(a):
+        record(_MASK_NODE, (a,), [out], {"mask": SavedVariable(mask)})
+    return out
+
+
 # -- products and sums ---------------------------------------------------------------------------
 
 
@@ -328,6 +346,17 @@ def _values_grad(n: Any, g: Tensor) -> Tensor:
     return _sparse(SparseCOO(coo.indices, g._data, coo.shape, coo.coalesced), g.device)
 
 
+def _sparse_mask_grad(n: Any, g: Tensor) -> Tensor:
+    # the gradient at each of the mask's entries, summed into a dense one (self is dense): an
+    # uncoalesced mask's repeated entry copied self's value twice, and takes the gradient twice
+    m = n["mask"]._data
+    data = np.zeros(m.shape, g._data.dtype)
+    if m.nnz:
+        np.add.at(data, tuple(m.indices), _values_at(m, g))
+    return _new(data, g.device)
+
+
+_MASK_NODE = _register("sparse_mask", D("SparseMaskBackward0", (_sparse_mask_grad,)))
 _MM_NODE = _register("mm_sparse", D("MmBackward0", (_mm_self_grad, _mm_mat2_grad), order=(1, 0)))
 # one edge, to the values (the indices are not differentiable, and torch gives them no edge)
 _COO_NODE = _register("sparse_coo_tensor", D("SparseCooTensorWithDimsAndTensorsBackward0", (_coo_values_grad,)))
@@ -343,7 +372,8 @@ _VALUES_NODE = _register("values", D("ValuesBackward0", (_values_grad,)))
 def _install() -> None:
     methods = {
         "to_sparse": to_sparse, "to_sparse_coo": lambda s: to_sparse(s), "to_dense": to_dense,
-        "coalesce": coalesce, "is_coalesced": is_coalesced, "indices": indices, "values": values,
+        "coalesce": coalesce, "is_coalesced": is_coalesced, "sparse_mask": sparse_mask, "indices": indices,
+        "values": values,
         "_indices": _indices, "_values": _values, "_nnz": _nnz, "sparse_dim": sparse_dim, "dense_dim": dense_dim,
         "is_sparse": property(_is_sparse), "layout": property(lambda s: sparse_coo if _is_sparse(s) else strided),
     }  # fmt: skip
