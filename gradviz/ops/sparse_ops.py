@@ -2,7 +2,7 @@
 accessors (indices, values, _nnz, ...), layouts (strided, sparse_coo), and the sparse cases of
 mm / spmm / matmul and of dense + sparse, with torch 2.13's backward nodes.
 
-The data is a real COO representation (gradviz/ops/_sparse_coo.py); products are computed from
+The data is a real COO representation (gradviz/_sparse_coo.py); products are computed from
 the stored entries (np.add.at over the rows they hit), never from a dense copy of the matrix.
 """
 
