@@ -84,6 +84,9 @@ class SparseCOO:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise _no_kernel("a dense kernel")
 
+    def __getitem__(self, index: Any) -> Any:
+        raise _no_kernel("aten::index (indexing a sparse tensor)")
+
     def __getattr__(self, name: str) -> Any:
         # only for attributes the class lacks: an array method some op reads (strides, reshape, ...)
         raise _no_kernel(f"ndarray.{name}")

@@ -12,6 +12,7 @@ import numpy as np
 import gradviz.autograd as _autograd
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
@@ -261,7 +262,10 @@ class Tensor:
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
             )
-        return self._data
+        data = self._data
+        if type(data) is SparseCOO:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        return data
 
     def item(self) -> float | int | bool:
         if self._data.size != 1:
