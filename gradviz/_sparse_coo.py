@@ -235,8 +235,14 @@ class SparseCOO:
     def __add__(self, other: Any) -> Any:
         if not isinstance(other, SparseCOO):
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-        return SparseCOO(np.concatenate([self.indices, other.indices], 1),
+        if self.shape != other.shape:
+            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but {list(self.shape)} != "
+                               f"{list(other.shape)}")  # fmt: skip
+        both = SparseCOO(np.concatenate([self.indices, other.indices], 1),
                          np.concatenate([self.values, other.values]), self.shape, False)  # fmt: skip
+        # two coalesced operands merge into a coalesced sum (entries that cancel are kept), as
+        # torch's kernel does; otherwise the entries are concatenated
+        return both.coalesce() if self.coalesced and other.coalesced else both
 
     def __radd__(self, other: Any) -> Any:
         if tuple(other.shape) != self.shape:

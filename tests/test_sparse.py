@@ -443,3 +443,25 @@ def test_sparse_mask() -> None:
         return [repr(r), repr(r2), d.grad.numpy(), graph(r.grad_fn), errors]
 
     assert_same(*both(run))
+
+
+def test_accumulate_grad_of_sparse_gradients_and_coalesced_sums() -> None:
+    """.grad of a sparse leaf: sparse + sparse (merged when both are coalesced), then dense +
+    sparse once a dense gradient arrives; a dense leaf takes sparse gradients as dense + sparse."""
+
+    def run(m: Any) -> list:
+        leaf = m.tensor(DENSE[:2, :3]).to_sparse().requires_grad_()
+        w = m.tensor(W[:3, :2], requires_grad=True)
+        out = []
+        for _ in range(2):
+            m.sparse.mm(leaf, w).sum().backward()
+            out.append(repr(leaf.grad))
+        m.mm(leaf, w).sum().backward()
+        out.append(repr(leaf.grad))
+        d = m.zeros(3, 4, requires_grad=True)
+        for _ in range(2):
+            d.sparse_mask(_coo(m)).to_dense().sum().backward()
+        a, b = m.tensor([[1.0, 0, 2], [0, 3, 0]]).to_sparse(), m.tensor([[-1.0, 0, 0], [4, 0, 0]]).to_sparse()
+        return [*out, d.grad.numpy(), repr(a + b), repr(a - b), w.grad.numpy()]
+
+    assert_same(*both(run))
