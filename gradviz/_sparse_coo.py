@@ -168,6 +168,9 @@ class SparseCOO:
         """The nonzero entries in row-major order (coalesced), as torch's to_sparse: with
         sparse_dim < ndim, a slice over the trailing dims is kept when any of it is nonzero."""
         sd = x.ndim if sparse_dim is None else sparse_dim
+        if x.ndim == 0:  # a scalar: no sparse dims, one entry when it is nonzero, as torch's
+            n = int(x != 0)
+            return cls(np.zeros((0, n), np.int64), x.reshape(1)[:n].copy(), (), True)
         nz = x != 0 if sd == x.ndim else (x != 0).reshape(x.shape[:sd] + (-1,)).any(-1)
         idx = np.nonzero(nz)
         indices = np.array(idx, dtype=np.int64).reshape(sd, -1)

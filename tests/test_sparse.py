@@ -87,10 +87,11 @@ def test_to_sparse_and_printing() -> None:
         empty = m.sparse_coo_tensor(m.zeros(2, 0, dtype=m.int64), m.zeros(0), (2, 2))
         f64 = m.tensor(DENSE, dtype=m.float64).to_sparse()
         big = m.arange(2000.0).reshape(2, 1000).to_sparse()
+        scalars = repr(m.tensor(3.0).to_sparse()) + repr(m.tensor(0.0).to_sparse())
         req = m.sparse_coo_tensor(m.tensor([[0, 1]]), m.tensor([1.0, 2.0]), (3,), requires_grad=True)
         return [sp.is_coalesced(), sp.indices().numpy(), sp.values().numpy(), hybrid.values().numpy(),
                 hybrid.sparse_dim(), hybrid.dense_dim(), hybrid.to_dense().numpy(), repr(sp), repr(hybrid),
-                repr(empty), repr(f64), repr(big), repr(req)]  # fmt: skip
+                repr(empty), repr(f64), repr(big), repr(req), scalars]  # fmt: skip
 
     assert_same(*both(run))
 
