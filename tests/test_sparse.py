@@ -106,7 +106,7 @@ def test_coalesce_sums_duplicates_and_to_same_device_is_identity() -> None:
 
 
 @pytest.mark.parametrize("case", ["nnz", "size_len", "uncoalesced_indices", "uncoalesced_values", "add_sparse_dense",
-                                  "dense_sparse_shape", "mm_shape", "to_dense_view", "numpy"])
+                                  "dense_sparse_shape", "mm_shape", "to_dense_view", "numpy", "mm_hybrid"])
 def test_errors(case: str) -> None:
     def run(m: Any) -> tuple[str, str]:
         try:
@@ -128,6 +128,8 @@ def test_errors(case: str) -> None:
                 _coo(m).view(12)
             elif case == "numpy":
                 _coo(m).numpy()
+            elif case == "mm_hybrid":
+                m.mm(m.ones(2, 3).to_sparse(1), m.ones(3, 2))
         except Exception as e:  # noqa: BLE001 - the type and message are what is compared
             return type(e).__name__, str(e).split(" with arguments")[0]
         return "no error", ""

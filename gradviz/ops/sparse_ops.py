@@ -253,6 +253,9 @@ def sparse_mm(a: Tensor, b: Tensor) -> Tensor:
     _check_devices(a, b)
     if a.ndim != 2 or b.ndim != 2:
         raise RuntimeError("self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix")
+    for t in (a, b):
+        if _is_sparse(t) and t._data.dense_dim:  # a hybrid tensor: torch's kernel sees its sparse part
+            raise RuntimeError(f"addmm: matrices expected, got {t._data.sparse_dim}D tensor")
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(a.dtype)} but found "
                            f"{_dtype.scalar_type_name(b.dtype)}")  # fmt: skip
