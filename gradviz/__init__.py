@@ -75,7 +75,6 @@ from gradviz.ops.construction import (
 )
 from gradviz.ops.sparse_ops import (  # noqa: E402 - sparse COO tensors (gradviz/ops/sparse_ops.py)
     layout,
-    smm,
     sparse_coo,
     sparse_coo_tensor,
     spmm,

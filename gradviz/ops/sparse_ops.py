@@ -25,7 +25,7 @@ from gradviz.ops.nn_ops import _register, _requires
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
-    "layout", "smm", "sparse_coo", "sparse_coo_tensor", "spmm", "strided",
+    "layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided",
 ]
 
 
@@ -286,8 +286,6 @@ def spmm(a: Tensor, b: Tensor) -> Tensor:
 
     return mm(a, b)
 
-
-smm = spmm
 
 
 def sparse_add(a: Tensor, b: Tensor, alpha: Any = 1) -> Tensor:
