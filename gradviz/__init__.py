@@ -73,6 +73,13 @@ from gradviz.ops.construction import (
     zeros,
     zeros_like,
 )
+from gradviz.ops.sparse_ops import (  # noqa: E402 - sparse COO tensors (gradviz/ops/sparse_ops.py)
+    layout,
+    sparse_coo,
+    sparse_coo_tensor,
+    spmm,
+    strided,
+)
 from gradviz.tensor import Size, Tensor, is_tensor
 
 # torch.max / torch.min / torch.abs / torch.pow etc. as functions (the star import skips builtins
@@ -152,7 +159,7 @@ def __dir__() -> list[str]:
 # --- torch.optim, torch.utils.data, torch.serialization (torch.save / torch.load), default device --
 # gradviz.save is torch.save; gradviz.load stays the trace loader, and install_as_torch() maps
 # torch.load to gradviz.serialization.load.
-from gradviz import optim, serialization, utils  # noqa: E402
+from gradviz import optim, serialization, sparse, utils  # noqa: E402 - sparse: torch.sparse
 
 # --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402

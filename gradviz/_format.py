@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz._sparse_coo import SparseCOO
 from gradviz.device import CPU, to_device_array
 
 if TYPE_CHECKING:
@@ -116,13 +117,14 @@ def _tensor_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter)
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
-def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+def _add_suffixes(text: str, suffixes: list[str], indent: int, force_newline: bool = False) -> str:
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+        if force_newline or last_line_len + len(suffix) + 2 > LINEWIDTH:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False  # torch's sparse tensors: only the first suffix is forced down
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -130,7 +132,36 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     return "".join(parts)
 
 
+def _part_str(data: np.ndarray, floating: bool, indent: int) -> str:
+    """A sparse tensor's indices or values as torch's _tensor_str prints them, with the size
+    of an empty one."""
+    if data.size == 0:
+        return f"[], size={tuple(data.shape)}"
+    summarize = data.size > THRESHOLD
+    return _tensor_str(data, indent, summarize, _Formatter(_summarized(data) if summarize else data, floating))
+
+
+def _format_sparse(t: Tensor) -> str:
+    coo = t._data
+    indent = len(_PREFIX)
+    suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
+    suffixes += [f"size={tuple(coo.shape)}", f"nnz={coo.nnz}"]
+    if t.dtype not in (_dtype._default[0], _dtype.int64, _dtype.bool_):
+        suffixes.append(f"dtype={t.dtype!r}")
+    suffixes.append(f"layout={t.layout!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    ip, vp = "indices=tensor(", "values=tensor("
+    body = (ip + _part_str(coo.indices, False, indent + len(ip)) + "),\n" + " " * indent + vp
+            + _part_str(coo.values, t.dtype.is_floating_point, indent + len(vp)) + ")")  # fmt: skip
+    return _add_suffixes(_PREFIX + body, suffixes, indent, force_newline=True)
+
+
 def format_tensor(t: Tensor) -> str:
+    if type(t._data) is SparseCOO:
+        return _format_sparse(t)
     data = to_device_array(t._data, CPU)
     indent = len(_PREFIX)
     suffixes = []

@@ -12,6 +12,7 @@ import numpy as np
 import gradviz.autograd as _autograd
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
@@ -266,7 +267,10 @@ class Tensor:
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
             )
-        return self._data
+        data = self._data
+        if type(data) is SparseCOO:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        return data
 
     def item(self) -> float | int | bool:
         if self._data.size != 1:
@@ -474,6 +478,14 @@ def _legacy_init(t: Tensor, dt: DType, args: tuple, device: Any) -> None:
             raise TypeError(f"expected {opts.format(_dtype.cpp_type_name(dt))} (got "
                             f"{opts.format(_dtype.cpp_type_name(src.dtype))})")
         arr = src._data
+    elif len(args) == 1 and isinstance(args[0], np.ndarray):
+        # torch converts the array (shared when its dtype is already dt's, as from_numpy shares)
+        src_np = args[0]
+        if src_np.dtype.kind not in "biufc":
+            raise TypeError(f"can't convert np.ndarray of type numpy.{src_np.dtype.type.__name__}. The only "
+                            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+                            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
+        arr = src_np if src_np.dtype == dt.np else src_np.astype(dt.np)
     elif len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
         arr = np.array(args[0], dtype=np.float64 if dt.is_floating_point else None).astype(dt.np)
     else:

@@ -358,6 +358,10 @@ WIDE_STEP = {"ToCopyBackward0": (1e-2, 1e-5)}
 from tests._nn_gradcheck_cases import NN_CASES, NN_WIDE_STEP  # noqa: E402
 
 CASES += NN_CASES
+# sparse tensors, diag and elu (gradviz/ops/sparse_ops.py, gradviz/sparse, diag_ops.py, _functional_elu.py)
+from tests._sparse_gradcheck_cases import SPARSE_CASES  # noqa: E402
+
+CASES += SPARSE_CASES
 WIDE_STEP.update(NN_WIDE_STEP)
 
 

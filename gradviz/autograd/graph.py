@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import _state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
@@ -340,11 +341,13 @@ class AccumulateGrad(Node):
                     result = new_grad.detach().clone()
                 d = vd = None
                 mode = "set"
-            elif not grad_enabled:
-                od, nd = old._data, new_grad._data
+            elif not grad_enabled and (type(od := old._data) is not SparseCOO
+                                       and type(nd := new_grad._data) is not SparseCOO):  # fmt: skip
                 od += nd if nd.dtype is od.dtype else nd.astype(od.dtype, copy=False)
                 old._version_counter[0] += 1
                 result, mode = old, "accumulate"
+            elif type(old._data) is SparseCOO and type(new_grad._data) is not SparseCOO:
+                result, mode = new_grad + old, "replace"  # dense + sparse, as torch accumulates it
             else:
                 result, mode = old + new_grad, "replace"
             if probe is None:

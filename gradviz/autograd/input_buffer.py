@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import CPU as _CPU
@@ -34,6 +35,11 @@ class InputBuffer:
         if old is None:
             buffer[pos] = var
             return "set"
+        if type(old._data) is SparseCOO or type(var._data) is SparseCOO:
+            # torch's accumulate of a sparse gradient: never in place, and a dense one added to
+            # a sparse one as dense + sparse (the sum is dense)
+            buffer[pos] = var + old if type(var._data) is not SparseCOO else old + var
+            return "accumulate"
         if self.owned >> pos & 1 and not _grad_state.enabled:
             od, vd = old._data, var._data
             # Dtypes by identity first: numpy's dtype == is a rich comparison (two calls).

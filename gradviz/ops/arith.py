@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import to_device_array
 from gradviz.ops import indexing as _indexing
@@ -85,6 +86,10 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
             return out
     if not isinstance(a, Tensor):
         return add(_as_tensor(a, b), b, alpha)
+    if type(a._data) is SparseCOO or type(getattr(b, "_data", None)) is SparseCOO:
+        from gradviz.ops.sparse_ops import sparse_add
+
+        return sparse_add(a, b, alpha)
     out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
     out = _new(out_data, _binary_device(a, bt))
     inputs = (a, bt)

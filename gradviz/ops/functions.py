@@ -16,6 +16,7 @@ of the derivative table (so its backward node's name) together:
 - inplace: add_, mul_, zero_, fill_, copy_, setitem, relu_/sigmoid_/tanh_/clamp_ and the like
 - construction: tensor, the factories, legacy typed constructors, and the zeros formulas build
 - modes: inference_mode
+- diag_ops: diag, diag_embed
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from gradviz.ops import (
     arith,
     construction,
     cumulative,
+    diag_ops,
     indexing,
     inplace,
     linalg,
@@ -40,7 +42,7 @@ from gradviz.ops import (
 )
 
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
-            indexing, linalg, inplace, modes)
+            indexing, linalg, inplace, modes, diag_ops)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import as_strided
@@ -64,6 +65,10 @@ def _check_mm(a: Tensor, b: Tensor) -> None:
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     x, y = a._data, b._data
+    if type(x) is SparseCOO or type(y) is SparseCOO:
+        from gradviz.ops.sparse_ops import sparse_mm
+
+        return sparse_mm(a, b)
     dt = a.dtype
     if not (dt is b.dtype and a.device is b.device and x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]):
         _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)

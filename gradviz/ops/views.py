@@ -281,7 +281,10 @@ def expand_as(a: Tensor, other: Tensor) -> Tensor:
 def _dense_non_overlapping(x: Any) -> bool:
     """Whether x's elements fill its memory exactly, in some order of dims (torch's
     is_non_overlapping_and_dense): then a copy may keep the layout."""
-    dims = sorted((st, n) for st, n in zip(x.strides, x.shape) if n != 1)
+    strides = getattr(x, "strides", None)
+    if strides is None:  # a sparse tensor's data (gradviz/_sparse_coo.py): no strides to keep
+        return True
+    dims = sorted((st, n) for st, n in zip(strides, x.shape) if n != 1)
     expected = x.itemsize
     for st, n in dims:
         if st != expected:

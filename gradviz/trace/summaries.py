@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz._sparse_coo import SparseCOO
 from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.codec import Raw
@@ -30,6 +31,8 @@ _id_of = attrgetter("_id")
 def _host(a: Any) -> np.ndarray:
     if isinstance(a, np.ndarray):
         return a
+    if type(a) is SparseCOO:  # a sparse gradient: summarised dense, as torchrec summarises torch's
+        return a.to_dense()
     get = getattr(a, "get", None)  # cupy arrays copy to the host with .get()
     return np.asarray(get() if callable(get) else a)
 

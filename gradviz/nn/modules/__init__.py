@@ -1,6 +1,7 @@
 """torch.nn's modules, one file per family."""
 
 from gradviz.nn.modules.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from gradviz.nn.modules.activation_elu import ELU
 from gradviz.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from gradviz.nn.modules.conv import Conv1d, Conv2d
 from gradviz.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
@@ -42,4 +43,5 @@ __all__ = [
     "MultiheadAttention", "Transformer", "TransformerDecoder", "Dropout1d", "Dropout2d", "Dropout3d",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "ConvTranspose1d", "ConvTranspose2d", "PixelShuffle", "PixelUnshuffle",
+    "ELU",
 ]  # fmt: skip
