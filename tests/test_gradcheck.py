@@ -258,6 +258,11 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("squeeze_dim", lambda a: a.squeeze(0), [randn(1, 3)]),
     ("squeeze_dims", lambda a: a.squeeze((0, 2, 3)), [randn(1, 3, 1, 2)]),
     ("squeeze_dim_", lambda v, m: v @ m, [randn(2), randn(2, 3, seed=1)]),
+    # the in-place view ops, on a non-leaf copy (a leaf refuses an in-place change)
+    ("unsqueeze_", lambda a: (a * 1).unsqueeze_(1), [randn(2, 3)]),
+    ("squeeze_", lambda a: (a * 1).squeeze_(), [randn(1, 3, 1)]),
+    ("squeeze_dims_", lambda a: (a * 1).squeeze_((0, 2)), [randn(1, 3, 1, 2)]),
+    ("t_", lambda a: (a * 1).t_(), [randn(2, 3)]),
     ("expand", lambda a: a.expand(2, 3, 4), [randn(3, 1)]),
     ("select", lambda a: a[1], [randn(3, 2)]),
     ("select", lambda a: a[:, -1], [randn(3, 2)]),
