@@ -1,7 +1,7 @@
 """F.affine_grid and F.grid_sample against torch 2.13: the same outputs and gradients, backward
-nodes (AffineGridGeneratorBackward0, GridSampler2DBackward0), next_functions, sequence numbers,
+nodes (AffineGridGeneratorBackward0, GridSampler2DBackward0, GridSampler3DBackward0), next_functions, sequence numbers,
 execution order, warnings and errors, for modes bilinear and nearest, every padding mode and both
-align_corners; gradviz's own finite differences agree too."""
+align_corners, 4-d and 5-d input; gradviz's own finite differences agree too."""
 
 from __future__ import annotations
 
@@ -34,6 +34,29 @@ def test_grid_sample(mode, padding_mode, align_corners, scale):
         g = _grid(T, 2, 4, 7, scale)
         out = T.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
         return out, [x, g]
+
+    check_fn(fn)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("padding_mode", PADDINGS)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_3d(mode, padding_mode, align_corners):
+    def fn(T):
+        x = leaf(T, 2, 2, 3, 4, 5)
+        g = T.tensor(np.random.default_rng(6).uniform(-1.6, 1.6, (2, 3, 2, 4, 3)), dtype=T.float64, requires_grad=True)
+        out = T.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        return out, [x, g]
+
+    check_fn(fn)
+
+
+def test_volumetric_spatial_transformer():
+    def fn(T):
+        x = leaf(T, 2, 1, 3, 4, 5)
+        theta = leaf(T, 2, 3, 4, seed=2)
+        grid = T.nn.functional.affine_grid(theta * 0.5, x.size(), align_corners=False)
+        return T.nn.functional.grid_sample(x, grid, align_corners=False), [x, theta]
 
     check_fn(fn)
 
@@ -159,6 +182,12 @@ def test_gradcheck():
             assert gradviz.autograd.gradcheck(
                 lambda x, g, pad=pad, align=align: gradviz.nn.functional.grid_sample(
                     x, g, padding_mode=pad, align_corners=align), (x, g))  # fmt: skip
+    x3 = gradviz.tensor(rng.standard_normal((1, 2, 2, 3, 4)), requires_grad=True)
+    g3 = gradviz.tensor(rng.uniform(-1.3, 1.3, (1, 2, 1, 2, 3)) + 0.013, requires_grad=True)
+    for pad in PADDINGS:
+        assert gradviz.autograd.gradcheck(
+            lambda x, g, pad=pad: gradviz.nn.functional.grid_sample(x, g, padding_mode=pad, align_corners=True),
+            (x3, g3))  # fmt: skip
     theta = gradviz.tensor(rng.standard_normal((2, 2, 3)), requires_grad=True)
     assert gradviz.autograd.gradcheck(lambda t: gradviz.nn.functional.affine_grid(t, (2, 1, 3, 4), False), (theta,))
 
@@ -189,6 +218,14 @@ def test_warnings():
                                           align_corners=False),  # fmt: skip
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 1, 3, 3), T.zeros(2, 2, 2, 2), mode="cubic"),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 1, 3, 3), T.zeros(2, 2, 2, 2), padding_mode="wrap"),
+    lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4), T.zeros(2, 5, 1), align_corners=False),
+    lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5, 6), T.zeros(2, 2, 3, 3), align_corners=False),
+    lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5, 6), T.zeros(2, 1, 2, 3, 3), mode="bicubic",
+                                          align_corners=False),  # fmt: skip
+    lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5, 6, dtype=T.int32), T.zeros(2, 1, 2, 3, 3),
+                                          align_corners=False),  # fmt: skip
+    lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5), T.zeros(2, 2, 3, 2, dtype=T.float64),
+                                          align_corners=False),  # fmt: skip
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 2, 3), (2, 3, 4), align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 2, 3), (2, 3, 0, 4), align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(3, 2, 3), (2, 3, 4, 4), align_corners=False),

@@ -68,9 +68,9 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:  # fmt: skip
-    """``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2), coordinates in [-1, 1]: one
-    GridSampler2DBackward0 node. Modes bilinear and nearest; 5-d (volumetric) inputs and
-    bicubic are not implemented."""
+    """``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2), coordinates in [-1, 1], or
+    (N, C, D, H, W) at (N, Do, Ho, Wo, 3): one GridSampler2DBackward0 or GridSampler3DBackward0
+    node. Modes bilinear (trilinear in 3-d) and nearest; bicubic is not implemented."""
     if mode not in _MODES:
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
@@ -110,17 +110,20 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
                 "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes "
                 f"{_sizes(input.shape)} with dimension {i} being empty"
             )
-    if input.ndim != 4 or grid.ndim != 4:
-        if input.ndim == 5 and grid.ndim == 5:
-            raise NotImplementedError("gradviz: grid_sample on 5-D (volumetric) input is not implemented")
+    # torch sends 4-d input to grid_sampler_2d and everything else to grid_sampler_3d
+    want = 4 if input.ndim == 4 else 5
+    if input.ndim != want or grid.ndim != want:
         raise RuntimeError(
-            "grid_sampler(): expected 4D input and grid with same number of dimensions, but got input with sizes "
-            f"{_sizes(input.shape)} and grid with sizes {_sizes(grid.shape)}"
+            f"grid_sampler(): expected {want}D input and grid with same number of dimensions, but got input with "
+            f"sizes {_sizes(input.shape)} and grid with sizes {_sizes(grid.shape)}"
         )
+    if want == 5 and interpolation_mode == G.BICUBIC:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     name = scalar_type_name(input.dtype)
     if not input.is_floating_point():
-        raise NotImplementedError(f"\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '{name}'")
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if want == 4 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     if grid.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {name} but found {scalar_type_name(grid.dtype)}")
-    return G.grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)
+    return G.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 

@@ -1,11 +1,13 @@
-"""Affine grids and grid sampling with torch's nodes: AffineGridGeneratorBackward0 and
-GridSampler2DBackward0; their rows join the derivative table.
+"""Affine grids and grid sampling with torch's nodes: AffineGridGeneratorBackward0,
+GridSampler2DBackward0 and GridSampler3DBackward0; their rows join the derivative table.
 
-The arithmetic follows torch's CPU kernels (aten/src/ATen/native/AffineGridGenerator.cpp and
+The 2-d arithmetic follows torch's CPU kernels (aten/src/ATen/native/AffineGridGenerator.cpp and
 cpu/GridSamplerKernel.cpp) step by step in the input's precision, not just their maths: a spatial
 transformer starts from the identity transform, so its sample points land exactly on pixel
 centres, where the bilinear weights' derivative jumps. Only the same float32 rounding puts a
-point on the same side of a pixel as torch, and so gives the grid the same gradient."""
+point on the same side of a pixel as torch, and so gives the grid the same gradient. The 3-d
+sampler (torch's scalar kernel) agrees to rounding. A sample's corners are gathered from the
+flattened input per batch (take_along_axis); the input's gradient is one bincount over them."""
 
 from __future__ import annotations
 
@@ -97,7 +99,7 @@ def _affine_backward(node: Any, g: Tensor) -> Tensor:
 _AFFINE = _register("affine_grid_generator", D("AffineGridGeneratorBackward0", (_affine_backward,)))
 
 
-# -- grid_sampler_2d ---------------------------------------------------------------------------
+# -- grid_sampler (2-d, 3-d) ------------------------------------------------------------------------
 
 
 def _fma(a: Any, b: Any, c: Any) -> Any:
@@ -110,84 +112,95 @@ def _fma(a: Any, b: Any, c: Any) -> Any:
     return ((a.astype(wide) * (b.astype(wide) if getattr(b, "ndim", 0) else wide(b))) + c).astype(a.dtype)
 
 
-def _source_index(coord: Any, size: int, padding: int, align: bool, with_grad: bool) -> tuple[Any, Any]:
-    """A grid coordinate in [-1, 1] as a pixel index (and, when asked, d index / d coord), with
-    the padding mode's clipping or reflection, as torch's ComputeLocation."""
+def _source_index(coord: Any, size: int, padding: int, align: bool, vectorised: bool) -> tuple[Any, Any]:
+    """A grid coordinate in [-1, 1] as a pixel index, and d index / d coord, with the padding
+    mode's clipping or reflection: as torch's ComputeLocation (the vectorised 2-d kernel) or
+    grid_sampler_compute_source_index_set_grad (the scalar 3-d one), rounding included."""
     dt = coord.dtype.type
     xm = module_of(coord)
     scale = dt(size - 1) / dt(2) if align else dt(size) / dt(2)
     # unnormalize: [-1, 1] onto [0, size - 1] (align_corners) or [-0.5, size - 0.5]
-    x = (coord + dt(1)) * scale if align else _fma(coord + dt(1), scale, dt(-0.5))
-    mult = xm.full(coord.shape, scale, dtype=coord.dtype) if with_grad else None
+    if vectorised:
+        x = (coord + dt(1)) * scale if align else _fma(coord + dt(1), scale, dt(-0.5))
+    else:
+        x = ((coord + dt(1)) / dt(2)) * dt(size - 1) if align else ((coord + dt(1)) * dt(size) - dt(1)) / dt(2)
+    mult = xm.full(coord.shape, scale, dtype=coord.dtype)
     if padding == ZEROS:
         return x, mult
     top = dt(size - 1)
     if padding == REFLECTION:
         twice_span = dt(2 * (size - 1)) if align else dt(2 * size)
         if twice_span == 0:
-            return xm.zeros_like(x), (xm.zeros_like(x) if with_grad else None)
+            return xm.zeros_like(x), xm.zeros_like(x)
         low = dt(0) if align else dt(-0.5)
         shifted = x - low
-        extra = xm.abs(shifted)
-        extra = extra - xm.trunc(extra / twice_span) * twice_span
+        extra = np.abs(shifted)
+        extra = extra - np.trunc(extra / twice_span) * twice_span
         flipped = twice_span - extra
         more = extra > flipped
-        x = xm.where(more, flipped, extra) + low
-        if with_grad:
-            # d reflect / d x: -1 where exactly one of (a negative start, one more flip) holds
-            mult = xm.where(more ^ (shifted < 0), -mult, mult)
+        x = np.where(more, flipped, extra) + low
+        # d reflect / d x: -1 where exactly one of (a negative start, one more flip) holds
+        mult = np.where(more ^ (shifted < 0), -mult, mult)
     # clip onto [0, size - 1]; torch treats the borders themselves as outside for the gradient
-    if with_grad:
-        mult = xm.where((x > 0) & (x < top), mult, dt(0))
-    return xm.minimum(xm.maximum(x, dt(0)), top), mult
+    mult = np.where((x > 0) & (x < top), mult, dt(0))
+    return np.minimum(np.maximum(x, dt(0)), top), mult
 
 
-def _corner(ix: Any, iy: Any, h: int, w: int) -> tuple[Any, Any]:
-    """The flat index of pixel (iy, ix) (0 where outside) and whether it lies inside."""
-    inside = (ix > -1) & (ix < w) & (iy > -1) & (iy < h)
-    return module_of(ix).where(inside, iy * w + ix, 0), inside
+def _corner(idx: list[Any], spatial: tuple[int, ...]) -> tuple[Any, Any]:
+    """The flat index of a pixel (per-axis indices, x first; 0 where outside) and whether it lies
+    inside ``spatial`` ((H, W) or (D, H, W))."""
+    sizes = spatial[::-1]
+    inside = None
+    flat = 0
+    stride = 1
+    for i, size in zip(idx, sizes):
+        ok = (i > -1) & (i < size)
+        inside = ok if inside is None else inside & ok
+        flat = flat + i * stride
+        stride *= size
+    return np.where(inside, flat, 0), inside
 
 
 def _gather(x: Any, idx: Any, inside: Any) -> Any:
-    """(N, C, P) values of (N, C, H * W) ``x`` at (N, P) flat indices, 0 where outside."""
-    xm = module_of(x)
-    vals = xm.take_along_axis(x, xm.broadcast_to(idx[:, None, :], (*x.shape[:2], idx.shape[1])), axis=2)
+    """(N, C, P) values of (N, C, pixels) ``x`` at (N, P) flat indices, 0 where outside."""
+    vals = np.take_along_axis(x, np.broadcast_to(idx[:, None, :], (*x.shape[:2], idx.shape[1])), axis=2)
     return vals * inside[:, None, :].astype(x.dtype)
 
 
-def _geometry(n: Any, grid: Any, hw: tuple[int, int]) -> dict[str, Any]:
-    """Everything a bilinear or nearest sample needs from the grid, with the gradient factors."""
-    h, w = hw
+def _geometry(n: Any, grid: Any, spatial: tuple[int, ...]) -> dict[str, Any]:
+    """Everything a bilinear, trilinear or nearest sample needs from the grid: each corner's
+    flat index, whether it is inside, its weight; each axis's distances and gradient factor."""
+    k = len(spatial)
     mode, padding, align = n["interpolation_mode"], n["padding_mode"], n["align_corners"]
-    g = grid.reshape(grid.shape[0], grid.shape[1] * grid.shape[2], 2)
-    x, gx_mult = _source_index(g[..., 0], w, padding, align, True)
-    y, gy_mult = _source_index(g[..., 1], h, padding, align, True)
-    xm = module_of(grid)
-    geo: dict[str, Any] = {"x": x, "y": y, "gx_mult": gx_mult, "gy_mult": gy_mult}
+    g = grid.reshape(grid.shape[0], int(np.prod(grid.shape[1:-1])), k)
+    # coordinate a (x, y[, z]) indexes spatial dim k - 1 - a (W, H[, D])
+    locs = [_source_index(g[..., a], spatial[k - 1 - a], padding, align, k == 2) for a in range(k)]
+    geo: dict[str, Any] = {"mult": [m for _, m in locs]}
     if mode == NEAREST:
         # rint: round half to even, as torch's nearbyint
-        geo["corners"] = [(*_corner(_as_index(xm, xm.rint(x), w), _as_index(xm, xm.rint(y), h), h, w), None)]
+        geo["corners"] = [(*_corner([_as_index(np.rint(c), spatial[k - 1 - a]) for a, (c, _) in enumerate(locs)],
+                                    spatial), None)]  # fmt: skip
         return geo
-    x_w, y_n = xm.floor(x), xm.floor(y)
-    we = x - x_w  # distance to the west column
-    e = x.dtype.type(1) - we
-    nn = y - y_n
-    s = y.dtype.type(1) - nn
-    ix, iy = _as_index(xm, x_w, w), _as_index(xm, y_n, h)
-    geo.update(we=we, e=e, n=nn, s=s)
-    geo["corners"] = [
-        (*_corner(ix, iy, h, w), s * e),
-        (*_corner(ix + 1, iy, h, w), s * we),
-        (*_corner(ix, iy + 1, h, w), nn * e),
-        (*_corner(ix + 1, iy + 1, h, w), nn * we),
-    ]
+    lo = [np.floor(c) for c, _ in locs]
+    fr = [c - f for (c, _), f in zip(locs, lo)]  # distance past the low pixel: x - x_west
+    om = [f.dtype.type(1) - f for f in fr]
+    base = [_as_index(f, spatial[k - 1 - a]) for a, f in enumerate(lo)]
+    geo.update(fr=fr, om=om)
+    corners = []
+    for bits in range(1 << k):  # x's bit fastest: nw, ne, sw, se (then the bottom layer's)
+        hi = [(bits >> a) & 1 for a in range(k)]
+        terms = [fr[a] if hi[a] else om[a] for a in range(k)]
+        # torch's orders: y * x in 2-d, (x * y) * z in 3-d
+        w = terms[1] * terms[0] if k == 2 else terms[0] * terms[1] * terms[2]
+        corners.append((*_corner([b + h for b, h in zip(base, hi)], spatial), w))
+    geo["corners"] = corners
     return geo
 
 
-def _as_index(xm: Any, v: Any, size: int) -> Any:
+def _as_index(v: Any, size: int) -> Any:
     # far-off (or NaN) points only need to stay outside: clamping first keeps the cast defined
-    v = xm.nan_to_num(v, nan=-2.0)
-    return xm.clip(v, -2, size + 1).astype(np.int64)
+    v = np.nan_to_num(v, nan=-2.0)
+    return np.clip(v, -2, size + 1).astype(np.int64)
 
 
 class _Saved:
@@ -200,24 +213,25 @@ class _Saved:
         return self._d[key]
 
 
-def grid_sampler_2d(input: Tensor, grid: Tensor, mode: int, padding: int, align_corners: bool) -> Tensor:
-    """torch.grid_sampler on 4-d input: (N, C, H, W) sampled at (N, Ho, Wo, 2) -> (N, C, Ho, Wo)."""
+def grid_sampler(input: Tensor, grid: Tensor, mode: int, padding: int, align_corners: bool) -> Tensor:
+    """torch.grid_sampler: (N, C, H, W) sampled at (N, Ho, Wo, 2) -> (N, C, Ho, Wo), or the 3-d
+    (N, C, D, H, W) at (N, Do, Ho, Wo, 3); a GridSampler2DBackward0 or 3D node."""
     if mode == BICUBIC:
         raise NotImplementedError("gradviz: grid_sample with mode='bicubic' is not implemented")
     x, gr = input._data, grid._data
-    nb, c, h, w = x.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    geo = _geometry(_Saved(mode, padding, align_corners), gr, (h, w))
-    flat = _ascontiguous(x).reshape(nb, c, h * w)
+    nb, c = x.shape[:2]
+    spatial = tuple(x.shape[2:])
+    geo = _geometry(_Saved(mode, padding, align_corners), gr, spatial)
+    flat = _ascontiguous(x).reshape(nb, c, int(np.prod(spatial)))
     out = None
     for idx, inside, wt in geo["corners"]:
         v = _gather(flat, idx, inside)
         # in torch's order, each term fused into the sum: ((nw + ne) + sw) + se
         out = (v if wt is None else v * wt[:, None, :]) if out is None else _fma(v, wt[:, None, :], out)
-    y = _ascontiguous(out).reshape(nb, c, ho, wo)
+    y = _ascontiguous(out).reshape(nb, c, *gr.shape[1:-1])
     res = _wrap(y, input.dtype, input.device)
     if _grad_state.enabled and (_requires(input) or _requires(grid)):
-        record(_GRID_2D, (input, grid), [res], {
+        record(_GRID_2D if len(spatial) == 2 else _GRID_3D, (input, grid), [res], {
             "input": SavedVariable(input), "grid": SavedVariable(grid), "interpolation_mode": mode,
             "padding_mode": padding, "align_corners": align_corners,
         })  # fmt: skip
@@ -228,37 +242,67 @@ def _grid_sampler_grads(node: Any, g: Tensor) -> tuple[Any, Any]:
     x, gr = node["input"]._data, node["grid"]._data
     gd = _ascontiguous(g._data)
     xm = module_of(gd)
-    nb, c, h, w = x.shape
-    geo = _geometry(node, gr, (h, w))
-    gout = gd.reshape(nb, c, gd.shape[2] * gd.shape[3])
+    nb, c = x.shape[:2]
+    spatial = tuple(x.shape[2:])
+    k = len(spatial)
+    pixels = int(np.prod(spatial))
+    geo = _geometry(node, gr, spatial)
+    gout = gd.reshape(nb, c, int(np.prod(gr.shape[1:-1])))
     edges = node.next_edges
     dx = dgrid = None
     if edges[0][0] is not None:
         # each output gradient, weighted, back onto the (in-bounds) pixels it sampled
-        rows = (xm.arange(nb * c).reshape(nb, c, 1) * (h * w))
+        rows = xm.arange(nb * c).reshape(nb, c, 1) * pixels
         idxs, vals = [], []
         for idx, inside, wt in geo["corners"]:
             contrib = gout if wt is None else gout * wt[:, None, :]
             idxs.append((rows + idx[:, None, :]).ravel())
             vals.append((contrib * inside[:, None, :].astype(gd.dtype)).ravel())
-        dx = xm.bincount(xm.concatenate(idxs), weights=xm.concatenate(vals), minlength=nb * c * h * w)
+        dx = xm.bincount(np.concatenate(idxs), weights=np.concatenate(vals), minlength=nb * c * pixels)
         dx = dx.astype(gd.dtype).reshape(x.shape)
     if edges[1][0] is not None:
         if node["interpolation_mode"] == NEAREST:
             dgrid = xm.zeros(gr.shape, dtype=gd.dtype)  # piecewise constant: torch returns zeros
         else:
-            flat = _ascontiguous(x).reshape(nb, c, h * w)
-            nw, ne, sw, se = (_gather(flat, idx, inside) for idx, inside, _ in geo["corners"])
-            s, nn, e, we = (geo[k] for k in ("s", "n", "e", "we"))
-            gx = gy = xm.zeros((nb, gout.shape[2]), dtype=gd.dtype)
-            # channel by channel, each step fused as in torch's kernel
-            for ch in range(c):
-                go = gout[:, ch]
-                gx = _fma(_fma(se[:, ch] - sw[:, ch], nn, (ne[:, ch] - nw[:, ch]) * s), go, gx)
-                gy = _fma(_fma(se[:, ch] - ne[:, ch], we, (sw[:, ch] - nw[:, ch]) * e), go, gy)
-            gx, gy = gx * geo["gx_mult"], gy * geo["gy_mult"]
-            dgrid = xm.stack([gx, gy], axis=-1).astype(gd.dtype, copy=False).reshape(gr.shape)
+            flat = _ascontiguous(x).reshape(nb, c, pixels)
+            vals = [_gather(flat, idx, inside) for idx, inside, _ in geo["corners"]]
+            parts = _grid_grad_2d(vals, gout, geo) if k == 2 else _grid_grad_3d(vals, gout, geo)
+            parts = [p * m for p, m in zip(parts, geo["mult"])]
+            dgrid = xm.stack(parts, axis=-1).astype(gd.dtype, copy=False).reshape(gr.shape)
     return dx, dgrid
+
+
+def _grid_grad_2d(vals: list[Any], gout: Any, geo: dict[str, Any]) -> list[Any]:
+    """d out / d (x, y) summed over channels, before the source-index factor: channel by channel,
+    each step fused as in torch's vectorised kernel."""
+    nw, ne, sw, se = vals
+    (we, nn), (e, s) = geo["fr"], geo["om"]
+    gx = gy = module_of(gout).zeros((gout.shape[0], gout.shape[2]), dtype=gout.dtype)
+    for ch in range(gout.shape[1]):
+        go = gout[:, ch]
+        gx = _fma(_fma(se[:, ch] - sw[:, ch], nn, (ne[:, ch] - nw[:, ch]) * s), go, gx)
+        gy = _fma(_fma(se[:, ch] - ne[:, ch], we, (sw[:, ch] - nw[:, ch]) * e), go, gy)
+    return [gx, gy]
+
+
+def _grid_grad_3d(vals: list[Any], gout: Any, geo: dict[str, Any]) -> list[Any]:
+    """d out / d (x, y, z) summed over channels: each corner's value times its weight's
+    derivative along the axis (the other axes' distances, signed by the corner's side)."""
+    fr, om = geo["fr"], geo["om"]
+    parts = []
+    for a in range(3):
+        total = None
+        for bits, v in enumerate(vals):
+            hi = [(bits >> b) & 1 for b in range(3)]
+            d = None
+            for b in range(3):
+                if b != a:
+                    t = fr[b] if hi[b] else om[b]
+                    d = t if d is None else d * t
+            term = v * (d if hi[a] else -d)[:, None, :]
+            total = term if total is None else total + term
+        parts.append((total * gout).sum(axis=1))
+    return parts
 
 
 def _grid_from_cache(i: int) -> Any:
@@ -275,5 +319,7 @@ def _grid_from_cache(i: int) -> Any:
 
 
 # torch's grid_sampler_2d_backward has no derivative of its own either: a double backward
-# through this node is refused there too.
-_GRID_2D = _register("grid_sampler_2d", D("GridSampler2DBackward0", (_grid_from_cache(0), _grid_from_cache(1))))
+# through these nodes is refused there too.
+_GRADS = (_grid_from_cache(0), _grid_from_cache(1))
+_GRID_2D = _register("grid_sampler_2d", D("GridSampler2DBackward0", _GRADS))
+_GRID_3D = _register("grid_sampler_3d", D("GridSampler3DBackward0", _GRADS))
