@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import gradviz
+from tests._diff import Case, check
 from tests._nn_diff import check_fn, check_module, leaf, same_error
 
 MODES = ["bilinear", "nearest"]
@@ -259,3 +260,28 @@ def test_empty_batch_channels_and_grid():
             y.sum().backward()
             outs.append((tuple(y.shape), tuple(x.grad.shape), tuple(g.grad.shape)))
         assert outs[0] == outs[1]
+
+
+def test_affine_grid_double_backward():
+    """torch composes affine_grid's backward of ops: under create_graph=True its gradient has a
+    graph (TransposeBackward0 <- BmmBackward0 <- ViewBackward0) that a second backward walks."""
+
+    def prog(T):
+        theta = leaf(T, 2, 2, 3)
+        w = leaf(T, 2, 3, 4, 2, seed=1)
+        grid = T.nn.functional.affine_grid(theta, (2, 1, 3, 4), align_corners=False)
+        (gt,) = T.autograd.grad((grid * w).sum(), theta, create_graph=True)
+        loss = (gt**2).sum()
+        return Case(roots=[loss], run=lambda: loss.backward(), grads_of=[w])
+
+    check(prog)
+
+
+def test_grid_sample_double_backward_is_refused():
+    """torch has GridSampler2DBackwardBackward0; gradviz says it lacks it rather than give a
+    gradient with no graph."""
+    x = gradviz.randn(1, 1, 3, 3, dtype=gradviz.float64, requires_grad=True)
+    g = gradviz.zeros(1, 2, 2, 2, dtype=gradviz.float64, requires_grad=True)
+    y = gradviz.nn.functional.grid_sample(x, g, align_corners=False)
+    with pytest.raises(NotImplementedError, match="GridSampler2DBackward0"):
+        gradviz.autograd.grad(y.sum(), (x, g), create_graph=True)

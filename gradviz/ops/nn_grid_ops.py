@@ -20,6 +20,7 @@ import numpy as np
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
+from gradviz.ops import functions as F
 from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
@@ -87,16 +88,20 @@ def affine_grid_generator(theta: Tensor, size: tuple[int, ...], align_corners: b
 
 
 def _affine_backward(node: Any, g: Tensor) -> Tensor:
-    # torch's affine_grid_generator_backward: base^T @ grad, transposed to (N, k, k + 1)
+    """torch's affine_grid_generator_backward, composed of ops as there (so under
+    create_graph=True it records ViewBackward0, BmmBackward0 and TransposeBackward0):
+    (base^T @ grad.view(N, P, k)).transpose(1, 2), base a constant (N, P, k + 1) grid."""
     size, align = node["size"], node["align_corners"]
-    gd = g._data
-    spatial = tuple(size[2:])
-    base = _base_grid(module_of(gd), spatial, align, gd.dtype)
-    gt = np.matmul(base.T[None], gd.reshape(size[0], -1, len(spatial)))
-    return _out(_ascontiguous(gt.transpose(0, 2, 1)), g)
+    n, spatial = size[0], tuple(size[2:])
+    k = len(spatial)
+    xm = module_of(g._data)
+    base = _base_grid(xm, spatial, align, g._data.dtype)
+    base = _wrap(_ascontiguous(np.broadcast_to(base[None], (n, *base.shape))), g.dtype, g.device)
+    gt = F.bmm(F.transpose(base, 1, 2), F.view(g, n, base.shape[1], k))
+    return F.transpose(gt, 1, 2)
 
 
-_AFFINE = _register("affine_grid_generator", D("AffineGridGeneratorBackward0", (_affine_backward,)))
+_AFFINE = _register("affine_grid_generator", D("AffineGridGeneratorBackward0", (_affine_backward,)), graph=True)
 
 
 # -- grid_sampler (2-d, 3-d) ------------------------------------------------------------------------
@@ -318,8 +323,8 @@ def _grid_from_cache(i: int) -> Any:
     return grad
 
 
-# torch's grid_sampler_2d_backward has no derivative of its own either: a double backward
-# through these nodes is refused there too.
+# A double backward through these nodes (torch's GridSampler2DBackwardBackward0) is not
+# implemented: the formulas compute on arrays, and _register makes them refuse create_graph.
 _GRADS = (_grid_from_cache(0), _grid_from_cache(1))
 _GRID_2D = _register("grid_sampler_2d", D("GridSampler2DBackward0", _GRADS))
 _GRID_3D = _register("grid_sampler_3d", D("GridSampler3DBackward0", _GRADS))
