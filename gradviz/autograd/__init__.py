@@ -313,10 +313,10 @@ __all__ = [
 # -- autograd extras (gradcheck, functional, once_differentiable): binding the functions here
 # shadows the gradcheck submodule, as in torch (``from gradviz.autograd.gradcheck import
 # GradcheckError`` still works through sys.modules).
-from gradviz.autograd import functional, graph_hooks  # noqa: E402, F401 - graph_hooks fills autograd.graph
+from gradviz.autograd import functional, graph_hooks, profiler  # noqa: E402, F401 - graph_hooks fills autograd.graph
 from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
-__all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck"]
+__all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck", "profiler"]
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 from gradviz import tensor as _tensor  # noqa: E402
