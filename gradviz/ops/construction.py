@@ -353,6 +353,46 @@ def _steps(steps: Any) -> int:
     return int(steps)
 
 
+def _linspace_float(start: Any, end: Any, n: int, npdt: Any) -> np.ndarray:
+    """torch's CPU linspace for float32/float64, value for value: the step in the dtype, then
+    start + step*i for the first half and end - step*(n-1-i) for the rest, each rounded once (the
+    kernel's fused multiply-add), in double, then cast (a float32 step times an index is exact in
+    double)."""
+    s, e = npdt(start), npdt(end)
+    step = float((e - s) / npdt(n - 1))
+    half = n // 2
+    up = np.arange(half, dtype=np.float64)
+    down = -np.arange(n - 1 - half, -1, -1, dtype=np.float64)
+    lo = _fma(up, step, np.full(half, float(s)))
+    hi = _fma(down, step, np.full(n - half, float(e)))
+    return np.concatenate([lo, hi]).astype(npdt)
+
+
+def _linspace_half(start: Any, end: Any, n: int, h: Any) -> np.ndarray:
+    """float16/bfloat16: torch's kernel computes in the dtype itself, each c10::Half (BFloat16)
+    operation in float and rounded back: the step, the index, each product and each sum."""
+    f = np.float32
+    s, e = h(start), h(end)
+    step = f(h(f(h(f(e) - f(s))) / f(h(n - 1))))
+    half = n // 2
+    up = np.arange(half).astype(h).astype(f)
+    down = np.arange(n - 1 - half, -1, -1).astype(h).astype(f)
+    lo = (f(s) + (step * up).astype(h).astype(f)).astype(h)
+    hi = (f(e) - (step * down).astype(h).astype(f)).astype(h)
+    return np.concatenate([lo, hi])
+
+
+def _linspace_int(start: Any, end: Any, n: int) -> np.ndarray:
+    """Integer dtypes: start and end truncated to integers first, the step in double, each value
+    rounded once (fused) and truncated."""
+    s, e = int(start), int(end)
+    step = (float(e) - float(s)) / (n - 1)
+    half = n // 2
+    lo = _fma(np.arange(half, dtype=np.float64), step, np.full(half, float(s)))
+    hi = _fma(-np.arange(n - 1 - half, -1, -1, dtype=np.float64), step, np.full(n - half, float(e)))
+    return np.trunc(np.concatenate([lo, hi]))
+
+
 def linspace(start: Any, end: Any, steps: int, dtype: DType | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """torch's linspace: the first half stepped up from start, the second stepped down from end
@@ -364,14 +404,18 @@ def linspace(start: Any, end: Any, steps: int, dtype: DType | None = None, devic
     end = end.item() if isinstance(end, Tensor) else end
     if n == 1:
         arr = np.array([start], dtype=np.float64)
+    elif dt is _dtype.float32 or dt is _dtype.float64:
+        arr = _linspace_float(start, end, n, dt.np.type)
+    elif dt is _dtype.float16 or dt is _dtype.bfloat16:
+        arr = _linspace_half(start, end, n, dt.np.type)
+    elif not dt.is_floating_point and not dt.is_complex:
+        arr = _linspace_int(start, end, n)
     else:
-        work = np.float64 if dt is _dtype.float64 or not dt.is_floating_point else np.float32
+        work = np.float64
         step = (work(end) - work(start)) / work(n - 1)
         i = np.arange(n)
         half = n // 2
         arr = np.where(i < half, work(start) + step * i.astype(work), work(end) - step * (n - 1 - i).astype(work))
-    if not dt.is_floating_point:
-        arr = np.trunc(arr)
     return make_tensor(to_device_array(np.asarray(arr).astype(dt.np), dev), dev, requires_grad)
 
 
