@@ -15,6 +15,7 @@ from typing import Any
 from gradviz import _dtype
 from gradviz.autograd import _state as _engine_state
 from gradviz.autograd import graph
+from gradviz.autograd import saved_variable as _saved_variable
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
@@ -28,6 +29,7 @@ from gradviz.autograd.graph import (
     node_created,
 )
 from gradviz.autograd.saved_variable import ERR_BACKWARD_TWICE, SavedVariable
+from gradviz.ops import _hooked_nodes
 from gradviz.tensor import Tensor
 
 # (node, grad of the output) -> grad of one input; for multi-output rows, a list of output grads.
@@ -389,6 +391,8 @@ def record(
         n = fn.topological_nr
         if n >= topo:
             topo = n + 1
+    if saved and _saved_variable._saved_hooks_active and _hooked_nodes.any_packed(saved):
+        cls = _hooked_nodes.hooked_class(cls)  # unpacks as torch's nodes do: once each, first
     node = _object_new(cls)
     node._id = next(_node_ids)
     node.sequence_nr = sequence_nr
