@@ -76,17 +76,18 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         self.pack_hook = pack_hook
         self.unpack_hook = unpack_hook
 
-    def __enter__(self) -> saved_tensors_hooks:
+    def __enter__(self) -> None:  # None, as torch's (``with ... as h`` binds None)
         if _hooks.disabled is not None:
             raise RuntimeError(_hooks.disabled)
         _hooks.stack.append((self.pack_hook, self.unpack_hook))
         _saved._saved_hooks_active += 1
-        return self
 
     def __exit__(self, *exc: object) -> None:
-        _flush_pending()
-        _hooks.stack.pop()
-        _saved._saved_hooks_active -= 1
+        try:
+            _flush_pending()  # a pack hook may raise here: the pair is popped all the same
+        finally:
+            _hooks.stack.pop()
+            _saved._saved_hooks_active -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
@@ -159,7 +160,7 @@ def _flush_pending() -> None:
     for sv, tensor, pack, unpack in pending:
         if sv.released:
             continue
-        sv._packed = _Packed(_call_hook(pack, tensor), unpack, None, None, bool(tensor.requires_grad))
+        sv._packed = _Packed(_pack_checked(pack, tensor, tensor), unpack, None, None, bool(tensor.requires_grad))
 
 
 def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
@@ -176,7 +177,7 @@ def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
         sv._packed = _PENDING
         sv.tensor = None
         return True
-    packed = _call_hook(pack, tensor)
+    packed = _pack_checked(pack, tensor, tensor)
     grad_fn = accumulator = None
     if not is_output:
         grad_fn = tensor._grad_fn
@@ -185,6 +186,36 @@ def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
     sv._packed = _Packed(packed, unpack, grad_fn, accumulator, bool(tensor.requires_grad))
     sv.tensor = None
     return True
+
+
+def _pack_checked(pack: Callable, arg: Any, tensor: Any) -> Any:
+    # torch packs under no_grad and refuses a pack hook that changes the saved tensor in place.
+    from gradviz.autograd.grad_mode import no_grad
+    from gradviz.autograd.saved_tensor import ERR_PACK_INPLACE
+
+    version = tensor._version_counter[0]
+    with no_grad():
+        packed = _call_hook(pack, arg)
+    if tensor._version_counter[0] != version:
+        raise RuntimeError(ERR_PACK_INPLACE)
+    return packed
+
+
+def pack_registered(sv: Any, pack: Callable, unpack: Callable) -> None:
+    """SavedTensor.register_hooks: pack one saved variable now. The hook gets a detached alias of
+    a saved input, or the saved output as the variable keeps it (without grad_fn), as torch's."""
+    tensor = sv.tensor
+    grad_fn = accumulator = None
+    if sv.is_output:
+        arg = tensor
+    else:
+        arg = tensor.detach()
+        grad_fn = tensor._grad_fn
+        if grad_fn is None and tensor._requires_grad:
+            accumulator = _graph.grad_accumulator(tensor)
+    packed = _pack_checked(pack, arg, tensor)
+    sv._packed = _Packed(packed, unpack, grad_fn, accumulator, bool(tensor.requires_grad))
+    sv.tensor = None
 
 
 def unpack_saved(sv: Any, saved_for: Node | None) -> Any:

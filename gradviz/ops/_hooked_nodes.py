@@ -23,6 +23,12 @@ from gradviz.autograd.saved_variable import SavedVariable
 
 # OpNode class -> its hooked subclass, made once per class.
 _HOOKED: dict[type, type] = {}
+_SUBCLASSES: set[type] = set()
+
+
+def is_hooked(cls: type) -> bool:
+    """Whether cls is already one of the hooked subclasses."""
+    return cls in _SUBCLASSES
 
 
 class _Resolved(dict):
@@ -105,4 +111,5 @@ def hooked_class(cls: type) -> type:
         "apply": apply, "_apply_all": _apply_all, "apply_needed": apply_needed,
     })  # fmt: skip
     _HOOKED[cls] = sub
+    _SUBCLASSES.add(sub)
     return sub

@@ -28,6 +28,7 @@ from gradviz.autograd.graph import (
     gradient_edge,
     node_created,
 )
+from gradviz.autograd.saved_tensor import raw_saved_property
 from gradviz.autograd.saved_variable import ERR_BACKWARD_TWICE, SavedVariable
 from gradviz.ops import _hooked_nodes
 from gradviz.tensor import Tensor
@@ -287,6 +288,7 @@ def _add_saved_names(saved: dict[str, Any]) -> None:
     for key in saved:
         if key not in _SAVED_NAMES:
             setattr(OpNode, "_saved_" + key, _saved_property(key))
+            setattr(OpNode, "_raw_saved_" + key, raw_saved_property(key))
             _SAVED_NAMES.add(key)
 
 
