@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from gradviz.autograd import saved_variable as _saved_variable
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import (
     InputMetadata,
@@ -194,6 +195,8 @@ class Function(metaclass=FunctionMeta):
         ctx._saved = [
             None if t is None else SavedVariable(t, is_output=any(t is o for o in outs)) for t in ctx.to_save
         ]
+        if _saved_variable._saved_hooks_active:
+            _saved_variable._hooks._flush_pending()  # packed now, in save_for_backward's order
         node_created(ctx)
         return outs if isinstance(out, tuple) else outs[0]
 

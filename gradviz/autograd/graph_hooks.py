@@ -62,7 +62,7 @@ class _HookStack(threading.local):
         self.disabled: str | None = None
         # Outputs saved before their op gave them a grad_fn: packed at the next save, unpack or
         # context exit, so the pack hook sees them as torch's does (with their grad_fn).
-        self.pending: list[tuple[Any, Any, Callable, Callable]] = []
+        self.pending: list[tuple[Any, Any, Callable, Callable, Any, Any]] = []
 
 
 _hooks = _HookStack()
@@ -134,7 +134,7 @@ class _Packed:
 
 
 class _Pending:
-    """A saved output waiting for its grad_fn before it is packed (see _HookStack.pending)."""
+    """A save waiting for its node to be recorded before it is packed (see pack_saved)."""
 
     __slots__ = ()
 
@@ -152,38 +152,57 @@ def _call_hook(hook: Callable, value: Any) -> Any:
         _hooks.stack = stack
 
 
-def _flush_pending() -> None:
+def _flush_pending(saved: dict[str, Any] | None = None) -> None:
+    """Pack the saves waiting for it. ``saved``: the dict of the node just recorded, whose
+    variables are packed in torch's order (inputs sorted by name, then outputs), after any
+    others still waiting."""
     pending = _hooks.pending
     if not pending:
         return
     _hooks.pending = []
-    for sv, tensor, pack, unpack in pending:
+    if saved is not None and len(pending) > 1:
+        rank: dict[int, tuple] = {}
+        for k, v in saved.items():
+            if type(v) is _saved.SavedVariable:
+                rank[id(v)] = (v.is_output, k, 0)
+            elif type(v) is list:
+                for j, s in enumerate(v):
+                    if type(s) is _saved.SavedVariable:
+                        rank[id(s)] = (s.is_output, k, j)
+        strays = [p for p in pending if id(p[0]) not in rank]
+        pending = strays + sorted((p for p in pending if id(p[0]) in rank), key=lambda p: rank[id(p[0])])
+    for sv, tensor, pack, unpack, grad_fn, accumulator in pending:
         if sv.released:
             continue
-        sv._packed = _Packed(_pack_checked(pack, tensor, tensor), unpack, None, None, bool(tensor.requires_grad))
+        sv._packed = _Packed(_pack_checked(pack, tensor, tensor), unpack, grad_fn, accumulator,
+                             bool(tensor.requires_grad))  # fmt: skip
+
+
+def flush_recorded(saved: dict[str, Any]) -> None:
+    """record() made a node with these saved values: pack what its op saved (see pack_saved)."""
+    if _hooks.pending:
+        _flush_pending(saved)
 
 
 def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
     """Called by SavedVariable.__init__ while some thread has hooks: pack ``tensor`` with this
-    thread's innermost pair. False when this thread has none (the variable keeps the tensor)."""
+    thread's innermost pair. False when this thread has none (the variable keeps the tensor).
+
+    The pack hook runs when the op records its node, not now: torch packs a node's saved
+    variables in its generated order (inputs sorted by name, then outputs), and an output once it
+    has its grad_fn. A save no node records is packed at the next record, unpack or context exit
+    (custom Functions flush their own right after saving)."""
     stack = _hooks.stack
     if not stack:
         return False
-    _flush_pending()
     pack, unpack = stack[-1]
-    if is_output and tensor._grad_fn is None:
-        # An op saves its output before it sets the output's grad_fn: pack it once that is done.
-        _hooks.pending.append((sv, tensor, pack, unpack))
-        sv._packed = _PENDING
-        sv.tensor = None
-        return True
-    packed = _pack_checked(pack, tensor, tensor)
     grad_fn = accumulator = None
-    if not is_output:
+    if not is_output:  # its place in the graph as it is now (an in-place op may move it)
         grad_fn = tensor._grad_fn
         if grad_fn is None and tensor._requires_grad:
             accumulator = _graph.grad_accumulator(tensor)
-    sv._packed = _Packed(packed, unpack, grad_fn, accumulator, bool(tensor.requires_grad))
+    _hooks.pending.append((sv, tensor, pack, unpack, grad_fn, accumulator))
+    sv._packed = _PENDING
     sv.tensor = None
     return True
 

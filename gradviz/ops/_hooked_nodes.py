@@ -8,11 +8,10 @@ then the saved outputs sorted by name: MulBackward0 unpacks ``other`` before ``s
 that holds a packed variable gets a subclass (same name, same formulas) whose entry points do
 that, then run the formulas on the unpacked tensors. Nodes without hooks never pay for it.
 
-Not covered here: the pack hook runs when an op makes each SavedVariable, so packing follows
-each op's own order, which is torch's sorted one for most ops but not all (addmm, mv, pow pack
-self first); and a few rows keep as plain arrays what torch saves as tensors (where's
-condition, max.dim's indices, batch_norm's saved mean and invstd, index's indices), so no hook
-sees them.
+Packing follows the same order (gradviz/autograd/graph_hooks.py packs a node's saves when
+record() makes it). Not covered: a few rows keep as plain arrays what torch saves as tensors
+(where's condition, max.dim's and max_pool's indices, batch_norm's saved mean and invstd,
+index/gather/embedding indices, nll_loss's target), so no hook sees them.
 """
 
 from __future__ import annotations

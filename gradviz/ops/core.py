@@ -445,6 +445,8 @@ def record(
             out._output_nr = i
             meta.append((out._data.shape, out.dtype, out.device))
         node.input_metadata = tuple(meta)
+    if saved and _saved_variable._saved_hooks_active:
+        _saved_variable._hooks.flush_recorded(saved)  # pack hooks now, in torch's order
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)
 
