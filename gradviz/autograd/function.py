@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
+from gradviz.autograd import saved_variable as _saved_variable
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import (
     InputMetadata,
@@ -101,7 +103,12 @@ class BackwardCFunction(Node):
 
 
 class FunctionMeta(type):
-    pass
+    """Gives each Function its node class, ``<Name>Backward`` (torch's ``_backward_cls``), so
+    ``type(y.grad_fn).__name__`` names the Function as torch's does."""
+
+    def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"__module__": cls.__module__})
+        super().__init__(name, bases, attrs)
 
 
 class Function(metaclass=FunctionMeta):
@@ -119,23 +126,38 @@ class Function(metaclass=FunctionMeta):
             "backward mode AD."
         )
 
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        """Overridden, it makes forward ctx-less: ``forward(*args)``, then this fills ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
-    def apply(cls, *args: Any) -> Any:
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         from gradviz.tensor import Tensor
 
+        setup = cls.setup_context is not Function.setup_context
+        if setup:
+            # torch binds keyword and default arguments to forward's signature first
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensor_args = tuple(a for a in args if isinstance(a, Tensor))
         requires = _grad_state.enabled and any(t.requires_grad for t in tensor_args)
         # torch collects the input edges (which may regenerate a stale view's history, a node)
         # before it makes the Function's node.
         edges = collect_next_edges(tensor_args) if requires else None
-        ctx = BackwardCFunction(cls)
+        ctx = cls._backward_cls(cls)
         ctx._is_tensor_input = is_tensor
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         prev = _grad_state.enabled
         _grad_state.enabled = False
         try:
-            out = cls.forward(ctx, *args)
+            if setup:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)  # keywords reach forward, untracked, as torch's
         finally:
             _grad_state.enabled = prev
         outs = out if isinstance(out, tuple) else (out,)
@@ -154,6 +176,8 @@ class Function(metaclass=FunctionMeta):
                 meta.append(InputMetadata((), None, device if device is not None else tensor_args[0].device))
                 continue
             if id(o) in dirty:
+                if o._grad_fn is None and o._requires_grad and o._base is None:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
                 o._version_counter[0] += 1
             if id(o) in non_diff:
                 meta.append(InputMetadata(o.shape, o.dtype, o.device))
@@ -171,6 +195,8 @@ class Function(metaclass=FunctionMeta):
         ctx._saved = [
             None if t is None else SavedVariable(t, is_output=any(t is o for o in outs)) for t in ctx.to_save
         ]
+        if _saved_variable._saved_hooks_active:
+            _saved_variable._hooks._flush_pending()  # packed now, in save_for_backward's order
         node_created(ctx)
         return outs if isinstance(out, tuple) else outs[0]
 

@@ -62,7 +62,7 @@ class _HookStack(threading.local):
         self.disabled: str | None = None
         # Outputs saved before their op gave them a grad_fn: packed at the next save, unpack or
         # context exit, so the pack hook sees them as torch's does (with their grad_fn).
-        self.pending: list[tuple[Any, Any, Callable, Callable]] = []
+        self.pending: list[tuple[Any, Any, Callable, Callable, Any, Any]] = []
 
 
 _hooks = _HookStack()
@@ -76,17 +76,18 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         self.pack_hook = pack_hook
         self.unpack_hook = unpack_hook
 
-    def __enter__(self) -> saved_tensors_hooks:
+    def __enter__(self) -> None:  # None, as torch's (``with ... as h`` binds None)
         if _hooks.disabled is not None:
             raise RuntimeError(_hooks.disabled)
         _hooks.stack.append((self.pack_hook, self.unpack_hook))
         _saved._saved_hooks_active += 1
-        return self
 
     def __exit__(self, *exc: object) -> None:
-        _flush_pending()
-        _hooks.stack.pop()
-        _saved._saved_hooks_active -= 1
+        try:
+            _flush_pending()  # a pack hook may raise here: the pair is popped all the same
+        finally:
+            _hooks.stack.pop()
+            _saved._saved_hooks_active -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
@@ -133,7 +134,7 @@ class _Packed:
 
 
 class _Pending:
-    """A saved output waiting for its grad_fn before it is packed (see _HookStack.pending)."""
+    """A save waiting for its node to be recorded before it is packed (see pack_saved)."""
 
     __slots__ = ()
 
@@ -151,40 +152,89 @@ def _call_hook(hook: Callable, value: Any) -> Any:
         _hooks.stack = stack
 
 
-def _flush_pending() -> None:
+def _flush_pending(saved: dict[str, Any] | None = None) -> None:
+    """Pack the saves waiting for it. ``saved``: the dict of the node just recorded, whose
+    variables are packed in torch's order (inputs sorted by name, then outputs), after any
+    others still waiting."""
     pending = _hooks.pending
     if not pending:
         return
     _hooks.pending = []
-    for sv, tensor, pack, unpack in pending:
+    if saved is not None and len(pending) > 1:
+        rank: dict[int, tuple] = {}
+        for k, v in saved.items():
+            if type(v) is _saved.SavedVariable:
+                rank[id(v)] = (v.is_output, k, 0)
+            elif type(v) is list:
+                for j, s in enumerate(v):
+                    if type(s) is _saved.SavedVariable:
+                        rank[id(s)] = (s.is_output, k, j)
+        strays = [p for p in pending if id(p[0]) not in rank]
+        pending = strays + sorted((p for p in pending if id(p[0]) in rank), key=lambda p: rank[id(p[0])])
+    for sv, tensor, pack, unpack, grad_fn, accumulator in pending:
         if sv.released:
             continue
-        sv._packed = _Packed(_call_hook(pack, tensor), unpack, None, None, bool(tensor.requires_grad))
+        sv._packed = _Packed(_pack_checked(pack, tensor, tensor), unpack, grad_fn, accumulator,
+                             bool(tensor.requires_grad))  # fmt: skip
+
+
+def flush_recorded(saved: dict[str, Any]) -> None:
+    """record() made a node with these saved values: pack what its op saved (see pack_saved)."""
+    if _hooks.pending:
+        _flush_pending(saved)
 
 
 def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
     """Called by SavedVariable.__init__ while some thread has hooks: pack ``tensor`` with this
-    thread's innermost pair. False when this thread has none (the variable keeps the tensor)."""
+    thread's innermost pair. False when this thread has none (the variable keeps the tensor).
+
+    The pack hook runs when the op records its node, not now: torch packs a node's saved
+    variables in its generated order (inputs sorted by name, then outputs), and an output once it
+    has its grad_fn. A save no node records is packed at the next record, unpack or context exit
+    (custom Functions flush their own right after saving)."""
     stack = _hooks.stack
     if not stack:
         return False
-    _flush_pending()
     pack, unpack = stack[-1]
-    if is_output and tensor._grad_fn is None:
-        # An op saves its output before it sets the output's grad_fn: pack it once that is done.
-        _hooks.pending.append((sv, tensor, pack, unpack))
-        sv._packed = _PENDING
-        sv.tensor = None
-        return True
-    packed = _call_hook(pack, tensor)
     grad_fn = accumulator = None
-    if not is_output:
+    if not is_output:  # its place in the graph as it is now (an in-place op may move it)
         grad_fn = tensor._grad_fn
         if grad_fn is None and tensor._requires_grad:
             accumulator = _graph.grad_accumulator(tensor)
-    sv._packed = _Packed(packed, unpack, grad_fn, accumulator, bool(tensor.requires_grad))
+    _hooks.pending.append((sv, tensor, pack, unpack, grad_fn, accumulator))
+    sv._packed = _PENDING
     sv.tensor = None
     return True
+
+
+def _pack_checked(pack: Callable, arg: Any, tensor: Any) -> Any:
+    # torch packs under no_grad and refuses a pack hook that changes the saved tensor in place.
+    from gradviz.autograd.grad_mode import no_grad
+    from gradviz.autograd.saved_tensor import ERR_PACK_INPLACE
+
+    version = tensor._version_counter[0]
+    with no_grad():
+        packed = _call_hook(pack, arg)
+    if tensor._version_counter[0] != version:
+        raise RuntimeError(ERR_PACK_INPLACE)
+    return packed
+
+
+def pack_registered(sv: Any, pack: Callable, unpack: Callable) -> None:
+    """SavedTensor.register_hooks: pack one saved variable now. The hook gets a detached alias of
+    a saved input, or the saved output as the variable keeps it (without grad_fn), as torch's."""
+    tensor = sv.tensor
+    grad_fn = accumulator = None
+    if sv.is_output:
+        arg = tensor
+    else:
+        arg = tensor.detach()
+        grad_fn = tensor._grad_fn
+        if grad_fn is None and tensor._requires_grad:
+            accumulator = _graph.grad_accumulator(tensor)
+    packed = _pack_checked(pack, arg, tensor)
+    sv._packed = _Packed(packed, unpack, grad_fn, accumulator, bool(tensor.requires_grad))
+    sv.tensor = None
 
 
 def unpack_saved(sv: Any, saved_for: Node | None) -> Any:

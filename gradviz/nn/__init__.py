@@ -10,3 +10,9 @@ from gradviz.nn.modules import __all__ as _modules_all
 from gradviz.nn.parameter import Buffer, Parameter
 
 __all__ = ["Buffer", "Parameter", "functional", "init", "utils", *_modules_all]
+
+# After the modules: DataParallel subclasses gradviz.nn.Module, which it reads from this package.
+from gradviz.nn import parallel  # noqa: E402
+from gradviz.nn.parallel import DataParallel  # noqa: E402
+
+__all__ += ["DataParallel", "parallel"]

@@ -15,6 +15,7 @@ from typing import Any
 from gradviz import _dtype
 from gradviz.autograd import _state as _engine_state
 from gradviz.autograd import graph
+from gradviz.autograd import saved_variable as _saved_variable
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
@@ -27,7 +28,9 @@ from gradviz.autograd.graph import (
     gradient_edge,
     node_created,
 )
+from gradviz.autograd.saved_tensor import raw_saved_property
 from gradviz.autograd.saved_variable import ERR_BACKWARD_TWICE, SavedVariable
+from gradviz.ops import _hooked_nodes
 from gradviz.tensor import Tensor
 
 # (node, grad of the output) -> grad of one input; for multi-output rows, a list of output grads.
@@ -285,6 +288,7 @@ def _add_saved_names(saved: dict[str, Any]) -> None:
     for key in saved:
         if key not in _SAVED_NAMES:
             setattr(OpNode, "_saved_" + key, _saved_property(key))
+            setattr(OpNode, "_raw_saved_" + key, raw_saved_property(key))
             _SAVED_NAMES.add(key)
 
 
@@ -389,6 +393,8 @@ def record(
         n = fn.topological_nr
         if n >= topo:
             topo = n + 1
+    if saved and _saved_variable._saved_hooks_active and _hooked_nodes.any_packed(saved):
+        cls = _hooked_nodes.hooked_class(cls)  # unpacks as torch's nodes do: once each, first
     node = _object_new(cls)
     node._id = next(_node_ids)
     node.sequence_nr = sequence_nr
@@ -439,6 +445,8 @@ def record(
             out._output_nr = i
             meta.append((out._data.shape, out.dtype, out.device))
         node.input_metadata = tuple(meta)
+    if saved and _saved_variable._saved_hooks_active:
+        _saved_variable._hooks.flush_recorded(saved)  # pack hooks now, in torch's order
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)
 
