@@ -86,6 +86,12 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [_randn(1, 8, 2, 3)]),
     ("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [_randn(2, 1, 4, 2)]),
     ("leaky_relu_", lambda x: F.leaky_relu(x * 1, 0.2, inplace=True), [_away(_randn(2, 3), (0.0,))]),
+    ("affine_grid_generator", lambda t: F.affine_grid(t, [1, 1, 3, 4], align_corners=False), [_randn(1, 2, 3)]),
+    # bilinear sampling is piecewise linear in the grid: random points inside, off the pixel lines
+    ("grid_sampler_2d", lambda x, g: F.grid_sample(x, g, align_corners=False),
+     [_randn(1, 2, 3, 4), np.random.default_rng(1).uniform(-0.8, 0.8, (1, 2, 3, 2))]),
+    ("grid_sampler_3d", lambda x, g: F.grid_sample(x, g, padding_mode="border", align_corners=True),
+     [_randn(1, 1, 2, 3, 3), np.random.default_rng(2).uniform(-0.8, 0.8, (1, 2, 2, 2, 3))]),
 ]  # fmt: skip
 
 # node name -> (step, rtol) for cases through float32
