@@ -86,6 +86,20 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [_randn(1, 8, 2, 3)]),
     ("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [_randn(2, 1, 4, 2)]),
     ("leaky_relu_", lambda x: F.leaky_relu(x * 1, 0.2, inplace=True), [_away(_randn(2, 3), (0.0,))]),
+    # padding, group norm and at::norm(p, dim) (gradviz/ops/nn_pad_ops.py, nn_group_norm_ops.py)
+    ("constant_pad_nd", lambda x: F.pad(x, (1, 2, -1, 1), value=0.5), [_randn(2, 3, 4)]),
+    ("reflection_pad1d", lambda x: F.pad(x, (2, 3), mode="reflect"), [_randn(2, 4)]),
+    ("reflection_pad2d", lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect"), [_randn(1, 3, 4)]),
+    ("reflection_pad3d", lambda x: F.pad(x, (1, 0, 0, 1, 1, 1), mode="reflect"), [_randn(1, 2, 3, 3)]),
+    ("replication_pad1d", lambda x: F.pad(x, (2, 3), mode="replicate"), [_randn(2, 3, 4)]),
+    ("replication_pad2d", lambda x: F.pad(x, (1, 2, 2, 1), mode="replicate"), [_randn(1, 2, 3, 4)]),
+    ("replication_pad3d", lambda x: F.pad(x, (1, 0, 0, 1, 2, 1), mode="replicate"), [_randn(1, 1, 2, 3, 3)]),
+    ("native_group_norm", lambda x, w, b: F.group_norm(x, 2, w, b),
+     [_randn(2, 4, 3), _randn(4, seed=1), _randn(4, seed=2)]),
+    ("native_group_norm", lambda x: F.group_norm(x, 3), [_randn(2, 6, 2, 2)]),
+    ("norm_scalaropt_dim", lambda a, b: F.pairwise_distance(a, b), [_randn(3, 4), _randn(3, 4, seed=1)]),
+    ("norm_scalaropt_dim", lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True),
+     [_randn(3, 4), _randn(4, seed=1)]),
 ]  # fmt: skip
 
 # node name -> (step, rtol) for cases through float32
