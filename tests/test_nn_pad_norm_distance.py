@@ -164,3 +164,24 @@ def test_pad_modules(make, shape):
 @pytest.mark.parametrize("make", [lambda nn: nn.CosineSimilarity(), lambda nn: nn.PairwiseDistance(p=1.0)])
 def test_distance_modules(make):
     check_module(make, lambda T: (leaf(T, 3, 4), leaf(T, 3, 4, seed=1)))
+
+
+def test_normalize_out():
+    x = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    res = []
+    for T in (torch, gradviz):
+        o = T.empty(2, 3, dtype=T.float64)
+        T.nn.functional.normalize(T.tensor(x, dtype=T.float64), out=o)
+        res.append(o.tolist())
+    assert sum(res[0], []) == pytest.approx(sum(res[1], []))
+    same_error(lambda T: T.nn.functional.normalize(T.ones(2, 3, requires_grad=True), out=T.empty(2, 3)))
+
+
+def test_constant_pad_double_backward():
+    def fn(T):
+        x = leaf(T, 2, 3)
+        y = T.nn.functional.pad(x, (1, 2), value=2.0)
+        (g,) = T.autograd.grad((y * y).sum(), x, create_graph=True)
+        return g, [x]
+
+    check_fn(fn)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.autograd.grad_mode import no_grad
+from gradviz.autograd.grad_mode import is_grad_enabled, no_grad
 from gradviz.ops import arith as _arith
 from gradviz.ops import reductions as _reductions
 from gradviz.ops import views as _views
@@ -53,9 +53,13 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     denom = _views.expand_as(_reductions.norm(input, p, dim, keepdim=True).clamp_min(eps), input)
     if out is None:
         return _arith.div(input, denom)
-    from gradviz import div
-
-    return div(input, denom, out=out)
+    if is_grad_enabled() and (input.requires_grad or out.requires_grad):
+        raise RuntimeError(
+            "div(): functions with out=... arguments don't support automatic differentiation, but one of the "
+            "arguments requires grad."
+        )
+    with no_grad():
+        return out.copy_(_arith.div(input, denom))
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
