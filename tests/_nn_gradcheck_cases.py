@@ -92,6 +92,20 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
      [_randn(1, 2, 3, 4), np.random.default_rng(1).uniform(-0.8, 0.8, (1, 2, 3, 2))]),
     ("grid_sampler_3d", lambda x, g: F.grid_sample(x, g, padding_mode="border", align_corners=True),
      [_randn(1, 1, 2, 3, 3), np.random.default_rng(2).uniform(-0.8, 0.8, (1, 2, 2, 2, 3))]),
+    # padding, group norm and at::norm(p, dim) (gradviz/ops/nn_pad_ops.py, nn_group_norm_ops.py)
+    ("constant_pad_nd", lambda x: F.pad(x, (1, 2, -1, 1), value=0.5), [_randn(2, 3, 4)]),
+    ("reflection_pad1d", lambda x: F.pad(x, (2, 3), mode="reflect"), [_randn(2, 4)]),
+    ("reflection_pad2d", lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect"), [_randn(1, 3, 4)]),
+    ("reflection_pad3d", lambda x: F.pad(x, (1, 0, 0, 1, 1, 1), mode="reflect"), [_randn(1, 2, 3, 3)]),
+    ("replication_pad1d", lambda x: F.pad(x, (2, 3), mode="replicate"), [_randn(2, 3, 4)]),
+    ("replication_pad2d", lambda x: F.pad(x, (1, 2, 2, 1), mode="replicate"), [_randn(1, 2, 3, 4)]),
+    ("replication_pad3d", lambda x: F.pad(x, (1, 0, 0, 1, 2, 1), mode="replicate"), [_randn(1, 1, 2, 3, 3)]),
+    ("native_group_norm", lambda x, w, b: F.group_norm(x, 2, w, b),
+     [_randn(2, 4, 3), _randn(4, seed=1), _randn(4, seed=2)]),
+    ("native_group_norm", lambda x: F.group_norm(x, 3), [_randn(2, 6, 2, 2)]),
+    ("norm_scalaropt_dim", lambda a, b: F.pairwise_distance(a, b), [_randn(3, 4), _randn(3, 4, seed=1)]),
+    ("norm_scalaropt_dim", lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True),
+     [_randn(3, 4), _randn(4, seed=1)]),
 ]  # fmt: skip
 
 # node name -> (step, rtol) for cases through float32

@@ -5,6 +5,7 @@ from gradviz.nn.modules.activation_elu import ELU
 from gradviz.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from gradviz.nn.modules.conv import Conv1d, Conv2d
 from gradviz.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
+from gradviz.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from gradviz.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from gradviz.nn.modules.flatten import Flatten, Unflatten
 from gradviz.nn.modules.linear import Bilinear, Identity, Linear
@@ -20,7 +21,16 @@ from gradviz.nn.modules.loss import (
     SmoothL1Loss,
 )
 from gradviz.nn.modules.module import Module
-from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from gradviz.nn.modules.padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad2d,
+)
 from gradviz.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradviz.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 from gradviz.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
@@ -44,4 +54,6 @@ __all__ = [
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "ConvTranspose1d", "ConvTranspose2d", "PixelShuffle", "PixelUnshuffle",
     "ELU",
+    "ConstantPad1d", "ConstantPad2d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d", "CosineSimilarity", "PairwiseDistance", "GroupNorm",
 ]  # fmt: skip
