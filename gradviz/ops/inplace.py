@@ -203,6 +203,10 @@ def copy_(a: Tensor, src: Any) -> Tensor:
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
+        # src's edge as it is now: a src that views a's storage would otherwise show the write
+        # below (its history regenerated as AsStridedBackward0), where torch keeps its own node
+        if st is not None and st.grad_fn is not None:
+            st = _old_edge_holder(st)
     value = to_device_array(st._data, a.device) if st is not None else src
     try:
         a._data[...] = value
