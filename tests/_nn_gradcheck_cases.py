@@ -86,6 +86,28 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [_randn(1, 8, 2, 3)]),
     ("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [_randn(2, 1, 4, 2)]),
     ("leaky_relu_", lambda x: F.leaky_relu(x * 1, 0.2, inplace=True), [_away(_randn(2, 3), (0.0,))]),
+    # gradviz/ops/activation_more_ops.py: inputs kept off each op's kinks
+    ("softplus", lambda x: F.softplus(x), [_randn(2, 3)]),
+    ("softplus", lambda x: F.softplus(x, 2.0, 1.5), [_away(_randn(2, 3) * 2, (0.75,))]),
+    ("hardtanh", lambda x: F.hardtanh(x, -0.5, 0.8), [_away(_randn(2, 3), (-0.5, 0.8))]),
+    ("hardtanh", lambda x: F.hardtanh(x * 1, inplace=True), [_away(_randn(2, 3), (-1.0, 1.0))]),
+    ("hardtanh", lambda x: F.relu6(x * 4), [_away(_randn(2, 3) * 4, (0.0, 6.0)) / 4]),
+    ("hardswish", lambda x: F.hardswish(x * 3), [_away(_randn(2, 4), (-1.0, 1.0))]),
+    ("hardsigmoid", lambda x: F.hardsigmoid(x * 3), [_away(_randn(2, 4), (-1.0, 1.0))]),
+    ("hardsigmoid", lambda x: F.hardsigmoid(x * 3, inplace=True), [_away(_randn(2, 4), (-1.0, 1.0))]),
+    ("mish", lambda x: F.mish(x * 3), [_randn(2, 3)]),
+    ("mish", lambda x: F.mish(x * 1, inplace=True), [_randn(2, 3)]),
+    ("selu", lambda x: F.selu(x), [_away(_randn(2, 3), (0.0,))]),
+    ("selu_", lambda x: F.selu(x * 1, inplace=True), [_away(_randn(2, 3), (0.0,))]),
+    ("celu", lambda x: F.celu(x, 0.5), [_away(_randn(2, 3), (0.0,))]),
+    ("celu_", lambda x: F.celu(x * 1, 2.0, inplace=True), [_away(_randn(2, 3), (0.0,))]),
+    ("threshold", lambda x: F.threshold(x, 0.1, 5.0), [_away(_randn(2, 3), (0.1,))]),
+    ("threshold_", lambda x: F.threshold(x * 1, 0.1, 5.0, inplace=True), [_away(_randn(2, 3), (0.1,))]),
+    ("log_sigmoid", lambda x: F.logsigmoid(x * 3), [_randn(2, 3)]),
+    ("glu", lambda x: F.glu(x), [_randn(2, 4)]),
+    ("glu", lambda x: F.glu(x, 0), [_randn(2, 3)]),
+    ("prelu", lambda x, w: F.prelu(x, w), [_away(_randn(2, 3, 2), (0.0,)), _randn(3, seed=1)]),
+    ("prelu", lambda x, w: F.prelu(x, w), [_away(_randn(4), (0.0,)), _randn(1, seed=1)]),
 ]  # fmt: skip
 
 # node name -> (step, rtol) for cases through float32
