@@ -108,6 +108,8 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("glu", lambda x: F.glu(x, 0), [_randn(2, 3)]),
     ("prelu", lambda x, w: F.prelu(x, w), [_away(_randn(2, 3, 2), (0.0,)), _randn(3, seed=1)]),
     ("prelu", lambda x, w: F.prelu(x, w), [_away(_randn(4), (0.0,)), _randn(1, seed=1)]),
+    ("hardtanh_backward", lambda x, w: gv.autograd.grad((F.hardtanh(x, -0.5, 0.8) * w).sum(), x, create_graph=True)[0],
+     [_away(_randn(2, 3), (-0.5, 0.8)), _randn(2, 3, seed=1)]),
 ]  # fmt: skip
 
 # node name -> (step, rtol) for cases through float32

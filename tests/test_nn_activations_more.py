@@ -144,7 +144,7 @@ def test_saved_values():
     np.testing.assert_allclose(gn._saved_buffer.numpy(), tn._saved_buffer.numpy(), rtol=1e-12)
     # the in-place forms that read the input keep its value from before the write
     tn, gn = TF.hardswish(t * 1, inplace=True).grad_fn, GF.hardswish(g * 1, inplace=True).grad_fn
-    np.testing.assert_array_equal(gn._saved_self.numpy(), tn._saved_self.detach().numpy())
+    np.testing.assert_array_equal(gn._saved_self.detach().numpy(), tn._saved_self.detach().numpy())
 
 
 def _error(fn):
@@ -224,3 +224,34 @@ def test_module_repr_and_forward(make):
     np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
     for (_, gp), (_, tp) in zip(gm.named_parameters(), tm.named_parameters(), strict=True):
         np.testing.assert_allclose(gp.grad.numpy(), tp.grad.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["hardtanh", "relu6", "threshold"],
+)
+def test_double_backward_graph(name):
+    # create_graph=True: the gradient's node is torch's fused backward (HardtanhBackwardBackward0, ...)
+    t, g = _both(_X)
+    tg = torch.autograd.grad(OUT_OF_PLACE[name](TF)(t).sum() * 1, t, create_graph=True)[0]
+    gg = gv.autograd.grad(OUT_OF_PLACE[name](GF)(g).sum() * 1, g, create_graph=True)[0]
+    assert _graph(gg.grad_fn) == _graph(tg.grad_fn)
+    np.testing.assert_array_equal(gg.detach().numpy(), tg.detach().numpy())
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "hardswish", "mish", "threshold"])
+def test_in_place_saves_a_clone(name):
+    t, g = _both(_X)
+    tn, gn = IN_PLACE[name](TF)(t).grad_fn, IN_PLACE[name](GF)(g).grad_fn
+    assert gn._saved_self.grad_fn.name() == tn._saved_self.grad_fn.name() == "CloneBackward0"
+    np.testing.assert_array_equal(gn._saved_self.detach().numpy(), tn._saved_self.detach().numpy())
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "relu6", "threshold_"])
+def test_double_backward_graph_in_place(name):
+    # the fused backward's self edge is the saved clone's CloneBackward0, as in torch
+    t, g = _both(_X)
+    tg = torch.autograd.grad(IN_PLACE[name](TF)(t).sum(), t, create_graph=True)[0]
+    gg = gv.autograd.grad(IN_PLACE[name](GF)(g).sum(), g, create_graph=True)[0]
+    assert _graph(gg.grad_fn) == _graph(tg.grad_fn)
+    np.testing.assert_array_equal(gg.detach().numpy(), tg.detach().numpy())

@@ -15,6 +15,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.ops.construction import _zeros
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -124,7 +125,9 @@ def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
         seq = next_sequence_nr()
         old = _old_edge_holder(input)
         if not saves_result:
-            before = Tensor._wrap(input._data.copy(), input.dtype, input.device)
+            # torch's codegen clones self after making the node (so the clone's sequence number
+            # is the later one); the saved copy's grad_fn is that CloneBackward0
+            before = input.clone()
     input._data[...] = _apply(key, input._data, params)
     input._version_counter[0] += 1
     if grad:
@@ -144,9 +147,23 @@ def _softplus_grad(n: Any, g: Tensor) -> Tensor:
     return _out(np.where(z > n["threshold"], gd, gd * e / (e + 1)), g)
 
 
+def _hardtanh_kernel(g: np.ndarray, x: np.ndarray, min_val: float, max_val: float) -> np.ndarray:
+    return np.where((x <= min_val) | (x >= max_val), 0, g)
+
+
+def hardtanh_backward(grad: Tensor, input: Tensor, min_val: float, max_val: float) -> Tensor:  # noqa: A002
+    """torch.ops.aten.hardtanh_backward: recorded (HardtanhBackwardBackward0) when a backward builds a graph."""
+    out = _out(_hardtanh_kernel(grad._data, input._data, min_val, max_val), grad)
+    if _grad_state.enabled and (_requires(grad) or _requires(input)):
+        saved = {"self": SavedVariable(input), "min_val": min_val, "max_val": max_val}
+        record(_NODES["hardtanh_backward"], (grad, input), [out], saved)
+    return out
+
+
 def _hardtanh_grad(n: Any, g: Tensor) -> Tensor:
-    x = n["self"]._data
-    return _out(np.where((x <= n["min_val"]) | (x >= n["max_val"]), 0, g._data), g)
+    if _grad_state.enabled:
+        return hardtanh_backward(g, n["self"], n["min_val"], n["max_val"])
+    return _out(_hardtanh_kernel(g._data, n["self"]._data, n["min_val"], n["max_val"]), g)
 
 
 def _hardsigmoid_grad(n: Any, g: Tensor) -> Tensor:
@@ -201,6 +218,10 @@ def _celu_result_grad(n: Any, g: Tensor) -> Tensor:
 
 
 def _threshold_grad(n: Any, g: Tensor) -> Tensor:
+    if _grad_state.enabled:
+        from gradviz.ops.activations import threshold_backward
+
+        return threshold_backward(g, n["self"], n["threshold"])  # ThresholdBackwardBackward0, as torch
     return _out(np.where(n["self"]._data <= n["threshold"], 0, g._data), g)
 
 
@@ -297,4 +318,10 @@ _ROWS = {
     "glu": D("GluBackward0", (_glu_grad,)),
     "prelu": D("PreluKernelBackward0", (_prelu_grad_input, _prelu_grad_weight), reduce_broadcast=True),
 }  # fmt: skip
-_NODES = {key: _register(key, row) for key, row in _ROWS.items()}
+_ROWS["hardtanh_backward"] = D("HardtanhBackwardBackward0", (
+    lambda n, g: hardtanh_backward(g, n["self"], n["min_val"], n["max_val"]),
+    _zeros,
+))  # fmt: skip
+# rows whose formulas build a graph under create_graph=True (the others refuse there)
+_GRAPH = {"hardtanh", "hardtanh_backward", "threshold", "threshold_"}
+_NODES = {key: _register(key, row, key in _GRAPH) for key, row in _ROWS.items()}
