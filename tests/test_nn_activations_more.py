@@ -255,3 +255,11 @@ def test_double_backward_graph_in_place(name):
     gg = gv.autograd.grad(IN_PLACE[name](GF)(g).sum(), g, create_graph=True)[0]
     assert _graph(gg.grad_fn) == _graph(tg.grad_fn)
     np.testing.assert_array_equal(gg.detach().numpy(), tg.detach().numpy())
+
+
+def test_hardtanh_old_keywords_warn():
+    with pytest.warns(FutureWarning, match="min_value"):
+        tm = torch.nn.Hardtanh(min_value=-2.0)
+    with pytest.warns(FutureWarning, match="min_value"):
+        gm = gv.nn.Hardtanh(min_value=-2.0)
+    assert repr(gm) == repr(tm)
