@@ -2,6 +2,23 @@
 
 from gradviz.nn.modules.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from gradviz.nn.modules.activation_elu import ELU
+from gradviz.nn.modules.activation_more import (
+    CELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from gradviz.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from gradviz.nn.modules.conv import Conv1d, Conv2d
 from gradviz.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
@@ -56,4 +73,6 @@ __all__ = [
     "ELU",
     "ConstantPad1d", "ConstantPad2d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "CosineSimilarity", "PairwiseDistance", "GroupNorm",
+    "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU", "ReLU6",
+    "Softmin", "Softplus", "Softsign", "Tanhshrink", "Threshold",
 ]  # fmt: skip
