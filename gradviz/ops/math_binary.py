@@ -20,8 +20,10 @@ from gradviz.ops.inplace import _after_inplace, _check_cast, _check_inplace, _ol
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
-    "atan2", "atan2_", "hypot", "hypot_", "lerp", "lerp_", "logaddexp", "outer", "xlogy", "xlogy_",
+    "atan2", "hypot", "lerp", "logaddexp", "outer", "xlogy", "xlogy_",
 ]
+# in-place forms torch has as Tensor methods only (no torch.atan2_)
+METHOD_ONLY = ["atan2_", "hypot_", "lerp_"]
 
 # torch's spelling of a dtype in lerp's dtype-mismatch messages (its TypeMeta names)
 _META_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}

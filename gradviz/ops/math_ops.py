@@ -27,9 +27,11 @@ from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
     "acos", "acos_", "acosh", "acosh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_",
-    "cosh", "cosh_", "digamma", "digamma_", "erf", "erf_", "erfc", "erfc_", "erfinv", "erfinv_", "frac", "frac_",
-    "lgamma", "lgamma_", "logit", "logit_", "sinh", "sinh_",
+    "cosh", "cosh_", "digamma", "erf", "erf_", "erfc", "erfc_", "erfinv", "frac", "frac_", "lgamma", "logit",
+    "logit_", "sinh", "sinh_",
 ]
+# in-place forms torch has as Tensor methods only (no torch.digamma_)
+METHOD_ONLY = ["digamma_", "erfinv_", "lgamma_"]
 
 # -- special functions on float64 arrays -----------------------------------------------------------
 

@@ -151,8 +151,9 @@ def bind() -> None:
         "var_mean": F.var_mean, "std_mean": F.std_mean,
     }  # fmt: skip
     # the math families' ops are all Tensor methods too (torch.atan and Tensor.atan, ...)
-    for name in (*_math_ops.__all__, *_math_binary.__all__):
-        methods.setdefault(name, getattr(F, name))
+    for name in (*_math_ops.__all__, *_math_ops.METHOD_ONLY, *_math_binary.__all__,
+                 *_math_binary.METHOD_ONLY):
+        methods.setdefault(name, getattr(_math_ops, name, None) or getattr(_math_binary, name))
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
