@@ -367,6 +367,11 @@ CASES += NN_CASES
 from tests._sparse_gradcheck_cases import SPARSE_CASES  # noqa: E402
 
 CASES += SPARSE_CASES
+# the math ops (gradviz/ops/math_ops.py, math_binary.py)
+from tests._math_gradcheck_cases import MATH_CASES, MATH_NO_DERIVATIVE  # noqa: E402
+
+CASES += MATH_CASES
+NO_DERIVATIVE |= MATH_NO_DERIVATIVE
 WIDE_STEP.update(NN_WIDE_STEP)
 
 

@@ -17,6 +17,8 @@ of the derivative table (so its backward node's name) together:
 - construction: tensor, the factories, legacy typed constructors, and the zeros formulas build
 - modes: inference_mode
 - diag_ops: diag, diag_embed
+- math_ops: atan, asin, ..., erf, erfinv, lgamma, digamma, frac, logit (and their in-place forms)
+- math_binary: atan2, hypot, xlogy, logaddexp, lerp, outer
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from gradviz.ops import (
     indexing,
     inplace,
     linalg,
+    math_binary,
+    math_ops,
     modes,
     pointwise,
     reductions,
@@ -42,7 +46,7 @@ from gradviz.ops import (
 )
 
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
-            indexing, linalg, inplace, modes, diag_ops)
+            indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

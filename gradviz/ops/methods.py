@@ -8,6 +8,8 @@ from typing import Any
 
 from gradviz import _dtype
 from gradviz.ops import functions as F
+from gradviz.ops import math_binary as _math_binary
+from gradviz.ops import math_ops as _math_ops
 from gradviz.ops.core import regenerate_view_grad_fn
 from gradviz.tensor import Tensor
 
@@ -148,6 +150,10 @@ def bind() -> None:
         "element_size": lambda s: s.dtype.itemsize, "is_floating_point": lambda s: s.dtype.is_floating_point,
         "var_mean": F.var_mean, "std_mean": F.std_mean,
     }  # fmt: skip
+    # the math families' ops are all Tensor methods too (torch.atan and Tensor.atan, ...)
+    for name in (*_math_ops.__all__, *_math_ops.METHOD_ONLY, *_math_binary.__all__,
+                 *_math_binary.METHOD_ONLY):
+        methods.setdefault(name, getattr(_math_ops, name, None) or getattr(_math_binary, name))
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
