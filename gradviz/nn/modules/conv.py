@@ -24,7 +24,8 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None, *, transposed: bool = False,
+                 output_padding: Any = 0) -> None:  # fmt: skip
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -41,12 +42,14 @@ class _ConvNd(Module):
         self.stride = _ntuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
-        self.transposed = False
-        self.output_padding = (0,) * n
+        self.transposed = transposed
+        self.output_padding = _ntuple(output_padding, n)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype,
-                                      device=device))  # fmt: skip
+        # torch's layouts: (out, in / groups, *kernel); transposed (in, out / groups, *kernel), so a
+        # transposed weight's fan_in is out / groups * kernel
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(*shape, *self.kernel_size, dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
@@ -68,6 +71,8 @@ class _ConvNd(Module):
             s += ", padding={padding}"
         if self.dilation != (1,) * n:
             s += ", dilation={dilation}"
+        if self.output_padding != (0,) * n:
+            s += ", output_padding={output_padding}"
         if self.groups != 1:
             s += ", groups={groups}"
         if self.bias is None:

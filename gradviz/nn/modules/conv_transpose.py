@@ -2,77 +2,26 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from gradviz.nn import functional as F
-from gradviz.nn import init
-from gradviz.nn.modules.conv import _ntuple
-from gradviz.nn.modules.module import Module
-from gradviz.nn.parameter import Parameter
-from gradviz.ops.construction import empty
+from gradviz.nn.modules.conv import _ConvNd
 from gradviz.tensor import Tensor
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]
 
 
-class _ConvTransposeNd(Module):
+class _ConvTransposeNd(_ConvNd):
     _dims = 2
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        # torch refuses another padding mode here, before the checks the convolutions share
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        n = self._dims
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride, n)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
-        self.dilation = _ntuple(dilation, n)
-        self.transposed = True
-        self.output_padding = _ntuple(output_padding, n)
-        self.groups = groups
-        self.padding_mode = padding_mode
-        # torch's transposed layout: (in, out / groups, *kernel), so fan_in is out / groups * kernel
-        self.weight = Parameter(empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype,
-                                      device=device))  # fmt: skip
-        if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
-
-    def extra_repr(self) -> str:
-        n = self._dims
-        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
-        if self.padding != (0,) * n:
-            s += ", padding={padding}"
-        if self.dilation != (1,) * n:
-            s += ", dilation={dilation}"
-        if self.output_padding != (0,) * n:
-            s += ", output_padding={output_padding}"
-        if self.groups != 1:
-            s += ", groups={groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s.format(**self.__dict__)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, transposed=True, output_padding=output_padding)  # fmt: skip
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple:
         """output_padding, or the one that gives ``output_size`` (torch's check and message)."""
