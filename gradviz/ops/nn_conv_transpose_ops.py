@@ -21,7 +21,7 @@ from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_conv_ops import _pad, _windows
-from gradviz.ops.nn_ops import _out, _register, _requires
+from gradviz.ops.nn_ops import _cached_part, _register, _requires
 from gradviz.tensor import Tensor
 
 _wrap = Tensor._wrap
@@ -112,21 +112,8 @@ def _conv_t_grads(n: Any, g: Tensor) -> tuple:
     return dx, gw, gb
 
 
-def _conv_t_from_cache(i: int) -> Any:
-    def grad(n: Any, g: Tensor) -> Tensor | None:
-        # the three gradients come from one computation, kept for this gradient's other formulas
-        cache = n.saved.get("_parts")
-        if cache is None or cache[0] is not g:
-            cache = (g, _conv_t_grads(n, g))
-            n.saved["_parts"] = cache
-        part = cache[1][i]
-        return None if part is None else _out(_ascontiguous(part), g)
-
-    return grad
-
-
 _CONV_T = _register("convolution_transposed", D("ConvolutionBackward0", (
-    _conv_t_from_cache(0), _conv_t_from_cache(1), _conv_t_from_cache(2),
+    _cached_part(_conv_t_grads, 0), _cached_part(_conv_t_grads, 1), _cached_part(_conv_t_grads, 2),
 )))  # fmt: skip
 
 

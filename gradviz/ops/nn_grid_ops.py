@@ -24,7 +24,7 @@ from gradviz.ops import functions as F
 from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
-from gradviz.ops.nn_ops import _out, _register, _requires
+from gradviz.ops.nn_ops import _cached_part, _register, _requires
 from gradviz.tensor import Tensor
 
 _wrap = Tensor._wrap
@@ -310,21 +310,8 @@ def _grid_grad_3d(vals: list[Any], gout: Any, geo: dict[str, Any]) -> list[Any]:
     return parts
 
 
-def _grid_from_cache(i: int) -> Any:
-    def grad(node: Any, g: Tensor) -> Tensor | None:
-        # both gradients come from one pass over the samples, kept for the other formula
-        cache = node.saved.get("_parts")
-        if cache is None or cache[0] is not g:
-            cache = (g, _grid_sampler_grads(node, g))
-            node.saved["_parts"] = cache
-        part = cache[1][i]
-        return None if part is None else _out(_ascontiguous(part), g)
-
-    return grad
-
-
 # A double backward through these nodes (torch's GridSampler2DBackwardBackward0) is not
 # implemented: the formulas compute on arrays, and _register makes them refuse create_graph.
-_GRADS = (_grid_from_cache(0), _grid_from_cache(1))
+_GRADS = (_cached_part(_grid_sampler_grads, 0), _cached_part(_grid_sampler_grads, 1))
 _GRID_2D = _register("grid_sampler_2d", D("GridSampler2DBackward0", _GRADS))
 _GRID_3D = _register("grid_sampler_3d", D("GridSampler3DBackward0", _GRADS))

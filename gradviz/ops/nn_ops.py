@@ -19,6 +19,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import add_at, array_module
 from gradviz.ops import functions as F
+from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import node_class, record
 from gradviz.ops.derivatives import DERIVATIVES
@@ -77,6 +78,21 @@ def _out(data: Any, like: Tensor) -> Tensor:
     if type(data) is np.ndarray and data.dtype is like.dtype.np:
         return _wrap(data, like.dtype, like.device)
     return F._new(array_module(like.device).asarray(data, dtype=like.dtype.np), like.device)
+
+
+def _cached_part(compute: Any, i: int) -> Any:
+    """Gradient formula i of a node whose gradients ``compute(node, g)`` makes in one pass (a
+    convolution's, a grid sampler's): the parts are kept on the node for its other formulas."""
+
+    def grad(n: Any, g: Tensor) -> Tensor | None:
+        cache = n.saved.get("_parts")
+        if cache is None or cache[0] is not g:
+            cache = (g, compute(n, g))
+            n.saved["_parts"] = cache
+        part = cache[1][i]
+        return None if part is None else _out(_ascontiguous(part), g)
+
+    return grad
 
 
 # -- addmm -------------------------------------------------------------------------------------
