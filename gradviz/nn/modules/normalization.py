@@ -16,6 +16,27 @@ from gradviz.tensor import Tensor
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
 
 
+def _affine_parameters(m: Module, shape: tuple, affine: bool, bias: bool, dtype: Any, device: Any) -> None:
+    """A normalization's weight and bias of ``shape``, or None where it has none, as torch registers
+    them (LayerNorm, GroupNorm)."""
+    if affine:
+        m.weight = Parameter(empty(*shape, dtype=dtype, device=device))
+        if bias:
+            m.bias = Parameter(empty(*shape, dtype=dtype, device=device))
+        else:
+            m.register_parameter("bias", None)
+    else:
+        m.register_parameter("weight", None)
+        m.register_parameter("bias", None)
+
+
+def _reset_affine(m: Module, affine: bool) -> None:
+    if affine:
+        init.ones_(m.weight)
+        if m.bias is not None:
+            init.zeros_(m.bias)
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
@@ -25,22 +46,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(*self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(*self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -134,22 +144,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
