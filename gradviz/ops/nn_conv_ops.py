@@ -106,12 +106,19 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     return out
 
 
-def _conv_grads(n: Any, g: Tensor) -> tuple:
+def _saved_arrays(n: Any, g: Tensor) -> tuple:
+    """A convolution node's saved fields, gradient, input and weight as arrays; a 1-d one's lifted
+    to 2-d (a unit height), as its forward computed it."""
     saved = n.saved
     gd = g._data
     x, w = n["input"]._data, n["weight"]._data
     if saved["one_d"]:
         x, w, gd = x[:, :, None, :], w[:, :, None, :], gd[:, :, None, :]
+    return saved, gd, x, w
+
+
+def _conv_grads(n: Any, g: Tensor) -> tuple:
+    saved, gd, x, w = _saved_arrays(n, g)
     groups, stride, padding, dilation = saved["groups"], saved["stride"], saved["padding"], saved["dilation"]
     nb, c, h, wd = x.shape
     o, cg, kh, kw = w.shape

@@ -20,7 +20,7 @@ from gradviz.device import module_of
 from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
-from gradviz.ops.nn_conv_ops import _pad, _windows
+from gradviz.ops.nn_conv_ops import _pad, _saved_arrays, _windows
 from gradviz.ops.nn_ops import _cached_part, _register, _requires
 from gradviz.tensor import Tensor
 
@@ -84,11 +84,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: t
 
 
 def _conv_t_grads(n: Any, g: Tensor) -> tuple:
-    saved = n.saved
-    gd = g._data
-    x, w = n["input"]._data, n["weight"]._data
-    if saved["one_d"]:
-        x, w, gd = x[:, :, None, :], w[:, :, None, :], gd[:, :, None, :]
+    saved, gd, x, w = _saved_arrays(n, g)
     groups, stride, padding, dilation = saved["groups"], saved["stride"], saved["padding"], saved["dilation"]
     nb, c, h, wd = x.shape
     _, og, kh, kw = w.shape
