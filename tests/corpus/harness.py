@@ -3,6 +3,7 @@ first differ. Shared by tests/test_corpus.py and tests/corpus/status.py."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -54,8 +55,30 @@ class _Server:
         return self.proc.stdout.readline().strip() or "server died"
 
 
+    def close(self) -> None:
+        """End of stdin ends the server's loop; its pipes are closed here, not left to the collector."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 _idle: dict[str, list[_Server]] = {"torch": [], "gradviz": []}  # servers not running a program now
 _idle_lock = threading.Lock()
+
+
+@atexit.register
+def _close_servers() -> None:
+    with _idle_lock:
+        servers = [s for group in _idle.values() for s in group]
+        for group in _idle.values():
+            group.clear()
+    for srv in servers:
+        srv.close()
 
 
 def _env() -> dict[str, str]:
