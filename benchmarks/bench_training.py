@@ -104,7 +104,8 @@ def child(engine: str, model: str, steps: int, warmup: int, profile: int, cpu_cl
             for k, v in (("forward", t1 - t0), ("backward", t2 - t1), ("step", t3 - t2), ("total", t3 - t0),
                          ("wall", w1 - w0)):  # fmt: skip
                 phases[k].append(v * 1e3)
-    out: dict[str, Any] = {"engine": engine, "model": model, "ms": phases, "first_loss": first_loss}
+    out: dict[str, Any] = {"engine": engine, "model": model, "ms": phases, "first_loss": first_loss,
+                           "blas": blas_name(engine)}
     if model == "mlp":
         out["ms"]["gemm"] = gemm_floor(T, engine, net, x, clock, steps)
     if profile:
@@ -112,9 +113,26 @@ def child(engine: str, model: str, steps: int, warmup: int, profile: int, cpu_cl
     return out
 
 
+def blas_name(engine: str) -> str:
+    """The library that made the engine's matrix products: gradviz takes MKL where the ``mkl``
+    package is installed (gradviz/_blas.py) and numpy's BLAS otherwise; torch's CPU build has MKL."""
+    if engine == "torch":
+        import torch
+
+        return "MKL" if torch.backends.mkl.is_available() else "torch's BLAS"
+    from gradviz import _blas
+
+    if _blas.backend() is not None:
+        return "MKL"
+    import numpy as np
+
+    libs = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+    return f"numpy's {libs.get('name', 'BLAS')} {libs.get('version', '')}".strip()
+
+
 def gemm_floor(T: Any, engine: str, net: Any, x: Any, clock: Any, n: int) -> list[float]:
-    """The step's matrix products alone, each in its engine's own library (numpy's matmul for
-    gradviz, torch.mm for torch), in the orientation the engine computes them: per Linear,
+    """The step's matrix products alone, each in its engine's own library (gradviz/_blas.py's for
+    gradviz: MKL, or numpy's matmul; torch.mm for torch), in the orientation the engine computes them: per Linear,
     ``a @ W.T`` forward, ``a.T @ g`` for the weight's gradient and ``g @ W`` for the input's
     where the input needs one. What no engine on that library can go below: the rest of the step
     is the engine's own work."""
@@ -129,10 +147,10 @@ def gemm_floor(T: Any, engine: str, net: Any, x: Any, clock: Any, n: int) -> lis
     if engine == "torch":
         mm, tr = T.mm, (lambda a: a.t())
     else:
-        import numpy as np
+        from gradviz import _blas
 
         acts, weights, grads = ([t.numpy() for t in ts] for ts in (acts, weights, grads))
-        mm, tr = np.matmul, (lambda a: a.T)
+        mm, tr = _blas.matmul, (lambda a: a.T)
 
     def products() -> None:
         for i, (a, w, g) in enumerate(zip(acts, weights, grads)):
@@ -223,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k, v in out["ms"].items():
                     per[engine]["ms"].setdefault(k, []).extend(v)
                 per[engine]["first_loss"] = out["first_loss"]
+                per[engine]["blas"] = out.get("blas", "")
                 if "profile" in out:
                     per[engine]["profile"] = out["profile"]
         entry: dict[str, Any] = {"goal": GOALS.get(model), "engines": {}}
@@ -234,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             e["total_min_ms"] = min(data["ms"]["total"])
             e["steps"] = len(data["ms"]["total"])
             e["first_loss"] = data["first_loss"]
+            e["blas"] = data.get("blas", "")
             if "profile" in data:
                 e["profile"] = data["profile"]
             entry["engines"][engine] = e
@@ -259,22 +279,23 @@ def main(argv: list[str] | None = None) -> int:
 def report(result: dict[str, Any]) -> str:
     lines = [f"training step at batch {result['batch']}: each engine in its own process, 1 BLAS thread, GC on, "
              f"{result['clock']} clock, {result['rounds']} rounds x {result['steps_per_round']} steps", "",
-             "| model | engine | step median ms | forward | backward | optimizer step | wall ms | GEMMs alone "
-             "| ratio (goal) |",
-             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| model | engine | products by | step median ms | forward | backward | optimizer step | wall ms "
+             "| GEMMs alone | ratio (goal) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     notes: list[str] = []  # after the table, which a line between its rows would end
     for model, entry in result["models"].items():
         for engine, e in entry["engines"].items():
             if "error" in e:
-                lines.append(f"| {model} | {engine} | not run: {e['error']} | | | | | | |")
+                lines.append(f"| {model} | {engine} | | not run: {e['error']} | | | | | | |")
                 continue
             ratio = f"{entry['ratio']:.2f}x (<= {entry['goal']}x)" if engine == "gradviz" and "ratio" in entry else ""
             gemm = f"{e['gemm_median_ms']:.2f}" if "gemm_median_ms" in e else "—"  # the MLP's only
-            lines.append(f"| {model} | {engine} | {e['total_median_ms']:.2f} | {e['forward_median_ms']:.2f} | "
+            lines.append(f"| {model} | {engine} | {e.get('blas', '')} | {e['total_median_ms']:.2f} | "
+                         f"{e['forward_median_ms']:.2f} | "
                          f"{e['backward_median_ms']:.2f} | {e['step_median_ms']:.2f} | {e['wall_median_ms']:.2f} | "
                          f"{gemm} | {ratio} |")  # fmt: skip
         if "beyond_gemm_ratio" in entry:
-            notes.append(f"{model}: the step less its matrix products (numpy's BLAS for gradviz, torch's for torch): "
+            notes.append(f"{model}: the step less its matrix products (each engine's own BLAS, named in the table): "
                          f"{entry['beyond_gemm_ratio']:.2f}x torch; the products alone: {entry['gemm_ratio']:.2f}x.")
     if notes:
         lines += ["", *notes]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up gradviz on a fresh machine: the `dot` program (graphviz), then the package.
-#   bash scripts/setup.sh          # the package, its runtime dependencies and the fast trace codecs
+#   bash scripts/setup.sh          # the package, its runtime dependencies, the fast trace codecs and, on
+#                                  # x86_64 Linux, MKL for matrix products (gradviz/_blas.py; about 220 MB)
 #   bash scripts/setup.sh --test   # also the test dependencies (pytest, hypothesis, ruff, and torch==2.13.0,
 #                                  # the tests' oracle: its CPU wheel, about 200 MB to download)
 #   bash scripts/setup.sh --bench  # also the peers the benchmarks compare against

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from gradviz import _dtype
+from gradviz import _blas, _dtype
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
@@ -102,12 +102,13 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
                 data = np.empty((x.shape[0], y.shape[1]), x.dtype)
                 out = _wrap(data, dt, a.device)
                 record(_MM_NODE, (a, b), [out], saved)
-                np.matmul(x, y, out=data)
+                if _blas.gemm(x, y, out=data) is None:
+                    np.matmul(x, y, out=data)
                 return out
-            out = _wrap(x @ y, dt, a.device)
+            out = _wrap(_blas.matmul(x, y), dt, a.device)
             record(_MM_NODE, (a, b), [out], saved)
             return out
-    return _wrap(x @ y, dt, a.device)
+    return _wrap(_blas.matmul(x, y), dt, a.device)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
@@ -260,10 +261,15 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
                            f"{_dtype.scalar_type_name(mat2.dtype)}")
     _check_mm(mat1, mat2)
     _check_devices(input, mat1)
-    prod = mat1._data @ mat2._data
-    bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
-    data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
-    out = _new(_as_array(data, prod.dtype), input.device)
+    data = None
+    if type(alpha) in (int, float) and type(beta) in (int, float):  # what cblas's real scalars take
+        # torch's order: the input broadcast into the output, then gemm with alpha and beta.
+        data = _blas.gemm(mat1._data, mat2._data, input._data, alpha, beta)
+    if data is None:
+        prod = mat1._data @ mat2._data
+        bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
+        data = _as_array(_scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta)), prod.dtype)
+    out = _new(data, input.device)
     if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
         saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha}
         record(NODES["addmm"], (input, mat1, mat2), [out], saved)
@@ -494,7 +500,7 @@ def _mm_mat1(n, g):
     if not _grad_state.enabled:
         # No graph to build: one product on the arrays, one tensor (not two views and an mm).
         m2 = _saved_data(n, "mat2")
-        data = (m2 @ g._data.T).T if n.saved["self_colmajor"] else g._data @ m2.T
+        data = _blas.matmul(m2, g._data.T).T if n.saved["self_colmajor"] else _blas.matmul(g._data, m2.T)
         return _out(data, g)
     if n["self_colmajor"]:
         return _views.t(mm(n["mat2"], _views.t(g)))
@@ -504,7 +510,7 @@ def _mm_mat1(n, g):
 def _mm_mat2(n, g):
     if not _grad_state.enabled:
         m1 = _saved_data(n, "self")
-        data = (g._data.T @ m1).T if n.saved["mat2_colmajor"] else m1.T @ g._data
+        data = _blas.matmul(g._data.T, m1).T if n.saved["mat2_colmajor"] else _blas.matmul(m1.T, g._data)
         return _out(data, g)
     if n["mat2_colmajor"]:
         return _views.t(mm(_views.t(g), n["self"]))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz import _blas
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import as_strided, module_of
@@ -88,7 +89,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     cols = _ascontiguous(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
     cols = cols.reshape(groups, k, n * ho * wo)
     wm = w.reshape(groups, og, k)
-    y = np.matmul(wm, cols).reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
+    y = _blas.stack_matmul(wm, cols).reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
     # torch's output is contiguous (N, O, H, W): the copy back from channel-major adds the bias
     if bias is not None:
         y = np.add(y, bias._data.reshape(1, o, 1, 1), out=xm.empty((n, o, ho, wo), dtype=y.dtype))
@@ -130,12 +131,12 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
     # the gradient channel-major, as the columns are: (groups, og, N * L)
     gm = _ascontiguous(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
     edges = n.next_edges
-    gw = np.matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape) if edges[1][0] is not None else None
+    gw = _blas.stack_matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape) if edges[1][0] is not None else None
     dx = None
     if edges[0][0] is not None:  # as torch's output_mask: no input gradient nobody takes
         # input: W^T grad, folded back onto the padded input (col2im), one strided add per kernel
         # offset, channel-major as the columns are (contiguous adds), transposed back at the end
-        dcols = np.matmul(w.reshape(groups, og, k).transpose(0, 2, 1), gm).reshape(c, kh, kw, nb, ho, wo)
+        dcols = _blas.stack_matmul(w.reshape(groups, og, k).transpose(0, 2, 1), gm).reshape(c, kh, kw, nb, ho, wo)
         ph, pw = padding
         dxp = xm.zeros((c, nb, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
         sh, sw = stride

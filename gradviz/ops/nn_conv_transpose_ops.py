@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz import _blas
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
@@ -56,7 +57,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: t
     xm = module_of(x)
     # W^T x per group, channel-major: (groups, og * kh * kw, N * H * W)
     xg = _ascontiguous(x.transpose(1, 0, 2, 3)).reshape(groups, cg, n * h * wd)
-    cols = np.matmul(w.reshape(groups, cg, og * kh * kw).transpose(0, 2, 1), xg).reshape(o, kh, kw, n, h, wd)
+    cols = _blas.stack_matmul(w.reshape(groups, cg, og * kh * kw).transpose(0, 2, 1), xg).reshape(o, kh, kw, n, h, wd)
     ph, pw = padding
     sh, sw = stride
     dh, dw = dilation
@@ -97,10 +98,10 @@ def _conv_t_grads(n: Any, g: Tensor) -> tuple:
     cols = cols.reshape(groups, og * kh * kw, nb * h * wd)
     dx = gw = None
     if edges[0][0] is not None:
-        dx = np.matmul(w.reshape(groups, cg, og * kh * kw), cols).reshape(c, nb, h, wd).transpose(1, 0, 2, 3)
+        dx = _blas.stack_matmul(w.reshape(groups, cg, og * kh * kw), cols).reshape(c, nb, h, wd).transpose(1, 0, 2, 3)
     if edges[1][0] is not None:
         xg = _ascontiguous(x.transpose(1, 0, 2, 3)).reshape(groups, cg, nb * h * wd)
-        gw = np.matmul(xg, cols.transpose(0, 2, 1)).reshape(w.shape)
+        gw = _blas.stack_matmul(xg, cols.transpose(0, 2, 1)).reshape(w.shape)
     gb = gd.sum(axis=(0, 2, 3)) if saved["bias_defined"] else None
     if saved["one_d"]:
         dx = None if dx is None else dx[:, :, 0, :]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gradviz import _dtype
+from gradviz import _blas, _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import add_at, array_module
@@ -115,8 +115,10 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
             f"mat1 and mat2 must have the same dtype, but got {_dtype.scalar_type_name(mat1.dtype)} and "
             f"{_dtype.scalar_type_name(mat2.dtype)}"
         )
-    data = np.matmul(x, y)
-    data += b
+    data = _blas.gemm(x, y, b)  # torch's order: the bias copied into the output, then beta = 1
+    if data is None:
+        data = np.matmul(x, y)
+        data += b
     out = _wrap(data, mat1.dtype, mat1.device)
     if _grad_state.enabled:
         r0, r1, r2 = _requires(bias), _requires(mat1), _requires(mat2)
@@ -144,7 +146,7 @@ def _addmm_self(n: Any, g: Tensor) -> Tensor:
 
 def _addmm_mat1(n: Any, g: Tensor) -> Tensor:
     if not _grad_state.enabled:
-        return _out(np.matmul(g._data, n["mat2"]._data.T), g)
+        return _out(_blas.matmul(g._data, n["mat2"]._data.T), g)
     return F.mm(g, F.t(n["mat2"]))
 
 
@@ -152,7 +154,7 @@ def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
     if not _grad_state.enabled:
         # mat2 is weight.t() (column-major): torch computes (grad^T mat1)^T, so TBackward0 hands
         # AccumulateGrad a row-major gradient.
-        d = np.matmul(g._data.T, n["mat1"]._data)
+        d = _blas.matmul(g._data.T, n["mat1"]._data)
         return _wrap(d.T, g.dtype, g.device) if d.dtype is g.dtype.np else _out(d.T, g)
     return F.t(F.mm(F.t(g), n["mat1"]))
 
