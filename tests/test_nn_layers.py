@@ -197,3 +197,27 @@ def test_linear_double_backward_and_refusals():
     y = gradviz.nn.Conv2d(1, 1, 3).double()(x).sum()
     with pytest.raises(NotImplementedError, match="double backward through ConvolutionBackward0"):
         gradviz.autograd.grad(y, x, create_graph=True)
+
+
+@pytest.mark.parametrize("kw", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                {"kernel_size": 2, "stride": 1, "dilation": 2}, {"kernel_size": 3, "ceil_mode": True}])
+def test_max_pool_indices_with_nans_and_ties_match_torch(kw):
+    """torch's CPU kernel keeps the first of equal maxima and takes a NaN over any number (the last
+    NaN of a window: its test is ``val > max || isnan(val)``); the gradient follows the index."""
+    import numpy as np
+    import torch
+
+    import gradviz
+
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 3, (2, 3, 9, 8)).astype(np.float64)  # many ties
+    data[rng.random(data.shape) < 0.15] = np.nan
+    got = []
+    for T in (torch, gradviz):
+        x = T.tensor(data, requires_grad=True)
+        out, ind = T.nn.functional.max_pool2d(x, return_indices=True, **kw)
+        out.backward(T.ones_like(out))
+        got.append((out.detach().numpy(), ind.numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(got[1][0], got[0][0])  # NaNs in the same places
+    np.testing.assert_array_equal(got[1][1], got[0][1])
+    np.testing.assert_array_equal(got[1][2], got[0][2])

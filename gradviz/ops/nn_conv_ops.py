@@ -168,8 +168,10 @@ def _offset_slice(i: int, j: int, ho: int, wo: int, stride: tuple, dilation: tup
 
 def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple,
                             ceil_mode: bool) -> tuple[Tensor, Tensor]:  # fmt: skip
-    """Each window's maximum (the first, in row-major kernel order, among equals) and its index
-    in the unpadded plane. One pass per kernel offset over output-sized strided slices."""
+    """Each window's maximum and its index in the unpadded plane, as torch's CPU kernel picks it:
+    the first among equals in row-major kernel order, and a NaN over any number (the last NaN, as
+    its ``val > max || isnan(val)`` keeps replacing). One pass per kernel offset over output-sized
+    strided slices; the winning offset is kept as a small integer and turned into indices once."""
     x = input._data
     h, wd = x.shape[-2:]
     kh, kw = kernel_size
@@ -187,15 +189,26 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, pa
     xm = module_of(x)
     base = (xm.arange(ho)[:, None] * stride[0] - ph) * wd + (xm.arange(wo)[None, :] * stride[1] - pw)
     best = xp[_offset_slice(0, 0, ho, wo, stride, dilation)].copy()
-    idx = xm.empty(best.shape, dtype=np.int64)
-    idx[...] = base
+    # masked copies (copyto's where=, np.where) branch on a random mask and take ~40x a plain pass:
+    # the value is a maximum (numpy's propagates NaN, as torch's test does), and since k only grows,
+    # the winning offset is max(won, k where this offset won, else 0)
+    wdt = np.int16 if kh * kw > 127 else np.int8
+    won = xm.zeros(best.shape, dtype=wdt)
     better = xm.empty(best.shape, dtype=bool)
+    step = xm.empty(best.shape, dtype=wdt)
+    nan = xm.empty(best.shape, dtype=bool) if np.issubdtype(x.dtype, np.floating) else None
     for k in range(1, kh * kw):
         i, j = divmod(k, kw)
-        v = xp[_offset_slice(i, j, ho, wo, stride, dilation)]
+        v = _ascontiguous(xp[_offset_slice(i, j, ho, wo, stride, dilation)])
         np.greater(v, best, out=better)
-        np.copyto(best, v, where=better)
-        np.copyto(idx, base + (i * dilation[0] * wd + j * dilation[1]), where=better)
+        if nan is not None:
+            np.logical_or(better, np.isnan(v, out=nan), out=better)
+        np.maximum(best, v, out=best)
+        np.multiply(better, wdt(k), out=step)
+        np.maximum(won, step, out=won)
+    offsets = xm.asarray([i * dilation[0] * wd + j * dilation[1] for i in range(kh) for j in range(kw)], np.int64)
+    idx = offsets.take(won)
+    idx += base
     out = _wrap(best, input.dtype, input.device)
     ind = _wrap(idx, _INT64, input.device)
     if _grad_state.enabled and _requires(input):
