@@ -32,6 +32,7 @@ from gradviz._dtype import (
 from gradviz._dtype import bool_ as bool  # noqa: A001 - torch.bool
 from gradviz._dtype import float as float  # noqa: A001 - torch.float
 from gradviz._dtype import int as int  # noqa: A001 - torch.int
+from gradviz._finfo import finfo, iinfo
 from gradviz.autograd import (
     detect_anomaly,
     enable_grad,

@@ -48,6 +48,8 @@ MATH_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("logit", lambda a: a.logit(), [_uniform(0.1, 0.9, 2, 3)]),
     ("logit", lambda a: gv.logit(a, 0.2), [np.array([0.05, 0.3, 0.6, 0.95])]),
     ("logit", _inplace("logit_", 0.1), [_uniform(0.2, 0.8, 3)]),
+    ("nan_to_num", lambda a: a.nan_to_num(), [_randn(2, 3)]),
+    ("nan_to_num", _inplace("nan_to_num_", 1.0), [_randn(3)]),
     ("atan2", lambda a, b: gv.atan2(a, b), [_randn(2, 3), _randn(3, seed=1)]),
     ("atan2", lambda a, b: (a * 1.0).atan2_(b), [_randn(2, 3), _randn(2, 3, seed=1)]),
     ("hypot", lambda a, b: gv.hypot(a, b), [_randn(2, 3), _randn(2, 1, seed=1)]),

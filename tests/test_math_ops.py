@@ -219,3 +219,39 @@ def test_create_graph_second_derivative() -> None:
         (d2t,) = torch.autograd.grad(dt.sum(), t)
         (d2g,) = gv.autograd.grad(dg.sum(), g)
         np.testing.assert_allclose(d2g.numpy(), d2t.numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("kw", [{}, {"nan": 0.5}, {"nan": -1.0, "posinf": 7.0, "neginf": -3.0}])
+def test_nan_to_num_matches_torch(dtype: str, kw: dict) -> None:
+    """Values (the dtype's own limits for the infinities), NanToNumBackward0 and its gradient
+    (none through a replaced number), out of place and in place (the same node name)."""
+    v = np.array([1.5, np.nan, np.inf, -np.inf, -2.0, 0.0])
+    w = np.arange(1.0, 7.0)
+    res = []
+    for T in (torch, gv):
+        x = T.tensor(v, dtype=getattr(T, dtype), requires_grad=True)
+        y = T.nan_to_num(x, **kw)
+        y.backward(T.tensor(w, dtype=x.dtype))
+        z = x.detach().clone().requires_grad_()
+        u = z * 1
+        assert u.nan_to_num_(**kw) is u
+        u.backward(T.tensor(w, dtype=x.dtype))
+        res.append((y.detach().float().numpy(), x.grad.float().numpy(), y.grad_fn.name(), u.detach().float().numpy(),
+                    z.grad.float().numpy(), u.grad_fn.name(), u._version,
+                    [type(f).__name__ for f, _ in u.grad_fn.next_functions]))
+    for a, b in zip(*res):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(b, a)
+        else:
+            assert b == a
+
+
+def test_nan_to_num_of_integers_is_a_copy() -> None:
+    for T in (torch, gv):
+        x = T.tensor([1, 2, 3])
+        y = T.nan_to_num(x)
+        assert y.tolist() == [1, 2, 3] and y.dtype == T.int64
+        y[0] = 9
+        assert x.tolist() == [1, 2, 3]
+        assert x.nan_to_num_() is x

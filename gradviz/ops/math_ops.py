@@ -1,5 +1,5 @@
 """Unary math: the inverse trigonometric and hyperbolic functions, erf/erfc/erfinv, lgamma,
-digamma, frac and logit, with their in-place variants and torch 2.13's backward nodes.
+digamma, frac, logit and nan_to_num, with their in-place variants and torch 2.13's backward nodes.
 
 numpy has no erf or gamma-family ufuncs and gradviz depends on numpy alone, so the special
 functions are written here: erf/erfc/lgamma map Python's math module over the elements, digamma
@@ -28,7 +28,7 @@ from gradviz.tensor import Tensor
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
     "acos", "acos_", "acosh", "acosh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_",
     "cosh", "cosh_", "digamma", "erf", "erf_", "erfc", "erfc_", "erfinv", "frac", "frac_", "lgamma", "logit",
-    "logit_", "sinh", "sinh_",
+    "logit_", "nan_to_num", "nan_to_num_", "sinh", "sinh_",
 ]
 # in-place forms torch has as Tensor methods only (no torch.digamma_)
 METHOD_ONLY = ["digamma_", "erfinv_", "lgamma_"]
@@ -246,6 +246,29 @@ def logit_(a: Tensor, eps: float | None = None) -> Tensor:
     return _math_unary_("logit", a, _logit_fn(eps), eps=eps)
 
 
+def _nan_to_num_fn(a: Tensor, nan: float, posinf: float | None, neginf: float | None):
+    from gradviz._finfo import finfo
+
+    info = finfo(a.dtype)  # the limits of a's own dtype (the arithmetic runs in float64)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    return lambda x: np.nan_to_num(x, nan=nan, posinf=hi, neginf=lo)
+
+
+def nan_to_num(a: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """NaN -> nan, +-inf -> posinf/neginf (the dtype's largest finite numbers by default);
+    integer tensors come back copied, as they have neither."""
+    if not a.dtype.is_floating_point:
+        return _new(a._data.copy(), a.device)
+    return _math_unary("nan_to_num", a, _nan_to_num_fn(a, nan, posinf, neginf))
+
+
+def nan_to_num_(a: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    if not a.dtype.is_floating_point:
+        return a
+    return _math_unary_("nan_to_num", a, _nan_to_num_fn(a, nan, posinf, neginf))
+
+
 def polygamma1(a: Tensor) -> Tensor:
     """polygamma(1, a), the trigamma function, for digamma's backward (not differentiable here)."""
     return _new(_compute(a, _trigamma), a.device)
@@ -295,6 +318,8 @@ ROWS: dict[str, D] = {
     "digamma": D("DigammaBackward0", (lambda n, g: _arith.mul(g, polygamma1(n["self"])),)),
     "frac": D("FracBackward0", (lambda n, g: g,)),
     "logit": D("LogitBackward0", (_logit_backward,)),
+    # the replaced numbers pass no gradient; torch's in-place form keeps the name (no Backward1)
+    "nan_to_num": D("NanToNumBackward0", (lambda n, g: _arith.mul(g, _pointwise.isfinite(n["self"])),)),
     **{k + "_": D(k.capitalize() + "Backward1", (_inplace_not_implemented,)) for k in _INPLACE_NOT_IMPLEMENTED},
 }  # fmt: skip
 register(ROWS)
