@@ -60,6 +60,7 @@ from gradviz.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from gradviz.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
@@ -75,4 +76,5 @@ __all__ = [
     "ReplicationPad2d", "CosineSimilarity", "PairwiseDistance", "GroupNorm",
     "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU", "ReLU6",
     "Softmin", "Softplus", "Softsign", "Tanhshrink", "Threshold",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]  # fmt: skip
