@@ -25,6 +25,7 @@ from gradviz.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
 from gradviz.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from gradviz.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from gradviz.nn.modules.flatten import Flatten, Unflatten
+from gradviz.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from gradviz.nn.modules.linear import Bilinear, Identity, Linear
 from gradviz.nn.modules.loss import (
     BCELoss,
@@ -76,5 +77,5 @@ __all__ = [
     "ReplicationPad2d", "CosineSimilarity", "PairwiseDistance", "GroupNorm",
     "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU", "ReLU6",
     "Softmin", "Softplus", "Softsign", "Tanhshrink", "Threshold",
-    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
 ]  # fmt: skip
