@@ -289,6 +289,8 @@ class Tensor:
         return to_device_array(self._data, CPU).tolist()
 
     def __float__(self) -> float:
+        if self.requires_grad:
+            _warn_once(_TO_SCALAR_WARNING)
         return float(self._scalar())
 
     def __int__(self) -> int:
@@ -421,6 +423,10 @@ _T_DEPRECATED = (
     "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
 )
 _warned: set[str] = set()
+# torch 2.13's TORCH_WARN_ONCE in float(t) (python_variable_methods.cpp), its "Triggered
+# internally at ..." suffix, which names torch's own source line, left out
+_TO_SCALAR_WARNING = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
 
 
 def _warn_once(message: str) -> None:

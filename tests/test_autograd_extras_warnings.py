@@ -42,3 +42,29 @@ def test_gradviz_ops_are_silent_like_torch() -> None:
 def test_user_numpy_still_warns() -> None:
     _, err = _stderr("gradviz", "np.log(np.zeros(1))")
     assert "divide by zero encountered in log" in err
+
+
+_TO_SCALAR = """
+import warnings
+import {mod} as T
+warnings.simplefilter("always")
+x = T.tensor(2.0, requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    int(x), x.item(), float(x.detach()), bool(x)
+    float(x * 2)
+    float(x)
+print(len(caught), repr(str(caught[0].message).split(" (Triggered internally")[0]) if caught else "")
+"""
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch() -> None:
+    """torch 2.13 warns once per process in float(t) of a tensor that requires grad (not int,
+    item or bool, nor a detached tensor); its message without torch's own source location."""
+    out = []
+    for mod in ("torch", "gradviz"):
+        proc = subprocess.run([sys.executable, "-c", _TO_SCALAR.format(mod=mod)], capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        out.append(proc.stdout)
+    assert out[1] == out[0] and out[0].startswith("1 'Converting a tensor with requires_grad=True")
