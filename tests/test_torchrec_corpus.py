@@ -17,6 +17,7 @@ backward) become nested tasks, which the check below proves by depth.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import math
@@ -189,6 +190,24 @@ def _server(mode: str) -> subprocess.Popen[str]:
             p = _servers[mode] = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
                                                   stdout=subprocess.PIPE, env=env, text=True)  # fmt: skip
         return p
+
+
+@atexit.register
+def _close_servers() -> None:
+    """End of stdin ends a server's loop; its pipes are closed here, not left to the collector
+    (CI's log showed ResourceWarnings for them at exit)."""
+    with _lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for p in servers:
+        for pipe in (p.stdin, p.stdout):
+            if pipe is not None:
+                pipe.close()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def _run(name: str, mode: str) -> dict[str, Any]:
