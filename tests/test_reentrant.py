@@ -400,7 +400,7 @@ def test_after_a_pooled_task_fails_the_pool_thread_leaves_the_owners_queue() -> 
         y = gradviz.ones(3, requires_grad=True)
         z = (y.to("virtual:0") * 2).to("cpu").sin()
         acc = z.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0].next_functions[0][0]
-        assert acc.name() == "AccumulateGrad"
+        assert acc.name() == "torch::autograd::AccumulateGrad"
         acc.register_prehook(lambda grads, ran=ran: ran.append(threading.current_thread().name))
         t0 = time.monotonic()
         z.sum().backward()

@@ -164,9 +164,13 @@ class Node:
                     topo = t + 1
         self.topological_nr = topo
 
+    # torch's C++-defined nodes (AccumulateGrad, GraphRoot, CopySlices, Error) give name() with
+    # their namespace; generated ones (MulBackward0) without. Traces keep the class name.
+    _namespace = ""
+
     # -- torch's Python-facing API
     def name(self) -> str:
-        return type(self).__name__
+        return self._namespace + type(self).__name__
 
     def _sequence_nr(self) -> int:
         return self.sequence_nr
@@ -252,6 +256,7 @@ class GraphRoot(Node):
     """Starts a backward with several roots: it 'returns' the given root gradients."""
 
     __slots__ = ("outputs",)
+    _namespace = "torch::autograd::"
     _fresh_outputs = True
 
     def __init__(self, roots: list[Edge], grads: list[Tensor | None]):
@@ -276,6 +281,7 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient into a leaf's ``.grad``. One per leaf, shared by every use."""
 
     __slots__ = ("variable", "lock")
+    _namespace = "torch::autograd::"
     _fresh_outputs = True
     _defer_safe = True
 

@@ -21,12 +21,11 @@ _MESSAGE = "trying to differentiate twice a function that was marked with @once_
 class Error(Node):
     """Raises its message when backward reaches it (torch's autograd Error node)."""
 
+    _namespace = "torch::autograd::"
+
     def __init__(self, message: str, next_edges: list) -> None:
         super().__init__(next_edges)
         self.message = message
-
-    def name(self) -> str:
-        return "torch::autograd::Error"
 
     def apply(self, grads: list[Any]) -> list[Any]:
         raise RuntimeError(self.message)

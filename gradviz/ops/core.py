@@ -500,6 +500,7 @@ class CopySlices(Node):
     runs the op's node (``fn``) on the view's part of the gradient and puts the result back."""
 
     __slots__ = ("fn", "index", "base_shape")
+    _namespace = "torch::autograd::"
 
     def __init__(self, base: Tensor, index: Any, fn: OpNode) -> None:
         # Edges: the base's history before the op, then the op's other inputs.
@@ -508,9 +509,6 @@ class CopySlices(Node):
         self.index = index
         self.base_shape = tuple(base.shape)
         self.input_metadata = [InputMetadata(base._data.shape, base.dtype, base.device)]
-
-    def name(self) -> str:
-        return "CopySlices"
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         from gradviz.ops import functions as F
