@@ -1,4 +1,4 @@
-"""linspace against torch 2.13, bit for bit: torch's CPU kernel steps up from start for the first
+"""linspace (and logspace) against torch 2.13, bit for bit: torch's CPU kernel steps up from start for the first
 half and down from end for the rest, each value rounded once (a fused multiply-add) in float32 and
 float64, in the dtype's own arithmetic for float16 and bfloat16, and from truncated ends for
 integer dtypes. A value that differs in its last bit fails."""
@@ -42,3 +42,22 @@ def test_linspace_default_dtype_and_tensor_ends():
     assert got.dtype == gradviz.float32
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
+
+
+LOG_SIZES = [*range(0, 40), 97, 257, 1000]
+LOG_RANGES = [(0, 1), (-2, 3), (0.3, 7.1), (-5, 2.5), (1, -1), (-math.pi, math.pi), (0, 10), (2, 2)]
+
+
+@pytest.mark.parametrize("base", [10.0, 2.0, 3.7, 0.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32"])
+def test_logspace_bit_for_bit(dtype, base):
+    """torch's kernel: the ends in the output dtype, the exponent in double from start (first half)
+    or end (second half), C's pow per element; steps == 1 is pow(base, start) in double."""
+    bad = []
+    for n in LOG_SIZES:
+        for a, b in LOG_RANGES:
+            want = _values(torch.logspace(a, b, n, base, dtype=getattr(torch, dtype)))
+            got = _values(gradviz.logspace(a, b, n, base, dtype=getattr(gradviz, dtype)))
+            if got.dtype != want.dtype or not np.array_equal(got, want, equal_nan=True):
+                bad.append((n, a, b))
+    assert not bad, f"{len(bad)} (steps, start, end) differ from torch, first {bad[:5]}"

@@ -419,15 +419,47 @@ def linspace(start: Any, end: Any, steps: int, dtype: DType | None = None, devic
     return make_tensor(to_device_array(np.asarray(arr).astype(dt.np), dev), dev, requires_grad)
 
 
+def _pow(base: float, x: float) -> float:
+    """C's pow, as torch's kernel calls it per element (numpy's vectorised float64 power rounds
+    differently in the last bit on AVX-512 machines)."""
+    try:
+        return math.pow(base, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:  # a negative base to a fractional power
+        return math.nan
+
+
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, dtype: DType | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """torch's logspace kernel: the ends in the output dtype, the exponent stepped in double from
+    the start for the first half and back from the end for the second, C's pow on each."""
+    n = _steps(steps)
     dt = dtype or _dtype._default[0]
-    exps = linspace(start, end, steps, dtype=_dtype.float64)._data
-    arr = np.power(np.float64(base), exps)
-    if dt is not _dtype.float64 and dt.is_floating_point:
-        arr = np.power(np.float32(base), exps.astype(np.float32))
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    b = float(base)
+    if dt.is_floating_point:
+        s, e = dt.np.type(start), dt.np.type(end)  # scalar_t, rounded from the Python numbers
+        span = float(e - s)  # subtracted in scalar_t, then double
+        s, e = float(s), float(e)
+    else:
+        s, e = int(start), int(end)
+        span = float(e - s)
+    if n == 1:
+        vals = [_pow(float(base), float(start))]  # torch fills pow(base, start) in double
+    else:
+        step = span / (n - 1)
+        half = n // 2
+        vals = [_pow(b, s + step * i) if i < half else _pow(b, e - step * (n - i - 1)) for i in range(n)]
+    arr = np.array(vals, dtype=np.float64)
+    if not dt.is_floating_point:
+        with np.errstate(invalid="ignore"):
+            arr = np.trunc(arr)
+    elif dt.itemsize == 2:  # double -> float -> half or bfloat16, c10's conversions: two roundings
+        arr = arr.astype(np.float32)
     dev = as_device(device)
-    return make_tensor(to_device_array(np.asarray(arr).astype(dt.np), dev), dev, requires_grad)
+    return make_tensor(to_device_array(arr.astype(dt.np), dev), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype: DType | None = None, device: Any = None,
