@@ -426,8 +426,8 @@ def _pow(base: float, x: float) -> float:
         return math.pow(base, x)
     except OverflowError:
         return math.inf
-    except ValueError:  # a negative base to a fractional power
-        return math.nan
+    except ValueError:  # 0 to a negative power (C: inf), a negative base to a fractional one (nan)
+        return math.inf if base == 0 else math.nan
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, dtype: DType | None = None,
