@@ -61,6 +61,16 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil: bool = False) -> 
     return span // s + 1
 
 
+def _columns(x: Any, kh: int, kw: int, ho: int, wo: int, stride: tuple, padding: tuple, dilation: tuple,
+             groups: int) -> Any:  # fmt: skip
+    """(groups, K, N * L), channel-major: one copy of the receptive fields, and every product
+    after it (forward, the weight's gradient, the input's) one matmul per group on contiguous or
+    transposed operands, with no further copy of this, the largest array."""
+    n, c = x.shape[:2]
+    cols = _ascontiguous(_windows(_pad(x, padding), kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
+    return cols.reshape(groups, c // groups * kh * kw, n * ho * wo)
+
+
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
                 groups: int) -> Tensor:  # fmt: skip
     """A batched 1-d or 2-d convolution (N, C, [H,] W); one ConvolutionBackward0 node."""
@@ -80,14 +90,9 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
             "than actual input size"
         )
     xm = module_of(x)  # numpy, or cupy for device data: new arrays are made where x is
-    xp = _pad(x, padding)
     k = cg * kh * kw
     og = o // groups
-    # (groups, K, N * L), channel-major: one copy of the receptive fields, and every product
-    # after it (forward, the weight's gradient, the input's) one matmul per group on
-    # contiguous or transposed operands, with no further copy of this, the largest array
-    cols = _ascontiguous(_windows(xp, kh, kw, ho, wo, stride, dilation).transpose(1, 2, 3, 0, 4, 5))
-    cols = cols.reshape(groups, k, n * ho * wo)
+    cols = _columns(x, kh, kw, ho, wo, stride, padding, dilation, groups)
     wm = w.reshape(groups, og, k)
     y = _blas.stack_matmul(wm, cols).reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
     # torch's output is contiguous (N, O, H, W): the copy back from channel-major adds the bias
@@ -120,20 +125,34 @@ def _saved_arrays(n: Any, g: Tensor) -> tuple:
 
 def _conv_grads(n: Any, g: Tensor) -> tuple:
     saved, gd, x, w = _saved_arrays(n, g)
-    groups, stride, padding, dilation = saved["groups"], saved["stride"], saved["padding"], saved["dilation"]
+    edges = n.next_edges
+    dx, gw, gb = conv_grad_arrays(gd, x, w, saved["cols"], saved["stride"], saved["padding"], saved["dilation"],
+                                  saved["groups"], (edges[0][0] is not None, edges[1][0] is not None,
+                                                    saved["bias_defined"]))  # fmt: skip
+    if saved["one_d"]:
+        dx = None if dx is None else dx[:, :, 0, :]
+        gw = None if gw is None else gw[:, :, 0, :]
+    return dx, gw, gb
+
+
+def conv_grad_arrays(gd: Any, x: Any, w: Any, cols: Any, stride: tuple, padding: tuple, dilation: tuple,
+                     groups: int, need: tuple) -> tuple:  # fmt: skip
+    """A 2-d convolution's (input, weight, bias) gradients from its output's, as arrays; only those
+    ``need`` marks (torch's output_mask). ``cols``: the input's columns, or None to make them."""
     nb, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     ho, wo = gd.shape[2], gd.shape[3]
     og = o // groups
     k = cg * kh * kw
-    cols = saved["cols"]  # (groups, K, N * L)
     xm = module_of(gd)
     # the gradient channel-major, as the columns are: (groups, og, N * L)
     gm = _ascontiguous(gd.transpose(1, 0, 2, 3)).reshape(groups, og, nb * ho * wo)
-    edges = n.next_edges
-    gw = _blas.stack_matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape) if edges[1][0] is not None else None
-    dx = None
-    if edges[0][0] is not None:  # as torch's output_mask: no input gradient nobody takes
+    gw = dx = None
+    if need[1]:
+        if cols is None:
+            cols = _columns(x, kh, kw, ho, wo, stride, padding, dilation, groups)
+        gw = _blas.stack_matmul(gm, cols.transpose(0, 2, 1)).reshape(w.shape)
+    if need[0]:  # as torch's output_mask: no input gradient nobody takes
         # input: W^T grad, folded back onto the padded input (col2im), one strided add per kernel
         # offset, channel-major as the columns are (contiguous adds), transposed back at the end
         dcols = _blas.stack_matmul(w.reshape(groups, og, k).transpose(0, 2, 1), gm).reshape(c, kh, kw, nb, ho, wo)
@@ -145,16 +164,26 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
             for j in range(kw):
                 dxp[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw] += dcols[:, i, j]
         dx = dxp[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
-    gb = gd.sum(axis=(0, 2, 3)) if saved["bias_defined"] else None
-    if saved["one_d"]:
-        dx = None if dx is None else dx[:, :, 0, :]
-        gw = None if gw is None else gw[:, :, 0, :]
+    gb = gd.sum(axis=(0, 2, 3)) if need[2] else None
     return dx, gw, gb
 
 
-_CONV = _register("convolution", D("ConvolutionBackward0", (
-    _cached_part(_conv_grads, 0), _cached_part(_conv_grads, 1), _cached_part(_conv_grads, 2),
-)))  # fmt: skip
+def _conv_part(i: int) -> Any:
+    """Gradient i of a ConvolutionBackward0: from arrays, or, when a create_graph backward builds
+    a graph, from torch's convolution_backward op (ConvolutionBackwardBackward0,
+    gradviz/ops/nn_conv_double_ops.py), the three computed once per incoming gradient."""
+    arrays = _cached_part(_conv_grads, i)
+
+    def grad(n: Any, g: Tensor) -> Tensor | None:
+        if not _grad_state.enabled:
+            return arrays(n, g)
+        return _conv_double.convolution_backward_of(n, g)[i]
+
+    return grad
+
+
+_CONV = _register("convolution", D("ConvolutionBackward0", (_conv_part(0), _conv_part(1), _conv_part(2))),
+                  graph=True)
 
 
 # -- pooling -------------------------------------------------------------------------------------
@@ -451,3 +480,6 @@ _BATCH_NORM = _register("native_batch_norm", D("NativeBatchNormBackward0", (_bn_
 from gradviz import _dtype as _dt  # noqa: E402 - after the rows, as the other ops files order it
 
 _INT64 = _dt.int64
+
+# the convolution's backward as an op, for create_graph (its row joins the table at import)
+from gradviz.ops import nn_conv_double_ops as _conv_double  # noqa: E402, F401

@@ -45,10 +45,15 @@ def leaky_relu_(a: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def _grad(n: Any, g: Tensor) -> Tensor:
+    from gradviz.autograd.grad_mode import _state as _grad_state
+    from gradviz.ops.nn_ops import leaky_relu_backward
+
     slope = n["negative_slope"]
     if slope < 0:
         raise RuntimeError(_NEGATIVE_SLOPE)
+    if _grad_state.enabled:  # create_graph: torch's leaky_relu_backward(grad, result, ...) node
+        return leaky_relu_backward(g, n["result"], slope)
     return _out(np.where(n["result"]._data > 0, g._data, g._data * slope), g)
 
 
-_LEAKY_INPLACE = _register("leaky_relu_", D("LeakyReluBackward1", (_grad,)))
+_LEAKY_INPLACE = _register("leaky_relu_", D("LeakyReluBackward1", (_grad,)), graph=True)

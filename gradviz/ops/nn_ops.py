@@ -387,9 +387,33 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return out
 
 
-_LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (
-    lambda n, g: _out(np.where(n["self"]._data > 0, g._data, g._data * n["negative_slope"]), g),
-)))  # fmt: skip
+def leaky_relu_backward(grad: Tensor, self_: Tensor, negative_slope: float) -> Tensor:
+    """grad where self > 0, else grad * negative_slope: torch's leaky_relu_backward, a node of its
+    own (LeakyReluBackwardBackward0) when a create_graph backward records it."""
+    out = _out(np.where(self_._data > 0, grad._data, grad._data * negative_slope), grad)
+    if _grad_state.enabled and (_requires(grad) or _requires(self_)):
+        record(_LEAKY_BACKWARD, (grad, self_), [out], {"self": SavedVariable(self_), "negative_slope": negative_slope})
+    return out
+
+
+def _leaky_grad(key: str) -> Any:
+    """LeakyReluBackward0 (key "self") and LeakyReluBackward1 (key "result", the in-place form)."""
+
+    def grad(n: Any, g: Tensor) -> Tensor:
+        slope = n.saved["negative_slope"]
+        if not _grad_state.enabled:  # no graph to build: the arrays only
+            return _out(np.where(n[key]._data > 0, g._data, g._data * slope), g)
+        return leaky_relu_backward(g, n[key], slope)
+
+    return grad
+
+
+_LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (_leaky_grad("self"),)), graph=True)
+# its derivative: the same function of the new gradient; none through self (piecewise linear)
+_LEAKY_BACKWARD = _register("leaky_relu_backward", D("LeakyReluBackwardBackward0", (
+    lambda n, g: leaky_relu_backward(g, n["self"], n.saved["negative_slope"]),
+    lambda n, g: F.zeros_like(g),
+)), graph=True)  # fmt: skip
 
 
 # -- bilinear ----------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""Double backward through convolutions and leaky_relu (gradient penalties) against torch 2.13:
+the second-order graph's node names (ConvolutionBackwardBackward0, LeakyReluBackwardBackward0),
+next_functions, execution order, the loss and every gradient (tests/_diff.py's check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._diff import Case, check, leaf
+
+
+def _penalty_prog(make_net, x_shape, wrt_params: bool = False):
+    def prog(T):
+        T.manual_seed(0)
+        net = make_net(T.nn).double()
+        x = leaf(T, *x_shape, seed=5)
+        out = net(x)
+        wrt = [x] + (list(net.parameters()) if wrt_params else [])
+        grads = T.autograd.grad(out.sum(), wrt, create_graph=True)
+        gp = sum((g.pow(2).sum() for g in grads), T.zeros((), dtype=T.float64))
+        loss = out.mean() + 10 * gp
+        return Case(roots=[loss], run=loss.backward, grads_of=[x, *net.parameters()])
+
+    return prog
+
+
+NETS = {
+    "conv2d": (lambda nn: nn.Conv2d(2, 3, 3), (2, 2, 6, 6)),
+    "conv2d_strided_padded_dilated": (lambda nn: nn.Conv2d(2, 4, 3, stride=2, padding=2, dilation=2), (2, 2, 7, 6)),
+    "conv2d_groups_no_bias": (lambda nn: nn.Conv2d(4, 6, 3, groups=2, bias=False), (2, 4, 5, 5)),
+    "conv1d": (lambda nn: nn.Conv1d(2, 3, 3, padding=1), (2, 2, 7)),
+    "wgan_gp_critic": (lambda nn: nn.Sequential(
+        nn.Conv2d(1, 4, 3, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(4, 8, 3, 2, 1), nn.LeakyReLU(0.2), nn.Flatten(),
+        nn.Linear(8 * 2 * 2, 1)), (3, 1, 8, 8)),
+    "leaky_relu_inplace": (lambda nn: nn.Sequential(nn.Conv2d(1, 2, 3), nn.LeakyReLU(0.1, inplace=True)), (2, 1, 5, 5)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("wrt_params", [False, True])
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_gradient_penalty_matches_torch(name: str, wrt_params: bool) -> None:
+    make, shape = NETS[name]
+    check(_penalty_prog(make, shape, wrt_params))
+
+
+def test_third_order_through_a_convolution() -> None:
+    """A convolution's double backward is itself made of recorded ops, so a third derivative works;
+    values and gradients against torch. (The graph's names and edges agree too, but not its
+    sequence numbers: torch's double backward of ConvolutionBackwardBackward0 makes three nodes
+    more, for results nobody reads, which the check counts.)"""
+    import numpy as np
+    import torch
+
+    import gradviz
+
+    got = []
+    for T in (torch, gradviz):
+        x, w = leaf(T, 1, 1, 4, 4, seed=1), leaf(T, 2, 1, 2, 2, seed=2)
+        y = T.nn.functional.conv2d(x, w)
+        (gx,) = T.autograd.grad(y.pow(3).sum(), x, create_graph=True)
+        (gxx,) = T.autograd.grad(gx.pow(2).sum(), x, create_graph=True)
+        loss = gxx.sum()
+        loss.backward()
+        got.append([loss.detach().numpy(), x.grad.numpy(), w.grad.numpy()])
+    for a, b in zip(*got):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
