@@ -268,7 +268,20 @@ def _maxpool_grad(n: Any, g: Tensor) -> Tensor:
     return _out(dx.reshape(x.shape), g)
 
 
-_MAXPOOL = _register("max_pool2d_with_indices", D("MaxPool2DWithIndicesBackward0", (_maxpool_grad,)))
+def _graph_or_arrays(arrays: Any, as_op: str) -> Any:
+    """A pooling backward from arrays, or, when a create_graph backward builds a graph, as torch's
+    recorded backward op (gradviz/ops/nn_backward_ops.py)."""
+
+    def grad(n: Any, g: Tensor) -> Tensor:
+        if not _grad_state.enabled:
+            return arrays(n, g)
+        return getattr(_backward_ops, as_op)(n, g, arrays)
+
+    return grad
+
+
+_MAXPOOL = _register("max_pool2d_with_indices", D("MaxPool2DWithIndicesBackward0", (
+    _graph_or_arrays(_maxpool_grad, "max_pool2d_backward"),)), graph=True)  # fmt: skip
 
 
 def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, ceil_mode: bool,
@@ -358,7 +371,8 @@ def _avgpool_grad(n: Any, g: Tensor) -> Tensor:
     return _out(_ascontiguous(dx), g)
 
 
-_AVGPOOL = _register("avg_pool2d", D("AvgPool2DBackward0", (_avgpool_grad,)))
+_AVGPOOL = _register("avg_pool2d", D("AvgPool2DBackward0", (_graph_or_arrays(_avgpool_grad, "avg_pool2d_backward"),)),
+                     graph=True)
 
 
 def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
@@ -393,7 +407,8 @@ def _adaptive_grad(n: Any, g: Tensor) -> Tensor:
     return _out(dx, g)
 
 
-_ADAPTIVE = _register("adaptive_avg_pool2d", D("AdaptiveAvgPool2DBackward0", (_adaptive_grad,)))
+_ADAPTIVE = _register("adaptive_avg_pool2d", D("AdaptiveAvgPool2DBackward0", (
+    _graph_or_arrays(_adaptive_grad, "adaptive_avg_pool2d_backward"),)), graph=True)  # fmt: skip
 
 
 # -- batch norm --------------------------------------------------------------------------------
@@ -482,4 +497,5 @@ from gradviz import _dtype as _dt  # noqa: E402 - after the rows, as the other o
 _INT64 = _dt.int64
 
 # the convolution's backward as an op, for create_graph (its row joins the table at import)
+from gradviz.ops import nn_backward_ops as _backward_ops  # noqa: E402 - the pools' backward ops
 from gradviz.ops import nn_conv_double_ops as _conv_double  # noqa: E402, F401

@@ -350,9 +350,15 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return out
 
 
-_GELU = _register("gelu", D("GeluBackward0", (
-    lambda n, g: _out(_gelu_backward_data(g._data, n["self"]._data, n["approximate"]), g),
-)))  # fmt: skip
+def _gelu_grad(n: Any, g: Tensor) -> Tensor:
+    if _grad_state.enabled:  # create_graph: torch's gelu_backward op (GeluBackwardBackward0)
+        from gradviz.ops.nn_backward_ops import gelu_backward
+
+        return gelu_backward(g, n["self"], n.saved["approximate"])
+    return _out(_gelu_backward_data(g._data, n["self"]._data, n["approximate"]), g)
+
+
+_GELU = _register("gelu", D("GeluBackward0", (_gelu_grad,)), graph=True)
 
 
 def _sigmoid_data(x: np.ndarray) -> np.ndarray:
@@ -369,12 +375,20 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def _silu_grad(n: Any, g: Tensor) -> Tensor:
+    if _grad_state.enabled:
+        # create_graph: torch's infinitely_differentiable_silu_backward, in recorded ops
+        # (C++'s "1.0 - t" is sub of a wrapped 0-d tensor: SubBackward0; "1.0 + t" AddBackward1)
+        x = n["self"]
+        sig = F.sigmoid(x)
+        one = F.full((), 1.0, dtype=sig.dtype, device=sig.device)
+        inner = F.add_scalar(F.mul(x, F.sub(one, sig)), 1.0)
+        return F.mul(F.mul(g, sig), inner)
     x = n["self"]._data
     s = _sigmoid_data(x)
     return _out(g._data * s * (1.0 + x * (1.0 - s)), g)
 
 
-_SILU = _register("silu", D("SiluBackward0", (_silu_grad,)))
+_SILU = _register("silu", D("SiluBackward0", (_silu_grad,)), graph=True)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

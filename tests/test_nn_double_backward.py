@@ -1,6 +1,7 @@
-"""Double backward through convolutions and leaky_relu (gradient penalties) against torch 2.13:
-the second-order graph's node names (ConvolutionBackwardBackward0, LeakyReluBackwardBackward0),
-next_functions, execution order, the loss and every gradient (tests/_diff.py's check)."""
+"""Double backward through convolutions, pooling and activations (gradient penalties, Hessian-
+vector products) against torch 2.13: the second-order graph's node names
+(ConvolutionBackwardBackward0, MaxPool2DWithIndicesBackwardBackward0, GeluBackwardBackward0, ...),
+next_functions, sequence numbers, execution order, the loss and every gradient (tests/_diff.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,35 @@ NETS = {
         nn.Conv2d(1, 4, 3, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(4, 8, 3, 2, 1), nn.LeakyReLU(0.2), nn.Flatten(),
         nn.Linear(8 * 2 * 2, 1)), (3, 1, 8, 8)),
     "leaky_relu_inplace": (lambda nn: nn.Sequential(nn.Conv2d(1, 2, 3), nn.LeakyReLU(0.1, inplace=True)), (2, 1, 5, 5)),
+    "cnn_pools": (lambda nn: nn.Sequential(
+        nn.Conv2d(1, 3, 3, padding=1), nn.SiLU(), nn.MaxPool2d(2), nn.Conv2d(3, 4, 3, padding=1), nn.GELU(),
+        nn.AvgPool2d(3, 2, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 1)), (2, 1, 8, 8)),
+    "pinn_mlp": (lambda nn: nn.Sequential(nn.Linear(2, 8), nn.SiLU(), nn.Linear(8, 8), nn.GELU(approximate="tanh"),
+                                          nn.Linear(8, 1)), (5, 2)),
 }  # fmt: skip
+
+
+_FNS = {
+    "max_pool": lambda T, x: T.nn.functional.max_pool2d(x, 2),
+    "max_pool_overlapping": lambda T, x: T.nn.functional.max_pool2d(x, 3, 1, 1),
+    "avg_pool": lambda T, x: T.nn.functional.avg_pool2d(x, 3, 2, 1),
+    "adaptive_avg_pool": lambda T, x: T.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
+    "gelu": lambda T, x: T.nn.functional.gelu(x),
+    "gelu_tanh": lambda T, x: T.nn.functional.gelu(x, approximate="tanh"),
+    "silu": lambda T, x: T.nn.functional.silu(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FNS))
+def test_second_derivative_of_one_op_matches_torch(name: str) -> None:
+    def prog(T):
+        x = leaf(T, 2, 3, 6, 6, seed=1)
+        y = _FNS[name](T, x * 1.5)
+        (gx,) = T.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+        loss = gx.pow(2).sum() + y.sum()
+        return Case(roots=[loss], run=loss.backward, grads_of=[x])
+
+    check(prog)
 
 
 @pytest.mark.parametrize("wrt_params", [False, True])
