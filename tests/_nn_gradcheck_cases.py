@@ -102,6 +102,8 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
      lambda x: gv.autograd.grad(F.adaptive_avg_pool2d(x, (2, 3)).pow(2).sum(), x, create_graph=True)[0],
      [_randn(1, 2, 5, 5)]),
     ("gelu_backward", lambda x: gv.autograd.grad(F.gelu(x).pow(2).sum(), x, create_graph=True)[0], [_randn(2, 3)]),
+    ("softplus_backward", lambda x: gv.autograd.grad(F.softplus(x, 2.0, 3.0).pow(2).sum(), x, create_graph=True)[0],
+     [_randn(2, 3) * 0.5]),
     ("gelu_backward", lambda x: gv.autograd.grad(F.gelu(x, approximate="tanh").sum(), x, create_graph=True)[0],
      [_randn(2, 3)]),
     ("upsample_nearest2d", lambda x: F.interpolate(x, scale_factor=(2, 1.5)), [_randn(1, 2, 3, 4)]),

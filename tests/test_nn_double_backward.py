@@ -50,6 +50,8 @@ _FNS = {
     "gelu": lambda T, x: T.nn.functional.gelu(x),
     "gelu_tanh": lambda T, x: T.nn.functional.gelu(x, approximate="tanh"),
     "silu": lambda T, x: T.nn.functional.silu(x),
+    "softplus": lambda T, x: T.nn.functional.softplus(x),
+    "softplus_beta_threshold": lambda T, x: T.nn.functional.softplus(x, beta=2.0, threshold=3.0),
 }
 
 

@@ -140,11 +140,37 @@ def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
 # -- backward formulas ---------------------------------------------------------------------
 
 
+def _softplus_kernel(gd: np.ndarray, x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
+    z = x * _c(x, beta)
+    e = np.exp(np.minimum(z, _c(x, threshold)))
+    return np.where(z > threshold, gd, gd * e / (e + 1))
+
+
+def softplus_backward(grad: Tensor, input: Tensor, beta: float, threshold: float) -> Tensor:  # noqa: A002
+    """torch.ops.aten.softplus_backward: recorded (SoftplusBackwardBackward0) when a backward builds a graph."""
+    out = _out(_softplus_kernel(grad._data, input._data, beta, threshold), grad)
+    if _grad_state.enabled and (_requires(grad) or _requires(input)):
+        saved = {"grad_output": SavedVariable(grad), "self": SavedVariable(input), "beta": beta, "threshold": threshold}
+        record(_NODES["softplus_backward"], (grad, input), [out], saved)
+    return out
+
+
 def _softplus_grad(n: Any, g: Tensor) -> Tensor:
-    x, gd = n["self"]._data, g._data
-    z = x * _c(x, n["beta"])
-    e = np.exp(np.minimum(z, _c(x, n["threshold"])))
-    return _out(np.where(z > n["threshold"], gd, gd * e / (e + 1)), g)
+    if _grad_state.enabled:
+        return softplus_backward(g, n["self"], n["beta"], n["threshold"])
+    return _out(_softplus_kernel(g._data, n["self"]._data, n["beta"], n["threshold"]), g)
+
+
+def _softplus_double_self(n: Any, gg: Tensor) -> Tensor:
+    """torch's softplus_double_backward(grad * grad_output, self, beta, threshold): beta * s * (1 - s)
+    with s = sigmoid(beta * self), zero past the threshold."""
+    if _grad_state.enabled:
+        raise NotImplementedError("gradviz: a third derivative through SoftplusBackwardBackward0 is not implemented")
+    x, go, beta = n["self"]._data, n["grad_output"]._data, n["beta"]
+    z = x * _c(x, beta)
+    s = 1 / (1 + np.exp(-z))
+    data = np.where(z > n["threshold"], 0, gg._data * go * _c(x, beta) * s * (1 - s))
+    return _out(data.astype(x.dtype, copy=False), gg)
 
 
 def _hardtanh_kernel(g: np.ndarray, x: np.ndarray, min_val: float, max_val: float) -> np.ndarray:
@@ -322,6 +348,10 @@ _ROWS["hardtanh_backward"] = D("HardtanhBackwardBackward0", (
     lambda n, g: hardtanh_backward(g, n["self"], n["min_val"], n["max_val"]),
     _zeros,
 ))  # fmt: skip
+_ROWS["softplus_backward"] = D("SoftplusBackwardBackward0", (
+    lambda n, g: softplus_backward(g, n["self"], n["beta"], n["threshold"]),
+    _softplus_double_self,
+))  # fmt: skip
 # rows whose formulas build a graph under create_graph=True (the others refuse there)
-_GRAPH = {"hardtanh", "hardtanh_backward", "threshold", "threshold_"}
+_GRAPH = {"hardtanh", "hardtanh_backward", "threshold", "threshold_", "softplus", "softplus_backward"}
 _NODES = {key: _register(key, row, key in _GRAPH) for key, row in _ROWS.items()}
