@@ -102,6 +102,9 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
      lambda x: gv.autograd.grad(F.adaptive_avg_pool2d(x, (2, 3)).pow(2).sum(), x, create_graph=True)[0],
      [_randn(1, 2, 5, 5)]),
     ("gelu_backward", lambda x: gv.autograd.grad(F.gelu(x).pow(2).sum(), x, create_graph=True)[0], [_randn(2, 3)]),
+    ("native_layer_norm_backward", lambda x, w, b: gv.autograd.grad(
+        (F.layer_norm(x, (4,), w, b) ** 2 * gv.arange(4.0, dtype=gv.float64)).sum(), (x, w), create_graph=True),
+     [_randn(3, 4), _randn(4, seed=1), _randn(4, seed=2)]),
     ("softplus_backward", lambda x: gv.autograd.grad(F.softplus(x, 2.0, 3.0).pow(2).sum(), x, create_graph=True)[0],
      [_randn(2, 3) * 0.5]),
     ("gelu_backward", lambda x: gv.autograd.grad(F.gelu(x, approximate="tanh").sum(), x, create_graph=True)[0],

@@ -1,6 +1,6 @@
 """Double backward through convolutions, pooling and activations (gradient penalties, Hessian-
 vector products) against torch 2.13: the second-order graph's node names
-(ConvolutionBackwardBackward0, MaxPool2DWithIndicesBackwardBackward0, GeluBackwardBackward0, ...),
+(ConvolutionBackwardBackward0, NativeLayerNormBackwardBackward0, GeluBackwardBackward0, ...),
 next_functions, sequence numbers, execution order, the loss and every gradient (tests/_diff.py)."""
 
 from __future__ import annotations
@@ -37,6 +37,13 @@ NETS = {
     "cnn_pools": (lambda nn: nn.Sequential(
         nn.Conv2d(1, 3, 3, padding=1), nn.SiLU(), nn.MaxPool2d(2), nn.Conv2d(3, 4, 3, padding=1), nn.GELU(),
         nn.AvgPool2d(3, 2, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 1)), (2, 1, 8, 8)),
+    "wgan_gp_critic_layer_norm": (lambda nn: nn.Sequential(
+        nn.Conv2d(1, 4, 3, 2, 1), nn.LayerNorm([4, 4, 4]), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(64, 1)),
+        (3, 1, 8, 8)),
+    "transformer_block_mlp": (lambda nn: nn.Sequential(nn.LayerNorm(6), nn.Linear(6, 12), nn.GELU(), nn.Linear(12, 6),
+                                                       nn.LayerNorm(6, bias=False)), (2, 3, 6)),
+    "layer_norm_no_affine": (lambda nn: nn.Sequential(nn.Linear(5, 5), nn.LayerNorm(5, elementwise_affine=False)),
+                             (4, 5)),
     "pinn_mlp": (lambda nn: nn.Sequential(nn.Linear(2, 8), nn.SiLU(), nn.Linear(8, 8), nn.GELU(approximate="tanh"),
                                           nn.Linear(8, 1)), (5, 2)),
 }  # fmt: skip

@@ -293,6 +293,8 @@ def _ln_part(i: int) -> Any:
         g = grads[0]
         if g is None:
             return None
+        if _grad_state.enabled:  # create_graph: NativeLayerNormBackwardBackward0 (its own file)
+            return _ln_double.layer_norm_backward_of(n, grads)[i]
         part = _layer_norm_grads(n, grads)[i]
         return None if part is None else _out(part.astype(g._data.dtype, copy=False), g)
 
@@ -301,7 +303,7 @@ def _ln_part(i: int) -> Any:
 
 _LAYER_NORM = _register("native_layer_norm", D(
     "NativeLayerNormBackward0", (_ln_part(0), _ln_part(1), _ln_part(2)), multi_output=True,
-))  # fmt: skip
+), graph=True)  # fmt: skip
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -453,4 +455,5 @@ _TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
 
 
 # after the rows it uses (_register, _out): its own row, LeakyReluBackward1, joins the table on import
+from gradviz.ops import nn_layer_norm_double_ops as _ln_double  # noqa: E402 - its row joins the table here
 from gradviz.ops import nn_leaky_relu_inplace as _leaky_inplace  # noqa: E402

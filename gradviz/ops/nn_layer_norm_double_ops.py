@@ -1,0 +1,121 @@
+"""Layer norm's backward as an op of its own, for create_graph=True (a WGAN-GP critic with layer
+normalisation, a transformer's Hessian-vector products): torch's native_layer_norm_backward,
+recorded as NativeLayerNormBackwardBackward0 over (grad_out, input, mean, rstd, weight, bias) with outputs
+(grad_input, grad_weight, grad_bias), mean and rstd non-differentiable (edges without a node), and its
+derivative in closed form (torch's layer_norm_double_backward computes the same quantities).
+
+Per normalised row of N elements, with xhat = (x - mean) * rstd (r), a = grad_out * weight and
+P(v) = v - mean(v) - xhat * mean(v * xhat) (symmetric, and r * P(u) is the input's cotangent for
+a cotangent u on xhat), the first backward is gI = r * P(a), gW = sum(grad_out * xhat),
+gB = sum(grad_out). For incoming ggI, ggW, ggB the scalar ggI.gI + ggW.gW + ggB.gB has
+  d/d grad_out = weight * r * P(ggI) + ggW * xhat + ggB
+  d/d weight   = sum over rows of grad_out * r * P(ggI)
+  d/d x        = r * P(u) - (S - T m) r^2 xhat / N,
+where u = ggW * grad_out - r (m ggI + T a / N), S = ggI.(a - mean(a)), T = ggI.xhat, m = mean(a xhat).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.device import module_of
+from gradviz.ops.core import Derivative as D
+from gradviz.ops.core import record
+from gradviz.ops.nn_ops import _layer_norm_grads, _out, _register, _requires
+from gradviz.tensor import Tensor
+
+_wrap = Tensor._wrap
+
+
+def layer_norm_backward_of(n: Any, grads: list) -> list[Tensor | None]:
+    """A NativeLayerNormBackward0's three gradients as recorded tensors, once per incoming gradient."""
+    cache = n.saved.get("_graph_parts")
+    g = grads[0]
+    if cache is not None and cache[0] is g:
+        return cache[1]
+    arrays = _layer_norm_grads(n, grads)
+    outs = [None if a is None else _out(a.astype(g._data.dtype, copy=False), g) for a in arrays]
+    x, w, b = n["input"], n["weight"], n["bias"]
+    if _requires(g) or _requires(x) or _requires(w):
+        xm = module_of(g._data)
+        shapes = (x.shape, None if w is None else w.shape, None if b is None else b.shape)
+        placeholders = [o if o is not None else _wrap(xm.broadcast_to(xm.zeros((), g._data.dtype), s or (0,)),
+                                                        g.dtype, g.device) for o, s in zip(outs, shapes)]  # fmt: skip
+        record(_LN_BACKWARD, (g, x, None, None, w, b), placeholders, {
+            "grad_out": SavedVariable(g), "input": SavedVariable(x), "mean": n["mean"].detach(),
+            "rstd": n["rstd"].detach(), "weight": None if w is None else SavedVariable(w),
+            "normalized_shape": n.saved["normalized_shape"],
+        })  # fmt: skip
+    n.saved["_graph_parts"] = (g, outs)
+    return outs
+
+
+def _double_backward(n: Any, grads: list) -> list[Any]:
+    if _grad_state.enabled:
+        raise NotImplementedError("gradviz: a third derivative through NativeLayerNormBackwardBackward0 is not "
+                                  "implemented")  # fmt: skip
+    ggi, ggw, ggb = (None if t is None else t._data for t in grads)
+    go, x = n["grad_out"]._data, n["input"]._data
+    mean, r = n["mean"]._data, n["rstd"]._data
+    w = n["weight"]
+    wd = None if w is None else w._data
+    k = len(n.saved["normalized_shape"])
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    size = 1
+    for ax in axes:
+        size *= x.shape[ax]
+    xhat = (x - mean) * r
+    a = go * wd if wd is not None else go
+
+    def mean_(v: Any) -> Any:
+        return v.mean(axis=axes, keepdims=True)
+
+    def proj(v: Any) -> Any:
+        return v - mean_(v) - xhat * mean_(v * xhat)
+
+    d_go = d_x = d_w = None
+    edges = n.next_edges
+    if ggi is not None:
+        p = r * proj(ggi)
+        d_go = p * wd if wd is not None else p
+        if wd is not None and edges[4][0] is not None:
+            d_w = (go * p).sum(axis=lead)
+        s = (ggi * (a - mean_(a))).sum(axis=axes, keepdims=True)
+        t = (ggi * xhat).sum(axis=axes, keepdims=True)
+        m = mean_(a * xhat)
+        u = -r * (m * ggi + t * a / size)
+        d_x_extra = -(s - t * m) * r * r * xhat / size
+    else:
+        u = 0
+        d_x_extra = 0
+    if ggw is not None:
+        d_go = ggw * xhat if d_go is None else d_go + ggw * xhat
+        u = u + ggw * go
+    if ggb is not None:
+        d_go = (ggb + 0 * x) if d_go is None else d_go + ggb
+    if edges[1][0] is not None and (ggi is not None or ggw is not None):
+        d_x = r * proj(u) + d_x_extra
+    like = next(t for t in grads if t is not None)
+    d_go, d_x, d_w = (None if d is None else _out(d.astype(x.dtype, copy=False), like) for d in (d_go, d_x, d_w))
+    return [d_go, d_x, None, None, d_w, None]
+
+
+def _part(i: int) -> Any:
+    def grad(n: Any, grads: list) -> Tensor | None:
+        cache = n.saved.get("_double")
+        if cache is None or cache[0] is not grads:
+            cache = (grads, _double_backward(n, grads))
+            n.saved["_double"] = cache
+        return cache[1][i]
+
+    return grad
+
+
+# edges: grad_out, input, mean, rstd, weight, bias (torch's: mean and rstd non-differentiable,
+# always without an edge; bias gets no gradient)
+_LN_BACKWARD = _register("native_layer_norm_backward", D(
+    "NativeLayerNormBackwardBackward0", (_part(0), _part(1), None, None, _part(4), None), multi_output=True,
+), graph=True)  # fmt: skip
