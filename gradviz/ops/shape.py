@@ -25,6 +25,7 @@ from gradviz.ops._common import (
 )
 from gradviz.ops.construction import (
     _zeros_filled,
+    zeros,
 )
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
@@ -285,18 +286,21 @@ def _split(n, grads):
 
 
 def _repeat(n, g):
-    # torch's repeat_backward: the gradient viewed as (repeat, size) pairs, summed over the repeats
+    # torch's repeat_backward: the new leading dims summed away one by one, then the gradient
+    # reshaped to (repeat, size) pairs where a dim was repeated and summed over the repeats
     sizes, reps = n["self_sym_sizes"], n["repeats"]
+    if 0 in reps:
+        return zeros(tuple(sizes), dtype=g.dtype, device=g.device)
     lead = len(reps) - len(sizes)
+    for _ in range(lead):
+        g = _reductions.sum(g, 0)
     shape, axes = [], []
-    for i, r in enumerate(reps):
-        if i < lead:
+    for r, size in zip(reps[lead:], sizes):
+        if r != 1:
             shape.append(r)
             axes.append(len(shape) - 1)
-        else:
-            shape += [r, sizes[i - lead]]
-            axes.append(len(shape) - 2)
-    return _views.reshape(_reductions.sum(_views.reshape(g, shape), axes), sizes) if axes else g
+        shape.append(size)
+    return _reductions.sum(_views.reshape(g, shape), axes) if axes else g
 
 
 def _roll(n, g):
