@@ -105,6 +105,13 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("native_layer_norm_backward", lambda x, w, b: gv.autograd.grad(
         (F.layer_norm(x, (4,), w, b) ** 2 * gv.arange(4.0, dtype=gv.float64)).sum(), (x, w), create_graph=True),
      [_randn(3, 4), _randn(4, seed=1), _randn(4, seed=2)]),
+    ("native_batch_norm_backward", lambda x, w, b: gv.autograd.grad(
+        (F.batch_norm(x, None, None, w, b, training=True) ** 2 * gv.arange(3.0, dtype=gv.float64)[:, None]).sum(),
+        (x, w), create_graph=True), [_randn(4, 3, 2), _randn(3, seed=1), _randn(3, seed=2)]),
+    ("native_batch_norm_backward", lambda x, w: gv.autograd.grad(
+        (F.batch_norm(x, gv.tensor([0.1, -0.2, 0.3], dtype=gv.float64), gv.tensor([1.5, 0.5, 2.0], dtype=gv.float64),
+                      w, None, training=False) ** 2).sum(), (x, w), create_graph=True),
+     [_randn(4, 3), _randn(3, seed=1)]),
     ("softplus_backward", lambda x: gv.autograd.grad(F.softplus(x, 2.0, 3.0).pow(2).sum(), x, create_graph=True)[0],
      [_randn(2, 3) * 0.5]),
     ("gelu_backward", lambda x: gv.autograd.grad(F.gelu(x, approximate="tanh").sum(), x, create_graph=True)[0],

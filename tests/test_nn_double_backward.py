@@ -10,10 +10,10 @@ import pytest
 from tests._diff import Case, check, leaf
 
 
-def _penalty_prog(make_net, x_shape, wrt_params: bool = False):
+def _penalty_prog(make_net, x_shape, wrt_params: bool = False, train: bool = True):
     def prog(T):
         T.manual_seed(0)
-        net = make_net(T.nn).double()
+        net = make_net(T.nn).double().train(train)
         x = leaf(T, *x_shape, seed=5)
         out = net(x)
         wrt = [x] + (list(net.parameters()) if wrt_params else [])
@@ -44,6 +44,14 @@ NETS = {
                                                        nn.LayerNorm(6, bias=False)), (2, 3, 6)),
     "layer_norm_no_affine": (lambda nn: nn.Sequential(nn.Linear(5, 5), nn.LayerNorm(5, elementwise_affine=False)),
                              (4, 5)),
+    "critic_batch_norm": (lambda nn: nn.Sequential(
+        nn.Conv2d(1, 3, 3, padding=1), nn.BatchNorm2d(3), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(48, 1)),
+        (4, 1, 4, 4)),
+    "critic_instance_norm": (lambda nn: nn.Sequential(
+        nn.Conv2d(1, 3, 3, padding=1), nn.InstanceNorm2d(3, affine=True), nn.LeakyReLU(0.2), nn.Flatten(),
+        nn.Linear(48, 1)), (2, 1, 4, 4)),
+    "mlp_batch_norm_1d_no_affine": (lambda nn: nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4, affine=False),
+                                                             nn.Tanh()), (5, 3)),
     "pinn_mlp": (lambda nn: nn.Sequential(nn.Linear(2, 8), nn.SiLU(), nn.Linear(8, 8), nn.GELU(approximate="tanh"),
                                           nn.Linear(8, 1)), (5, 2)),
 }  # fmt: skip
@@ -79,6 +87,13 @@ def test_second_derivative_of_one_op_matches_torch(name: str) -> None:
 def test_gradient_penalty_matches_torch(name: str, wrt_params: bool) -> None:
     make, shape = NETS[name]
     check(_penalty_prog(make, shape, wrt_params))
+
+
+@pytest.mark.parametrize("wrt_params", [False, True])
+def test_gradient_penalty_through_batch_norm_in_eval_mode(wrt_params: bool) -> None:
+    """Running statistics are constants: the input's second derivative comes only through xhat."""
+    make, shape = NETS["critic_batch_norm"]
+    check(_penalty_prog(make, shape, wrt_params, train=False))
 
 
 def test_third_order_through_a_convolution() -> None:

@@ -484,13 +484,18 @@ def _bn_grads(n: Any, g: Tensor) -> tuple:
 
 def _bn_part(i: int) -> Any:
     def grad(n: Any, g: Tensor) -> Tensor | None:
+        if _grad_state.enabled:  # create_graph: NativeBatchNormBackwardBackward0 (nn_norm_double_ops)
+            from gradviz.ops.nn_norm_double_ops import batch_norm_backward_of
+
+            return batch_norm_backward_of(n, g, _bn_grads(n, g))[i]
         part = _bn_grads(n, g)[i]
         return None if part is None else _out(part.astype(g._data.dtype, copy=False), g)
 
     return grad
 
 
-_BATCH_NORM = _register("native_batch_norm", D("NativeBatchNormBackward0", (_bn_part(0), _bn_part(1), _bn_part(2))))
+_BATCH_NORM = _register("native_batch_norm", D("NativeBatchNormBackward0", (_bn_part(0), _bn_part(1), _bn_part(2))),
+                        graph=True)
 
 from gradviz import _dtype as _dt  # noqa: E402 - after the rows, as the other ops files order it
 

@@ -1,17 +1,22 @@
-"""Layer norm's backward as an op of its own, for create_graph=True (a WGAN-GP critic with layer
-normalisation, a transformer's Hessian-vector products): torch's native_layer_norm_backward,
-recorded as NativeLayerNormBackwardBackward0 over (grad_out, input, mean, rstd, weight, bias) with outputs
-(grad_input, grad_weight, grad_bias), mean and rstd non-differentiable (edges without a node), and its
-derivative in closed form (torch's layer_norm_double_backward computes the same quantities).
+"""Layer and batch norm's backward as ops of their own, for create_graph=True (a WGAN-GP critic
+with layer or instance normalisation, a transformer's Hessian-vector products): torch's
+native_layer_norm_backward and native_batch_norm_backward, recorded as
+NativeLayerNormBackwardBackward0 (edges grad_out, input, mean, rstd, weight, bias) and
+NativeBatchNormBackwardBackward0 (grad_out, input, weight, running_mean, running_var), the
+statistics' edges empty as in torch, each with outputs (grad_input, grad_weight, grad_bias), and
+their derivatives in closed form (torch's layer_norm_double_backward and
+batchnorm_double_backward compute the same quantities).
 
-Per normalised row of N elements, with xhat = (x - mean) * rstd (r), a = grad_out * weight and
-P(v) = v - mean(v) - xhat * mean(v * xhat) (symmetric, and r * P(u) is the input's cotangent for
-a cotangent u on xhat), the first backward is gI = r * P(a), gW = sum(grad_out * xhat),
+Over the normalised axes (N elements), with xhat = (x - mean) * r, a = grad_out * weight and
+P(v) = v - mean(v) - xhat * mean(v * xhat) (symmetric; r * P(u) is the input's cotangent for a
+cotangent u on xhat), the first backward is gI = r * P(a), gW = sum(grad_out * xhat),
 gB = sum(grad_out). For incoming ggI, ggW, ggB the scalar ggI.gI + ggW.gW + ggB.gB has
   d/d grad_out = weight * r * P(ggI) + ggW * xhat + ggB
-  d/d weight   = sum over rows of grad_out * r * P(ggI)
+  d/d weight   = sum of grad_out * r * P(ggI)
   d/d x        = r * P(u) - (S - T m) r^2 xhat / N,
 where u = ggW * grad_out - r (m ggI + T a / N), S = ggI.(a - mean(a)), T = ggI.xhat, m = mean(a xhat).
+Batch norm in eval mode normalises with the running statistics, constants: P is the identity
+and the r-terms vanish.
 """
 
 from __future__ import annotations
@@ -52,18 +57,13 @@ def layer_norm_backward_of(n: Any, grads: list) -> list[Tensor | None]:
     return outs
 
 
-def _double_backward(n: Any, grads: list) -> list[Any]:
-    if _grad_state.enabled:
-        raise NotImplementedError("gradviz: a third derivative through NativeLayerNormBackwardBackward0 is not "
-                                  "implemented")  # fmt: skip
-    ggi, ggw, ggb = (None if t is None else t._data for t in grads)
-    go, x = n["grad_out"]._data, n["input"]._data
-    mean, r = n["mean"]._data, n["rstd"]._data
-    w = n["weight"]
-    wd = None if w is None else w._data
-    k = len(n.saved["normalized_shape"])
-    axes = tuple(range(x.ndim - k, x.ndim))
-    lead = tuple(range(x.ndim - k))
+def norm_double_backward(go: Any, x: Any, mean: Any, r: Any, wd: Any, ggi: Any, ggw: Any, ggb: Any, axes: tuple,
+                         w_axes: tuple, training: bool, need: tuple) -> tuple:  # fmt: skip
+    """(d grad_out, d input, d weight) of a normalisation's backward, as arrays. ``axes``: the axes
+    normalised over (mean and r broadcast along them); ``w_axes``: those the weight's gradient
+    sums over; ``training``: mean and r are the input's own (else constants: running stats);
+    ``wd``, ``ggi``, ``ggw``, ``ggb`` broadcast to x (None where absent); ``need``: which of the
+    three are wanted."""
     size = 1
     for ax in axes:
         size *= x.shape[ax]
@@ -74,32 +74,48 @@ def _double_backward(n: Any, grads: list) -> list[Any]:
         return v.mean(axis=axes, keepdims=True)
 
     def proj(v: Any) -> Any:
-        return v - mean_(v) - xhat * mean_(v * xhat)
+        return v - mean_(v) - xhat * mean_(v * xhat) if training else v
 
     d_go = d_x = d_w = None
-    edges = n.next_edges
+    u: Any = 0
+    d_x_extra: Any = 0
     if ggi is not None:
         p = r * proj(ggi)
         d_go = p * wd if wd is not None else p
-        if wd is not None and edges[4][0] is not None:
-            d_w = (go * p).sum(axis=lead)
-        s = (ggi * (a - mean_(a))).sum(axis=axes, keepdims=True)
-        t = (ggi * xhat).sum(axis=axes, keepdims=True)
-        m = mean_(a * xhat)
-        u = -r * (m * ggi + t * a / size)
-        d_x_extra = -(s - t * m) * r * r * xhat / size
-    else:
-        u = 0
-        d_x_extra = 0
+        if wd is not None and need[2]:
+            d_w = (go * p).sum(axis=w_axes)
+        if training:
+            s = (ggi * (a - mean_(a))).sum(axis=axes, keepdims=True)
+            t = (ggi * xhat).sum(axis=axes, keepdims=True)
+            m = mean_(a * xhat)
+            u = -r * (m * ggi + t * a / size)
+            d_x_extra = -(s - t * m) * r * r * xhat / size
     if ggw is not None:
         d_go = ggw * xhat if d_go is None else d_go + ggw * xhat
         u = u + ggw * go
     if ggb is not None:
         d_go = (ggb + 0 * x) if d_go is None else d_go + ggb
-    if edges[1][0] is not None and (ggi is not None or ggw is not None):
+    # with constant statistics (eval), only ggW reaches x (through xhat)
+    if need[1] and (ggw is not None or (training and ggi is not None)):
         d_x = r * proj(u) + d_x_extra
+    return d_go, d_x, d_w
+
+
+def _double_backward(n: Any, grads: list) -> list[Any]:
+    if _grad_state.enabled:
+        raise NotImplementedError("gradviz: a third derivative through NativeLayerNormBackwardBackward0 is not "
+                                  "implemented")  # fmt: skip
+    ggi, ggw, ggb = (None if t is None else t._data for t in grads)
+    go, x = n["grad_out"]._data, n["input"]._data
+    w = n["weight"]
+    k = len(n.saved["normalized_shape"])
+    axes = tuple(range(x.ndim - k, x.ndim))
+    edges = n.next_edges
+    d = norm_double_backward(go, x, n["mean"]._data, n["rstd"]._data, None if w is None else w._data, ggi, ggw, ggb,
+                             axes, tuple(range(x.ndim - k)), True,
+                             (edges[0][0] is not None, edges[1][0] is not None, edges[4][0] is not None))  # fmt: skip
     like = next(t for t in grads if t is not None)
-    d_go, d_x, d_w = (None if d is None else _out(d.astype(x.dtype, copy=False), like) for d in (d_go, d_x, d_w))
+    d_go, d_x, d_w = (None if v is None else _out(v.astype(x.dtype, copy=False), like) for v in d)
     return [d_go, d_x, None, None, d_w, None]
 
 
@@ -118,4 +134,69 @@ def _part(i: int) -> Any:
 # always without an edge; bias gets no gradient)
 _LN_BACKWARD = _register("native_layer_norm_backward", D(
     "NativeLayerNormBackwardBackward0", (_part(0), _part(1), None, None, _part(4), None), multi_output=True,
+), graph=True)  # fmt: skip
+
+
+# -- batch norm -----------------------------------------------------------------------------------
+
+
+def batch_norm_backward_of(n: Any, g: Tensor, parts: tuple) -> list[Tensor | None]:
+    """A NativeBatchNormBackward0's gradients (``parts``, as arrays) as recorded tensors."""
+    cache = n.saved.get("_graph_parts")
+    if cache is not None and cache[0] is g:
+        return cache[1]
+    outs = [None if a is None else _out(a.astype(g._data.dtype, copy=False), g) for a in parts]
+    x, w = n["input"], n["weight"]
+    if _requires(g) or _requires(x) or _requires(w):
+        xm = module_of(g._data)
+        c = x.shape[1]
+        zero = xm.zeros((), g._data.dtype)
+        placeholders = [o if o is not None else _wrap(xm.broadcast_to(zero, s), g.dtype, g.device)
+                        for o, s in zip(outs, (x.shape, (c,), (c,)))]  # fmt: skip
+        saved = n.saved
+        record(_BN_BACKWARD, (g, x, w, None, None), placeholders, {
+            "grad_out": SavedVariable(g), "input": SavedVariable(x), "weight": None if w is None else SavedVariable(w),
+            "save_mean": saved["mean"], "save_invstd": saved["invstd"], "train": saved["training"],
+        })  # fmt: skip
+    n.saved["_graph_parts"] = (g, outs)
+    return outs
+
+
+def _bn_double_backward(n: Any, grads: list) -> list[Any]:
+    if _grad_state.enabled:
+        raise NotImplementedError("gradviz: a third derivative through NativeBatchNormBackwardBackward0 is not "
+                                  "implemented")  # fmt: skip
+    ggi, ggw, ggb = (None if t is None else t._data for t in grads)
+    go, x = n["grad_out"]._data, n["input"]._data
+    shape = [1] * x.ndim
+    shape[1] = x.shape[1]
+    w = n["weight"]
+
+    def per_channel(v: Any) -> Any:
+        return None if v is None else v.reshape(shape)
+
+    axes = (0,) + tuple(range(2, x.ndim))
+    edges = n.next_edges
+    d = norm_double_backward(go, x, per_channel(n.saved["save_mean"]), per_channel(n.saved["save_invstd"]),
+                             per_channel(None if w is None else w._data), ggi, per_channel(ggw), per_channel(ggb),
+                             axes, axes, n.saved["train"],
+                             (edges[0][0] is not None, edges[1][0] is not None, edges[2][0] is not None))  # fmt: skip
+    like = next(t for t in grads if t is not None)
+    d_go, d_x, d_w = (None if v is None else _out(v.astype(x.dtype, copy=False), like) for v in d)
+    return [d_go, d_x, d_w, None, None]
+
+
+def _bn_part(i: int) -> Any:
+    def grad(n: Any, grads: list) -> Tensor | None:
+        cache = n.saved.get("_double")
+        if cache is None or cache[0] is not grads:
+            cache = (grads, _bn_double_backward(n, grads))
+            n.saved["_double"] = cache
+        return cache[1][i]
+
+    return grad
+
+
+_BN_BACKWARD = _register("native_batch_norm_backward", D(
+    "NativeBatchNormBackwardBackward0", (_bn_part(0), _bn_part(1), _bn_part(2), None, None), multi_output=True,
 ), graph=True)  # fmt: skip

@@ -455,5 +455,5 @@ _TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
 
 
 # after the rows it uses (_register, _out): its own row, LeakyReluBackward1, joins the table on import
-from gradviz.ops import nn_layer_norm_double_ops as _ln_double  # noqa: E402 - its row joins the table here
 from gradviz.ops import nn_leaky_relu_inplace as _leaky_inplace  # noqa: E402
+from gradviz.ops import nn_norm_double_ops as _ln_double  # noqa: E402 - its row joins the table here
