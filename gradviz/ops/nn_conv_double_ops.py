@@ -22,7 +22,7 @@ from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_conv_ops import conv_grad_arrays, convolution
-from gradviz.ops.nn_ops import _register, _requires
+from gradviz.ops.nn_ops import _cached_outputs, _register, _requires
 from gradviz.tensor import Tensor
 
 _wrap = Tensor._wrap
@@ -111,17 +111,6 @@ def _double_backward(n: Any, grads: list) -> list[Tensor | None]:
     return [g_go, g_x, g_w]
 
 
-def _part(i: int) -> Any:
-    def grad(n: Any, grads: list) -> Tensor | None:
-        cache = n.saved.get("_double")
-        if cache is None or cache[0] is not grads:
-            cache = (grads, _double_backward(n, grads))
-            n.saved["_double"] = cache
-        return cache[1][i]
-
-    return grad
-
-
 _CONV_BACKWARD = _register("convolution_backward", D(
-    "ConvolutionBackwardBackward0", (_part(0), _part(1), _part(2)), multi_output=True,
+    "ConvolutionBackwardBackward0", tuple(_cached_outputs(_double_backward, i) for i in range(3)), multi_output=True,
 ), graph=True)  # fmt: skip

@@ -28,7 +28,7 @@ from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
-from gradviz.ops.nn_ops import _layer_norm_grads, _out, _register, _requires
+from gradviz.ops.nn_ops import _cached_outputs, _layer_norm_grads, _out, _register, _requires
 from gradviz.tensor import Tensor
 
 _wrap = Tensor._wrap
@@ -119,21 +119,12 @@ def _double_backward(n: Any, grads: list) -> list[Any]:
     return [d_go, d_x, None, None, d_w, None]
 
 
-def _part(i: int) -> Any:
-    def grad(n: Any, grads: list) -> Tensor | None:
-        cache = n.saved.get("_double")
-        if cache is None or cache[0] is not grads:
-            cache = (grads, _double_backward(n, grads))
-            n.saved["_double"] = cache
-        return cache[1][i]
-
-    return grad
-
-
 # edges: grad_out, input, mean, rstd, weight, bias (torch's: mean and rstd non-differentiable,
 # always without an edge; bias gets no gradient)
 _LN_BACKWARD = _register("native_layer_norm_backward", D(
-    "NativeLayerNormBackwardBackward0", (_part(0), _part(1), None, None, _part(4), None), multi_output=True,
+    "NativeLayerNormBackwardBackward0",
+    (_cached_outputs(_double_backward, 0), _cached_outputs(_double_backward, 1), None, None,
+     _cached_outputs(_double_backward, 4), None), multi_output=True,
 ), graph=True)  # fmt: skip
 
 
@@ -186,17 +177,7 @@ def _bn_double_backward(n: Any, grads: list) -> list[Any]:
     return [d_go, d_x, d_w, None, None]
 
 
-def _bn_part(i: int) -> Any:
-    def grad(n: Any, grads: list) -> Tensor | None:
-        cache = n.saved.get("_double")
-        if cache is None or cache[0] is not grads:
-            cache = (grads, _bn_double_backward(n, grads))
-            n.saved["_double"] = cache
-        return cache[1][i]
-
-    return grad
-
-
 _BN_BACKWARD = _register("native_batch_norm_backward", D(
-    "NativeBatchNormBackwardBackward0", (_bn_part(0), _bn_part(1), _bn_part(2), None, None), multi_output=True,
+    "NativeBatchNormBackwardBackward0", (*(_cached_outputs(_bn_double_backward, i) for i in range(3)), None, None),
+    multi_output=True,
 ), graph=True)  # fmt: skip

@@ -95,6 +95,20 @@ def _cached_part(compute: Any, i: int) -> Any:
     return grad
 
 
+def _cached_outputs(compute: Any, i: int) -> Any:
+    """Formula i of a multi-output node whose gradients come from one pass, ``compute(n, grads)``
+    (a double backward's), run once per list of incoming gradients."""
+
+    def grad(n: Any, grads: list) -> Any:
+        cache = n.saved.get("_outputs")
+        if cache is None or cache[0] is not grads:
+            cache = (grads, compute(n, grads))
+            n.saved["_outputs"] = cache
+        return cache[1][i]
+
+    return grad
+
+
 # -- addmm -------------------------------------------------------------------------------------
 
 
