@@ -274,7 +274,7 @@ def test_outstanding_tasks_counted_on_push_and_decremented_after_evaluation() ->
     with _recording(P()):
         loss.backward()
     assert seen and all(n >= 1 for _, n in seen)
-    assert [name for name, _ in seen] == ["SumBackward0", "MulBackward0", "AccumulateGrad"]
+    assert [name for name, _ in seen] == ["SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"]
 
 
 def test_ready_queue_order_shutdown_then_wakeups_then_depth_then_sequence_nr() -> None:
