@@ -145,3 +145,8 @@ def maximum_(t: Tensor, other: Any) -> Tensor:
 
 def sqrt(a: Any) -> Any:
     return np.sqrt(a)
+
+
+def tick(state: dict[str, Any]) -> float:
+    """step_t += 1 on the 0-dim step tensor; the new count as a number (torch's _get_value)."""
+    return float(add_(state["step"], 1)._data)

@@ -1,4 +1,4 @@
-"""torch.optim.Adam and AdamW: the single-tensor (foreach=False) update, operation for operation."""
+"""torch.optim.Adam and its family (AdamW, Adamax, NAdam, RAdam): single-tensor (foreach=False) updates, as torch 2.13."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from gradviz.optim._check import check
 from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _scalar_tensor, _zeros_state
 from gradviz.tensor import Tensor
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
 
 
 def _check_betas(betas: Any) -> None:
@@ -113,3 +113,140 @@ class AdamW(Adam):
         super().__setstate__(state)
         for group in self.param_groups:
             group["decoupled_weight_decay"] = True
+
+
+def _check_adam_like(lr: Any, betas: Any, eps: float, weight_decay: float) -> None:
+    check(lr, eps=eps)
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    check(lr, weight_decay=weight_decay)
+
+
+class Adamax(Optimizer):
+    def __init__(self, params: Any, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:  # fmt: skip
+        _check_adam_like(lr, betas, eps, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable, "capturable": capturable}  # fmt: skip
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self) -> None:
+        for group in self.param_groups:
+            (beta1, beta2), lr, wd, eps = group["betas"], _lr_value(group["lr"]), group["weight_decay"], group["eps"]
+            for p, grad in _grads_of(group):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["exp_avg"] = _zeros_state(p)
+                    state["exp_inf"] = _zeros_state(p)
+                if group["maximize"]:
+                    grad = -grad
+                step = _ops.tick(state)
+                if wd != 0:
+                    grad = _ops.added(grad, p._data, wd)
+                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                _ops.lerp_(exp_avg, grad, 1 - beta1)
+                _ops.mul_(exp_inf, beta2)
+                _ops.maximum_(exp_inf, np.abs(grad) + grad.dtype.type(eps))
+                clr = lr / (1 - beta1**step)
+                _ops.addcdiv_(p, exp_avg._data, exp_inf._data, -clr)
+
+
+class NAdam(Optimizer):
+    def __init__(self, params: Any, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:  # fmt: skip
+        _check_adam_like(lr, betas, eps, weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable}  # fmt: skip
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self) -> None:
+        for group in self.param_groups:
+            (beta1, beta2), lr, wd, eps = group["betas"], _lr_value(group["lr"]), group["weight_decay"], group["eps"]
+            momentum_decay = group["momentum_decay"]
+            for p, grad in _grads_of(group):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["mu_product"] = _scalar_tensor(1.0)
+                    state["exp_avg"] = _zeros_state(p)
+                    state["exp_avg_sq"] = _zeros_state(p)
+                if group["maximize"]:
+                    grad = -grad
+                step = _ops.tick(state)
+                bias_correction2 = 1 - beta2**step
+                if wd != 0:
+                    if group["decoupled_weight_decay"]:
+                        _ops.mul_(p, 1 - lr * wd)
+                    else:
+                        grad = _ops.added(grad, p._data, wd)
+                mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+                mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+                mu_product = _ops.mul_(state["mu_product"], mu)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                _ops.lerp_(exp_avg, grad, 1 - beta1)
+                _ops.mul_(exp_avg_sq, beta2)
+                _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                denom = _ops.sqrt(exp_avg_sq._data / exp_avg_sq._data.dtype.type(bias_correction2))
+                denom = denom + denom.dtype.type(eps)
+                mp = float(mu_product._data)
+                _ops.addcdiv_(p, grad, denom, -lr * (1.0 - mu) / (1.0 - mp))
+                _ops.addcdiv_(p, exp_avg._data, denom, -lr * mu_next / (1.0 - mp * mu_next))
+
+
+class RAdam(Optimizer):
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:  # fmt: skip
+        _check_adam_like(lr, betas, eps, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
+                    "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
+                    "differentiable": differentiable}  # fmt: skip
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self) -> None:
+        for group in self.param_groups:
+            (beta1, beta2), lr, wd, eps = group["betas"], _lr_value(group["lr"]), group["weight_decay"], group["eps"]
+            for p, grad in _grads_of(group):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["exp_avg"] = _zeros_state(p)
+                    state["exp_avg_sq"] = _zeros_state(p)
+                if group["maximize"]:
+                    grad = -grad
+                step = _ops.tick(state)
+                if wd != 0:
+                    if group["decoupled_weight_decay"]:
+                        _ops.mul_(p, 1 - lr * wd)
+                    else:
+                        grad = _ops.added(grad, p._data, wd)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                _ops.lerp_(exp_avg, grad, 1 - beta1)
+                _ops.mul_(exp_avg_sq, beta2)
+                _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                dt = exp_avg._data.dtype.type
+                bias_correction1 = 1 - beta1**step
+                bias_correction2 = 1 - beta2**step
+                corrected = exp_avg._data / dt(bias_correction1)
+                rho_inf = 2 / (1 - beta2) - 1
+                rho_t = rho_inf - 2 * step * beta2**step / bias_correction2
+                update = corrected * dt(lr)
+                if rho_t > 5.0:
+                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                    # torch's float / tensor is the tensor's reciprocal times the float
+                    adaptive = (dt(1) / (_ops.sqrt(exp_avg_sq._data) + dt(eps))) * dt(bias_correction2**0.5)
+                    update = (update * adaptive) * dt(rect)
+                _ops.add_(p, update, -1.0)

@@ -12,12 +12,6 @@ from gradviz.tensor import make_tensor
 __all__ = ["Adagrad", "RMSprop", "Adadelta"]
 
 
-def _tick(state: dict[str, Any]) -> float:
-    """step_t += 1 on the 0-dim step tensor; the new count as a number (torch's _get_value)."""
-    step_t = _ops.add_(state["step"], 1)
-    return float(step_t._data)
-
-
 class Adagrad(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
@@ -41,7 +35,7 @@ class Adagrad(Optimizer):
             lr, wd, lr_decay, eps = _lr_value(group["lr"]), group["weight_decay"], group["lr_decay"], group["eps"]
             for p, grad in _grads_of(group):
                 state = self.state[p]
-                step = _tick(state)
+                step = _ops.tick(state)
                 if group["maximize"]:
                     grad = -grad
                 if wd != 0:
@@ -80,7 +74,7 @@ class RMSprop(Optimizer):
                         state["grad_avg"] = _zeros_state(p)
                 if group["maximize"]:
                     grad = -grad
-                _tick(state)
+                _ops.tick(state)
                 if wd != 0:
                     grad = _ops.added(grad, p._data, wd)
                 square_avg = state["square_avg"]
@@ -126,7 +120,7 @@ class Adadelta(Optimizer):
                     state["step"] = _scalar_tensor(0.0)
                     state["square_avg"] = _zeros_state(p)
                     state["acc_delta"] = _zeros_state(p)
-                _tick(state)
+                _ops.tick(state)
                 if group["maximize"]:
                     grad = -grad
                 if wd != 0:
