@@ -1,4 +1,4 @@
-"""torch.optim.Adam and its family (AdamW, Adamax, NAdam, RAdam): single-tensor (foreach=False) updates, as torch 2.13."""
+"""torch.optim.Adam and its family (AdamW, Adamax, NAdam, RAdam): single-tensor updates, as torch 2.13."""
 
 from __future__ import annotations
 
