@@ -7,7 +7,7 @@ or an unknown id); ``--count`` of them, drawn at random from all 7,540, each run
 render, render --step, replay, replay --step and export (a mutant the loader refuses: through
 info, as every command loads the same way). The commands run in one subprocess capped at 2 GB
 of address space (RLIMIT_AS), each run at 20 s. The suite runs one mutant per (kind, field,
-value): tests/test_trace_validate.py.
+value): tests/trace/test_trace_validate.py.
 
     python benchmarks/bench_mutants.py [--count 1000] [--seed 18] [--all]
 """

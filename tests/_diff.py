@@ -82,7 +82,7 @@ def _grad_fn_of(r: Any) -> Any:
 
 def node_name(fn: Any) -> str:
     # torch's C++ nodes name themselves with their namespace ("torch::autograd::AccumulateGrad");
-    # gradviz uses the bare class name. Compared without it (tests/test_tensor.py notes the gap).
+    # gradviz uses the bare class name. Compared without it (tests/ops/test_tensor.py notes the gap).
     return fn.name().removeprefix("torch::autograd::")
 
 

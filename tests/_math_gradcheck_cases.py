@@ -1,5 +1,5 @@
 """Finite-difference cases for the rows of gradviz/ops/math_ops.py and math_binary.py
-(tests/test_gradcheck.py runs them with its own cases)."""
+(tests/engine/test_gradcheck.py runs them with its own cases)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _inplace(name: str, *args: object) -> Callable:
     return lambda a, *rest: getattr(a * 1.0, name)(*rest, *args)
 
 
-# acosh_, asinh_, atanh_: torch has no derivative for them (tests/test_math_ops.py checks the error)
+# acosh_, asinh_, atanh_: torch has no derivative for them (tests/ops/test_math_ops.py checks the error)
 MATH_NO_DERIVATIVE = {"acosh_", "asinh_", "atanh_"}
 
 MATH_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [

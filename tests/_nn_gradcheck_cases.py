@@ -1,4 +1,4 @@
-"""Finite-difference cases for the nn ops' rows of the derivative table (tests/test_gradcheck.py
+"""Finite-difference cases for the nn ops' rows of the derivative table (tests/engine/test_gradcheck.py
 runs them with its own cases): one or more per row, float64 unless the node takes float32 only."""
 
 from __future__ import annotations

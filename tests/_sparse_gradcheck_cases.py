@@ -1,4 +1,4 @@
-"""Finite-difference cases for the rows of sparse tensors, diag and elu (tests/test_gradcheck.py
+"""Finite-difference cases for the rows of sparse tensors, diag and elu (tests/engine/test_gradcheck.py
 runs them with its own cases). Sparse results are compared through to_dense()."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Traces with one integer changed, and every command run on each: the harness of issue 18's
-items 2 and 4 (tests/test_trace_validate.py runs a sample, benchmarks/bench_mutants.py all).
+items 2 and 4 (tests/trace/test_trace_validate.py runs a sample, benchmarks/bench_mutants.py all).
 
 ``python tests/mutants.py OUT.json [--all] [--limit N] [--seed S]`` runs, in this process, every
 command on each mutant and writes the failures (a traceback, a multi-line error, a hang) to

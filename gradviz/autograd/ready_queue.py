@@ -86,7 +86,7 @@ def _pop_heap(heap: list[NodeTask]) -> NodeTask:
     higher), put the last entry in it and let it climb back; heapq.heappop's sift makes the same
     moves (its right child unless the left is strictly less). With no tie-breaker the order
     among equal keys is the heap's own: five equal keys pushed 1..5 pop as 1, 3, 5, 2, 4
-    (tests/test_engine_heap_order.py checks it against g++'s std::priority_queue)."""
+    (tests/engine/test_engine_heap_order.py checks it against g++'s std::priority_queue)."""
     return heapq.heappop(heap)
 
 

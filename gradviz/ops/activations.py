@@ -51,7 +51,7 @@ def tanh(a: Tensor) -> Tensor:
         # Any floating tensor: numpy's own kernel for its dtype (SIMD for float32), not float64
         # rounded, 6x faster on float32.
         # Neither matches torch bit for bit; both stay within 1 ulp of it (measured over every
-        # 13th float32, tests/test_ops_float32.py).
+        # 13th float32, tests/ops/test_ops_float32.py).
         data = np.tanh(x)
         if type(data) is not np.ndarray and isinstance(data, np.generic):
             data = np.array(data)

@@ -10,7 +10,7 @@ its AVX2/AVX512 builds). By default gradviz rounds twice, which is a few ulp fro
 some steps and costs what torch's step costs; ``use_fused_multiply_add(True)`` reproduces the
 fusion exactly (float32 through float64, whose product of two floats is exact; float64 through
 Dekker's product and Knuth's sum) at several times the cost, for updates equal to torch's bit
-for bit (tests/test_optim.py checks both modes against torch).
+for bit (tests/optim/test_optim.py checks both modes against torch).
 
 Arrays may be numpy's or cupy's: only ufuncs with ``out=``, ``astype`` and dtype scalars are used.
 """

@@ -21,7 +21,7 @@ Saved tensors are read from each node's ``_saved_*`` attributes when the node is
 ``saved_tensors_hooks`` are deliberately not used: with any pack hook registered torch stops
 checking that a saved tensor was not modified in place, so a program torch would stop with an
 error would run on, recorded, with wrong gradients; and a pack hook that returns a saved output
-itself makes a reference cycle through C++ that leaks the graph (tests/test_torchrec_memory.py).
+itself makes a reference cycle through C++ that leaks the graph (tests/torchrec/test_torchrec_memory.py).
 
 Nothing of the user's is held: nodes are known by (sequence_nr, name) or by their leaf, leaves
 by weak reference, and a task's nodes are forgotten when it ends without retain_graph.

@@ -1,5 +1,5 @@
 """Run corpus programs under torch and under gradviz, compare the two records, and say where they
-first differ. Shared by tests/test_corpus.py and tests/corpus/status.py."""
+first differ. Shared by tests/corpus/test_corpus.py and tests/corpus/status.py."""
 
 from __future__ import annotations
 
