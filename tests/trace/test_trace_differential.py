@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 import torch  # noqa: F401 - the oracle is required: missing, these tests fail rather than skip
 from _diff import run_on, walk
-from tests.ops.test_differential import PROGRAMS
 
 import gradviz
 from gradviz.trace import events as ev
 from gradviz.trace.check import invariants
+from tests.ops.test_differential import PROGRAMS
 
 
 def _recorded(prog):
