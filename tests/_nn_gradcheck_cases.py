@@ -150,7 +150,7 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("norm_scalaropt_dim", lambda a, b: F.pairwise_distance(a, b), [_randn(3, 4), _randn(3, 4, seed=1)]),
     ("norm_scalaropt_dim", lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True),
      [_randn(3, 4), _randn(4, seed=1)]),
-    # gradviz/ops/activation_more_ops.py: inputs kept off each op's kinks
+    # gradviz/ops/nn_activation_ops.py: inputs kept off each op's kinks
     ("softplus", lambda x: F.softplus(x), [_randn(2, 3)]),
     ("softplus", lambda x: F.softplus(x, 2.0, 1.5), [_away(_randn(2, 3) * 2, (0.75,))]),
     ("hardtanh", lambda x: F.hardtanh(x, -0.5, 0.8), [_away(_randn(2, 3), (-0.5, 0.8))]),

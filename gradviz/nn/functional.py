@@ -17,7 +17,7 @@ import numpy as np
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import array_module
-from gradviz.nn import _functional_activations2 as _activations2  # noqa: E402
+from gradviz.nn import _functional_activations as _activations  # noqa: E402
 from gradviz.nn import _functional_attention as _attention  # noqa: E402
 from gradviz.nn import _functional_conv as _conv  # noqa: E402
 from gradviz.nn import _functional_conv_transpose as _conv_transpose  # noqa: E402
@@ -31,7 +31,7 @@ from gradviz.nn import _functional_mha as _mha  # noqa: E402
 from gradviz.nn import _functional_norm as _norm  # noqa: E402
 from gradviz.nn import _functional_pad as _pad  # noqa: E402
 from gradviz.nn import _functional_upsample as _upsample  # noqa: E402
-from gradviz.nn._functional_activations2 import *  # noqa: E402, F403
+from gradviz.nn._functional_activations import *  # noqa: E402, F403
 from gradviz.nn._functional_attention import *  # noqa: E402, F403
 from gradviz.nn._functional_conv import *  # noqa: E402, F403
 from gradviz.nn._functional_conv_transpose import *  # noqa: E402, F403
@@ -50,7 +50,7 @@ from gradviz.tensor import Tensor
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
 __all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 __all__ += _conv_transpose.__all__ + _dropout.__all__ + _elu.__all__ + _grid.__all__ + _pad.__all__
-__all__ += _activations2.__all__ + _upsample.__all__ + _norm.__all__
+__all__ += _activations.__all__ + _upsample.__all__ + _norm.__all__
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}

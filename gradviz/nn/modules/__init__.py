@@ -1,21 +1,28 @@
 """torch.nn's modules, one file per family."""
 
-from gradviz.nn.modules.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
-from gradviz.nn.modules.activation_elu import ELU
-from gradviz.nn.modules.activation_more import (
+from gradviz.nn.modules.activation import (
     CELU,
+    ELU,
+    GELU,
     GLU,
     SELU,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
+    LeakyReLU,
     LogSigmoid,
+    LogSoftmax,
     Mish,
     PReLU,
+    ReLU,
     ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
     Softmin,
     Softplus,
     Softsign,
+    Tanh,
     Tanhshrink,
     Threshold,
 )

@@ -1,4 +1,4 @@
-"""More of torch.nn.functional's activations (kernels and rows in gradviz/ops/activation_more_ops.py).
+"""More of torch.nn.functional's activations (kernels and rows in gradviz/ops/nn_activation_ops.py).
 
 Composites are written as torch 2.13's Python writes them, so they record the same nodes:
 softsign is ``input / (input.abs() + 1)`` (DivBackward0, AddBackward0, AbsBackward0), tanhshrink
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradviz.ops import activation_more_ops as _ops
+from gradviz.ops import nn_activation_ops as _ops
 from gradviz.tensor import Tensor
 
 __all__ = [
