@@ -1,4 +1,4 @@
-"""torch.nn.modules.activation: every activation module (ReLU, GELU, ELU, SELU, Softplus, Hardtanh, PReLU, ...), with torch's attributes and reprs."""
+"""torch.nn.modules.activation: every activation module (ReLU, GELU, ELU, Softplus, PReLU, ...), as torch's."""
 
 from __future__ import annotations
 
