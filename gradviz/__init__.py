@@ -160,7 +160,8 @@ def __dir__() -> list[str]:
 # --- torch.optim, torch.utils.data, torch.serialization (torch.save / torch.load), default device --
 # gradviz.save is torch.save; gradviz.load stays the trace loader, and install_as_torch() maps
 # torch.load to gradviz.serialization.load.
-from gradviz import optim, serialization, sparse, utils  # noqa: E402 - sparse: torch.sparse
+from gradviz import func, optim, serialization, sparse, utils  # noqa: E402 - sparse: torch.sparse
+from gradviz.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 
 # --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402

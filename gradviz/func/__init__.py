@@ -1,0 +1,10 @@
+"""torch.func: composable function transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap)
+and functional_call, computed by gradviz's reverse-mode engine (see eager_transforms and vmap
+for how each maps onto it)."""
+
+from gradviz.func.eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from gradviz.func.functional_call import functional_call, stack_module_state
+from gradviz.func.vmap import vmap
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "stack_module_state",
+           "vjp", "vmap"]
