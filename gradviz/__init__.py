@@ -161,9 +161,9 @@ def __dir__() -> list[str]:
 # gradviz.save is torch.save; gradviz.load stays the trace loader, and install_as_torch() maps
 # torch.load to gradviz.serialization.load.
 from gradviz import func, optim, serialization, sparse, utils  # noqa: E402 - sparse: torch.sparse
-from gradviz.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 
 # --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
 from gradviz.device import get_default_device, set_default_device  # noqa: E402
+from gradviz.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from gradviz.serialization import save  # noqa: E402

@@ -117,6 +117,7 @@ def bind() -> None:
         "type": _type,
         "softmax": F.softmax, "log_softmax": F.log_softmax, "reshape": F.reshape, "view": F.view,
         "flatten": F.flatten, "t": F.t, "transpose": F.transpose, "permute": F.permute,
+        "movedim": F.movedim, "moveaxis": F.movedim,
         "unsqueeze": F.unsqueeze, "squeeze": F.squeeze, "expand": F.expand, "expand_as": F.expand_as,
         "split": F.split, "chunk": F.chunk, "select": F.select, "gather": F.gather, "scatter": F.scatter,
         "scatter_add": F.scatter_add, "masked_fill": F.masked_fill, "unbind": F.unbind, "clone": F.clone,

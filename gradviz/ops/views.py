@@ -29,7 +29,7 @@ from gradviz.ops.core import record
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
-    "clone", "flatten", "numel", "permute", "reshape", "squeeze", "t", "transpose", "unsqueeze",
+    "clone", "flatten", "movedim", "moveaxis", "numel", "permute", "reshape", "squeeze", "t", "transpose", "unsqueeze",
 ]
 
 
@@ -199,9 +199,38 @@ def permute(a: Tensor, *dims: Any) -> Tensor:
     return _view_of(a, np.transpose(a._data, dims), "permute", {"inverse": inverse})
 
 
+def movedim(a: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """The dims in source moved to destination, the others kept in order: a permute, as ATen's
+    movedim computes it (an alias of a 0-d tensor)."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same number of "
+            f"dims as destination ({dst} dims)"
+        )
+    n = a.ndim
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if n == 0:
+        return _view_of(a, a._data.view(), "alias", {})  # the row is indexing.py's alias
+    order: list[int | None] = [None] * n
+    for s_, d_ in zip(src, dst):
+        order[d_] = s_
+    rest = iter(d for d in range(n) if d not in src)
+    return permute(a, tuple(next(rest) if o is None else o for o in order))
+
+
 def unsqueeze(a: Tensor, dim: int) -> Tensor:
     d = _wrap_dim(dim, a.ndim + 1)
     return _view_of(a, np.expand_dims(a._data, d), "unsqueeze", {"dim": d})
+
+
+moveaxis = movedim
 
 
 def unsqueeze_dims(g: Tensor, dims: Sequence[int], ndim: int) -> Tensor:

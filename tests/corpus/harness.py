@@ -31,6 +31,14 @@ def programs() -> list[str]:
     return sorted([p.stem for p in PROGRAMS.glob("*.py")] + [p.parent.name for p in PROGRAMS.glob("*/main.py")])
 
 
+def uses_transforms(name: str) -> bool:
+    """Whether the program calls torch.func's transforms. Their engine work is not comparable task
+    by task: torch runs one batched backward where gradviz runs one per sample (gradviz/func), so
+    such programs are compared on the transforms' results (observer.py), not on traces."""
+    text = path_of(name).read_text()
+    return "torch.func" in text or "from torch import vmap" in text or "torch.vmap" in text
+
+
 def path_of(name: str) -> Path:
     single = PROGRAMS / f"{name}.py"
     return single if single.exists() else PROGRAMS / name / "main.py"
@@ -159,6 +167,8 @@ def first_difference(t: dict[str, Any], g: dict[str, Any]) -> str | None:
     tr, gr = t["records"], g["records"]
     for i, (a, b) in enumerate(zip(tr, gr)):
         at = f"backward {i + 1} ({a['kind']})"
+        if a["kind"] != b["kind"]:
+            return f"call {i + 1}: {a['kind']} (torch) vs {b['kind']} (gradviz)"
         if a["nodes"] != b["nodes"]:
             j = next((k for k, (x, y) in enumerate(zip(a["nodes"], b["nodes"])) if x != y), None)
             if j is None:

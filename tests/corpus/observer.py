@@ -8,6 +8,10 @@ whichever is installed), so the two records can be compared field by field. Per 
 - the roots' values (the losses);
 - statistics of the gradients of the graph's leaves (AccumulateGrad's ``variable``) after the
   call, or of the gradients ``grad`` returned.
+Per call of a ``torch.func`` transform (the outermost only: ``vmap(grad(f))`` is one call), the
+statistics of every tensor it returned, as a record with no graph. torch's transforms call
+``torch.autograd.grad`` inside (gradviz's do not go through the wrapped entry point): calls made
+inside a transform are not recorded on either engine.
 """
 
 from __future__ import annotations
@@ -116,9 +120,61 @@ def _ran(order: list[int], i: int, grad_outputs: Any) -> None:
     order.append(i)
 
 
+def _leaves(x: Any) -> list[Any]:
+    """The tensors in a transform's result, in order (tuples, lists and dicts looked through)."""
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in _leaves(v)]
+    if isinstance(x, (tuple, list)):
+        return [t for v in x for t in _leaves(v)]
+    return [x] if hasattr(x, "grad_fn") else []
+
+
+def _func_call(name: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+    if getattr(_local, "depth", 0):
+        return call(*args, **kwargs)
+    _local.depth = 1
+    try:
+        result = call(*args, **kwargs)
+    finally:
+        _local.depth = 0
+    shown = result
+    if name == "vjp":  # (output, vjp_fn[, aux]): the function is observed when it is called
+        shown = (result[0],) + tuple(result[2:])
+        fn = result[1]
+        result = (result[0], functools.wraps(fn)(functools.partial(_func_call, "vjp_fn", fn))) + tuple(result[2:])
+    records.append({"kind": f"func.{name}", "roots": [], "nodes": [], "edges": [], "order": [],
+                    "grads": [summary(t) for t in _leaves(shown)]})  # fmt: skip
+    return result
+
+
+def _install_func(torch: Any) -> None:
+    func = getattr(torch, "func", None)
+    if func is None:
+        return
+    for name in ("grad", "grad_and_value", "jacrev", "jacfwd", "hessian", "vmap"):
+        transform = getattr(func, name, None)
+        if transform is None:
+            continue
+
+        def make(*args: Any, _transform: Any = transform, _name: str = name, **kwargs: Any) -> Any:
+            fn = _transform(*args, **kwargs)
+            return functools.wraps(fn)(functools.partial(_func_call, _name, fn))
+
+        setattr(func, name, functools.wraps(transform)(make))
+    for name in ("vjp", "jvp", "functional_call"):
+        call = getattr(func, name, None)
+        if call is not None:
+            setattr(func, name, functools.wraps(call)(functools.partial(_func_call, name, call)))
+    if getattr(torch, "vmap", None) is not None:  # torch.vmap: the same transform at the top level
+        torch.vmap = func.vmap
+
+
 def install() -> None:
-    """Wrap torch's three entry points into the engine (whichever torch is installed now)."""
+    """Wrap torch's three entry points into the engine (whichever torch is installed now), and
+    torch.func's transforms."""
     import torch
+
+    _install_func(torch)
 
     backward, grad, tensor_backward = torch.autograd.backward, torch.autograd.grad, torch.Tensor.backward
 

@@ -1,5 +1,5 @@
 """Issue 14's shape and indexing ops against torch 2.13: values, dtypes, graphs, gradients and
-errors (repeat, repeat_interleave, narrow, index_select, gather, scatter_add, masked_fill,
+errors (repeat, repeat_interleave, movedim, narrow, index_select, gather, scatter_add, masked_fill,
 one-argument where, tril, triu, flip, roll, chunk, split, one_hot)."""
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ CASES = {
     "split_int": lambda T: (lambda x: G(T.split(x, 2), (x,)))(x64(T, 5, 2)),
     "one_hot": lambda T: one_hot(T)(T.tensor([0, 2, 1])),
     "one_hot_classes": lambda T: one_hot(T)(T.tensor([[0], [3]]), 5),
+    "movedim": lambda T: (lambda x: G(x.movedim(0, 2), (x,)))(x64(T, 2, 3, 4)),
+    "movedim_same": lambda T: (lambda x: G(x.movedim(1, 1), (x,)))(x64(T, 2, 3)),
+    "movedim_tuples": lambda T: (lambda x: G(T.movedim(x, (0, 1), (2, 0)), (x,)))(x64(T, 2, 3, 4)),
+    "movedim_negative": lambda T: (lambda x: G(x.movedim(-1, 0), (x,)))(x64(T, 2, 3, 4)),
+    "moveaxis": lambda T: (lambda x: G(T.moveaxis(x, 0, 1), (x,)))(x64(T, 2, 3)),
+    "movedim_0d": lambda T: (lambda x: G(x.movedim(0, 0) * 2, (x,)))(x64(T)),
 }
 
 
@@ -76,6 +82,9 @@ ERRORS = {
     "one_hot_too_large": lambda T: one_hot(T)(T.tensor([0, 3]), 3),
     "masked_fill_int_mask": lambda T: T.ones(2).masked_fill(T.tensor([1, 0]), 0.0),
     "chunk_zero": lambda T: T.ones(2).chunk(0),
+    "movedim_repeated": lambda T: T.ones(2, 3, 4).movedim((0, 0), (1, 2)),
+    "movedim_lengths": lambda T: T.ones(2, 3, 4).movedim((0, 1), (1,)),
+    "movedim_range": lambda T: T.ones(2, 3, 4).movedim(3, 0),
 }
 
 

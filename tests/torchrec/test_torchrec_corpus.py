@@ -247,7 +247,12 @@ def _leaf_matches(stats: list[float] | None, summary: dict[str, Any] | None) -> 
     return _close(norm, summary["norm"], 1e-4) and _close(lo, summary["min"], 0) and _close(hi, summary["max"], 0)
 
 
-@pytest.mark.parametrize("name", harness.programs())
+# torch.func's transforms call torch.autograd.grad on functorch's wrapper tensors: their tasks are
+# not the observer's records (one per transform call), so those programs are compared on results.
+TRACEABLE = [n for n in harness.programs() if not harness.uses_transforms(n)]
+
+
+@pytest.mark.parametrize("name", TRACEABLE)
 def test_recorded_trace_equals_torch(name: str) -> None:
     plain, recorded = _both(name)
     assert plain["status"] == "ok", plain.get("message")
@@ -272,7 +277,16 @@ def test_recorded_trace_equals_torch(name: str) -> None:
                     assert _leaf_matches(st, sm), f"{at}: leaf {k}'s .grad: trace {st} vs torch {sm}"
 
 
-@pytest.mark.parametrize("name", harness.programs())
+# Recording torch.func crashes the program today (the recorder's gradient statistics read the
+# storage of functorch's wrapper tensors): issue 29 item 5.
+RECORDING_BREAKS = {n: "issue 29 item 5: recording torch.func breaks the program" for n in harness.programs()
+                    if harness.uses_transforms(n)}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=RECORDING_BREAKS[n])) if n in RECORDING_BREAKS else n
+    for n in harness.programs()
+])  # fmt: skip
 def test_recording_leaves_no_trace(name: str) -> None:
     """Bit-identical: the recorded run's losses, leaf gradients and torch's sequence numbers."""
     plain, recorded = _both(name)
