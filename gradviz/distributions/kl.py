@@ -1,0 +1,103 @@
+"""torch.distributions.kl: kl_divergence(p, q) by a registry of closed forms, looked up by the
+most specific pair of types (register_kl adds one)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import gradviz
+from gradviz.distributions.bernoulli import Bernoulli
+from gradviz.distributions.categorical import Categorical
+from gradviz.distributions.distribution import Distribution
+from gradviz.distributions.exponential import Exponential
+from gradviz.distributions.independent import Independent
+from gradviz.distributions.normal import Normal
+from gradviz.distributions.uniform import Uniform
+from gradviz.distributions.utils import _sum_rightmost
+from gradviz.tensor import Tensor
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY: dict[tuple[type, type], Callable[[Any, Any], Tensor]] = {}
+
+
+def register_kl(type_p: type, type_q: type) -> Callable[[Callable[[Any, Any], Tensor]], Callable[[Any, Any], Tensor]]:
+    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fun: Callable[[Any, Any], Tensor]) -> Callable[[Any, Any], Tensor]:
+        _KL_REGISTRY[type_p, type_q] = fun
+        return fun
+
+    return decorator
+
+
+def _dispatch_kl(type_p: type, type_q: type) -> Callable[[Any, Any], Tensor] | None:
+    """The registered pair nearest to (type_p, type_q) in their method resolution orders."""
+    matches = [(type_p.__mro__.index(p), type_q.__mro__.index(q), fun) for (p, q), fun in _KL_REGISTRY.items()
+               if issubclass(type_p, p) and issubclass(type_q, q)]  # fmt: skip
+    if not matches:
+        return None
+    return min(matches, key=lambda m: (m[0], m[1]))[2]
+
+
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
+    """KL(p || q), elementwise over the batch."""
+    fun = _dispatch_kl(type(p), type(q))
+    if fun is None:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
+                                  f"{q.__class__.__name__}")  # fmt: skip
+    return fun(p, q)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
+    softplus = gradviz.nn.functional.softplus
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1[q.probs == 0] = math.inf
+    t1[p.probs == 0] = 0
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2[q.probs == 1] = math.inf
+    t2[p.probs == 1] = 0
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
+    t = p.probs * (p.logits - q.logits)
+    t[(q.probs == 0).expand_as(t)] = math.inf
+    t[(p.probs == 0).expand_as(t)] = 0
+    return t.sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
+    rate_ratio = q.rate / p.rate
+    t1 = -rate_ratio.log()
+    return t1 + rate_ratio - 1
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    result = kl_divergence(p.base_dist, q.base_dist)
+    return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    result[(q.low > p.low) | (q.high < p.high)] = math.inf
+    return result
