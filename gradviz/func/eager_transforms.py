@@ -3,8 +3,8 @@ grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, over gradviz's reverse-mode e
 
 functorch gives each transform a level of its own; gradviz gets the same answers from the one
 engine. A transform wraps the inputs it differentiates in fresh tensors (a detached leaf at the
-outermost level; a view of the outer level's tensor inside another transform, so the outer one
-can differentiate through it), runs the function with grad enabled, and asks the engine for the
+outermost level; a view of the input where it requires grad, inside another transform or under
+ordinary autograd, so the outer level can differentiate through it), runs the function with grad enabled, and asks the engine for the
 gradients. Inside another transform (``jacrev(jacrev(f))``, ``grad(grad(f))``) the backward
 builds its graph (create_graph), and the results stay attached for the outer level. At the
 outermost level, results are detached unless the function also read tensors that require grad
@@ -52,11 +52,13 @@ class _level:
 
 
 def _wrap(t: Any, nested: bool) -> Any:
-    """The tensor a transform differentiates with respect to."""
+    """The tensor a transform differentiates with respect to: a view of the input where the input
+    itself requires grad (an outer transform's tensor, or a parameter that ordinary autograd
+    differentiates through the transform, as MAML's outer loop does), else a fresh leaf."""
     if not isinstance(t, Tensor):
         return t
-    if nested and t.requires_grad:
-        return t.view_as(t)  # still a function of the outer level's tensor
+    if t.requires_grad and (nested or is_grad_enabled()):
+        return t.view_as(t)  # still a function of the outer tensor
     return t.detach().requires_grad_(True)
 
 

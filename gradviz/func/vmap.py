@@ -2,7 +2,10 @@
 
 torch runs the function once on batched tensors, with a batching rule per op. gradviz runs it once
 per slice and stacks the results: the same values and the same errors for the programs vmap is
-used for (per-sample gradients, ensembles, Jacobian rows), at a per-sample loop's speed.
+used for (per-sample gradients, ensembles, Jacobian rows), at a per-sample loop's speed. Where
+the output requires grad (MAML's outer loop), its graph is a StackBackward0 over the per-sample
+graphs, where torch's batching rules record one batched graph: the gradients agree, the node
+names do not.
 ``chunk_size`` only groups torch's batched calls, so it changes nothing here. Random ops inside
 the function draw slice after slice, which is not how torch's batched draws fall: programs that
 draw inside vmap get other random numbers than torch's, and ``randomness="error"`` (the default)

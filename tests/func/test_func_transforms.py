@@ -175,6 +175,26 @@ def test_results_keep_the_graph_to_a_captured_parameter() -> None:
     assert_same(*both(program))
 
 
+def test_maml_differentiates_through_the_inner_gradient() -> None:
+    """grad inside vmap of inputs that require grad: the outer backward reaches them through the
+    inner gradient (the second-order term), as in torch."""
+
+    def program(lib: Any) -> Any:
+        w = t(lib, X3, requires_grad=True)
+        xs, ys = t(lib, B43), t(lib, RNG_Y[:, 0].copy())
+
+        def task_loss(x: Any, y: Any) -> Any:
+            inner = lambda w, x, y: ((w * x).sum().tanh() - y) ** 2  # noqa: E731
+            g = lib.func.grad(inner)(w, x, y)
+            return inner(w - 0.1 * g, x, y)
+
+        loss = lib.func.vmap(task_loss)(xs, ys).mean()
+        loss.backward()
+        return loss, w.grad
+
+    assert_same(*both(program))
+
+
 ERRORS = {
     "not scalar": lambda lib: lib.func.grad(lambda x: x * 2)(t(lib, X3)),
     "not a tensor": lambda lib: lib.func.grad(lambda x: (x.sum(), 1))(t(lib, X3)),
