@@ -2,13 +2,13 @@
 grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, over gradviz's reverse-mode engine.
 
 functorch gives each transform a level of its own; gradviz gets the same answers from the one
-engine. A transform wraps the inputs it differentiates in fresh tensors (a detached leaf at the
-outermost level; a view of the input where it requires grad, inside another transform or under
-ordinary autograd, so the outer level can differentiate through it), runs the function with grad enabled, and asks the engine for the
-gradients. Inside another transform (``jacrev(jacrev(f))``, ``grad(grad(f))``) the backward
-builds its graph (create_graph), and the results stay attached for the outer level. At the
-outermost level, results are detached unless the function also read tensors that require grad
-outside the transform (a captured parameter): then, as in torch, they keep their graph to those.
+engine. A transform wraps the inputs it differentiates: a fresh detached leaf, or a view where the
+input requires grad (inside another transform, or a parameter under ordinary autograd), so that
+the outer level can differentiate through it. It runs the function with grad enabled and asks
+the engine for the gradients. Where an outer level may differentiate the result (nested
+transforms such as ``jacrev(jacrev(f))``, or a function that reads tensors requiring grad) the
+backward builds its graph (create_graph) and the results keep it, as torch's do; otherwise they
+are detached.
 
 Forward-mode products (jvp, jacfwd) are computed by the double-vjp identity: the gradient of
 ``vjp(u)`` with respect to ``u`` along the tangent is ``J @ tangent``; they need the double
