@@ -70,7 +70,7 @@ def test_edges_into_one_input_nodes_drop_in_0(tmp_path):
     labels = {(int(a), int(b)): line for (a, b), line in zip(edges, lines, strict=True)}
     several = [k for k in labels if nodes[k[1]].num_inputs > 1]
     assert several, "the program has a node with several inputs"
-    for (src, dst), line in labels.items():
+    for (_src, dst), line in labels.items():
         if nodes[dst].num_inputs == 1:
             assert "in 0" not in line, line
         else:
