@@ -16,24 +16,29 @@ from gradviz.cli._common import load_trace
 def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: float) -> None:
     """Compare two traces node by node; exit 1 where they diverge.
 
-    Traces are aligned task by task and node by node. Reports the first divergence in structure
-    (nodes, edges), execution order, gradient statistics (beyond --rtol/--atol) and errors.
+    First how each run ended (status, the program's error); then, task by task and node by node,
+    the first divergence in errors, structure (nodes, edges), hooks called, saved tensors'
+    shapes, execution order and gradient statistics (beyond --rtol/--atol). Once a task's
+    structure differs, later tasks are not compared. The last lines say what was compared and
+    what was not.
 
     \b
       gradviz run --engine torch -o torch.json train.py
       gradviz run --engine gradviz -o gradviz.json train.py
       gradviz diff torch.json gradviz.json
     """
-    from gradviz.diff import diff as run_diff
+    from gradviz.diff import compare
     from gradviz.torchrec.provenance import label
 
-    a, b = load_trace(trace_a), load_trace(trace_b)
-    found = run_diff(a, b, rtol=rtol, atol=atol)
+    # Lazily: the events diff reads are made as it reads them, and not kept.
+    a, b = load_trace(trace_a, lazy=True), load_trace(trace_b, lazy=True)
+    result = compare(a, b, rtol=rtol, atol=atol)
     click.echo(f"A: {trace_a} ({label(a)})\nB: {trace_b} ({label(b)})")
-    if not found:
-        click.echo("no divergence")
-        ctx.exit(0)
-    for d in found:
+    for d in result.divergences:
         where = f" (events {d.seq_a} / {d.seq_b})" if d.seq_a is not None or d.seq_b is not None else ""
         click.echo(f"{d}{where}")
-    ctx.exit(1)
+    if not result.divergences:
+        click.echo("no divergence")
+    for line in result.summary():
+        click.echo(line)
+    ctx.exit(1 if result.divergences else 0)

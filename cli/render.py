@@ -36,7 +36,8 @@ from gradviz.render.styles import help_text
     type=int,
     default=None,
     metavar="ID",
-    help="Draw this graph task (ids as in 'gradviz info'). Default: the first task that failed, else the first.",
+    help="Draw this graph task (ids as in 'gradviz info'). Default: with --step, the task running at "
+    "that step; else the first task that failed, else the first.",
 )
 @click.option(
     "--all",
@@ -49,7 +50,8 @@ from gradviz.render.styles import help_text
     type=int,
     default=None,
     metavar="N",
-    help="Colour each node by its state after the first N events (as 'gradviz replay --step N').",
+    help="Colour each node by its state after the first N events (as 'gradviz replay --step N'), "
+    "drawing the graph task running then (the last begun); --task draws another.",
 )
 @click.option(
     "--grads",
@@ -79,8 +81,8 @@ from gradviz.render.styles import help_text
     default="auto",
     show_default=True,
     help="Graphviz layout: dot (layered), dot-fast (fewer iterations), sfdp (force-directed, "
-    "for very large pictures), fixed (gradviz's own layered layout, fastest); auto picks by the "
-    "number of boxes.",
+    "for very large pictures), fixed (gradviz's own layered layout, fastest; Graphviz's neato "
+    "still draws it); auto picks by the number of boxes. Only --format dot needs no Graphviz.",
 )
 def render(
     trace_path: str, output: str | None, fmt: str | None, task: int | None, all_tasks: bool,
@@ -120,7 +122,11 @@ def render(
         boxes = f"{p.nodes} nodes" if p.boxes == p.nodes else f"{p.nodes} nodes in {p.boxes} boxes"
         click.echo(f"wrote {p.path} ({what}, {boxes}, {p.layout})")
     n = len(trace.tasks)
-    if task is None and not all_tasks and n > 1 and pictures:
+    if task is None and not all_tasks and step is not None and pictures and pictures[0].task is not None:
+        k = pictures[0].task
+        when = "the one running at step" if trace.tasks[k].begin.seq < step else "none had begun by step"
+        click.echo(f"drew task {k} of {n:,} ({when} {step:,}): --task N draws another")
+    elif task is None and not all_tasks and n > 1 and pictures:
         failed = trace.tasks[pictures[0].task].status not in ("ok", "running")
         which = "the first that failed" if failed else "the first"
         click.echo(f"drew task {pictures[0].task} of {n:,} ({which}): --task N draws another, --all draws all {n:,}")

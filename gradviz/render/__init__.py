@@ -108,10 +108,11 @@ def dot_source(
     grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
     group_by: str | None = None,
 ) -> str:  # fmt: skip
-    """The DOT text of one task's picture (the first task if ``task`` is None)."""
+    """The DOT text of one task's picture (if ``task`` is None: the one running at ``step``,
+    else the first)."""
     t = _as_trace(trace)
     if task is None and t.tasks:
-        task = next(iter(t.tasks))
+        task = task_at(t, step) if step is not None else next(iter(t.tasks))
     m = build_model(t, task, step=step, grads=grads, max_nodes=max_nodes, expand=expand, group_by=group_by)
     return to_dot(m, layout=choose_layout(m.drawn()))
 
@@ -165,6 +166,27 @@ def first_task(trace: Trace) -> int | None:
     return next(iter(trace.tasks), None)
 
 
+def nothing_to_draw(trace: Trace) -> str:
+    """Why a trace with no graph has no picture: the program's error, if it stopped on one."""
+    end = trace.end
+    if end is not None and end.error:
+        return f"nothing to draw: the program stopped ({end.status}) before building a graph: {end.error}"
+    if end is not None and end.status != "ok":
+        return f"nothing to draw: the program's run ended {end.status} before building a graph"
+    return "nothing to draw: the program built no autograd graph (no tensor that requires grad was used)"
+
+
+def task_at(trace: Trace, step: int) -> int | None:
+    """The task a picture at ``step`` shows: the last one begun within the first ``step`` events
+    (the pass running then, or the last that ran); before any began, the first."""
+    begun = None
+    for tid, t in trace.tasks.items():
+        if t.begin.seq >= step:
+            break
+        begun = tid
+    return begun if begun is not None else next(iter(trace.tasks), None)
+
+
 def _for_task(path: Path, task: int) -> Path:
     return path.with_name(f"{path.stem}.task{task}{path.suffix}")
 
@@ -206,7 +228,8 @@ def render(
     ``<name>.step<N>.svg`` with a step). task: the graph task to draw (default: the first that
     failed, else the first); all_tasks: one file per task instead, ``<stem>.task<N>.<ext>``. format: svg, png, pdf
     or dot (default: from the extension). step: colour nodes by their state after the first
-    ``step`` events. max_nodes: collapse chains, repeated blocks, then segments until at most
+    ``step`` events, drawing the task running then unless ``task`` says another. max_nodes:
+    collapse chains, repeated blocks, then segments until at most
     this many boxes remain; expand: draw every node. group_by: "line" or "function" boxes all
     nodes created by one source line / function. layout: "dot", "dot-fast", "sfdp" or "fixed" (default:
     chosen from the number of boxes).
@@ -222,8 +245,12 @@ def render(
         tasks: list[int | None] = [task]
     elif all_tasks:
         tasks = list(t.tasks) or [None]
+    elif step is not None:
+        tasks = [task_at(t, step)]
     else:
         tasks = [first_task(t)]
+    if tasks == [None] and not t.nodes and t.end is not None:  # a cut trace draws what it holds
+        raise RenderError(nothing_to_draw(t))
     if len(tasks) > 1 and (out.exists() or out.is_symlink()) and not out.is_file():
         # /dev/full.task1.svg and the like: one name per task only makes sense beside a file
         raise RenderError(f"{out}: not a regular file, so it cannot name one picture per task")
@@ -247,5 +274,5 @@ def render(
 
 __all__ = [
     "FORMATS", "GraphvizNotFound", "Picture", "RenderError", "build_model", "choose_layout",
-    "dot_source", "render", "run_graphviz",
+    "dot_source", "render", "run_graphviz", "task_at",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from collections import Counter
 from gradviz.render import styles
 from gradviz.render.model import GEdge, GNode, GraphModel, Group, source_span, summarize
 from gradviz.render.styles import Style
+from gradviz.trace.events import MAX_SEQUENCE_NR
 
 # C0/C1 control characters (tab and newline handled separately): invalid in XML even as entities.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -114,6 +115,20 @@ def _node_style(n: GNode, step: int | None) -> Style:
     return styles.KINDS[n.kind]
 
 
+def _seq_nr(n: GNode) -> str:
+    """AccumulateGrad's sequence_nr is UINT64_MAX in torch (it sorts last): "none" says what that means."""
+    seq = n.sequence_nr
+    return "none" if isinstance(seq, int) and seq >= MAX_SEQUENCE_NR else str(seq)
+
+
+def _where(source: str | None) -> str:
+    """The forward line in a label: the file's name and the line (the tooltip has the path)."""
+    if not source:
+        return ""
+    file, sep, line = source.rpartition(":")
+    return f"{file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if sep else source
+
+
 def _seen(model: GraphModel, seq: int | None) -> bool:
     """Whether an event had happened by the model's step (always, without a step)."""
     return seq is not None and (model.step is None or seq < model.step)
@@ -130,7 +145,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
             short += f" ({n.state})"
         facts = [
             n.source or "source unknown",
-            f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})",
+            f"{n.name} (node {n.id}, sequence_nr {_seq_nr(n)})",
             f"ran #{n.order} on {n.thread}" if n.order is not None else "",
             f"deps {n.deps}" if n.deps is not None else "",
             f"leaf {n.leaf.name or n.leaf.tensor} {_shape(n.leaf.shape)} {n.leaf.dtype}" if n.leaf else "",
@@ -144,7 +159,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         )
     rows = [_bold(html(n.name, 80)) or "(unnamed)"]
     # Numbers from a trace go through html() too: Trace(events) accepts events from anywhere.
-    facts = [f"seq_nr {html(n.sequence_nr)}" if n.kind != "leaf" else ""]
+    facts = [f"seq_nr {html(_seq_nr(n))}" if n.kind != "leaf" else ""]
     if n.order is not None and _seen(model, n.begin_seq):
         facts.append(f"ran #{n.order} on {html(n.thread, 40)}")
     elif n.order is not None:
@@ -154,6 +169,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
     if n.deps is not None:
         facts.append(f"deps {html(n.deps)}")
     rows.append(_small(" · ".join(f for f in facts if f)))
+    rows.append(_small(html(_where(n.source), 80)))
     if n.leaf is not None:
         lf = n.leaf
         who = html(lf.name, 60) if lf.name else f"tensor {html(lf.tensor)}"
@@ -179,7 +195,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         rows.append(_small(html(f"ran task {tasks} inside (reentrant)")))
     if n.error is not None and (model.step is None or _seen(model, n.error_seq)):
         rows.append(_small(html(n.error, 80), styles.MARKS["error"].font))
-    tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {n.sequence_nr})"]
+    tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {_seq_nr(n)})"]
     if n.error:
         tip.append(n.error)
     # The fill may say the state; the shape and outline always say the kind.
@@ -251,7 +267,9 @@ def group_stmt(model: GraphModel, g: Group, *, compact: bool = False) -> str:
 
 
 def _edge_label(model: GraphModel, e: GEdge) -> str:
-    parts = [f"in {html(e.input_nr)}"]
+    # The slot only tells something where the target has a choice of slots.
+    dst = model.nodes.get(e.dst)
+    parts = [f"in {html(e.input_nr)}"] if dst is None or dst.num_inputs != 1 or e.input_nr != 0 else []
     if model.grads and e.grad is not None and _seen(model, e.grad.seq):
         g = e.grad
         times = f" (×{g.count})" if g.count > 1 else ""
@@ -280,7 +298,7 @@ def edge_stmts(model: GraphModel, *, compact: bool = False) -> list[str]:
         label = _edge_label(model, e) if len(es) == 1 else f"×{len(es)} edges"
         dashed = "dashed" if st is styles.EDGE_PRUNED else "solid"
         # Edge labels become extra nodes in dot's layout: on big pictures they go to tooltips.
-        text = f'tooltip="{label}"' if compact and len(es) > 1 else f"label=<{_small(label)}>"
+        text = f'tooltip="{label}"' if compact and len(es) > 1 else f"label=<{_small(label)}>" if label else ""
         if compact and len(es) == 1:
             text = f"tooltip={attr(f'input_nr {e.input_nr}')}"
         eid = f"edge-{a}-{b}"

@@ -356,13 +356,20 @@ def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
         if ns is None:  # created after the step
             n.state, n.state_detail = "unreached", "not created yet"
             continue
+        if model.task is not None and ns.task != model.task and _state_in_task(n, model.task, ns, step):
+            continue  # a node shared with another task (a leaf of a training loop): its state in ours
         n.state = ns.state
         if ns.state in ("parked", "arriving"):
             n.state_detail = f"{ns.filled}/{ns.num_inputs} slots filled"
             ts = st.task(ns.task) if ns.task is not None else None
             buf = ts.not_ready.get(nid) if ts is not None else None
             if buf is not None and buf.remaining:
-                n.state_detail += f", waiting for {buf.remaining} more"
+                # Count gradients, not slots: one slot fed by two edges is "filled" after the
+                # first, which beside "1 dependency missing" read as a contradiction.
+                got = sum(len(sl.producers) for sl in buf.slots)
+                n.state_detail = f"{got} of {got + buf.remaining} gradients in"
+                if ns.num_inputs > 1:
+                    n.state_detail += f" ({ns.filled}/{ns.num_inputs} slots)"
         elif ns.state == "queued" and ns.num_inputs > 1:
             n.state_detail = f"{ns.filled}/{ns.num_inputs} slots filled"
         elif ns.state == "running" and ns.tid is not None:
@@ -370,6 +377,21 @@ def apply_state(trace: Trace, model: GraphModel, step: int) -> None:
             n.state_detail = f"on {th.name if th else f'thread {ns.tid}'}"
         if model.task is not None and ns.task not in (None, model.task) and ns.state != "unreached":
             n.state_detail = ((n.state_detail or "") + f" (task {ns.task})").strip()
+
+
+def _state_in_task(n: GNode, task: int, ns: Any, step: int) -> bool:
+    """Set ``n``'s state in the drawn ``task`` when the fold's refers to another task; False
+    when the fold's state stands (the task has not begun at ``step``: nothing of it shows)."""
+    ran = n.begin_seq is not None and n.begin_seq < step
+    if ran:
+        released = n.released and n.release_seq is not None and n.release_seq < step
+        n.state = "released" if released else "done"
+        n.state_detail = f"ran in task {task}"
+        return True
+    if ns.task is not None and ns.task > task:  # our task is over for it: it did not run in it
+        n.state, n.state_detail = "unreached", f"did not run in task {task}"
+        return True
+    return False
 
 
 # --- collapsing -------------------------------------------------------------------------------

@@ -181,7 +181,9 @@ STATE_PRECEDENCE: tuple[str, ...] = (
 )
 
 # Edges: gradient flows along them from a node to the nodes of its next_edges.
-EDGE = Style("edge", "gradient flow: label = input_nr (InputBuffer slot of the target)", border="#374151")
+EDGE = Style(
+    "edge", "gradient flow: label = input_nr (InputBuffer slot of a target with several inputs)", border="#374151"
+)
 EDGE_PRUNED = Style("edge_pruned", "edge into a pruned node", border="#d1d5db", style="dashed")
 EDGE_GRAD_NAN = Style("edge_nan", "the gradient on this edge had NaN/Inf", border="#dc2626", penwidth=2.0)
 

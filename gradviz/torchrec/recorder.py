@@ -259,8 +259,12 @@ class TorchRecorder:
         # weakly: a leaf the script drops (a batch's input) goes, and with it its entries, before
         # Python can give its id to another tensor
         self._tensors[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t))), tid)
+        try:  # its values, for diff (an unseeded run); never fatal: a tensor without storage has none
+            st = g.stats(t)
+        except RuntimeError:
+            st = None
         self._emit(ev.TensorCreated, tensor=tid, name=names.get(id(t)), shape=tuple(t.shape),
-                   dtype=g.dtype_name(t.dtype), device=str(t.device), source=None)  # fmt: skip
+                   dtype=g.dtype_name(t.dtype), device=str(t.device), source=None, stats=st)  # fmt: skip
         return tid
 
     def _stack(self) -> list[_Task]:

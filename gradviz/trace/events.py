@@ -131,6 +131,9 @@ class TensorCreated(Event):
     dtype: str  # "float32", "float64", "int64" or "bool"
     device: str
     source: str | None  # "file:line" of the user code that created it
+    # Its values when it joined a graph (None: not recorded): two runs whose leaves already differ
+    # (an unseeded script) are told apart from a wrong gradient by gradviz diff.
+    stats: Stats | None = None
 
 
 @dataclass(frozen=True, slots=True)

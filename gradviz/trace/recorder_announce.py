@@ -8,7 +8,7 @@ from typing import Any
 
 from gradviz.trace import codec
 from gradviz.trace.codec import Raw
-from gradviz.trace.summaries import VALUES_MAX, _dtype_name, _host, _now
+from gradviz.trace.summaries import VALUES_MAX, _dtype_name, _host, _now, _stats_row
 
 
 class AnnounceMixin:
@@ -171,7 +171,7 @@ class AnnounceMixin:
         source = self._tensor_sources.pop(tensor_id, None)
         return (
             "tensor_created", _now() - self._t0, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
-            str(t.device), source,
+            str(t.device), source, _stats_row(t._data),
         )  # fmt: skip
 
     def _values(self, data: Any) -> Raw | None:
