@@ -10,8 +10,7 @@ import click
 
 from gradviz.cli._common import load_trace
 from gradviz.render import DEFAULT_MAX_NODES, RenderError, describe_ids
-from gradviz.view import default_output, write_page
-from gradviz.view.page import DEFAULT_MAX_TASKS
+from gradviz.view.page import DEFAULT_MAX_TASKS, default_output, write_page
 
 
 @click.command()

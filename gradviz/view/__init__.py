@@ -5,10 +5,8 @@ notebook display.
   page (``gradviz.view.page``).
 - ``draw(tensor_or_trace)``: torchviz's one call (``gradviz.view.draw``).
 - notebook display of a loaded trace and of a recording (``gradviz.view.notebook``).
+
+``import gradviz`` loads only ``gradviz.view.hooks`` (``gradviz.draw``, ``_repr_html_``); this
+package imports nothing else, so the viewer's modules load when first used.
 """
 
-from __future__ import annotations
-
-from gradviz.view.page import build_page, default_output, write_page
-
-__all__ = ["build_page", "default_output", "write_page"]
