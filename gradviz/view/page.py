@@ -91,6 +91,32 @@ def _tasks_to_draw(trace: Trace, task: int | None, max_tasks: int) -> tuple[list
     return chosen, [t for t in ids if t not in keep]
 
 
+def _node_table(nodes: dict[int, Any]) -> dict[str, list[Any]]:
+    """The nodes as columns, repeated strings (names, sources, devices) as indexes into a list
+    of each: a 200k-node table as one array per field is a fraction of the browser's memory
+    that one array per node takes."""
+    out: dict[str, list[Any]] = {"id": [], "inputs": [], "seq": []}
+    for col in ("name", "source", "device"):
+        out[col], out[col + "s"] = [], []
+    index: dict[str, dict[Any, int]] = {"name": {}, "source": {}, "device": {}}
+
+    def code(col: str, value: Any) -> int:
+        seen = index[col]
+        if value not in seen:
+            seen[value] = len(seen)
+            out[col + "s"].append(value)
+        return seen[value]
+
+    for nid, info in nodes.items():
+        out["id"].append(nid)
+        out["inputs"].append(info.num_inputs)
+        out["seq"].append(info.sequence_nr)
+        out["name"].append(code("name", info.name))
+        out["source"].append(code("source", info.source))
+        out["device"].append(code("device", info.device))
+    return out
+
+
 def page_data(trace: Trace, steps: Steps, graphs: list[TaskGraph], omitted: list[int],
               why: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
     """The page's inline data (small, JSON) and its blobs (gzip'd, base64)."""
@@ -134,8 +160,7 @@ def page_data(trace: Trace, steps: Steps, graphs: list[TaskGraph], omitted: list
     flat = [x for t in steps.transitions for x in t]
     blobs["trans"] = _blob(struct.pack(f"<{len(flat)}i", *flat))
     blobs["kinds"] = _blob(bytes(kind_code[k] for k in steps.kinds) if len(kind_code) < 256 else b"")
-    table = {str(n): [i.name, i.num_inputs, i.sequence_nr, i.source, i.device] for n, i in nodes.items()}
-    blobs["nodes"] = _blob(json.dumps(table, separators=(",", ":")).encode("utf-8"))
+    blobs["nodes"] = _blob(json.dumps(_node_table(nodes), separators=(",", ":")).encode("utf-8"))
     for k in range(0, len(steps.texts), TEXT_CHUNK):
         blobs[f"text-{k // TEXT_CHUNK}"] = _blob(json.dumps(steps.texts[k:k + TEXT_CHUNK]).encode("utf-8"))
     data["why"] = why or {}

@@ -109,14 +109,3 @@ def collect(trace: Any, *, texts: bool = True) -> Steps:
             out.problems.append(step)
     return out
 
-
-def task_at(spans: dict[int, tuple[int, int | None]], step: int) -> int | None:
-    """The task the page shows at ``step``: the innermost running (the latest begun of those
-    running), else the last begun before it, else the first. The page's script says the same."""
-    running = [(b, t) for t, (b, e) in spans.items() if b <= step and (e is None or e > step)]
-    if running:
-        return max(running)[1]
-    begun = [(b, t) for t, (b, _) in spans.items() if b <= step]
-    if begun:
-        return max(begun)[1]
-    return next(iter(spans), None)

@@ -11,7 +11,8 @@
   let pinned = null; // a task chosen by #task=K or a click: shown whatever the step
   let shownTask; // the task whose graph is in the page now
   let selected = null; // node id (or "g<id>" for a box)
-  let nodes = {}; // id -> [name, num_inputs, sequence_nr, source, device]
+  let table = null; // the nodes, as columns (page.py's _node_table)
+  let row = null; // node id -> its row in the table (-1: none)
   let T = null; // transitions: {node, step, code, extra} Int32Arrays, in step order
   let start = null; // node -> first index of its transitions in `order`
   let order = null; // transition indices grouped by node
@@ -26,8 +27,10 @@
   async function inflate(name) {
     const b64 = blobText(name);
     if (b64 === null) return null;
-    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream("gzip"));
+    if (name === "trans" || name === "nodes") document.getElementById("blob-" + name).remove(); // read once: free it
+    // The browser decodes base64 itself (a data: URL): a byte at a time in script took seconds.
+    const body = (await fetch("data:application/octet-stream;base64," + b64)).body;
+    const stream = body.pipeThrough(new DecompressionStream("gzip"));
     return new Uint8Array(await new Response(stream).arrayBuffer());
   }
   async function inflateJSON(name) {
@@ -37,9 +40,10 @@
 
   // --- the state at a step ---------------------------------------------------------------------
   function indexTransitions(bytes) {
+    // Four int32 columns, split out of the (node, step, state, extra) quadruples.
     const all = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
     const n = all.length >> 2;
-    const node = new Int32Array(n), st = new Int32Array(n), code = new Int32Array(n), extra = new Int32Array(n);
+    const node = new Int32Array(n), st = new Int32Array(n), code = new Uint8Array(n), extra = new Int32Array(n);
     let maxId = 0;
     for (let i = 0; i < n; i++) {
       node[i] = all[4 * i]; st[i] = all[4 * i + 1]; code[i] = all[4 * i + 2]; extra[i] = all[4 * i + 3];
@@ -79,7 +83,7 @@
   function extraOf(id) { return cur[id] < 0 ? -1 : T.extra[cur[id]]; }
 
   // --- which task ------------------------------------------------------------------------------
-  function taskAt(s) { // gradviz.view.steps.task_at: the innermost running, else the last begun, else the first
+  function taskAt(s) { // the innermost running task, else the last begun, else the first (docs/view.md)
     let best = null, bestBegin = -1, last = null, lastBegin = -1;
     for (const [tid, b, e] of D.tasks) {
       if (b <= s && (e < 0 || e > s) && b > bestBegin) { best = tid; bestBegin = b; }
@@ -91,8 +95,14 @@
   }
 
   // --- drawing ---------------------------------------------------------------------------------
+  function info(id) { // [name, num_inputs, sequence_nr, source, device], or null
+    const r = row !== null && id < row.length ? row[id] : -1;
+    if (r < 0) return null;
+    const t = table;
+    return [t.names[t.name[r]], t.inputs[r], t.seq[r], t.sources[t.source[r]], t.devices[t.device[r]]];
+  }
   function label(id) {
-    const n = nodes[id];
+    const n = info(id);
     return n ? `${n[0]} (node ${id})` : `node ${id}`;
   }
   function showGraph(task) {
@@ -165,7 +175,7 @@
       else th.appendChild(line("  idle", "dim"));
     }
     const qs = $("queues"); qs.replaceChildren();
-    const seqnr = (id) => (nodes[id] ? nodes[id][2] : 0);
+    const seqnr = (id) => { const n = info(id); return n ? n[2] : 0; };
     for (const [qid, name, device] of D.queues) {
       const q = (queued.get(qid) || []).sort((a, b) => seqnr(b) - seqnr(a)); // torch pops the highest sequence_nr first
       qs.appendChild(line(`${qid} ${name} (${device}): ${q.length}`));
@@ -175,7 +185,7 @@
     if (!D.queues.length) qs.appendChild(line("none", "dim"));
     const nr = $("not-ready"); nr.replaceChildren();
     for (const id of parked.slice(0, 40)) {
-      const n = nodes[id];
+      const n = info(id);
       nr.appendChild(line(`${label(id)} [${extraOf(id)}/${n ? n[1] : "?"} slots]`));
     }
     if (parked.length > 40) nr.appendChild(line(`... ${parked.length - 40} more`, "dim"));
@@ -198,7 +208,7 @@
     const w = $("why");
     if (selected === null) { w.textContent = "click a node for its state and why it is in it"; return; }
     const id = selected;
-    const n = nodes[id];
+    const n = info(id);
     const parts = [`${label(id)}: ${stateOf(id)} at step ${step}`];
     if (n && n[3]) parts.push(`created at ${n[3]}`);
     if (n) parts.push(`sequence_nr ${n[2]}, ${n[1]} input(s), ${n[4]}`);
@@ -324,6 +334,7 @@
       case "End": to = total; break;
       case "t": pinned = null; to = step; break;
       case "Escape": selected = null; to = step; break;
+      case "z": $("graph").classList.toggle("actual"); return; // whole graph in view, or 1:1
       default: return;
     }
     ev.preventDefault();
@@ -344,8 +355,14 @@
   readHash();
   drawTimeline();
   show();
-  Promise.all([inflate("trans"), inflateJSON("nodes")]).then(async ([bytes, table]) => {
-    nodes = table || {};
+  Promise.all([inflate("trans"), inflateJSON("nodes")]).then(async ([bytes, cols]) => {
+    table = cols;
+    if (cols) {
+      let maxId = 0;
+      for (const id of cols.id) if (id > maxId) maxId = id;
+      row = new Int32Array(maxId + 1).fill(-1);
+      cols.id.forEach((id, r) => { row[id] = r; });
+    }
     indexTransitions(bytes);
     curStep = -1;
     await show();
