@@ -146,3 +146,12 @@ def test_bad_input_is_one_line(tmp_path, monkeypatch):
     (tmp_path / "bad.json").write_text("[1, 2")
     r = CliRunner().invoke(main, ["view", "re.trace.json", "--why", "bad.json"])
     assert r.exit_code != 0 and "bad.json" in r.output and "Traceback" not in r.output
+
+
+def test_open_hands_the_page_to_the_browser(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    save(reentrant().events, tmp_path / "re.trace.json")
+    opened = []
+    monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url))
+    _view(tmp_path / "re.trace.json", "--open", "-o", "sub/page.html")
+    assert opened == [(tmp_path / "sub" / "page.html").resolve().as_uri()]
