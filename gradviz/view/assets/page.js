@@ -13,9 +13,7 @@
   let selected = null; // node id (or "g<id>" for a box)
   let table = null; // the nodes, as columns (page.py's _node_table)
   let row = null; // node id -> its row in the table (-1: none)
-  let T = null; // transitions: {node, step, code, extra} Int32Arrays, in step order
-  let start = null; // node -> first index of its transitions in `order`
-  let order = null; // transition indices grouped by node
+  let T = null; // transitions: {all: (node, step, state code, extra) int32 quadruples in step order, n, maxId}
   let cur = null; // the state shown: per node, index of its last applied transition (-1: none)
   let curStep = -1;
   const texts = new Map(); // chunk -> array of event texts (or a promise while inflating)
@@ -40,47 +38,36 @@
 
   // --- the state at a step ---------------------------------------------------------------------
   function indexTransitions(bytes) {
-    // Four int32 columns, split out of the (node, step, state, extra) quadruples.
+    // (node, step, state code, extra) int32 quadruples, read in place: no copies of 1M+ rows.
     const all = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
     const n = all.length >> 2;
-    const node = new Int32Array(n), st = new Int32Array(n), code = new Uint8Array(n), extra = new Int32Array(n);
     let maxId = 0;
-    for (let i = 0; i < n; i++) {
-      node[i] = all[4 * i]; st[i] = all[4 * i + 1]; code[i] = all[4 * i + 2]; extra[i] = all[4 * i + 3];
-      if (node[i] > maxId) maxId = node[i];
-    }
-    T = { node, step: st, code, extra, n, maxId };
-    const count = new Int32Array(maxId + 2);
-    for (let i = 0; i < n; i++) count[node[i] + 1]++;
-    for (let k = 1; k < count.length; k++) count[k] += count[k - 1];
-    start = count;
-    order = new Int32Array(n);
-    const fill = count.slice();
-    for (let i = 0; i < n; i++) order[fill[node[i]]++] = i;
+    for (let i = 0; i < n; i++) if (all[4 * i] > maxId) maxId = all[4 * i];
+    T = { all, n, maxId };
     cur = new Int32Array(maxId + 1).fill(-1);
   }
   function firstAfter(s) { // first transition with step > s (transitions are in step order)
     let lo = 0, hi = T.n;
-    while (lo < hi) { const m = (lo + hi) >> 1; if (T.step[m] <= s) lo = m + 1; else hi = m; }
+    while (lo < hi) { const m = (lo + hi) >> 1; if (T.all[4 * m + 1] <= s) lo = m + 1; else hi = m; }
     return lo;
   }
   function moveTo(s) {
     if (T === null) return;
     if (s >= curStep && curStep >= 0) {
       const a = firstAfter(curStep), b = firstAfter(s);
-      for (let i = a; i < b; i++) cur[T.node[i]] = i;
+      for (let i = a; i < b; i++) cur[T.all[4 * i]] = i;
     } else {
       cur.fill(-1);
       const b = firstAfter(s);
-      for (let i = 0; i < b; i++) cur[T.node[i]] = i;
+      for (let i = 0; i < b; i++) cur[T.all[4 * i]] = i;
     }
     curStep = s;
   }
   function stateOf(id) {
     if (T === null || id > T.maxId || cur[id] < 0) return "unreached"; // not created yet: as render says
-    return STATES[T.code[cur[id]]];
+    return STATES[T.all[4 * cur[id] + 2]];
   }
-  function extraOf(id) { return cur[id] < 0 ? -1 : T.extra[cur[id]]; }
+  function extraOf(id) { return cur[id] < 0 ? -1 : T.all[4 * cur[id] + 3]; }
 
   // --- which task ------------------------------------------------------------------------------
   function taskAt(s) { // the innermost running task, else the last begun, else the first (docs/view.md)
@@ -161,9 +148,9 @@
       for (let id = 0; id <= T.maxId; id++) {
         const i = cur[id];
         if (i < 0) continue;
-        const s = STATES[T.code[i]];
-        if (s === "running") { const k = T.extra[i]; if (!running.has(k)) running.set(k, []); running.get(k).push(id); }
-        else if (s === "queued") { const k = T.extra[i]; if (!queued.has(k)) queued.set(k, []); queued.get(k).push(id); }
+        const s = STATES[T.all[4 * i + 2]];
+        if (s === "running") { const k = T.all[4 * i + 3]; if (!running.has(k)) running.set(k, []); running.get(k).push(id); }
+        else if (s === "queued") { const k = T.all[4 * i + 3]; if (!queued.has(k)) queued.set(k, []); queued.get(k).push(id); }
         else if (s === "parked") parked.push(id);
       }
     }
