@@ -96,6 +96,14 @@ try:  # the trace layer lands separately; the core works without it
 except ImportError:  # pragma: no cover
     pass
 
+# gradviz.draw (torchviz's one call) and notebook display of traces and recordings (gradviz.view;
+# the viewer itself is imported on first use).
+from gradviz.trace.recorder import Recorder as _Recorder  # noqa: E402
+from gradviz.view.hooks import draw  # noqa: E402, F401
+from gradviz.view.hooks import install as _install_view  # noqa: E402
+
+_install_view(_Recorder)
+
 
 # --- torch-identical random numbers (gradviz.random) ---------------------------------------------
 # These rebind tensor.py's numpy-seeded rand/randn/randint/manual_seed to the generator that

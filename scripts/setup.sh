@@ -41,6 +41,15 @@ if ! command -v dot >/dev/null 2>&1; then
     fi
 fi
 
+if [ "$extras" = '.[test,fast]' ] && ! command -v chromium >/dev/null 2>&1; then
+    # The page tests of `gradviz view` open the page in a real headless browser (Debian's chromium);
+    # apt only: elsewhere those tests skip, saying why.
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing chromium (headless browser for the gradviz view tests)" >&2
+        apt_install chromium || echo "setup: could not install chromium: the page tests will skip" >&2
+    fi
+fi
+
 PY=${PYTHON:-python3}
 in_venv() { "$1" -c 'import sys; sys.exit(0 if sys.prefix != sys.base_prefix else 1)'; }
 if ! in_venv "$PY"; then
