@@ -9,7 +9,7 @@ from pathlib import Path
 import gradviz
 from gradviz.trace import load, trace
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "samples" / "notebook.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "samples" / "notebook.ipynb"
 
 
 def test_repr_html_of_a_trace_holds_its_graph(tmp_path):
