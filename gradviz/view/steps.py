@@ -67,7 +67,6 @@ class Steps:
     total: int
     transitions: list[tuple[int, int, int, int]]  # (node, step, state code, extra), in step order
     texts: list[str]  # texts[i]: event #i in words (the step i + 1 applies it)
-    kinds: list[str]
     runs: list[int] = field(default_factory=list)  # steps that apply a node_begin
     problems: list[int] = field(default_factory=list)  # steps that apply an error, anomaly or NaN
     task_spans: dict[int, tuple[int, int | None]] = field(default_factory=dict)  # task -> (begin, end step)
@@ -83,13 +82,12 @@ def collect(trace: Any, *, texts: bool = True) -> Steps:
     rec.state, rec.log, rec.last = s, [], {}
     s.nodes = rec
     total = len(events)
-    out = Steps(total, rec.log, [], [])
+    out = Steps(total, rec.log, [])
     cols = TIMELINE_COLUMNS
     begun: dict[tuple[int, int], int] = {}  # (tid, node) -> step its run began
     for i, e in enumerate(events):
         apply(s, e)
         step = i + 1
-        out.kinds.append(e.kind)
         if texts:
             out.texts.append(views.describe(e, s))
         t = type(e)

@@ -283,7 +283,9 @@
     cur.dataset.step = step;
     cur.dataset.task = shownTask;
     const frag = `#step=${step}` + (pinned !== null ? `&task=${pinned}` : "");
-    if (location.hash !== frag) history.replaceState(null, "", frag);
+    if (location.hash !== frag) {
+      try { history.replaceState(null, "", frag); } catch (e) { /* a sandboxed notebook frame: no address bar to keep */ }
+    }
     return paintEvent();
   }
   function go(s) {
