@@ -282,7 +282,7 @@
     const cur = $("current");
     cur.dataset.step = step;
     cur.dataset.task = shownTask;
-    const frag = `#step=${step}` + (pinned !== null ? `&task=${pinned}` : "");
+    const frag = `#step=${step}` + (pinned !== null ? `&task=${pinned}` : "") + (selected !== null ? `&node=${selected}` : "");
     if (location.hash !== frag) {
       try { history.replaceState(null, "", frag); } catch (e) { /* a sandboxed notebook frame: no address bar to keep */ }
     }
@@ -299,6 +299,8 @@
     const t = h.get("task");
     pinned = null;
     if (t !== null && D.tasks.some((r) => String(r[0]) === t)) pinned = D.tasks.find((r) => String(r[0]) === t)[0];
+    const nd = h.get("node");
+    selected = nd !== null && /^\d+$/.test(nd) ? +nd : null;
     const s = h.get("step");
     if (s !== null && /^\d+$/.test(s)) step = Math.min(total, +s);
     else if (pinned !== null) step = D.tasks.find((r) => r[0] === pinned)[1];
