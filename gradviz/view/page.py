@@ -34,7 +34,7 @@ from gradviz.view.graphs import TaskGraph, task_graph
 from gradviz.view.steps import TIMELINE_COLUMNS, Steps, collect
 
 TEXT_CHUNK = 4096  # event texts per gzip'd chunk: the page inflates the chunk of the step shown
-DEFAULT_MAX_TASKS = 24  # task graphs drawn into one page; the rest are named, not drawn
+DEFAULT_MAX_TASKS = 64  # task graphs drawn into one page (graphviz runs once each); the rest are named
 
 _SLOT = re.compile(r"\{\{(TITLE|CSS|LEGEND|DATA|BLOBS|JS)\}\}")
 
