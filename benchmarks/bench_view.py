@@ -74,7 +74,8 @@ def _mem(pid: int) -> tuple[float, float]:
 
 def chromium(exe: str, url: str, profile: Path, shot: Path) -> tuple[float, float, float]:
     """(wall seconds, peak summed PSS MB, peak single RSS MB) of one headless load + screenshot."""
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}",
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
+           f"--user-data-dir={profile}",
            "--virtual-time-budget=60000", "--window-size=1400,1000", f"--screenshot={shot}", url]  # fmt: skip
     peak = [0.0, 0.0]
     t0 = time.perf_counter()
