@@ -18,6 +18,7 @@ from gradviz.replay import views
 from gradviz.replay.state import NODE_STATES, EngineState, apply
 from gradviz.replay.state_types import FlatMap
 from gradviz.trace import events as ev
+from gradviz.trace.model import Trace
 
 STATE_CODE = {s: i for i, s in enumerate(NODE_STATES)}
 TIMELINE_COLUMNS = 800  # columns of the timeline's thread rows (busy or idle, per column)
@@ -75,7 +76,9 @@ class Steps:
 
 def collect(trace: Any, *, texts: bool = True) -> Steps:
     """One pass of the fold over ``trace`` (a Trace or a list of events)."""
-    events = trace.events if hasattr(trace, "events") else list(trace)
+    if not isinstance(trace, Trace):
+        trace = Trace(list(trace))
+    events = trace.events
     views.use_trace(trace)  # AccumulateGrad nodes named after their leaf, as the stepper names them
     s = EngineState(flat=True)
     rec = _Recording()
