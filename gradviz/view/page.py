@@ -34,7 +34,7 @@ from gradviz.view.graphs import TaskGraph, task_graph
 from gradviz.view.steps import TIMELINE_COLUMNS, Steps, collect
 
 TEXT_CHUNK = 4096  # event texts per gzip'd chunk: the page inflates the chunk of the step shown
-DEFAULT_MAX_TASKS = 24  # task graphs drawn into one page; the rest are named, not drawn
+DEFAULT_MAX_TASKS = 64  # task graphs drawn into one page (graphviz runs once each); the rest are named
 
 _SLOT = re.compile(r"\{\{(TITLE|CSS|LEGEND|DATA|BLOBS|JS)\}\}")
 
@@ -140,7 +140,6 @@ def page_data(trace: Trace, steps: Steps, graphs: list[TaskGraph], omitted: list
         "queues": queues,
         "runs": steps.runs,
         "problems": steps.problems,
-        "kinds": sorted(set(steps.kinds)),
         "busy": {str(t): "".join(map(str, row)) for t, row in steps.busy.items()},
         "columns": TIMELINE_COLUMNS,
         "graphs": {
@@ -154,12 +153,10 @@ def page_data(trace: Trace, steps: Steps, graphs: list[TaskGraph], omitted: list
         "textChunk": TEXT_CHUNK,
         "hasTexts": bool(steps.texts),
     }
-    kind_code = {k: i for i, k in enumerate(data["kinds"])}
     blobs: dict[str, str] = {}
     # Transitions as little-endian int32 quadruples (node, step, state code, extra).
     flat = [x for t in steps.transitions for x in t]
     blobs["trans"] = _blob(struct.pack(f"<{len(flat)}i", *flat))
-    blobs["kinds"] = _blob(bytes(kind_code[k] for k in steps.kinds) if len(kind_code) < 256 else b"")
     blobs["nodes"] = _blob(json.dumps(_node_table(nodes), separators=(",", ":")).encode("utf-8"))
     for k in range(0, len(steps.texts), TEXT_CHUNK):
         blobs[f"text-{k // TEXT_CHUNK}"] = _blob(json.dumps(steps.texts[k:k + TEXT_CHUNK]).encode("utf-8"))

@@ -18,6 +18,7 @@ from gradviz.replay import views
 from gradviz.replay.state import NODE_STATES, EngineState, apply
 from gradviz.replay.state_types import FlatMap
 from gradviz.trace import events as ev
+from gradviz.trace.model import Trace
 
 STATE_CODE = {s: i for i, s in enumerate(NODE_STATES)}
 TIMELINE_COLUMNS = 800  # columns of the timeline's thread rows (busy or idle, per column)
@@ -67,7 +68,6 @@ class Steps:
     total: int
     transitions: list[tuple[int, int, int, int]]  # (node, step, state code, extra), in step order
     texts: list[str]  # texts[i]: event #i in words (the step i + 1 applies it)
-    kinds: list[str]
     runs: list[int] = field(default_factory=list)  # steps that apply a node_begin
     problems: list[int] = field(default_factory=list)  # steps that apply an error, anomaly or NaN
     task_spans: dict[int, tuple[int, int | None]] = field(default_factory=dict)  # task -> (begin, end step)
@@ -76,20 +76,21 @@ class Steps:
 
 def collect(trace: Any, *, texts: bool = True) -> Steps:
     """One pass of the fold over ``trace`` (a Trace or a list of events)."""
-    events = trace.events if hasattr(trace, "events") else list(trace)
+    if not isinstance(trace, Trace):
+        trace = Trace(list(trace))
+    events = trace.events
     views.use_trace(trace)  # AccumulateGrad nodes named after their leaf, as the stepper names them
     s = EngineState(flat=True)
     rec = _Recording()
     rec.state, rec.log, rec.last = s, [], {}
     s.nodes = rec
     total = len(events)
-    out = Steps(total, rec.log, [], [])
+    out = Steps(total, rec.log, [])
     cols = TIMELINE_COLUMNS
     begun: dict[tuple[int, int], int] = {}  # (tid, node) -> step its run began
     for i, e in enumerate(events):
         apply(s, e)
         step = i + 1
-        out.kinds.append(e.kind)
         if texts:
             out.texts.append(views.describe(e, s))
         t = type(e)

@@ -6,7 +6,9 @@ at that step; a screenshot is not blank. Chromium is Debian's (scripts/setup.sh 
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
 from _chromium import CHROMIUM, SKIP_REASON, PageDom, dump_dom, png_pixels, screenshot
@@ -120,6 +122,31 @@ def test_error_trace_and_screenshot_is_not_blank(tmp_path, monkeypatch):
     w, h, colours = png_pixels(shot)
     assert (w, h) == (800, 600)
     assert len(colours) > 50, f"the screenshot looks blank ({len(colours)} distinct pixel values)"
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_why_panel_shows_the_answer_for_the_selected_node(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tr = reentrant()
+    save(tr.events, tmp_path / "re.trace.json")
+    node = next(iter(tr.nodes))
+    answers = {"nodes": {str(node): {"question": "why", "reason": "not_needed", "where": "model.py:7",
+                                     "text": "its input does not require grad"}}}  # fmt: skip
+    (tmp_path / "why.json").write_text(json.dumps(answers))
+    _view(tmp_path / "re.trace.json", "--why", "why.json", "-o", "re.html")
+    url = (tmp_path / "re.html").resolve().as_uri()
+
+    def panel(n):  # the why panel's text (the answers are also in the page's data: not that)
+        m = re.search(r'<div id="why">([^<]*)</div>', dump_dom(f"{url}#step=10&node={n}", tmp_path / "profile"))
+        assert m is not None
+        return html.unescape(m.group(1))
+
+    text = panel(node)
+    assert "its input does not require grad" in text and "model.py:7" in text
+    assert f"(node {node})" in text
+    other = next(n for n in tr.nodes if n != node)
+    assert "gradviz why TRACE --json" in panel(other)
 
 
 def test_page_is_self_contained_and_carries_why_answers(tmp_path, monkeypatch):

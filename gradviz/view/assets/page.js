@@ -223,15 +223,29 @@
       return e;
     };
     let y = 4;
-    const rowsShown = D.tasks.length > 60 ? D.tasks.slice(0, 60) : D.tasks;
-    for (const [tid, b, e, status] of rowsShown) {
-      add("text", { x: 2, y: y + 11 }, `task ${tid} (${status})`);
-      const r = add("rect", { x: x(b), y: y + 2, width: Math.max(2, x(e < 0 ? total : e) - x(b)), height: rowH - 4,
-        class: "task" + (status === "ok" || status === "running" ? "" : " failed"), "data-task": tid });
-      r.appendChild(document.createElementNS(NS, "title")).textContent = `task ${tid}: steps ${b}..${e < 0 ? "end" : e}`;
-      y += rowH;
+    // Tasks packed into lanes: one after another on a lane, a nested (reentrant) or concurrent
+    // task on the next; a bar is labelled with its id where it is wide enough.
+    const laneEnds = [];
+    const placed = [];
+    for (const [tid, b, e, status] of D.tasks) {
+      const end = e < 0 ? total : e;
+      let lane = laneEnds.findIndex((x) => x <= b);
+      if (lane < 0) { lane = laneEnds.length; laneEnds.push(end); } else laneEnds[lane] = end;
+      placed.push([tid, b, end, status, lane]);
     }
-    if (D.tasks.length > 60) { add("text", { x: 2, y: y + 11 }, `... ${D.tasks.length - 60} more tasks`); y += rowH; }
+    const lanes = Math.max(1, laneEnds.length);
+    for (let l = 0; l < lanes; l++) add("text", { x: 2, y: y + l * rowH + 11 }, l === 0 ? `tasks (${D.tasks.length})` : "  nested / concurrent");
+    for (const [tid, b, end, status, lane] of placed) {
+      const w = Math.max(2, x(end) - x(b));
+      const r = add("rect", { x: x(b), y: y + lane * rowH + 2, width: w, height: rowH - 4,
+        class: "task" + (status === "ok" || status === "running" ? "" : " failed"), "data-task": tid });
+      r.appendChild(document.createElementNS(NS, "title")).textContent = `task ${tid} (${status}): steps ${b}..${end}`;
+      if (w > 8 * String(tid).length + 6) {
+        const t = add("text", { x: x(b) + 3, y: y + lane * rowH + 11, "data-task": tid, class: "task-id" }, String(tid));
+        t.style.pointerEvents = "none";
+      }
+    }
+    y += lanes * rowH;
     for (const [tid, name] of D.threads) {
       add("text", { x: 2, y: y + 11 }, `${name}`.slice(0, 22));
       const busy = D.busy[String(tid)] || "";
@@ -282,8 +296,10 @@
     const cur = $("current");
     cur.dataset.step = step;
     cur.dataset.task = shownTask;
-    const frag = `#step=${step}` + (pinned !== null ? `&task=${pinned}` : "");
-    if (location.hash !== frag) history.replaceState(null, "", frag);
+    const frag = `#step=${step}` + (pinned !== null ? `&task=${pinned}` : "") + (selected !== null ? `&node=${selected}` : "");
+    if (location.hash !== frag) {
+      try { history.replaceState(null, "", frag); } catch (e) { /* a sandboxed notebook frame: no address bar to keep */ }
+    }
     return paintEvent();
   }
   function go(s) {
@@ -297,6 +313,8 @@
     const t = h.get("task");
     pinned = null;
     if (t !== null && D.tasks.some((r) => String(r[0]) === t)) pinned = D.tasks.find((r) => String(r[0]) === t)[0];
+    const nd = h.get("node");
+    selected = nd !== null && /^\d+$/.test(nd) ? +nd : null;
     const s = h.get("step");
     if (s !== null && /^\d+$/.test(s)) step = Math.min(total, +s);
     else if (pinned !== null) step = D.tasks.find((r) => r[0] === pinned)[1];
