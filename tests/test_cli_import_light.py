@@ -109,3 +109,22 @@ def test_record_through_the_lazy_trace_package(tmp_path: Path) -> None:
     with gradviz.trace(tmp_path / "t.json"):
         (x * 3).sum().backward()
     assert gradviz.load(tmp_path / "t.json").events
+
+
+def test_ml_dtypes_is_imported_at_the_first_bfloat16_use() -> None:
+    """ml_dtypes (bfloat16's numpy dtype) takes longer to import than the engine: only bfloat16 loads it,
+    and bfloat16 arrays made with ml_dtypes before gradviz used it still convert."""
+    code = ("import sys\nimport gradviz as torch\n"
+            "x = torch.ones(2, 3) * 2\n(x.requires_grad_() * 3).sum().backward()\ntorch.sqrt(torch.arange(3))\n"
+            "print('ml_dtypes' in sys.modules)\n"
+            "b = torch.ones(2, dtype=torch.bfloat16)\n"
+            "print('ml_dtypes' in sys.modules, (b * 3).dtype, torch.finfo(torch.bfloat16).eps)\n"
+            "import ml_dtypes, numpy as np\n"
+            "print(torch.from_numpy(np.ones(2, ml_dtypes.bfloat16)).dtype)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "True", "gradviz.bfloat16", "0.0078125", "gradviz.bfloat16"]
+    code = ("import numpy as np, ml_dtypes\nimport gradviz as torch\n"
+            "print(torch.from_numpy(np.ones(2, ml_dtypes.bfloat16)).dtype)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.stdout.split() == ["gradviz.bfloat16"], proc.stderr[-2000:]
