@@ -247,7 +247,9 @@ def _leaf_matches(stats: list[float] | None, summary: dict[str, Any] | None) -> 
     return _close(norm, summary["norm"], 1e-4) and _close(lo, summary["min"], 0) and _close(hi, summary["max"], 0)
 
 
-@pytest.mark.parametrize("name", harness.programs())
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"torchrec-corpus-{n}"))
+                                  for n in harness.programs()])  # one worker per program: the tests share its run
 def test_recorded_trace_equals_torch(name: str) -> None:
     plain, recorded = _both(name)
     assert plain["status"] == "ok", plain.get("message")
@@ -272,7 +274,9 @@ def test_recorded_trace_equals_torch(name: str) -> None:
                     assert _leaf_matches(st, sm), f"{at}: leaf {k}'s .grad: trace {st} vs torch {sm}"
 
 
-@pytest.mark.parametrize("name", harness.programs())
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"torchrec-corpus-{n}"))
+                                  for n in harness.programs()])  # one worker per program: the tests share its run
 def test_recording_leaves_no_trace(name: str) -> None:
     """Bit-identical: the recorded run's losses, leaf gradients and torch's sequence numbers."""
     plain, recorded = _both(name)
