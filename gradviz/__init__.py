@@ -2,176 +2,99 @@
 
 ``import gradviz as torch`` runs torch code that uses the implemented ops, with torch's backward
 node names and execution order; ``gradviz.trace(...)`` records what the engine does.
+
+The torch-like namespace (gradviz/_api.py: tensors, ops, nn, optim, and the engine under them)
+is imported at the first use of a name from it, not by ``import gradviz``: the command line's
+trace-reading commands (info, render, replay, export, diff) and ``gradviz --version`` import the
+package for its trace, replay and render layers, which never touch the engine, and start in a
+fraction of the ~2 s the engine, nn and ml_dtypes take to import.
 """
 
-from __future__ import annotations
+import importlib
+import importlib.util
+import sys
+import types
+from typing import Any
 
 __version__ = "0.1.0"
 
-from gradviz import autograd, nn
+# Where the torch-like namespace stands: not imported, importing (its modules run and may import
+# each other through this package), or published into this package's namespace.
+_NOT_LOADED, _LOADING, _LOADED = "not loaded", "loading", "loaded"
+_state = _NOT_LOADED
 
-# torch's dtypes and default dtype (ops block, issue 14)
-from gradviz._dtype import (
-    bfloat16,
-    double,
-    dtype,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    set_default_dtype,
-    short,
-    uint8,
-)
-from gradviz._dtype import bool_ as bool  # noqa: A001 - torch.bool
-from gradviz._dtype import float as float  # noqa: A001 - torch.float
-from gradviz._dtype import int as int  # noqa: A001 - torch.int
-from gradviz._finfo import finfo, iinfo
-from gradviz.autograd import (
-    detect_anomaly,
-    enable_grad,
-    is_anomaly_enabled,
-    is_grad_enabled,
-    no_grad,
-    set_detect_anomaly,
-    set_grad_enabled,
-)
-from gradviz.device import device
-from gradviz.ops import *  # noqa: F403 - the torch-style function namespace
-from gradviz.ops import functions as _functions
-from gradviz.ops.construction import (
-    BFloat16Tensor,
-    BoolTensor,
-    ByteTensor,
-    CharTensor,
-    DoubleTensor,
-    FloatTensor,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-    ShortTensor,
-    arange,
-    as_tensor,
-    asarray,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    logspace,
-    meshgrid,
-    ones,
-    ones_like,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from gradviz.ops.sparse_ops import (  # noqa: E402 - sparse COO tensors (gradviz/ops/sparse_ops.py)
-    layout,
-    sparse_coo,
-    sparse_coo_tensor,
-    spmm,
-    strided,
-)
-from gradviz.tensor import Size, Tensor, is_tensor
-
-# torch.max / torch.min / torch.abs / torch.pow etc. as functions (the star import skips builtins
-# names that ruff would flag; bind them explicitly).
-max = _functions.max  # noqa: A001
-min = _functions.min  # noqa: A001
-abs = _functions.abs  # noqa: A001
-pow = _functions.pow  # noqa: A001
-sum = _functions.sum  # noqa: A001
-
-try:  # the trace layer lands separately; the core works without it
-    from gradviz.trace import TraceError, load, record, trace  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-
-# gradviz.draw (torchviz's one call) and notebook display of traces and recordings (gradviz.view;
-# the viewer itself is imported on first use).
-from gradviz.trace.recorder import Recorder as _Recorder  # noqa: E402
-from gradviz.view.hooks import draw  # noqa: E402, F401
-from gradviz.view.hooks import install as _install_view  # noqa: E402
-
-_install_view(_Recorder)
+# Submodules whose names the torch-like namespace gives to something else, as torch does:
+# ``gradviz.tensor`` is the function and ``gradviz.device`` the class, while the import system binds
+# the modules gradviz/tensor.py and gradviz/device.py to the same names. (A test keeps this list
+# complete: tests/test_import_light.py.)
+_SHADOWED = ("device", "tensor")
 
 
-# --- torch-identical random numbers (gradviz.random) ---------------------------------------------
-# These rebind tensor.py's numpy-seeded rand/randn/randint/manual_seed to the generator that
-# reproduces torch's CPU stream, and add the rest of torch's random API and Tensor methods.
-from gradviz import random  # noqa: E402
-from gradviz.random import (  # noqa: E402
-    Generator,
-    default_generator,
-    fork_rng,
-    get_rng_state,
-    initial_seed,
-    manual_seed,
-    seed,
-    set_rng_state,
-)
-from gradviz.random._api import (  # noqa: E402
-    bernoulli,
-    multinomial,
-    normal,
-    rand,
-    rand_like,
-    randint,
-    randint_like,
-    randn,
-    randn_like,
-    randperm,
-)
-from gradviz.random.methods import install as _install_random_methods  # noqa: E402
-
-_install_random_methods()
-
-from gradviz.ops.inplace_views import install as _install_inplace_views  # noqa: E402
-
-_install_inplace_views()  # unsqueeze_, squeeze_, t_, transpose_; add_(alpha, other) as torch still takes it
-
-# --- device plumbing: torch.cuda, backends, accelerator, amp, distributed, onnx, compile ---------
-# gradviz.cuda, .backends, .accelerator, .amp, .distributed, .onnx and .distributions answer as
-# torch's do on a machine without the hardware (see each module); compile returns its argument.
-from gradviz import accelerator, amp, backends, cuda, distributed, distributions, linalg, onnx  # noqa: E402
-from gradviz._compile import compile  # noqa: E402, A004 - torch.compile
-from gradviz.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+def _load_api() -> None:
+    """Import gradviz._api and publish its names here, once; a no-op while it is being imported."""
+    global _state
+    if _state != _NOT_LOADED:
+        return
+    _state = _LOADING
+    try:
+        api = importlib.import_module("gradviz._api")
+    except BaseException:
+        _state = _NOT_LOADED
+        raise
+    package = sys.modules[__name__]
+    for name, value in vars(api).items():
+        if not (name.startswith("__") and name.endswith("__")):
+            setattr(package, name, value)
+    _state = _LOADED
 
 
-# --- dir(gradviz): the public API only ---------------------------------------------------------
-# The ops come in through their __all__ (torch's names, gradviz/ops/functions.py); what else this
-# module imports for its own use (numpy, typing) stays out of dir() and tab completion.
-def __dir__() -> list[str]:
-    import types
-
-    public = []
-    for name, value in globals().items():
-        if name.startswith("_"):
-            continue
-        if isinstance(value, types.ModuleType) and not value.__name__.startswith("gradviz"):
-            continue  # np, math, builtins, warnings...
-        if getattr(value, "__module__", None) in ("typing", "collections.abc", "__future__"):
-            continue  # Any, Sequence, annotations
-        public.append(name)
-    return sorted(public)
+def _importing_own_module() -> bool:
+    """Whether one of gradviz's modules is being imported (its code is running) right now."""
+    prefix = __name__ + "."
+    return any(key.startswith(prefix) and getattr(getattr(module, "__spec__", None), "_initializing", False)
+               for key, module in list(sys.modules.items()))
 
 
-# --- torch.optim, torch.utils.data, torch.serialization (torch.save / torch.load), default device --
-# gradviz.save is torch.save; gradviz.load stays the trace loader, and install_as_torch() maps
-# torch.load to gradviz.serialization.load.
-from gradviz import func, optim, serialization, sparse, utils  # noqa: E402 - sparse: torch.sparse
+def _shadowed(name: str) -> property:
+    def get(package: types.ModuleType) -> Any:
+        if _state == _LOADING:  # gradviz's own modules mid-import see the submodule, as they always did
+            try:
+                return sys.modules[f"{__name__}.{name}"]
+            except KeyError:
+                raise AttributeError(name) from None
+        _load_api()
+        return vars(sys.modules[f"{__name__}._api"])[name]
 
-# --- gradviz standing in for torch: install_as_torch() (gradviz/_as_torch.py) ----------------
-from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
-from gradviz.device import get_default_device, set_default_device  # noqa: E402
-from gradviz.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
-from gradviz.serialization import save  # noqa: E402
+    def set_(package: types.ModuleType, value: Any) -> None:
+        """The import system binding the submodule: torch's name keeps the attribute."""
+
+    return property(get, set_)
+
+
+class _Package(types.ModuleType):
+    """This package, with the torch-like namespace imported on first use."""
+
+    def __getattr__(self, name: str) -> Any:  # called only for names not (yet) in the namespace
+        if name.startswith("__") and name != "__all__":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        if _state == _NOT_LOADED and _importing_own_module() and importlib.util.find_spec(f"{__name__}.{name}"):
+            # ``from gradviz import nn`` inside one of gradviz's modules that is being imported on its own
+            # (``import gradviz.nn`` before any use of the namespace): the submodule only, as the import
+            # system would give it; the namespace's modules cannot be imported in its order from mid-way.
+            return importlib.import_module(f"{__name__}.{name}")
+        _load_api()
+        if name == "__all__":  # ``from gradviz import *`` takes what it took from the eager package
+            return [n for n in vars(self) if not n.startswith("_")] + list(_SHADOWED)
+        try:
+            return vars(self)[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+    def __dir__(self) -> list[str]:
+        _load_api()
+        return vars(sys.modules[f"{__name__}._api"])["__dir__"]()
+
+
+for _name in _SHADOWED:
+    setattr(_Package, _name, _shadowed(_name))
+sys.modules[__name__].__class__ = _Package

@@ -1,26 +1,39 @@
-"""Matrix products: MKL's cblas_?gemm when the ``mkl`` package is installed, numpy's matmul otherwise.
+"""Matrix products: numpy's matmul by default; MKL's cblas_?gemm_64 where the ``mkl`` extra is installed.
 
-Why MKL: torch's CPU build computes its float products with MKL, numpy's wheels with OpenBLAS.
-On the products a Linear layer makes, OpenBLAS takes 1.2-1.5x MKL's time (benchmarks/PROFILE.md),
-and it sums in another order, so gradviz's products differed from torch's in the last bits. With
-MKL, a float32/float64 product of two 2-d arrays is the same call torch makes, and an ``addmm``
-folds its bias in as torch's does (the bias copied into the output, then ``beta = 1``): gradviz
-gets torch's numbers, bit for bit where MKL picks the same kernel for both.
+Why MKL at all: torch's CPU build computes its float products with MKL, numpy's wheels with
+OpenBLAS. On the products a Linear layer makes, OpenBLAS took 1.2-1.5x MKL's time here
+(benchmarks/PROFILE.md), and it sums in another order, so its last bits can differ from torch's.
+MKL makes the call torch makes (an ``addmm`` folds its bias in as torch's does: the bias copied into
+the output, then ``beta = 1``). The results are checked against torch's within rounding
+(tests/test_blas.py); bit equality with torch is not checked, and holds only where both pick the
+same kernel. The ``mkl`` wheel with its OpenMP and TBB runtimes adds about 700 MB to an install, so
+it is opt-in: ``pip install 'gradviz[mkl]'`` or ``bash scripts/setup.sh --mkl``.
 
-The ``mkl`` wheel (x86_64) is in the ``fast`` extra that scripts/setup.sh installs; without it,
-or with ``GRADVIZ_BLAS=numpy`` in the environment, every product is numpy's. MKL picks its own
-threads as it always does (``MKL_NUM_THREADS``, then ``OMP_NUM_THREADS``, then the cores).
+Loading MKL never costs a user their program (issue 33):
+- sizes and strides go to the ``_64`` entry points as 64-bit integers, whatever
+  ``MKL_INTERFACE_LAYER`` says, so nothing wraps past 2^31 elements;
+- the threading layer: GNU's, pinned, beside torch's GNU OpenMP (Intel's set there gave wrong
+  products); ``MKL_THREADING_LAYER`` when its runtime loads; sequential, pinned, when it does not
+  (MKL's own loader exits the process there); else MKL's default (``_threading_layer``);
+- before the first product, a child process makes one product with these settings: a broken
+  install (a missing runtime, a truncated library) that would kill the process in MKL's loader
+  leaves numpy's products, with one warning.
+``GRADVIZ_BLAS=numpy`` turns MKL off. MKL picks its threads as it always does (``MKL_NUM_THREADS``,
+then ``OMP_NUM_THREADS``, then the cores).
 
 Only what cblas takes directly goes to MKL: two 2-d numpy arrays of one dtype, float32 or float64,
 each with unit stride along one axis (row- or column-major, sliced rows or columns allowed), with
 at least ``SMALL`` multiply-adds. Everything else (smaller products, cupy arrays, integers,
-complex, batches, negative or overlapping strides) is numpy's, as before.
+complex, batches, negative or overlapping strides) is numpy's.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,35 +46,142 @@ _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 SMALL = 1 << 20
 _addressof, _char = ctypes.addressof, ctypes.c_char
 
+# MKL_Set_Threading_Layer's codes, and the runtime each layer loads (MKL's documentation).
+_LAYERS = {"intel": (0, "libiomp5.so"), "sequential": (1, None), "gnu": (3, "libgomp.so.1"),
+           "tbb": (4, "libtbb.so.12")}
+
+
+class MklUnavailable(Exception):
+    """Why the installed MKL is not used (the one warning's text)."""
+
+
+def gemm_argtypes(scalar: Any) -> list[Any]:
+    """cblas_?gemm_64's parameters: layout, two transposes (C ints), then m, n, k, alpha, a, lda, b, ldb,
+    beta, c, ldc with every size and leading dimension a 64-bit integer."""
+    i, p = ctypes.c_int64, ctypes.c_void_p
+    return [ctypes.c_int, ctypes.c_int, ctypes.c_int, i, i, i, scalar, p, i, p, i, scalar, p, i]
+
 
 class _Mkl:
-    """The two gemm entry points of one loaded ``libmkl_rt``."""
+    """The two gemm entry points of one loaded ``libmkl_rt``, with 64-bit sizes."""
 
-    def __init__(self, lib: ctypes.CDLL) -> None:
-        i, p = ctypes.c_int, ctypes.c_void_p
-        self.sgemm = lib.cblas_sgemm
-        self.dgemm = lib.cblas_dgemm
+    def __init__(self, lib: ctypes.CDLL, layer: tuple[str, bool]) -> None:
+        try:
+            self.sgemm = lib.cblas_sgemm_64
+            self.dgemm = lib.cblas_dgemm_64
+        except AttributeError:
+            raise MklUnavailable(f"{lib._name} has no 64-bit cblas interface (cblas_sgemm_64): mkl < 2023?") from None
         for fn, scalar in ((self.sgemm, ctypes.c_float), (self.dgemm, ctypes.c_double)):
-            fn.argtypes = [i, i, i, i, i, i, scalar, p, i, p, i, scalar, p, i]
+            fn.argtypes = gemm_argtypes(scalar)
             fn.restype = None
+        name, pinned = layer
+        if pinned:  # before MKL's first call, which reads MKL_THREADING_LAYER
+            lib.MKL_Set_Threading_Layer.argtypes = [ctypes.c_int]
+            lib.MKL_Set_Threading_Layer(_LAYERS[name][0])
         self.path = lib._name
+        self.layer = name
+
+
+def _library() -> str | None:
+    """The path of the installed ``mkl`` distribution's libmkl_rt, or None where it is not installed."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("mkl")
+    except metadata.PackageNotFoundError:
+        return None
+    names = [f for f in dist.files or () if f.name.startswith(("libmkl_rt.so", "mkl_rt.")) and
+             not f.name.endswith((".a", ".lib"))]
+    return str(dist.locate_file(names[0])) if names else None
+
+
+def _loads(name: str, lib_dir: str) -> bool:
+    """Whether the shared library ``name`` loads from MKL's folder or wherever the loader finds it."""
+    for candidate in (os.path.join(lib_dir, name), name):
+        try:
+            ctypes.CDLL(candidate)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _gnu_openmp_loaded() -> bool:
+    """Whether GNU's OpenMP runtime is in this process already (torch's CPU wheel brings libgomp)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return "libgomp" in f.read()
+    except OSError:
+        return False
+
+
+def _threading_layer(lib_dir: str) -> tuple[str, bool]:
+    """(MKL's threading layer, whether it must be set explicitly rather than left to MKL).
+
+    - Beside GNU OpenMP (torch imported first), GNU's layer, pinned: a product through Intel's layer
+      set beside it came back wrong here, and two OpenMP runtimes oversubscribe the cores.
+    - ``MKL_THREADING_LAYER`` when its runtime loads; MKL reads the variable itself.
+    - A layer whose runtime does not load (``MKL_THREADING_LAYER=tbb`` without libtbb, where MKL's own
+      loader would exit the process), or a name MKL does not know: sequential, pinned.
+    - Unset: MKL's default, Intel OpenMP, whose runtime must load (intel-openmp installed)."""
+    wanted = os.environ.get("MKL_THREADING_LAYER", "").strip().lower()
+    if wanted in ("", "intel", "gnu") and _gnu_openmp_loaded():
+        return "gnu", True
+    if wanted in _LAYERS:
+        runtime = _LAYERS[wanted][1]
+        return (wanted, False) if runtime is None or _loads(runtime, lib_dir) else ("sequential", True)
+    if wanted:
+        return "sequential", True
+    if not _loads(_LAYERS["intel"][1], lib_dir):
+        raise MklUnavailable(f"MKL's OpenMP runtime ({_LAYERS['intel'][1]}, the intel-openmp package) does not load")
+    return "intel", False
+
+
+# One product through MKL in a child process, with the settings this process will use: MKL's loader
+# exits or crashes the process (not an error Python can catch) when a library it loads late is
+# missing or damaged, so a damaged install must show there first.
+_CHECK = """
+import ctypes, os, sys
+from gradviz._blas import _Mkl, _threading_layer
+layer = _threading_layer(os.path.dirname(sys.argv[1]))  # loads the runtime as the parent did
+mkl = _Mkl(ctypes.CDLL(sys.argv[1]), layer)
+n = 256
+a = (ctypes.c_float * (n * n))(*([1.0] * (n * n)))
+c = (ctypes.c_float * (n * n))()
+mkl.sgemm(101, 111, 111, n, n, n, 1.0, a, n, a, n, 0.0, c, n)
+sys.exit(0 if c[0] == n and c[n * n - 1] == n else 3)
+"""
+
+
+def _check(path: str) -> None:
+    try:
+        proc = subprocess.run([sys.executable, "-c", _CHECK, path], capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise MklUnavailable(f"MKL's check did not run ({e})") from None
+    if proc.returncode != 0:
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        raise MklUnavailable(f"a product through {os.path.basename(path)} failed in a child process: {tail[0]}")
 
 
 def _find_mkl() -> _Mkl | None:
-    """libmkl_rt from the installed ``mkl`` distribution, or None (not installed, turned off, or
-    unloadable: any of these leaves numpy's products, which are always correct)."""
+    """The installed MKL, checked, or None: not installed, turned off, or (with one warning) unusable.
+    numpy's products, always correct, serve in every None case."""
     if os.environ.get("GRADVIZ_BLAS", "").lower() == "numpy":
         return None
+    path = _library()
+    if path is None:
+        return None
     try:
-        from importlib import metadata
-
-        dist = metadata.distribution("mkl")
-        names = [f for f in dist.files or () if f.name.startswith(("libmkl_rt.so", "mkl_rt.")) and
-                 not f.name.endswith((".a", ".lib"))]
-        if not names:
-            return None
-        return _Mkl(ctypes.CDLL(str(dist.locate_file(names[0]))))
-    except (ImportError, OSError, AttributeError, metadata.PackageNotFoundError):
+        layer = _threading_layer(os.path.dirname(path))
+        _check(path)
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise MklUnavailable(f"{path} does not load: {e}") from None
+        return _Mkl(lib, layer)
+    except MklUnavailable as e:
+        warnings.warn(f"gradviz: MKL is installed but not usable, numpy computes the matrix products: {e}",
+                      RuntimeWarning, stacklevel=2)
         return None
 
 

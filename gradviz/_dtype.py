@@ -3,7 +3,9 @@ has none), with torch's type promotion and default dtype."""
 
 from __future__ import annotations
 
-import ml_dtypes
+import importlib
+import sys
+
 import numpy as np
 
 
@@ -40,7 +42,32 @@ int16 = dtype("int16", np.int16, False, 2)
 int32 = dtype("int32", np.int32, False, 3)
 int64 = dtype("int64", np.int64, False, 4)
 float16 = dtype("float16", np.float16, True, 5)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, True, 5)
+
+
+def ml_dtypes():  # noqa: ANN201 - the ml_dtypes module
+    """ml_dtypes, imported at its first use: its import takes longer than the rest of gradviz's (its
+    extension registers every dtype and ufunc loop it has), and only bfloat16 needs it."""
+    return importlib.import_module("ml_dtypes")
+
+
+class _Bfloat16(dtype):
+    """torch.bfloat16, whose numpy dtype (ml_dtypes') is looked up at its first use."""
+
+    __slots__ = ("_np",)
+
+    def __init__(self) -> None:
+        self.name, self.is_floating_point, self.itemsize, self.is_signed, self._rank = "bfloat16", True, 2, True, 5
+        self._np: np.dtype | None = None
+
+    @property
+    def np(self) -> np.dtype:  # type: ignore[override]
+        if self._np is None:
+            self._np = np.dtype(ml_dtypes().bfloat16)
+            _BY_NP[self._np] = _BY_NP_DTYPE[self._np] = self
+        return self._np
+
+
+bfloat16 = _Bfloat16()
 float32 = dtype("float32", np.float32, True, 6)
 float64 = dtype("float64", np.float64, True, 7)
 # torch's other spellings
@@ -52,8 +79,18 @@ int = int32  # noqa: A001
 short = int16
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 
-_BY_NP = {d.np: d for d in ALL}
+# numpy dtype -> gradviz dtype; bfloat16's joins when ml_dtypes is first imported (bfloat16.np).
+_BY_NP = {d.np: d for d in ALL if d is not bfloat16}
 _BY_NP_DTYPE = dict(_BY_NP)
+
+
+if "ml_dtypes" in sys.modules:  # imported already (by the program): bfloat16 arrays may come at once
+    bfloat16.np  # noqa: B018 - registers it
+
+
+def is_bfloat16(np_dtype: np.dtype) -> bool:
+    """Whether an array's dtype is ml_dtypes' bfloat16, without importing ml_dtypes."""
+    return np_dtype.name == "bfloat16"
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
@@ -65,6 +102,8 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     d = _BY_NP.get(npd)
     if d is not None:
         return d
+    if is_bfloat16(npd) and npd == bfloat16.np:  # an array made with ml_dtypes before gradviz used it
+        return bfloat16
     kind = npd.kind
     if kind == "f":
         return float32 if npd.itemsize <= 4 else float64

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from gradviz import _dtype
@@ -38,7 +37,7 @@ class finfo:  # noqa: N801 - torch.finfo
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
-        info = ml_dtypes.finfo(d.np) if d is _dtype.bfloat16 else np.finfo(d.np)
+        info = _dtype.ml_dtypes().finfo(d.np) if d is _dtype.bfloat16 else np.finfo(d.np)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Set up gradviz on a fresh machine: the `dot` program (graphviz), then the package.
-#   bash scripts/setup.sh          # the package, its runtime dependencies, the fast trace codecs and, on
-#                                  # x86_64 Linux, MKL for matrix products (gradviz/_blas.py; about 220 MB)
-#   bash scripts/setup.sh --test   # also the test dependencies (pytest, hypothesis, ruff, and torch==2.13.0,
-#                                  # the tests' oracle: its CPU wheel, about 200 MB to download)
+#   bash scripts/setup.sh          # the package, its runtime dependencies and the fast trace codecs
+#                                  # (matrix products by numpy)
+#   bash scripts/setup.sh --mkl    # also MKL for matrix products, on x86_64 Linux (gradviz/_blas.py: a
+#                                  # download of about 220 MB, about 700 MB installed)
+#   bash scripts/setup.sh --test   # also the test dependencies (pytest, pytest-xdist, hypothesis, ruff, and
+#                                  # torch==2.13.0, the tests' oracle: its CPU wheel, about 200 MB to download);
+#                                  # the suite then runs on numpy's products, the default install's
 #   bash scripts/setup.sh --bench  # also the peers the benchmarks compare against
+# Options combine: `--test --mkl` runs the suite on MKL's products.
 # Where it installs: the active virtual environment if there is one; else ./.venv, made here if missing
 # (Debian 12, Ubuntu 23.04+ and Homebrew refuse pip installs into the system Python: PEP 668).
 # scripts/python runs the same interpreter afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-case "${1:-}" in
-    --test) extras='.[test,fast]' ;;
-    --bench) extras='.[bench,fast]' ;;
-    "") extras='.[fast]' ;;
-    *) echo "setup: unknown option '$1' (use --test or --bench)" >&2; exit 2 ;;
-esac
+groups=""
+heavy=""  # set when torch is among what is installed (its CPU wheel, below)
+for option in "$@"; do
+    case "$option" in
+        --test) groups="${groups}test,"; heavy=1 ;;
+        --bench) groups="${groups}bench,"; heavy=1 ;;
+        --mkl) groups="${groups}mkl," ;;
+        *) echo "setup: unknown option '$option' (use --test, --bench or --mkl)" >&2; exit 2 ;;
+    esac
+done
+extras=".[${groups}fast]"
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -68,7 +77,7 @@ if ! in_venv "$PY"; then
 fi
 
 pip_args=(-q)
-if [ "$extras" != '.[fast]' ] && [ "$(uname -s)" = Linux ]; then
+if [ -n "$heavy" ] && [ "$(uname -s)" = Linux ]; then
     # torch's CPU wheel (about 200 MB) instead of the default one with the CUDA libraries (GBs),
     # from torch's CPU index when it can be reached (a closed network gets the plain index: pip
     # would otherwise retry the unreachable one for every package).

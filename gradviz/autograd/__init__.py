@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -130,7 +131,7 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
-    if type(tensors) is _Tensor and grad_tensors is None and grad_variables is None and inputs is None:
+    if type(tensors) is _tensor.Tensor and grad_tensors is None and grad_variables is None and inputs is None:
         get_default_engine().execute(*_one_root(tensors, retain_graph, create_graph))
         return
     if inputs is not None and len(_as_tuple(inputs)) == 0:
@@ -149,7 +150,7 @@ def backward(
     _run_backward(tensors, new_grads, retain_graph, create_graph, inputs, True, True)
 
 
-def _one_root(tensor: _Tensor, retain_graph: bool | None, create_graph: bool) -> tuple:
+def _one_root(tensor: _tensor.Tensor, retain_graph: bool | None, create_graph: bool) -> tuple:
     """Engine.execute's arguments for ``tensor.backward()``: one output, its implicit gradient,
     every leaf. The same checks and calls as backward's general path without its tuple
     conversions (a fixed cost of every training step). Its caller (backward, or Tensor.backward
@@ -158,7 +159,7 @@ def _one_root(tensor: _Tensor, retain_graph: bool | None, create_graph: bool) ->
     if (type(d) is np.ndarray and d.shape == () and (tensor._requires_grad or tensor._grad_fn is not None)
             and tensor.dtype.is_floating_point):  # fmt: skip
         # The scalar loss (_make_grads' checks hold): a copy of a cached one as its gradient.
-        grad = _Tensor._wrap(_scalar_one(d.dtype), tensor.dtype, tensor.device)
+        grad = _tensor.Tensor._wrap(_scalar_one(d.dtype), tensor.dtype, tensor.device)
     else:
         grad = _make_grads((tensor,), (None,))[0]
     edge = gradient_edge(tensor)
@@ -319,6 +320,7 @@ from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck 
 __all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck", "profiler"]
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
-from gradviz import tensor as _tensor  # noqa: E402
+# (By its module name: the package's ``tensor`` is torch's function, and gradviz.tensor may be the module
+# being imported, not yet holding Tensor, when it is the first of gradviz's modules imported.)
+_tensor = importlib.import_module("gradviz.tensor")
 
-_Tensor = _tensor.Tensor

@@ -285,7 +285,7 @@ def _number_result(d: Any) -> Any:
 def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool = False,
            floating: bool = False) -> Tensor:  # fmt: skip
     data = fn(a._data)
-    if (floating and data.dtype.kind != "f" and data.dtype != _dtype.bfloat16.np) or (
+    if (floating and data.dtype.kind != "f" and not _dtype.is_bfloat16(data.dtype)) or (
             data.dtype == np.float64 and a.dtype is not _dtype.float64):
         # a floating result in a's floating dtype, an integer's in the default dtype
         data = data.astype(a.dtype.np if a.dtype.is_floating_point else _dtype._default[0].np)

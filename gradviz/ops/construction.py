@@ -480,7 +480,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor over ``arr`` itself: writes through either show in the other, as torch's."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
-    if arr.dtype not in _dtype._BY_NP:
+    if arr.dtype not in _dtype._BY_NP and not _dtype.is_bfloat16(arr.dtype):  # bfloat16's joins at first use
         raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. {_dtype.SUPPORTED_NUMPY}")
     return Tensor(arr, CPU)
 

@@ -12,19 +12,33 @@ package (``gradviz.trace.TraceError``, ``gradviz.trace.load``, ``from gradviz.tr
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.file import load
 from gradviz.trace.model import Trace
-from gradviz.trace.recorder import Recorder, record
+
+if TYPE_CHECKING:
+    from gradviz.trace.recorder import Recorder, record
+
+# The recorder (``Recorder``, ``record``, and calling this package) is imported at its first use: it
+# sits on the engine, which reading a trace never needs (the trace-reading commands start without it).
+_RECORDER_NAMES = ("Recorder", "record")
 
 __all__ = ["trace", "record", "load", "Trace", "TraceError", "TraceWarning", "Recorder"]
 
 
 class _CallableModule(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:  # only names not yet in the namespace
+        if name not in _RECORDER_NAMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.recorder"), name)
+        setattr(self, name, value)
+        return value
+
     def __call__(self, path: Any, *, values: bool = False, engine: str = "gradviz") -> Any:
         """Record to a file: ``with gradviz.trace("run.trace.json"): ...``; ``engine="torch"``
         records real PyTorch's engine instead (gradviz.torchrec)."""
@@ -34,7 +48,7 @@ class _CallableModule(types.ModuleType):
             return TorchRecorder(path, values=values)
         if engine != "gradviz":
             raise ValueError(f"engine must be 'gradviz' or 'torch', got {engine!r}")
-        return Recorder(path, values=values)
+        return self.Recorder(path, values=values)
 
 
 sys.modules[__name__].__class__ = _CallableModule

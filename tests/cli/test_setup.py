@@ -111,7 +111,24 @@ def test_readme_commands_and_ci_agree() -> None:
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
     main = "bash scripts/setup.sh && scripts/python -m gradviz run -o mlp.trace.json samples/mlp.py"
-    tests = "bash scripts/setup.sh --test && scripts/python -m pytest -q"
+    tests = "bash scripts/setup.sh --test && scripts/python -m pytest -q -n auto --dist loadgroup"
     assert main in readme and tests in readme
     assert tests in ci and "scripts/python\" -m gradviz run -o mlp.trace.json samples/mlp.py" in ci
     assert "200 MB" in readme.split(tests)[0].splitlines()[-1]  # the line above says what it downloads
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="setup.sh would try to install graphviz")
+def test_setup_mkl_is_an_option_of_its_own(checkout: Path, tmp_path: Path) -> None:
+    """MKL is opt-in (issue 32): the default install has none; --mkl adds the extra, with --test too."""
+    env = _env(tmp_path)
+    venv = tmp_path / "active"
+    subprocess.run([str(tmp_path / "bin" / "python3"), "-m", "venv", str(venv)], env=env, check=True)
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    env["VIRTUAL_ENV"] = str(venv)
+    for args, extras in (([], ".[fast]"), (["--mkl"], ".[mkl,fast]")):
+        r = subprocess.run(["bash", "scripts/setup.sh", *args], cwd=checkout, env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / "log").read_text().splitlines()[-1].endswith(f"pip install -q -e {extras}")
+    r = subprocess.run(["bash", "scripts/setup.sh", "--fast"], cwd=checkout, env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "--mkl" in r.stderr

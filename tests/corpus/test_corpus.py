@@ -33,7 +33,13 @@ def test_corpus_size() -> None:
     assert set(expected.XFAIL) <= set(harness.programs()), "expected.py names a program that is not in the corpus"
 
 
-@pytest.mark.parametrize("name", harness.programs())
+def _grouped(name: str, *marks: Any) -> Any:
+    """One program's tests on one xdist worker (``--dist loadgroup``): they share its run (``_both``)."""
+    return pytest.param(name, marks=[pytest.mark.xdist_group(f"corpus-{name}"), *marks])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [_grouped(n) for n in harness.programs()])
 def test_runs_under_torch(name: str) -> None:
     """The program itself is sound: it runs under real torch and calls backward at least once."""
     t, _ = _both(name)
@@ -43,11 +49,12 @@ def test_runs_under_torch(name: str) -> None:
 
 def _params() -> list[Any]:
     return [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=expected.XFAIL[n])) if n in expected.XFAIL else n
+        _grouped(n, pytest.mark.xfail(strict=True, reason=expected.XFAIL[n])) if n in expected.XFAIL else _grouped(n)
         for n in harness.programs()
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _params())
 def test_gradviz_matches_torch(name: str) -> None:
     t, g = _both(name)

@@ -37,27 +37,44 @@ def _run(engine: str, program: Path, out: Path, cwd: Path) -> subprocess.Complet
 KNOWN: dict[str, str] = {}  # program -> why its two traces may differ (none now)
 
 
+@pytest.fixture(scope="session")
+def recording(tmp_path_factory: pytest.TempPathFactory):
+    """``recording(program, engine)``: the program's trace under ``gradviz run --engine ENGINE``, made
+    once per session (per xdist worker) and shared by every diff of it; a failed run fails each test
+    that asks for it, with the run's error."""
+    root = tmp_path_factory.mktemp("recordings")
+    made: dict[tuple[Path, str], tuple[Path, subprocess.CompletedProcess]] = {}
+
+    def get(program: Path, engine: str) -> Path:
+        key = (program, engine)
+        if key not in made:
+            where = root / f"{program.parent.name}-{program.stem}-{engine}"
+            cwd = where / "cwd"  # programs write files (checkpoints, data): one scratch folder each
+            cwd.mkdir(parents=True)
+            made[key] = (where / "trace.json", _run(engine, program, where / "trace.json", cwd))
+        out, r = made[key]
+        assert r.returncode == 0, f"{engine}: exit {r.returncode}\n{r.stderr[-3000:]}"
+        return out
+
+    return get
+
+
+def _diff(a: Path, b: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gradviz", "diff", *options, str(a), str(b)],
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("program", [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n])) if n in KNOWN else p
     for n, p in zip(harness.programs(), PROGRAMS) if not harness.uses_transforms(n)
 ], ids=[n for n in harness.programs() if not harness.uses_transforms(n)])  # fmt: skip
-def test_both_engines_record_the_same_run(program: Path, tmp_path: Path) -> None:
-    traces = {}
-    for engine in ("torch", "gradviz"):
-        cwd = tmp_path / engine  # programs write files (checkpoints, data): one scratch folder each
-        cwd.mkdir()
-        out = tmp_path / f"{engine}.json"
-        r = _run(engine, program, out, cwd)
-        assert r.returncode == 0, f"{engine}: exit {r.returncode}\n{r.stderr[-3000:]}"
-        traces[engine] = out
+def test_both_engines_record_the_same_run(program: Path, recording) -> None:
+    traces = {engine: recording(program, engine) for engine in ("torch", "gradviz")}
+    for engine, out in traces.items():
         assert load(out).tasks, f"{engine}: no backward pass recorded"
     # float32 reductions summed in another order (numpy's BLAS against torch's) differ in the last
     # bits, and a gradient that is a small difference of large terms shows it relatively: the
     # tolerances admit that, and nothing the size of a wrong formula.
-    d = subprocess.run(
-        [sys.executable, "-m", "gradviz", "diff", "--rtol", "1e-3", "--atol", "1e-3", str(traces["torch"]),
-         str(traces["gradviz"])],
-        capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+    d = _diff(traces["torch"], traces["gradviz"], "--rtol", "1e-3", "--atol", "1e-3")
     assert d.returncode == 0 and "no divergence" in d.stdout, d.stdout[-3000:] + d.stderr[-2000:]
