@@ -15,7 +15,7 @@ import pytest
 
 import gradviz
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # What reading a trace must not import: the engine and what sits on it, and ml_dtypes (bfloat16).
 HEAVY = ("gradviz._api", "gradviz.tensor", "gradviz.ops", "gradviz.nn", "gradviz.optim", "gradviz.autograd.engine",
          "gradviz.trace.recorder", "ml_dtypes", "torch")
