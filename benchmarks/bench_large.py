@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--keep", help="a folder to keep (and reuse) the recorded traces in")
-    ap.add_argument("--only", help="comma-separated command names to run (info,export,render --step,replay --step,diff)")
+    ap.add_argument("--only", help="comma-separated command names to run "
+                    "(info,export,render --step,replay --step,diff)")  # fmt: skip
     args = ap.parse_args(argv)
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gradviz-large-"))
     tmp.mkdir(parents=True, exist_ok=True)
