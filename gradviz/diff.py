@@ -193,7 +193,9 @@ class Runs:
             elif k is ev.CapturedGrad:
                 t.grads[("captured", e.index)] = (e.stats, e.seq)
             elif k is ev.Hook:
-                t.hooks.append((t.pos.get(e.node), e.hook, e.name, e.seq))
+                # retain_grad()'s hook is the engine's own function, named its own way: its kind says it all.
+                name = "retain_grad()" if e.hook == "retains_grad" else e.name
+                t.hooks.append((t.pos.get(e.node), e.hook, name, e.seq))
             elif k is ev.Error:
                 t.errors.append((e.type, self.name(e.node) if e.node is not None else None, e.seq))
         for t in self.tasks:
