@@ -19,10 +19,11 @@ def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: floa
     """Compare two traces node by node; exit 1 where they diverge.
 
     First how each run ended (status, the program's error); then, task by task and node by node,
-    the first divergence in errors, structure (nodes, edges), hooks called, saved tensors'
-    shapes, execution order and gradient statistics (beyond --rtol/--atol). Once a task's
-    structure differs, later tasks are not compared. The last lines say what was compared and
-    what was not.
+    the first divergence in errors, leaf inputs (values as each leaf joined the graph: an
+    unseeded script is named as such, not as a wrong gradient), structure (nodes, edges), hooks
+    called, saved tensors' shapes, execution order and gradient statistics (beyond
+    --rtol/--atol). Once a task's structure differs, later tasks are not compared. The last
+    lines say what was compared and what was not.
 
     \b
       gradviz run --engine torch -o torch.json train.py
