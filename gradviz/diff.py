@@ -13,7 +13,8 @@ the first divergence of each kind, in this order:
   numbers (an unseeded script), so their gradients are not compared and none is blamed;
 - ``structure``: a task missing, a node's name, its edges (slot -> node, input_nr);
 - ``hook``: a hook one run called and the other did not, keyed by node, hook kind and the
-  function's qualified name (the fields both engines' recordings share);
+  function's qualified name (the fields both engines' recordings share; retain_grad()'s hook,
+  each engine's own function, by its kind alone);
 - ``saved``: the shapes of the tensors a node saved for backward;
 - ``order``: the nodes the task ran, in order;
 - ``gradient``: a gradient handed from one node to another (keyed by producer, receiver and slot,
@@ -24,10 +25,12 @@ Once a task's structure differs, nothing after it is compared: positions no long
 node, so a gradient line would read as a wrong value. The result says so, and says what was
 compared and what could not be (``Comparison.summary``).
 
-Work is bounded by the inputs' size: numbering a task walks its graph, and the walks of all tasks
-together may visit at most ``WALK_PER_EVENT`` nodes per event of the two traces (a real trace
-runs the nodes it reaches, an event or more each; a crafted one can root thousands of tasks in
-one big graph). Past it, the remaining tasks are listed as not compared.
+Work is bounded by the inputs' size: numbering a task walks its graph, and the walks of all of a
+trace's tasks together may visit at most ``WALK_PER_EVENT`` nodes per event of that trace (plus
+``WALK_FLOOR``): a real trace runs the nodes it reaches, an event or more each; a crafted one can
+root thousands of tasks in one big graph. Past it, the remaining tasks are listed as not
+compared. Each trace is read in one pass into a ``Runs`` that keeps no reference to it, so a
+command can hold one trace at a time.
 
 Two traces of one script recorded by torch (``--engine torch``) and by gradviz's engine give
 none. Works on any two traces; needs no torch.
