@@ -15,6 +15,7 @@ Commands and goals (time / peak memory):
 - ``render --step N 200k`` (collapsed, --max-nodes default, DOT output: the layout program is
   Graphviz's, not ours): < 10 s / < 1 GB
 - ``replay --step N 1M``: < 2 s / < 500 MB
+- ``diff 200k 200k`` (the 1.8M-event trace with itself, issue 33): < 10 s / < 1 GB
 
 Time is wall-clock of the whole process (start-up and imports included); peak memory is the
 process's maximum resident set (``wait4``'s ru_maxrss). The commands run with their bytecode
@@ -43,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 GOALS = {  # name -> (seconds, MB)
     "info": (3.0, 500), "export": (10.0, 500), "render --step": (10.0, 1000), "replay --step": (2.0, 500),
+    "diff": (10.0, 1000),
 }  # fmt: skip
 
 RECORD = """
@@ -89,7 +91,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--keep", help="a folder to keep (and reuse) the recorded traces in")
-    ap.add_argument("--only", help="comma-separated command names to run (info,export,render --step,replay --step)")
+    ap.add_argument("--only", help="comma-separated command names to run "
+                    "(info,export,render --step,replay --step,diff)")  # fmt: skip
     args = ap.parse_args(argv)
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gradviz-large-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -108,6 +111,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "export": ["export", str(big), "-o", str(tmp / "out.perfetto.json")],
         "render --step": ["render", str(task200k), "--step", "900000", "--format", "dot", "-o", str(tmp / "g.dot")],
         "replay --step": ["replay", str(big), "--step", mid, "--width", "120"],
+        "diff": ["diff", str(task200k), str(task200k)],
     }
     only = set(args.only.split(",")) if args.only else set(runs)
     results: dict[str, Any] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from gradviz.cli._common import load_trace
@@ -17,23 +19,31 @@ def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: floa
     """Compare two traces node by node; exit 1 where they diverge.
 
     First how each run ended (status, the program's error); then, task by task and node by node,
-    the first divergence in errors, structure (nodes, edges), hooks called, saved tensors'
-    shapes, execution order and gradient statistics (beyond --rtol/--atol). Once a task's
-    structure differs, later tasks are not compared. The last lines say what was compared and
-    what was not.
+    the first divergence in errors, leaf inputs (values as each leaf joined the graph: an
+    unseeded script is named as such, not as a wrong gradient), structure (nodes, edges), hooks
+    called, saved tensors' shapes, execution order and gradient statistics (beyond
+    --rtol/--atol). Once a task's structure differs, later tasks are not compared. The last
+    lines say what was compared and what was not.
 
     \b
       gradviz run --engine torch -o torch.json train.py
       gradviz run --engine gradviz -o gradviz.json train.py
       gradviz diff torch.json gradviz.json
     """
-    from gradviz.diff import compare
+    from gradviz.diff import Runs, compare
     from gradviz.torchrec.provenance import label
 
-    # Lazily: the events diff reads are made as it reads them, and not kept.
-    a, b = load_trace(trace_a, lazy=True), load_trace(trace_b, lazy=True)
+    # One trace at a time, lazily (the events diff reads are made as it reads them, and not
+    # kept), and let go once read: at most one trace is in memory beside the other's summary.
+    sides = []
+    for path in (trace_a, trace_b):
+        # fold_to: the check's decoded lines are kept for diff's one pass, not decoded twice.
+        trace = load_trace(path, lazy=True, fold_to=sys.maxsize)
+        sides.append((label(trace), Runs(trace)))
+        del trace
+    (label_a, a), (label_b, b) = sides
     result = compare(a, b, rtol=rtol, atol=atol)
-    click.echo(f"A: {trace_a} ({label(a)})\nB: {trace_b} ({label(b)})")
+    click.echo(f"A: {trace_a} ({label_a})\nB: {trace_b} ({label_b})")
     for d in result.divergences:
         where = f" (events {d.seq_a} / {d.seq_b})" if d.seq_a is not None or d.seq_b is not None else ""
         click.echo(f"{d}{where}")

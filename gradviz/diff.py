@@ -13,7 +13,8 @@ the first divergence of each kind, in this order:
   numbers (an unseeded script), so their gradients are not compared and none is blamed;
 - ``structure``: a task missing, a node's name, its edges (slot -> node, input_nr);
 - ``hook``: a hook one run called and the other did not, keyed by node, hook kind and the
-  function's qualified name (the fields both engines' recordings share);
+  function's qualified name (the fields both engines' recordings share; retain_grad()'s hook,
+  each engine's own function, by its kind alone);
 - ``saved``: the shapes of the tensors a node saved for backward;
 - ``order``: the nodes the task ran, in order;
 - ``gradient``: a gradient handed from one node to another (keyed by producer, receiver and slot,
@@ -24,10 +25,12 @@ Once a task's structure differs, nothing after it is compared: positions no long
 node, so a gradient line would read as a wrong value. The result says so, and says what was
 compared and what could not be (``Comparison.summary``).
 
-Work is bounded by the inputs' size: numbering a task walks its graph, and the walks of all tasks
-together may visit at most ``WALK_PER_EVENT`` nodes per event of the two traces (a real trace
-runs the nodes it reaches, an event or more each; a crafted one can root thousands of tasks in
-one big graph). Past it, the remaining tasks are listed as not compared.
+Work is bounded by the inputs' size: numbering a task walks its graph, and the walks of all of a
+trace's tasks together may visit at most ``WALK_PER_EVENT`` nodes per event of that trace (plus
+``WALK_FLOOR``): a real trace runs the nodes it reaches, an event or more each; a crafted one can
+root thousands of tasks in one big graph. Past it, the remaining tasks are listed as not
+compared. Each trace is read in one pass into a ``Runs`` that keeps no reference to it, so a
+command can hold one trace at a time.
 
 Two traces of one script recorded by torch (``--engine torch``) and by gradviz's engine give
 none. Works on any two traces; needs no torch.
@@ -41,10 +44,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradviz.trace import events as ev
+from gradviz.trace.fastload import stats_of_line
 
 KINDS = ("status", "error", "inputs", "structure", "hook", "saved", "order", "gradient")
 WALK_PER_EVENT = 4  # graph-walk steps allowed per event of the inputs (see the module doc)
-WALK_FLOOR = 100_000  # ... and at least this many, for small traces of big retained graphs
+WALK_FLOOR = 20_000  # ... and at least this many, for small traces of big retained graphs
 MAX_SHOWN = 12  # edges or shapes listed in one message; the rest is counted
 
 
@@ -91,85 +95,156 @@ class Comparison:
         return lines
 
 
-class _Runs:
-    """What one trace's tasks did, by node id (positions come later, pair by pair)."""
+class _Task:
+    """One task of a trace: its nodes numbered by graph position (see the module doc), the
+    graph as positions (``sig``), and what ran in it, keyed by position."""
+
+    __slots__ = ("begin", "order", "pos", "sig", "leaves", "complete", "ran", "grads", "hooks", "errors")
+
+    def __init__(self, nodes: Any, begin: ev.TaskBegin, budget: list[int]):
+        self.begin = begin
+        starts = [begin.graph_root] if begin.graph_root is not None else [n for n, _ in begin.roots]
+        pos: dict[int, int] = {}
+        order: list[int] = []
+        for st in starts:
+            if st not in pos:
+                pos[st] = len(order)
+                order.append(st)
+        # One walk numbers the nodes and writes each as (name, edges as (position, input_nr),
+        # saved shapes): two tasks have the same structure when these lists are equal.
+        sig: list[tuple[str, list, tuple]] = []
+        append, o_append, pos_get = sig.append, order.append, pos.get
+        leaves: list[tuple[int, int]] = []  # (position, tensor) of the AccumulateGrad nodes
+        self.complete = True
+        left = budget[0]
+        i = 0
+        while i < len(order):
+            if left <= 0:
+                self.complete = False
+                break
+            left -= 1
+            nid = order[i]
+            i += 1
+            info = nodes.get(nid)
+            if info is None:
+                append((f"node {nid}", [], ()))
+                continue
+            edges: list[tuple[int | None, int]] = []
+            e_append = edges.append
+            for dst, nr in info.next_edges:
+                if dst is None:
+                    e_append((None, nr))
+                    continue
+                p = pos_get(dst)
+                if p is None:
+                    p = pos[dst] = len(order)
+                    o_append(dst)
+                e_append((p, nr))
+            # Saved shapes as a multiset: the order each engine lists them in is its own.
+            saved = info.saved
+            append((info.name, edges, tuple(sorted(map(tuple, saved))) if saved else ()))
+            if info.tensor is not None:
+                leaves.append((i - 1, info.tensor))
+        budget[0] = left
+        self.order, self.pos, self.sig, self.leaves = order, pos, sig, leaves
+        self.ran: list[Any] = []  # position (or the name, for a node outside the graph), seq
+        self.grads: dict[tuple, tuple[Any, int]] = {}  # key by positions -> (stats, seq)
+        self.hooks: list[tuple[int | None, str, str, int]] = []  # (position, kind, name, seq)
+        self.errors: list[tuple[str, str | None, int]] = []  # (type, node name, seq)
+
+
+class Runs:
+    """What diff needs of one trace, read in one pass over its events (a lazily loaded trace's
+    gradients and node runs from their lines, without making their events). It keeps no
+    reference to the trace: a command can read one trace, let it go, then read the other."""
 
     def __init__(self, trace: Any):
-        self.trace = trace
-        self.nodes = trace.nodes
-        self.tensors = trace.tensors
+        self.status: str = trace.status
+        end = trace.end
+        self.error: str | None = end.error if end is not None else None  # the program's, "Type: message"
+        self.n_events = len(trace)
+        self.n_tasks = len(trace.tasks)
+        self.tensors: dict[int, ev.TensorCreated] = dict(trace.tensors)
         self.leaves_seen: set[int] = set()  # tensors whose values were compared already
-        self.begins: list[ev.TaskBegin] = []
-        self.ran: dict[int, list[tuple[int, int]]] = {}  # task -> (node id, seq)
-        self.grads: dict[int, dict[tuple, tuple[ev.Stats | None, int]]] = {}  # task -> key by ids
-        self.hooks: dict[int, list[tuple[int, str, str, int]]] = {}  # task -> (node, kind, name, seq)
-        self.errors: dict[int, list[tuple[str, int | None, int]]] = {}  # task -> (type, node, seq)
-        types = frozenset({ev.TaskBegin, ev.NodeBegin, ev.BufferAdd, ev.AccumulateGradUpdate, ev.CapturedGrad,
-                           ev.Error, ev.Hook})  # fmt: skip
-        known: set[int] = set()
-        for e in trace.iter_events(types=types):
+        self.tasks: list[_Task] = []
+        self.cut: int | None = None  # the first task (1-based) whose graph the budget did not cover
+        self.nodes = trace.nodes  # while reading (dropped at the end)
+        self._by_id: dict[int, _Task] = {}
+        self._budget = [WALK_PER_EVENT * self.n_events + WALK_FLOOR]
+        types = frozenset({ev.TaskBegin, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.AccumulateGradUpdate,
+                           ev.CapturedGrad, ev.Error, ev.Hook})  # fmt: skip
+        lazy = trace._lazy
+        if lazy is not None:
+            events = lazy.iter_task_events(0, None, types, self)
+        else:
+            events = (e for e in trace.events if type(e) in types)
+        by_id = self._by_id
+        for e in events:
             k = type(e)
             if k is ev.TaskBegin:
-                if e.task not in known:
-                    known.add(e.task)
-                    self.begins.append(e)
-                    self.ran[e.task], self.grads[e.task], self.hooks[e.task], self.errors[e.task] = [], {}, [], []
+                self._task_begin(e)
                 continue
-            task = e.task
-            if task not in known:
+            t = by_id.get(e.task)
+            if t is None:
                 continue
             if k is ev.NodeBegin:
-                self.ran[task].append((e.node, e.seq))
+                self.begin(e.seq, e.tid, e.task, e.node)
             elif k is ev.BufferAdd:
-                if e.mode != "undefined":
-                    self.grads[task].setdefault(("buffer", e.producer, e.node, e.slot), (e.stats, e.seq))
+                self.add_raw(e.seq, e.task, e.node, e.producer, e.slot, e.mode, e.stats)
             elif k is ev.AccumulateGradUpdate:
-                self.grads[task][("leaf", e.node)] = (e.after, e.seq)
+                t.grads[("leaf", t.pos.get(e.node))] = (e.after, e.seq)
             elif k is ev.CapturedGrad:
-                self.grads[task][("captured", e.index)] = (e.stats, e.seq)
+                t.grads[("captured", e.index)] = (e.stats, e.seq)
             elif k is ev.Hook:
-                self.hooks[task].append((e.node, e.hook, e.name, e.seq))
+                # retain_grad()'s hook is the engine's own function, named its own way: its kind says it all.
+                name = "retain_grad()" if e.hook == "retains_grad" else e.name
+                t.hooks.append((t.pos.get(e.node), e.hook, name, e.seq))
             elif k is ev.Error:
-                self.errors[task].append((e.type, e.node, e.seq))
+                t.errors.append((e.type, self.name(e.node) if e.node is not None else None, e.seq))
+        for t in self.tasks:
+            t.pos = {}  # read: positions are looked up through ``order`` from here on
+        del self.nodes  # the graph now lives in the tasks' ``sig``
+
+    def _task_begin(self, e: ev.TaskBegin) -> None:
+        if e.task in self._by_id or self.cut is not None:
+            return
+        t = _Task(self.nodes, e, self._budget)
+        if not t.complete:
+            self.cut = len(self.tasks) + 1
+            return
+        self.tasks.append(t)
+        self._by_id[e.task] = t
+
+    # fastload.BulkSink: the lines a lazily loaded trace does not make events of.
+    def begin(self, seq: int, tid: int, task: int, node: int) -> None:
+        t = self._by_id.get(task)
+        if t is not None:
+            p = t.pos.get(node)
+            t.ran.append((p if p is not None else self.name(node), seq))
+
+    def end(self, seq: int, tid: int, task: int, node: int, status: str) -> None:
+        pass
+
+    def add(self, *args: Any) -> None:  # add_raw is called instead
+        raise AssertionError("fastload.iter_task_events calls add_raw when the sink has one")
+
+    def add_raw(self, seq: int, task: int, node: int, producer: int | None, slot: int, mode: str, stats: Any) -> None:
+        t = self._by_id.get(task)
+        if t is None or mode == "undefined":
+            return
+        pos = t.pos
+        key = ("buffer", pos.get(producer, -1) if producer is not None else -1, pos.get(node), slot)
+        if key not in t.grads:  # the first contribution along an edge (a later one is summed into it)
+            t.grads[key] = (stats, seq)
 
     def name(self, nid: int | None) -> str:
         info = self.nodes.get(nid) if nid is not None else None
         return info.name if info is not None else f"node {nid}"
 
-
-class _Numbering:
-    """One task's nodes numbered by graph position (see the module doc)."""
-
-    def __init__(self, runs: _Runs, begin: ev.TaskBegin, budget: list[int]):
-        nodes = runs.nodes
-        starts = [begin.graph_root] if begin.graph_root is not None else [n for n, _ in begin.roots]
-        self.pos: dict[int, int] = {}
-        order: list[int] = []
-        for s in starts:
-            if s not in self.pos:
-                self.pos[s] = len(order)
-                order.append(s)
-        self.complete = True
-        i = 0
-        while i < len(order):
-            if budget[0] <= 0:
-                self.complete = False
-                break
-            budget[0] -= 1
-            info = nodes.get(order[i])
-            i += 1
-            for dst, _ in info.next_edges if info is not None else ():
-                if dst is not None and dst not in self.pos:
-                    self.pos[dst] = len(order)
-                    order.append(dst)
-        self.order = order
-        self.runs = runs
-
-    def label(self, nid: int | None) -> str:
-        return f"{self.runs.name(nid)} (#{self.pos.get(nid, '?')})" if nid is not None else "the roots"
-
-    def at(self, p: int | None) -> int | None:
-        return self.order[p] if p is not None and 0 <= p < len(self.order) else None
+    @staticmethod
+    def label(t: _Task, p: int | None) -> str:
+        """The node at position ``p`` of task ``t``: "MulBackward0 (#3)"."""
+        return f"{t.sig[p][0]} (#{p})" if p is not None and 0 <= p < len(t.sig) else "the roots"
 
 
 class _Found:
@@ -203,68 +278,69 @@ def _close(x: float, y: float, rtol: float, atol: float) -> bool:
     return abs(x - y) <= atol + rtol * max(abs(x), abs(y))
 
 
-def _stats_differ(a: ev.Stats | None, b: ev.Stats | None, rtol: float, atol: float) -> str | None:
+def _stats_differ(a: tuple | None, b: tuple | None, rtol: float, atol: float) -> str | None:
+    """Why two gradients' stats (``_canon``'s tuples, or Stats) differ beyond the tolerance."""
     if a is None or b is None:
         word = {True: "undefined", False: "defined"}
         return None if a is b else f"{word[a is None]} vs {word[b is None]}"
-    for f in ("norm", "min", "max"):
-        x, y = getattr(a, f), getattr(b, f)
+    if type(a) is ev.Stats or type(b) is ev.Stats:
+        a, b = _canon(a), _canon(b)
+    for k, f in enumerate(("norm", "min", "max")):
+        x, y = a[k], b[k]  # type: ignore[index]
         if not _close(x, y, rtol, atol):
             return f"{f} {x:.6g} vs {y:.6g}"
-    for f in ("nan", "inf"):
-        if getattr(a, f) != getattr(b, f):
-            return f"{f} count {getattr(a, f)} vs {getattr(b, f)}"
+    for k, f in ((3, "nan"), (4, "inf")):
+        if a[k] != b[k]:  # type: ignore[index]
+            return f"{f} count {a[k]} vs {b[k]}"  # type: ignore[index]
     return None
 
 
-def _ended(trace: Any) -> str:
+def _ended(r: Runs) -> str:
     """How a run ended, in words: "finished (ok)", "failed (error: ValueError: ...)", ..."""
-    status = trace.status
-    end = trace.end
-    if status == "ok":
+    if r.status == "ok":
         return "finished (ok)"
-    if status == "unfinished":
+    if r.status == "unfinished":
         return "unfinished (the trace was cut short: no trace_end)"
-    err = f": {end.error}" if end is not None and end.error else ""
-    return f"{'failed' if status == 'error' else status} ({status}{err})"
+    err = f": {r.error}" if r.error else ""
+    return f"{'failed' if r.status == 'error' else r.status} ({r.status}{err})"
 
 
-def _error_type(trace: Any) -> str | None:
-    end = trace.end
-    return end.error.split(":", 1)[0] if end is not None and end.error else None
+def _error_type(r: Runs) -> str | None:
+    return r.error.split(":", 1)[0] if r.error else None
 
 
 def compare(a: Any, b: Any, *, rtol: float = 1e-4, atol: float = 1e-6) -> Comparison:
-    """Compare traces `a` and `b` (``gradviz.load`` results): the first divergence of each kind,
-    what was compared and what was not."""
+    """Compare traces `a` and `b` (``gradviz.load`` results, or ``Runs`` read from them): the
+    first divergence of each kind, what was compared and what was not."""
+    a = a if isinstance(a, Runs) else Runs(a)
+    b = b if isinstance(b, Runs) else Runs(b)
     note = _Found()
-    found, skipped = note.found, note.skipped
     compared: Counter[str] = Counter()
-
     if a.status != b.status:
         note(Divergence("status", None, f"A {_ended(a)} vs B {_ended(b)}"))
     elif _error_type(a) != _error_type(b):
         note(Divergence("error", None, f"the program raised {_error_type(a)} vs {_error_type(b)}"))
-    ra, rb = _Runs(a), _Runs(b)
-    na, nb = len(ra.begins), len(rb.begins)
+    ra, rb = a, b
+    na, nb = a.n_tasks, b.n_tasks
     if na != nb:
         note(Divergence("structure", None, f"{na} tasks vs {nb} tasks"))
-        skipped.append(f"tasks {min(na, nb) + 1}..{max(na, nb)}: only in {'A' if na > nb else 'B'}")
-    budget = [WALK_PER_EVENT * (len(a) + len(b)) + WALK_FLOOR]
-    for i, (x, y) in enumerate(zip(ra.begins, rb.begins), start=1):
-        px, py = _Numbering(ra, x, budget), _Numbering(rb, y, budget)
-        if not (px.complete and py.complete):
-            skipped.append(
-                f"tasks {i}..{min(na, nb)}: their graphs hold more nodes than the traces have events "
-                f"(a walk of {WALK_PER_EVENT} nodes an event was spent)"
-            )
+        note.skip(f"tasks {min(na, nb) + 1}..{max(na, nb)}: only in {'A' if na > nb else 'B'}")
+    n = min(na, nb)
+    cut = min(c for c in (ra.cut, rb.cut, n + 1) if c is not None)
+    for i, (x, y) in enumerate(zip(ra.tasks, rb.tasks), start=1):
+        if i >= cut:
             break
         compared["tasks"] += 1
-        if not _task_diff(i, ra, rb, px, py, rtol, atol, note, compared):
-            if i < min(na, nb):
-                skipped.append(f"tasks {i + 1}..{min(na, nb)}: not comparable once task {i}'s structure differs")
+        if not _task_diff(i, ra, rb, x, y, rtol, atol, note, compared):
+            if i < n:
+                note.skip(f"tasks {i + 1}..{n}: not comparable once task {i}'s structure differs")
             break
-    return Comparison([found[k] for k in KINDS if k in found], dict(compared), skipped, rtol, atol)
+    else:
+        if cut <= n:
+            note.skip(f"tasks {cut}..{n}: their graphs hold more nodes than the traces have events "
+                      f"(a walk of {WALK_PER_EVENT} nodes an event was spent)")  # fmt: skip
+    found = note.found
+    return Comparison([found[k] for k in KINDS if k in found], dict(compared), note.skipped, rtol, atol)
 
 
 def diff(a: Any, b: Any, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[Divergence]:
@@ -272,27 +348,14 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[Dive
     return compare(a, b, rtol=rtol, atol=atol).divergences
 
 
-def _structure(p: _Numbering) -> list[tuple[str, tuple, tuple]]:
-    nodes = p.runs.nodes
-    out = []
-    for nid in p.order:
-        info = nodes.get(nid)
-        edges = tuple((p.pos.get(d) if d is not None else None, nr) for d, nr in info.next_edges) if info else ()
-        # Saved shapes as a multiset: the order each engine lists a node's saved tensors in is its own.
-        out.append((p.runs.name(nid), edges, tuple(sorted(map(tuple, info.saved))) if info else ()))
-    return out
-
-
 def _task_diff(
-    i: int, ra: _Runs, rb: _Runs, px: _Numbering, py: _Numbering, rtol: float, atol: float, note: _Found,
+    i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, rtol: float, atol: float, note: _Found,
     compared: Counter[str],
 ) -> bool:  # fmt: skip
     """Compare task ``i`` of both; False when its structure differs (nothing more is comparable)."""
-    bx, by = ra.begins[i - 1], rb.begins[i - 1]
-    tx, ty = bx.task, by.task
+    bx, by = x.begin, y.begin
     # Errors first: a task that raised in one run only says more than the gradients after it.
-    ex = [(t, ra.name(n) if n is not None else None, s) for t, n, s in ra.errors[tx]]
-    ey = [(t, rb.name(n) if n is not None else None, s) for t, n, s in rb.errors[ty]]
+    ex, ey = x.errors, y.errors
     if [e[:2] for e in ex] != [e[:2] for e in ey]:  # the type and the node: messages may word details apart
         k = next((j for j, (p, q) in enumerate(zip(ex, ey)) if p[:2] != q[:2]), min(len(ex), len(ey)))
         da = ex[k] if k < len(ex) else None
@@ -302,82 +365,88 @@ def _task_diff(
             return "no error" if e is None else e[0] + (f" in {e[1]}" if e[1] else "")
 
         note(Divergence("error", i, f"{fmt(da)} vs {fmt(db)}", da[2] if da else None, db[2] if db else None))
-    sx, sy = _structure(px), _structure(py)
-    for p, (nx, ny) in enumerate(zip(sx, sy)):
-        if nx[0] != ny[0]:
-            note(Divergence("structure", i, f"node #{p}: {nx[0]} vs {ny[0]}", bx.seq, by.seq))
+    sx, sy = x.sig, y.sig
+    if sx != sy:  # (one comparison in C for the usual case: the same graph)
+        for p, (nx, ny) in enumerate(zip(sx, sy)):
+            if nx[0] != ny[0]:
+                note(Divergence("structure", i, f"node #{p}: {nx[0]} vs {ny[0]}", bx.seq, by.seq))
+                return False
+            if nx[1] != ny[1]:
+                note(Divergence("structure", i, f"{nx[0]} (#{p}) edges {_shown(list(nx[1]))} vs "
+                                f"{_shown(list(ny[1]))}", bx.seq, by.seq))  # fmt: skip
+                return False
+        if len(sx) != len(sy):
+            note(Divergence("structure", i, f"{len(sx)} nodes vs {len(sy)} nodes", bx.seq, by.seq))
             return False
-        if nx[1] != ny[1]:
-            note(Divergence("structure", i, f"{nx[0]} (#{p}) edges {_shown(list(nx[1]))} vs {_shown(list(ny[1]))}",
-                            bx.seq, by.seq))  # fmt: skip
-            return False
-    if len(sx) != len(sy):
-        note(Divergence("structure", i, f"{len(sx)} nodes vs {len(sy)} nodes", bx.seq, by.seq))
-        return False
+        _saved_diff(i, x, y, note, compared)
+    else:
+        compared["saved tensors"] += sum(len(nx[2]) for nx in sx)
     compared["nodes"] += len(sx)
-    compared["edges"] += sum(len(n[1]) for n in sx)
-    for p, (nx, ny) in enumerate(zip(sx, sy)):
+    compared["edges"] += sum(len(nx[1]) for nx in sx)
+    if not note.has("gradient"):
+        _inputs_diff(i, ra, rb, x, y, rtol, atol, note, compared)
+    _hooks_diff(i, ra, rb, x, y, note, compared)
+    if [r[0] for r in x.ran] != [r[0] for r in y.ran]:  # by position (a name outside the graph)
+        for k, (qx, qy) in enumerate(zip(x.ran, y.ran)):
+            if qx[0] != qy[0]:
+                note(Divergence("order", i, f"step {k}: {_ran_label(ra, x, qx[0])} ran vs {_ran_label(rb, y, qy[0])}",
+                                qx[1], qy[1]))  # fmt: skip
+                break
+        else:
+            note(Divergence("order", i, f"{len(x.ran)} nodes ran vs {len(y.ran)}"))
+    if note.has("inputs"):
+        note.skip("gradients: the runs' leaf inputs differ, so their gradients would too")
+    else:
+        _grads_diff(i, ra, x, y, rtol, atol, note, compared)
+    return True
+
+
+def _ran_label(runs: Runs, t: _Task, p: Any) -> str:
+    return runs.label(t, p) if type(p) is int else f"{p} (outside the task's graph)"
+
+
+def _saved_diff(i: int, x: _Task, y: _Task, note: _Found, compared: Counter[str]) -> None:
+    for p, (nx, ny) in enumerate(zip(x.sig, y.sig)):
         if bool(nx[2]) != bool(ny[2]):
             # One trace lists none: a recording that cannot see them (torch's hooks do not show
             # what a custom Function saved) rather than a node that saved nothing.
             compared["saved, listed by one trace only"] += 1
             continue
         compared["saved tensors"] += len(nx[2])
-        if nx[2] != ny[2]:
+        if nx[2] != ny[2] and not note.has("saved"):
             note(Divergence("saved", i, f"{nx[0]} (#{p}) saved shapes {_shown(list(nx[2]))} vs {_shown(list(ny[2]))}",
-                            bx.seq, by.seq))  # fmt: skip
-            break
-    if not note.has("gradient"):
-        _inputs_diff(i, ra, rb, px, py, rtol, atol, note, compared)
-    _hooks_diff(i, ra, rb, px, py, note, compared)
-    ox = [(px.pos.get(n), ra.name(n), s) for n, s in ra.ran[tx]]
-    oy = [(py.pos.get(n), rb.name(n), s) for n, s in rb.ran[ty]]
-    for k, (qx, qy) in enumerate(zip(ox, oy)):
-        if qx[:2] != qy[:2]:
-            note(Divergence("order", i, f"step {k}: {qx[1]} (#{qx[0]}) ran vs {qy[1]} (#{qy[0]})", qx[2], qy[2]))
-            break
-    else:
-        if len(ox) != len(oy):
-            note(Divergence("order", i, f"{len(ox)} nodes ran vs {len(oy)}"))
-    if note.has("inputs"):
-        note.skip("gradients: the runs' leaf inputs differ, so their gradients would too")
-    else:
-        _grads_diff(i, ra, rb, px, py, rtol, atol, note, compared)
-    return True
+                            x.begin.seq, y.begin.seq))  # fmt: skip
 
 
-def _inputs_diff(i: int, ra: _Runs, rb: _Runs, px: _Numbering, py: _Numbering, rtol: float, atol: float,
+def _inputs_diff(i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, rtol: float, atol: float,
                  note: _Found, compared: Counter[str]) -> None:  # fmt: skip
     """The leaves met in this task for the first time: their values as they joined the graph."""
-    na, nb = ra.nodes, rb.nodes
-    for nid_a, nid_b in zip(px.order, py.order):
-        ia, ib = na.get(nid_a), nb.get(nid_b)
-        if ia is None or ib is None or ia.tensor is None or ib.tensor is None:
+    leaves_b = dict(y.leaves)
+    for p, tensor_a in x.leaves:
+        tensor_b = leaves_b.get(p)
+        if tensor_b is None or tensor_a in ra.leaves_seen or tensor_b in rb.leaves_seen:
             continue
-        if ia.tensor in ra.leaves_seen or ib.tensor in rb.leaves_seen:
-            continue
-        ra.leaves_seen.add(ia.tensor)
-        rb.leaves_seen.add(ib.tensor)
-        ta, tb = ra.tensors.get(ia.tensor), rb.tensors.get(ib.tensor)
+        ra.leaves_seen.add(tensor_a)
+        rb.leaves_seen.add(tensor_b)
+        ta, tb = ra.tensors.get(tensor_a), rb.tensors.get(tensor_b)
         if ta is None or tb is None or ta.stats is None or tb.stats is None:
             compared["leaf inputs, not recorded"] += 1
             continue
         compared["leaf inputs"] += 1
         why = _stats_differ(ta.stats, tb.stats, rtol, atol)
         if why is not None:
-            name = ta.name or tb.name or f"tensor {ia.tensor}"
-            note(Divergence("inputs", i, f"leaf {name} at {px.label(nid_a)} differs before any gradient: {why}; "
+            name = ta.name or tb.name or f"tensor {tensor_a}"
+            note(Divergence("inputs", i, f"leaf {name} at {ra.label(x, p)} differs before any gradient: {why}; "
                             "the runs start from different values (an unseeded script?), so no gradient is blamed",
                             ta.seq, tb.seq))  # fmt: skip
             return
 
 
-def _hooks_diff(i: int, ra: _Runs, rb: _Runs, px: _Numbering, py: _Numbering, note: _Found,
+def _hooks_diff(i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, note: _Found,
                 compared: Counter[str]) -> None:  # fmt: skip
     """Hooks as a multiset of (node position, hook kind, qualified name): the same hooks called
     in another order are no divergence; one more or one fewer is."""
-    hx = [(px.pos.get(n), kind, name, s) for n, kind, name, s in ra.hooks[ra.begins[i - 1].task]]
-    hy = [(py.pos.get(n), kind, name, s) for n, kind, name, s in rb.hooks[rb.begins[i - 1].task]]
+    hx, hy = x.hooks, y.hooks
     compared["hooks"] += max(len(hx), len(hy))
     cx, cy = Counter(h[:3] for h in hx), Counter(h[:3] for h in hy)
     if cx == cy:
@@ -386,50 +455,57 @@ def _hooks_diff(i: int, ra: _Runs, rb: _Runs, px: _Numbering, py: _Numbering, no
     # The first in event order of either run.
     first = min([(h[3], "A", h) for h in hx if only_a[h[:3]] > 0] + [(h[3], "B", h) for h in hy if only_b[h[:3]] > 0])
     _, side, (pos, kind, name, seq) = first
-    num = px if side == "A" else py
+    runs, t = (ra, x) if side == "A" else (rb, y)
     other = "B" if side == "A" else "A"
-    msg = f"{side} called {kind} hook {name} on {num.label(num.at(pos))}; {other} did not"
+    msg = f"{side} called {kind} hook {name} on {runs.label(t, pos)}; {other} did not"
     extra = sum(only_a.values()) + sum(only_b.values()) - 1
     if extra:
         msg += f" (and {extra} more hook call{'s' if extra > 1 else ''} differ)"
     note(Divergence("hook", i, msg, seq if side == "A" else None, seq if side == "B" else None))
 
 
-def _grads_diff(i: int, ra: _Runs, rb: _Runs, px: _Numbering, py: _Numbering, rtol: float, atol: float,
-                note: _Found, compared: Counter[str]) -> None:  # fmt: skip
-    def keyed(runs: _Runs, p: _Numbering) -> dict[tuple, tuple[ev.Stats | None, int]]:
-        out = {}
-        pos = p.pos
-        for key, v in runs.grads[runs.begins[i - 1].task].items():
-            if key[0] == "buffer":
-                key = ("buffer", pos.get(key[1], -1), pos.get(key[2]), key[3])
-            elif key[0] == "leaf":
-                key = ("leaf", pos.get(key[1]))
-            out[key] = v
-        return out
+def _canon(st: Any) -> tuple | None:
+    """Stats as (norm, min, max, nan, inf), from a Stats or as a trace's line holds them."""
+    if st is None:
+        return None
+    t = type(st)
+    if t is float and st - st == 0.0:
+        return (abs(st), st, st, 0, 0)
+    if t is tuple and type(st[0]) is float and type(st[1]) is float and type(st[2]) is float:
+        return st
+    if t is not ev.Stats:
+        st = stats_of_line(st)
+    return (st.norm, st.min, st.max, st.nan, st.inf)
 
-    gx, gy = keyed(ra, px), keyed(rb, py)
+
+def _grads_diff(i: int, ra: Runs, x: _Task, y: _Task, rtol: float, atol: float, note: _Found,
+                compared: Counter[str]) -> None:  # fmt: skip
+    gy = y.grads
     first: tuple[int, Divergence] | None = None
-    for key, (sa, qa) in gx.items():
-        if key not in gy:
+    n = 0
+    for key, (sa, qa) in x.grads.items():
+        hit = gy.get(key)
+        if hit is None:
             continue
-        compared["gradients"] += 1
-        sb, qb = gy[key]
-        why = _stats_differ(sa, sb, rtol, atol)
+        n += 1
+        sb = hit[0]
+        if sa == sb:  # the same numbers as recorded (finite): nothing to weigh
+            continue
+        why = _stats_differ(_canon(sa), _canon(sb), rtol, atol)
         if why is not None and (first is None or qa < first[0]):
-            first = (qa, Divergence("gradient", i, f"{_grad_label(px, key)}: {why}", qa, qb))
+            first = (qa, Divergence("gradient", i, f"{_grad_label(ra, x, key)}: {why}", qa, hit[1]))
+    compared["gradients"] += n
     if first is not None:
         note(first[1])
 
 
-def _grad_label(p: _Numbering, key: tuple) -> str:
+def _grad_label(runs: Runs, t: _Task, key: tuple) -> str:
     if key[0] == "buffer":
-        return f"gradient {p.label(p.at(key[1]))} -> {p.label(p.at(key[2]))} slot {key[3]}"
+        return f"gradient {runs.label(t, key[1])} -> {runs.label(t, key[2])} slot {key[3]}"
     if key[0] == "leaf":
-        nid = p.at(key[1])
-        info = p.runs.nodes.get(nid) if nid is not None else None
-        return f"leaf .grad at {p.label(nid)}" + (f" (tensor {info.tensor})" if info and info.tensor else "")
+        tensor = dict(t.leaves).get(key[1])
+        return f"leaf .grad at {runs.label(t, key[1])}" + (f" (tensor {tensor})" if tensor is not None else "")
     return f"grad() output {key[1]}"
 
 
-__all__ = ["KINDS", "Comparison", "Divergence", "compare", "diff"]
+__all__ = ["KINDS", "Comparison", "Divergence", "Runs", "compare", "diff"]

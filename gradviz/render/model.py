@@ -389,7 +389,7 @@ def _state_in_task(n: GNode, task: int, ns: Any, step: int) -> bool:
         n.state_detail = f"ran in task {task}"
         return True
     if ns.task is not None and ns.task > task:  # our task is over for it: it did not run in it
-        n.state, n.state_detail = "unreached", f"did not run in task {task}"
+        n.state, n.state_detail = ("pruned", None) if n.pruned else ("unreached", f"did not run in task {task}")
         return True
     return False
 

@@ -77,6 +77,15 @@ class BulkSink(Protocol):
     def add(self, seq: int, task: int, node: int, producer: int | None, slot: int,
             shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None: ...  # fmt: skip
 
+    # A sink that needs the whole stats (gradviz diff) also has ``add_raw(seq, task, node,
+    # producer, slot, mode, stats)``, called instead of ``add`` with the stats as the line holds
+    # them (``stats_of_line`` reads them).
+
+
+def stats_of_line(st: Any) -> ev.Stats | None:
+    """A line's stats as recorded (a finite float, a five-item array, or None), as a Stats."""
+    return None if st is None else _typed_stats(st)
+
 
 def norm_and_bad(st: Any) -> tuple[float | None, bool]:
     """(norm, NaN or Inf in it) of a line's stats as recorded (its Stats' norm and counts): a
@@ -167,13 +176,16 @@ class Index:
         gi_width = len(_MEMBERS["gradient_in"])
         add_at = _MEMBERS["gradient_in"].index("buffer_add")  # the buffer_add's seq in its line
         begin, end, add = bulk.begin, bulk.end, bulk.add
+        add_raw = getattr(bulk, "add_raw", None)
         conv = converters_for(types)
         NED = T["node_edges"]  # the one line whose width varies (a node and its edges)
         widths = {rec: len(_MEMBERS.get(tag, (tag,))) for tag, rec in T.items()}
         out: list[ev.Event] = []
         append = out.append
-        for s, e, seq, _ in self._chunks_between(start, stop):
-            for r in LINES["decode"](b"[" + self.data[s:e] + b"]"):
+        kept = self.records  # the check's records, where the load kept them (``fold_to``): read once
+        for k, (s, e, seq, _) in enumerate(self._chunks_between(start, stop)):
+            records = kept.pop(k, None) if start == 0 else None  # (k counts from chunk 0 only then)
+            for r in records if records is not None else LINES["decode"](b"[" + self.data[s:e] + b"]"):
                 t = type(r)
                 if t is NB:
                     if start <= seq < stop:
@@ -186,7 +198,9 @@ class Index:
                 elif t is GI:
                     if start <= seq + add_at < stop:  # as its converter makes the buffer_add
                         st = r.stats
-                        if type(st) is float and st - st == 0.0:  # (norm_and_bad's usual case, inlined)
+                        if add_raw is not None:
+                            add_raw(seq + add_at, r.task, r.node, r.by, r.slot, r.mode, st)
+                        elif type(st) is float and st - st == 0.0:  # (norm_and_bad's usual case, inlined)
                             add(seq + add_at, r.task, r.node, r.by, r.slot, r.shape, abs(st), False)
                         else:
                             add(seq + add_at, r.task, r.node, r.by, r.slot, r.shape, *norm_and_bad(st))

@@ -195,3 +195,30 @@ def test_real_traces_of_retained_graphs_are_compared_whole(tmp_path, n_tasks):
     t = gradviz.load(str(tmp_path / "r.json"))
     res = compare(t, t)
     assert res.not_compared == [] and res.compared["tasks"] == n_tasks
+
+
+def test_retain_grad_hooks_compared_by_kind_not_the_engines_function_name(tmp_path):
+    """retain_grad()'s hook is each engine's own function: another name for it is no divergence,
+    a missing one is."""
+
+    def program():
+        w = gradviz.ones(3, requires_grad=True)
+        h = w * 2
+        h.retain_grad()
+        h.sum().backward()
+
+    a = _record_fn(tmp_path / "a.json", program)
+    hooks = [e for e in a.events if type(e) is ev.Hook]
+    assert [h.hook for h in hooks] == ["retains_grad"]
+    renamed = [e if type(e) is not ev.Hook else ev.Hook(e.seq, e.ts, e.tid, e.task, e.node, e.hook, "torch_retain")
+               for e in a.events]  # fmt: skip
+    assert diff(a, Trace(renamed)) == []
+    dropped = [e for e in a.events if type(e) is not ev.Hook]
+    found = diff(a, Trace(dropped))
+    assert [d.kind for d in found] == ["hook"] and "retains_grad hook retain_grad()" in found[0].message
+
+
+def _record_fn(path, fn):
+    with gradviz.trace(str(path)):
+        fn()
+    return gradviz.load(str(path))
