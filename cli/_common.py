@@ -26,6 +26,7 @@ class SuggestingGroup(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         import sys
 
+        _safe_streams()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except (click.exceptions.Abort, KeyboardInterrupt) as e:
@@ -58,6 +59,19 @@ class SuggestingGroup(click.Group):
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             ctx.fail(f"No such command {name!r}.{hint}")
         return super().resolve_command(ctx, args)
+
+
+def _safe_streams() -> None:
+    """Text no encoder can write (a lone surrogate from a file name that was not UTF-8, in an
+    argument or a trace) goes out as its escape (``\\udcff``) instead of ending the command with
+    UnicodeEncodeError; so does text the terminal's encoding lacks (``∂`` under LANG=C)."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (a test's capture)
+            pass
 
 
 def _quiet_stdout() -> None:

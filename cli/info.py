@@ -9,6 +9,7 @@ import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gradviz.cli._common import load_trace
 
@@ -61,21 +62,21 @@ def info(trace_path: str, as_json: bool) -> None:
         return
     import sys
 
-    # piped output keeps whole rows rather than the 80-column default
-    con = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=120)
-    con.print(
-        f"[bold]{trace_path}[/]  gradviz trace format {s.format_version}, "
-        f"written by gradviz {s.gradviz_version}"
-    )
+    # Recorded text is never markup: an error message "cannot read [/data/x.csv]" prints as it
+    # reads (markup=False; the styles below are Text spans). Piped output keeps whole rows
+    # rather than the 80-column default.
+    con = Console(highlight=False, markup=False, emoji=False, **({} if sys.stdout.isatty() else {"width": 120}))
+    con.print(Text.assemble((trace_path, "bold"), f"  gradviz trace format {s.format_version}, "
+                            f"written by gradviz {s.gradviz_version}"))  # fmt: skip
     status_style = {"ok": "green", "error": "red", "interrupted": "yellow"}.get(s.status, "yellow")
-    con.print(
-        f"program: {' '.join(s.argv) or '-'}\n"
-        f"status: [{status_style}]{s.status}[/]" + (f" ({s.error})" if s.error else "")
-        + f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}"
-    )  # fmt: skip
-    con.print(provenance.summary_line(trace), markup=False)
+    con.print(f"program: {' '.join(s.argv) or '-'}")
+    con.print(Text.assemble(
+        "status: ", (s.status, status_style), f" ({s.error})" if s.error else "",
+        f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}",
+    ))  # fmt: skip
+    con.print(provenance.summary_line(trace))
     if s.truncated:
-        con.print("[yellow]warning: the trace is incomplete (the recording was cut short)[/]")
+        con.print("warning: the trace is incomplete (the recording was cut short)", style="yellow")
 
     tasks = Table(title="Graph tasks", box=box.SIMPLE, title_justify="left")
     numeric = ("task", "depth", "nodes run", "duration")
@@ -87,7 +88,7 @@ def info(trace_path: str, as_json: bool) -> None:
             continue
         st = {"ok": "green", "error": "red"}.get(t.status, "yellow")
         tasks.add_row(
-            str(t.id), f"[{st}]{t.status}[/]", t.thread, str(t.reentrant_depth), ", ".join(t.roots),
+            str(t.id), Text(t.status, style=st), t.thread, str(t.reentrant_depth), ", ".join(t.roots),
             str(t.nodes_run), _ms(t.duration_ns), t.error or "",
         )  # fmt: skip
     if s.tasks:
@@ -118,7 +119,7 @@ def info(trace_path: str, as_json: bool) -> None:
 
     for title, items in (("Errors", s.errors), ("Anomalies", s.anomalies)):
         if items:
-            con.print(f"[bold red]{title}[/]")
+            con.print(title, style="bold red")
             for e in items:
                 where = f"task {e.task}" if e.task is not None else "program"
                 node = f", {e.node}" if e.node else ""

@@ -16,12 +16,14 @@ STEPPER = -1  # what a bare --step means: open the interactive stepper
 
 
 def make_console(width: int | None, *, interactive: bool = False) -> Console:
-    """A console for stdout: the terminal's when it is one; else fixed width and no colour."""
+    """A console for stdout: the terminal's when it is one; else fixed width and no colour.
+    Recorded text is never markup (markup=False): a message "cannot read [/data/x.csv]" prints
+    as it reads."""
     if sys.stdout.isatty() and not os.environ.get("GRADVIZ_PLAIN"):
-        return Console(width=width) if width else Console()
+        return Console(width=width, markup=False, emoji=False)
     return Console(
         file=sys.stdout, width=width or 100, color_system=None, force_terminal=False, no_color=True,
-        highlight=False, emoji=False, soft_wrap=False,
+        highlight=False, emoji=False, soft_wrap=False, markup=False,
     )  # fmt: skip
 
 

@@ -286,7 +286,8 @@ def _graph_panel(s: Stepper) -> RenderableType:
     node = s.focus()
     if s.panel == "why" and node is not None:
         lines = views.why(s.trace, st, node)
-        return Panel(Text("\n".join(lines)), title=f"why: {views.node_label(st, node)}", title_align="left")
+        return Panel(Text("\n".join(lines)), title=Text(f"why: {views.node_label(st, node)}"),
+                     title_align="left")
     if node is None or node not in s.trace.nodes:
         return Panel(Text("no node in focus (/ to find one)", style="dim"), title="graph", title_align="left")
     txt = Text()
@@ -431,7 +432,7 @@ def run_stepper(trace: Any, start: int = 0, task: int | None = None) -> None:
     stepper = Stepper(trace, start, task)
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
-    console = Console()
+    console = Console(markup=False, emoji=False)  # recorded text is never markup (a thread named "loader[/]")
     try:
         tty.setcbreak(fd)
         with Live(layout(stepper, *console.size), console=console, screen=True, auto_refresh=False,
