@@ -145,3 +145,81 @@ def test_a_one_element_statistic_too_large(tmp_path):
         r = CliRunner().invoke(main, [lazy, str(path)])
         assert r.exit_code == 1 and r.stderr.startswith("Error: "), r.output
         assert len(r.stderr.strip().splitlines()) == 1 and "float" in r.stderr
+
+
+# --- G11: a file that is not a trace is refused from its first bytes -------------------------------
+
+
+def _capped(limit: int = 1 << 30) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.parametrize("command", [["info"], ["replay"], ["replay", "--step", "3"], ["export"],
+                                     ["render", "--format", "dot"], ["diff", "X"]])  # fmt: skip
+def test_dev_zero_is_refused_at_once(tmp_path, command):
+    good = tmp_path / "good.json"
+    save(tb.diamond().events, good)
+    args = [*command[:1], "/dev/zero", *[str(good) if a == "X" else a for a in command[1:]]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "gradviz", *args], capture_output=True, text=True, env=env,
+                       timeout=60, preexec_fn=_capped)  # fmt: skip
+    assert r.returncode == 1, r.stderr[-1000:]
+    assert r.stderr == "Error: /dev/zero: not a gradviz trace (it starts with byte 0x00, not a JSON object)\n"
+
+
+@pytest.mark.parametrize("start", [b"\x7fELF", b"2026-12-07 INFO training started\n", b'{"weights": [0.0, '])
+def test_a_large_file_that_is_not_a_trace_is_refused_before_it_is_read(tmp_path, start):
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:  # 3 GB, sparse: reading it all would pass the 1 GB cap
+        f.write(start)
+        f.truncate(3 << 30)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "gradviz", "info", str(big)], capture_output=True, text=True,
+                       env=env, timeout=60, preexec_fn=_capped)  # fmt: skip
+    assert r.returncode == 1, r.stderr[-1000:]
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {big}: not a gradviz trace"), r.stderr
+
+
+def test_the_check_reads_only_the_head(tmp_path, monkeypatch):
+    from gradviz.trace import file
+
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"x" * (10 << 20))
+    sizes: list[int] = []
+    real_open = open
+
+    class Counting:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            self.f.close()
+
+        def read(self, n=-1):
+            data = self.f.read(n)
+            sizes.append(len(data))
+            return data
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    monkeypatch.setattr(file, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
+    with pytest.raises(file.TraceError, match="not a gradviz trace"):
+        file.load(path)
+    assert sum(sizes) <= file.HEAD_BYTES
+
+
+def test_a_small_document_with_the_format_key_last_still_loads(tmp_path):
+    import json
+
+    save(tb.diamond().events, tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_bytes())
+    reordered = {"events": doc.pop("events"), **doc}
+    (tmp_path / "r.json").write_text(json.dumps(reordered))
+    assert load(tmp_path / "r.json").events == tb.diamond().events
