@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from gradviz.trace.model import Trace
 
 
+class InputError(click.ClickException):
+    """A missing or unreadable input file named on the command line: a usage mistake (exit 2),
+    said in one line without the usage hint."""
+
+    exit_code = 2
+
+
 def step_out_of_range(step: int, total: int) -> click.BadParameter:
     """The one message for a --step outside the trace, with its real bounds."""
     return click.BadParameter(f"{step} is out of range: the trace has {total:,} events (0..{total})",
@@ -34,6 +41,9 @@ class SuggestingGroup(click.Group):
             interrupted = isinstance(e, KeyboardInterrupt) or isinstance(e.__cause__, KeyboardInterrupt)
             click.echo("Aborted!", err=True)
             sys.exit(130 if interrupted else 1)
+        except click.exceptions.NoArgsIsHelpError as e:  # `gradviz` alone: its help, no "Error:"
+            click.echo(e.format_message())
+            sys.exit(0)
         except click.ClickException as e:
             hint = ""
             if isinstance(e, click.UsageError) and e.ctx is not None:
@@ -118,8 +128,8 @@ def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0, prefix: bool 
             trace = load(path, lazy=lazy, fold_to=fold_to, prefix=prefix)
         except TraceError as e:
             raise click.ClickException(_cut_header(path) or str(e)) from None
-        except OSError as e:
-            raise click.ClickException(f"{path}: {e.strerror or e}") from None
+        except OSError as e:  # no such file, a folder, no permission
+            raise InputError(f"{path}: {e.strerror or e}") from None
     for w in caught:
         if issubclass(w.category, TraceWarning):
             click.echo(f"warning: {w.message}", err=True)

@@ -95,6 +95,7 @@ try:  # the trace layer lands separately; the core works without it
     from gradviz.trace import TraceError, load, record, trace  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
+from gradviz.script import run_script  # noqa: E402,F401,I001 - what `gradviz run` does, as a call
 
 
 # --- torch-identical random numbers (gradviz.random) ---------------------------------------------

@@ -116,7 +116,7 @@ def test_user_mistakes_are_one_line_errors(files: dict[str, str], args: list[str
 
 def test_missing_file_is_one_line_error(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["replay", str(tmp_path / "nope.json"), "--step", "1"])
-    assert r.exit_code == 1 and "nope.json" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "nope.json" in r.output and "Traceback" not in r.output  # usage: exit 2
     bad = tmp_path / "bad.json"
     bad.write_text("not json at all")
     r = CliRunner().invoke(main, ["replay", str(bad), "--step", "1"])
