@@ -123,5 +123,9 @@ def info(trace_path: str, as_json: bool) -> None:
             for e in items:
                 where = f"task {e.task}" if e.task is not None else "program"
                 node = f", {e.node}" if e.node else ""
+                # whole lines, wrapped by the terminal if at all: rich would cut them mid-phrase
                 con.print(f"  event #{e.seq} ({where}{node}; replay --step {e.seq + 1}): {e.type}: {e.message}",
-                          markup=False)
+                          soft_wrap=True)  # fmt: skip
+                context = e.context()
+                if context:  # the forward line that made the node, and what reached it
+                    con.print(f"    {context}", style="dim", soft_wrap=True)

@@ -168,7 +168,11 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
 
             run_stepper(trace, start=first_backward(trace, task) if start is None else start, task=task)
             return
-        start = total if start is None else start  # not a terminal: print the state instead
+        # not a terminal: print the state instead, and say so (a pipe's reader sees one state)
+        which = "the last step" if start is None else f"step {start}"
+        start = total if start is None else start
+        click.echo(f"gradviz: the stepper needs a terminal (stdin and stdout): printing {which} ({start}) "
+                   "instead", err=True)  # fmt: skip
 
     console = make_console(width)
     from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
