@@ -74,6 +74,11 @@ class Stepper:
         self.running = True
         self._find_last: tuple[str, int] | None = None
         self.deps_offset = 0  # the first line of the dependency counts shown
+        # a torch trace: the seqs its recorder derived rather than observed; None: gradviz's engine
+        self.derived: frozenset[int] | None = None
+        head = trace.head(8) if hasattr(trace, "head") else trace.events[:8]
+        if any(type(e) is ev.EngineInfo and e.engine == "torch" for e in head):
+            self.derived = frozenset(n for d in trace.of_kind(ev.Derived) for n in d.events)  # type: ignore[attr-defined]
         self._state: EngineState | None = None
 
     # -- what is shown
@@ -226,7 +231,8 @@ def _event_panel(s: Stepper) -> Panel:
     if st.last is not None:
         e = st.last
         # "step N" is the state after N events; the last of them is event #N-1 (shown here).
-        head.append(f"  last event #{e.seq} {e.kind} on {views.thread_label(st, e.tid)}\n", style="dim")
+        head.append(f"  last event #{e.seq} {e.kind} on {views.thread_label(st, e.tid)}{_origin(s, e.seq)}\n",
+                    style="dim")
         head.append(views.describe(e, st), style="bold red" if _is_problem(e) else "bold")
         context = _problem_context(s, e) if _is_problem(e) else None
         if context:
@@ -234,6 +240,16 @@ def _event_panel(s: Stepper) -> Panel:
     else:
         head.append("  nothing applied yet: press → to apply the first event")
     return Panel(head, title="event", title_align="left")
+
+
+def _origin(s: Stepper, seq: int) -> str:
+    """" (observed)" (a hook saw it) or " (derived)" (the recorder inferred it) for an event of a
+    torch trace, as its ``derived`` events list them; nothing for gradviz's engine, which
+    reports each of its steps itself."""
+    derived = s.derived
+    if derived is None:
+        return ""
+    return " (derived)" if seq in derived else " (observed)"
 
 
 def _problem_node(e: Any) -> int | None:
