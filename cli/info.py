@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradviz.cli._common import load_trace
+from gradviz.replay.phrases import Phrases
 
 
 def _ms(ns: int | None) -> str:
@@ -96,12 +97,15 @@ def info(trace_path: str, as_json: bool) -> None:
     else:
         con.print("no graph tasks (no backward ran while recording)")
 
-    top = ", ".join(f"{name} x{n}" for name, n in list(s.nodes_by_name.items())[:6])
-    more = " ..." if len(s.nodes_by_name) > 6 else ""
-    con.print(
-        f"graph: {s.nodes:,} nodes ({top}{more}), {s.edges:,} edges, {s.tensors:,} leaf tensors, "
-        f"{s.queues} ready queues"
-    )
+    # wrapped between phrases: "MmBackward0 x40" stays whole on a line
+    names = [f"{name} x{n}" for name, n in list(s.nodes_by_name.items())[:6]]
+    if len(s.nodes_by_name) > 6:
+        names.append("...")
+    names = [f"({names[0]}", *names[1:]] if names else []
+    con.print(Phrases([
+        f"graph: {s.nodes:,} nodes", *(n + "," for n in names[:-1]), *(n + ")," for n in names[-1:]),
+        f"{s.edges:,} edges,", f"{s.tensors:,} leaf tensors,", f"{s.queues} ready queues",
+    ], indent="  "))  # fmt: skip
 
     threads = Table(title="Threads", box=box.SIMPLE, title_justify="left")
     for col in ("tid", "name", "role", "device", "events"):

@@ -196,4 +196,4 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
         return
     # One state: a plain fold to it is cheaper than building checkpoints for the whole trace.
     state = fold(trace.fold_events(start))
-    console.print(views.state_view(trace, state, task))
+    console.print(views.state_view(trace, state, task, width=console.width))
