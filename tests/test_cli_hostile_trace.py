@@ -89,6 +89,7 @@ def test_brackets_in_the_stepper_panels(tmp_path):
 # --- G9: lone surrogates ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lone_surrogates_print_as_escapes_in_every_command(tmp_path):
     path = str(tmp_path / "t.json")
     save(_failing_with("cannot open \udcff.csv", thread="th\ud800"), path)

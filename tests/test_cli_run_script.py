@@ -71,6 +71,7 @@ def test_run_script_refuses_before_running(tmp_path):
 # --- -m MODULE (issue 35 item 3) --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_dash_m_runs_a_module_as_python_does(tmp_path):
     _write(tmp_path / "pkg" / "__init__.py", "")
     _write(tmp_path / "pkg" / "train.py", GRADVIZ_PROG.format(n=1, code=0))
@@ -127,6 +128,7 @@ def _fsize_limit() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prog", [GRADVIZ_PROG, TORCH_PROG], ids=["gradviz", "torch"])
 def test_a_full_disk_keeps_the_exit_code_and_says_what_the_file_holds(tmp_path, prog):
     s = _write(tmp_path / "prog.py", prog.format(n=1500, code=3))
