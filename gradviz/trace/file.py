@@ -453,6 +453,9 @@ def read_file(name: str) -> tuple[bytes, bytes]:
         sniff(name, head, whole=len(head) < HEAD_BYTES)
         nl = head.find(b"\n")
         if nl < 0:  # a one-line JSON document (or a header cut short): all of it is the first line
+            if f.seekable():
+                f.seek(0)
+                return f.read(), b""
             return head + f.read(), b""
         if f.seekable():  # the rest read once, not copied after the head
             f.seek(nl + 1)
