@@ -18,6 +18,7 @@ import importlib.util
 import os
 import runpy
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -203,14 +204,16 @@ def _check_writable(out: str) -> None:
     try:
         if st is not None and os.path.isdir(out):
             raise OSError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if st is not None and not os.path.isfile(out):  # a device or FIFO: it must take a line
-            fd = os.open(out, os.O_WRONLY | os.O_NONBLOCK)
-            try:
-                os.write(fd, b"\n")
-            except BlockingIOError:  # a FIFO with no reader yet: the recorder opens it as usual
-                pass
-            finally:
-                os.close(fd)
+        if st is not None and not os.path.isfile(out):
+            # A character device that is not a terminal (/dev/null, /dev/full) must take a byte;
+            # a terminal or a pipe is not written to here (the byte would be in the output).
+            if stat.S_ISCHR(st.st_mode):
+                fd = os.open(out, os.O_WRONLY | os.O_NONBLOCK)
+                try:
+                    if not os.isatty(fd):
+                        os.write(fd, b"\n")
+                finally:
+                    os.close(fd)
             return
         if st is not None and not os.access(out, os.W_OK):
             raise OSError(errno.EACCES, os.strerror(errno.EACCES))
