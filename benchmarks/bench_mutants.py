@@ -1,13 +1,16 @@
-"""1,000 mutated traces x every command (issue 18's must-show item): no traceback, no hang,
-memory bounded.
+"""Mutated traces x every trace-reading command (issue 18's and issue 33's must-show item): no
+traceback, no hang, memory bounded.
 
-Each mutant changes one integer of one event of a small trace (tests/mutants.py: every integer
-field, and every integer inside a tuple field, of every event kind, set to -1, 0, 10**9, 2**62
-or an unknown id); ``--count`` of them, drawn at random from all 7,540, each run through info,
-render, render --step, replay, replay --step and export (a mutant the loader refuses: through
-info, as every command loads the same way). The commands run in one subprocess capped at 2 GB
-of address space (RLIMIT_AS), each run at 20 s. The suite runs one mutant per (kind, field,
-value): tests/trace/test_trace_validate.py.
+Each mutant changes one value of one event of a small trace (tests/mutants.py): every integer
+field, and every integer inside a tuple field, of every event kind, set to -1, 0, 10**9, 2**62,
+10**400 or an unknown id; every string set to rich markup, a lone surrogate, a terminal control
+sequence or an emoji code; every float of a gradient's statistics set to an integer too large
+for a float. ``--count`` of them, drawn at random from all 11,340 (``--all``: every one), each
+run through info, info --json, diff (the mutant first, then second, against the unchanged
+trace), render, render --step, replay, replay --step and export (a mutant the loader refuses:
+through info and diff, as every command loads the same way). The commands run in one
+subprocess capped at 2 GB of address space (RLIMIT_AS), each run at 20 s. The suite runs one
+mutant per (kind, field, value): tests/trace/test_trace_validate.py.
 
     python benchmarks/bench_mutants.py [--count 1000] [--seed 18] [--all]
 """
@@ -33,7 +36,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=18)
-    ap.add_argument("--all", action="store_true", help="every mutant (7,540), not a random --count")
+    ap.add_argument("--all", action="store_true", help="every mutant (11,340), not a random --count")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "result.json"

@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from gradviz.trace.model import Trace
 
 
+class InputError(click.ClickException):
+    """A missing or unreadable input file named on the command line: a usage mistake (exit 2),
+    said in one line without the usage hint."""
+
+    exit_code = 2
+
+
 def step_out_of_range(step: int, total: int) -> click.BadParameter:
     """The one message for a --step outside the trace, with its real bounds."""
     return click.BadParameter(f"{step} is out of range: the trace has {total:,} events (0..{total})",
@@ -26,6 +33,7 @@ class SuggestingGroup(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         import sys
 
+        _safe_streams()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except (click.exceptions.Abort, KeyboardInterrupt) as e:
@@ -33,6 +41,9 @@ class SuggestingGroup(click.Group):
             interrupted = isinstance(e, KeyboardInterrupt) or isinstance(e.__cause__, KeyboardInterrupt)
             click.echo("Aborted!", err=True)
             sys.exit(130 if interrupted else 1)
+        except click.exceptions.NoArgsIsHelpError as e:  # `gradviz` alone: its help, no "Error:"
+            click.echo(e.format_message())
+            sys.exit(0)
         except click.ClickException as e:
             hint = ""
             if isinstance(e, click.UsageError) and e.ctx is not None:
@@ -58,6 +69,19 @@ class SuggestingGroup(click.Group):
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             ctx.fail(f"No such command {name!r}.{hint}")
         return super().resolve_command(ctx, args)
+
+
+def _safe_streams() -> None:
+    """Text no encoder can write (a lone surrogate from a file name that was not UTF-8, in an
+    argument or a trace) goes out as its escape (``\\udcff``) instead of ending the command with
+    UnicodeEncodeError; so does text the terminal's encoding lacks (``∂`` under LANG=C)."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (a test's capture)
+            pass
 
 
 def _quiet_stdout() -> None:
@@ -104,8 +128,8 @@ def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0, prefix: bool 
             trace = load(path, lazy=lazy, fold_to=fold_to, prefix=prefix)
         except TraceError as e:
             raise click.ClickException(_cut_header(path) or str(e)) from None
-        except OSError as e:
-            raise click.ClickException(f"{path}: {e.strerror or e}") from None
+        except OSError as e:  # no such file, a folder, no permission
+            raise InputError(f"{path}: {e.strerror or e}") from None
     for w in caught:
         if issubclass(w.category, TraceWarning):
             click.echo(f"warning: {w.message}", err=True)

@@ -9,8 +9,10 @@ import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gradviz.cli._common import load_trace
+from gradviz.replay.phrases import Phrases
 
 
 def _ms(ns: int | None) -> str:
@@ -61,21 +63,21 @@ def info(trace_path: str, as_json: bool) -> None:
         return
     import sys
 
-    # piped output keeps whole rows rather than the 80-column default
-    con = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=120)
-    con.print(
-        f"[bold]{trace_path}[/]  gradviz trace format {s.format_version}, "
-        f"written by gradviz {s.gradviz_version}"
-    )
+    # Recorded text is never markup: an error message "cannot read [/data/x.csv]" prints as it
+    # reads (markup=False; the styles below are Text spans). Piped output keeps whole rows
+    # rather than the 80-column default.
+    con = Console(highlight=False, markup=False, emoji=False, **({} if sys.stdout.isatty() else {"width": 120}))
+    con.print(Text.assemble((trace_path, "bold"), f"  gradviz trace format {s.format_version}, "
+                            f"written by gradviz {s.gradviz_version}"))  # fmt: skip
     status_style = {"ok": "green", "error": "red", "interrupted": "yellow"}.get(s.status, "yellow")
-    con.print(
-        f"program: {' '.join(s.argv) or '-'}\n"
-        f"status: [{status_style}]{s.status}[/]" + (f" ({s.error})" if s.error else "")
-        + f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}"
-    )  # fmt: skip
-    con.print(provenance.summary_line(trace), markup=False)
+    con.print(f"program: {' '.join(s.argv) or '-'}")
+    con.print(Text.assemble(
+        "status: ", (s.status, status_style), f" ({s.error})" if s.error else "",
+        f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}",
+    ))  # fmt: skip
+    con.print(provenance.summary_line(trace))
     if s.truncated:
-        con.print("[yellow]warning: the trace is incomplete (the recording was cut short)[/]")
+        con.print("warning: the trace is incomplete (the recording was cut short)", style="yellow")
 
     tasks = Table(title="Graph tasks", box=box.SIMPLE, title_justify="left")
     numeric = ("task", "depth", "nodes run", "duration")
@@ -87,7 +89,7 @@ def info(trace_path: str, as_json: bool) -> None:
             continue
         st = {"ok": "green", "error": "red"}.get(t.status, "yellow")
         tasks.add_row(
-            str(t.id), f"[{st}]{t.status}[/]", t.thread, str(t.reentrant_depth), ", ".join(t.roots),
+            str(t.id), Text(t.status, style=st), t.thread, str(t.reentrant_depth), ", ".join(t.roots),
             str(t.nodes_run), _ms(t.duration_ns), t.error or "",
         )  # fmt: skip
     if s.tasks:
@@ -95,12 +97,15 @@ def info(trace_path: str, as_json: bool) -> None:
     else:
         con.print("no graph tasks (no backward ran while recording)")
 
-    top = ", ".join(f"{name} x{n}" for name, n in list(s.nodes_by_name.items())[:6])
-    more = " ..." if len(s.nodes_by_name) > 6 else ""
-    con.print(
-        f"graph: {s.nodes:,} nodes ({top}{more}), {s.edges:,} edges, {s.tensors:,} leaf tensors, "
-        f"{s.queues} ready queues"
-    )
+    # wrapped between phrases: "MmBackward0 x40" stays whole on a line
+    names = [f"{name} x{n}" for name, n in list(s.nodes_by_name.items())[:6]]
+    if len(s.nodes_by_name) > 6:
+        names.append("...")
+    names = [f"({names[0]}", *names[1:]] if names else []
+    con.print(Phrases([
+        f"graph: {s.nodes:,} nodes", *(n + "," for n in names[:-1]), *(n + ")," for n in names[-1:]),
+        f"{s.edges:,} edges,", f"{s.tensors:,} leaf tensors,", f"{s.queues} ready queues",
+    ], indent="  "))  # fmt: skip
 
     threads = Table(title="Threads", box=box.SIMPLE, title_justify="left")
     for col in ("tid", "name", "role", "device", "events"):
@@ -118,9 +123,13 @@ def info(trace_path: str, as_json: bool) -> None:
 
     for title, items in (("Errors", s.errors), ("Anomalies", s.anomalies)):
         if items:
-            con.print(f"[bold red]{title}[/]")
+            con.print(title, style="bold red")
             for e in items:
                 where = f"task {e.task}" if e.task is not None else "program"
                 node = f", {e.node}" if e.node else ""
+                # whole lines, wrapped by the terminal if at all: rich would cut them mid-phrase
                 con.print(f"  event #{e.seq} ({where}{node}; replay --step {e.seq + 1}): {e.type}: {e.message}",
-                          markup=False)
+                          soft_wrap=True)  # fmt: skip
+                context = e.context()
+                if context:  # the forward line that made the node, and what reached it
+                    con.print(f"    {context}", style="dim", soft_wrap=True)

@@ -16,12 +16,14 @@ STEPPER = -1  # what a bare --step means: open the interactive stepper
 
 
 def make_console(width: int | None, *, interactive: bool = False) -> Console:
-    """A console for stdout: the terminal's when it is one; else fixed width and no colour."""
+    """A console for stdout: the terminal's when it is one; else fixed width and no colour.
+    Recorded text is never markup (markup=False): a message "cannot read [/data/x.csv]" prints
+    as it reads."""
     if sys.stdout.isatty() and not os.environ.get("GRADVIZ_PLAIN"):
-        return Console(width=width) if width else Console()
+        return Console(width=width, markup=False, emoji=False)
     return Console(
         file=sys.stdout, width=width or 100, color_system=None, force_terminal=False, no_color=True,
-        highlight=False, emoji=False, soft_wrap=False,
+        highlight=False, emoji=False, soft_wrap=False, markup=False,
     )  # fmt: skip
 
 
@@ -166,7 +168,11 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
 
             run_stepper(trace, start=first_backward(trace, task) if start is None else start, task=task)
             return
-        start = total if start is None else start  # not a terminal: print the state instead
+        # not a terminal: print the state instead, and say so (a pipe's reader sees one state)
+        which = "the last step" if start is None else f"step {start}"
+        start = total if start is None else start
+        click.echo(f"gradviz: the stepper needs a terminal (stdin and stdout): printing {which} ({start}) "
+                   "instead", err=True)  # fmt: skip
 
     console = make_console(width)
     from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
@@ -190,4 +196,4 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
         return
     # One state: a plain fold to it is cheaper than building checkpoints for the whole trace.
     state = fold(trace.fold_events(start))
-    console.print(views.state_view(trace, state, task))
+    console.print(views.state_view(trace, state, task, width=console.width))

@@ -93,6 +93,7 @@ try:  # the trace layer lands separately; the core works without it
     from gradviz.trace import TraceError, load, record, trace  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
+from gradviz.script import run_script  # noqa: E402,F401,I001 - what `gradviz run` does, as a call
 
 # gradviz.draw (torchviz's one call) and notebook display of traces and recordings (gradviz.view;
 # the viewer itself is imported on first use).

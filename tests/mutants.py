@@ -8,7 +8,13 @@ makes a command allocate by a crafted number ends that process with MemoryError,
 failure too.
 
 A mutant changes one integer (an event's own field, or one inside a tuple field: roots, counts,
-priority, shape...) to -1, 0, 10**9, 2**62 or an id that nothing announced (UNKNOWN_ID).
+priority, shape...) to -1, 0, 10**9, 2**62, 10**400 (beyond a float and 64 bits) or an id that
+nothing announced (UNKNOWN_ID); or one string (a name, a message, a source line, a kind of
+queue entry...) to rich markup, a lone surrogate, a control sequence or an emoji code (issue 33
+G8/G9); or one float of a gradient's statistics to an integer too large for a float (G10).
+
+Every trace-reading command runs on each: info (tables and --json), render (and --step),
+replay (the timeline and --step), export, and diff with the mutant first and with it second.
 """
 
 from __future__ import annotations
@@ -27,7 +33,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-VALUES = (-1, 0, 10**9, 2**62)
+VALUES = (-1, 0, 10**9, 2**62, 10**400)
+STRINGS = ("[/]", "cannot read [/data/train.csv]", "[bold red]x[/", "bad \udcff name", "\x1b]0;title\x07",
+           ":warning: [link=file:///etc]x[/link]")
+FLOATS = (10**400, -(10**400))
 UNKNOWN_ID = 4242
 PER_RUN_S = 20  # a command slower than this on a 60-event trace hangs
 MEMORY_CAP = 2 << 30  # bytes of address space for the process that runs the commands
@@ -55,6 +64,33 @@ def _replace_at(v: Any, path: tuple[int, ...], new: int) -> Any:
     return (*v[:i], _replace_at(v[i], path[1:], new), *v[i + 1 :])
 
 
+def _str_paths(v: Any, path: tuple[int, ...] = ()) -> Iterator[tuple[int, ...]]:
+    if type(v) is str:
+        yield path
+    elif type(v) is tuple:
+        for i, x in enumerate(v):
+            yield from _str_paths(x, (*path, i))
+
+
+def str_sites(e: Any) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """(field, path inside it) of each string of event ``e``."""
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if not dataclasses.is_dataclass(v):
+            for p in _str_paths(v):
+                yield f.name, p
+
+
+def float_sites(e: Any) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """Each float of a gradient's statistics (``stats.norm``, ``after.max``...) of event ``e``."""
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if dataclasses.is_dataclass(v):
+            for g in dataclasses.fields(v):
+                if type(getattr(v, g.name)) is float:
+                    yield f"{f.name}.{g.name}", ()
+
+
 def int_sites(e: Any) -> Iterator[tuple[str, tuple[int, ...]]]:
     """(field, path inside it) of each integer of event ``e`` (seq aside: the file numbers events)."""
     for f in dataclasses.fields(e):
@@ -70,22 +106,31 @@ def int_sites(e: Any) -> Iterator[tuple[str, tuple[int, ...]]]:
             yield f.name, p
 
 
-def mutate(e: Any, field: str, path: tuple[int, ...], value: int) -> Any:
+def mutate(e: Any, field: str, path: tuple[int, ...], value: Any) -> Any:
     if "." in field:
         outer, inner = field.split(".")
         return dataclasses.replace(e, **{outer: dataclasses.replace(getattr(e, outer), **{inner: value})})
     return dataclasses.replace(e, **{field: _replace_at(getattr(e, field), path, value)})
 
 
+def _shown(value: Any) -> str:
+    if type(value) is int and abs(value) > 2**64:
+        return "-10**400" if value < 0 else "10**400"
+    return ascii(value) if type(value) is str else str(value)
+
+
 def all_mutants() -> Iterator[tuple[str, list]]:
-    """(description, events) for every integer of every event of every base trace x VALUES."""
+    """(description, events) for every integer of every event of every base trace x VALUES,
+    every string x STRINGS and every float of a statistic x FLOATS."""
     for name, events in base_traces().items():
         for i, e in enumerate(events):
-            for field, path in int_sites(e):
-                for value in (*VALUES, UNKNOWN_ID):
+            sites = [(s, (*VALUES, UNKNOWN_ID)) for s in int_sites(e)]
+            sites += [(s, STRINGS) for s in str_sites(e)] + [(s, FLOATS) for s in float_sites(e)]
+            for (field, path), values in sites:
+                for value in values:
                     evs = list(events)
                     evs[i] = mutate(e, field, path, value)
-                    yield f"{name} event {i} ({e.kind}) {field}{list(path) or ''} = {value}", evs
+                    yield f"{name} event {i} ({e.kind}) {field}{list(path) or ''} = {_shown(value)}", evs
 
 
 def sample_mutants() -> Iterator[tuple[str, list]]:
@@ -102,10 +147,14 @@ def sample_mutants() -> Iterator[tuple[str, list]]:
         yield desc, evs
 
 
-def commands(path: str, out: str, n_events: int) -> list[list[str]]:
+def commands(path: str, out: str, n_events: int, good: str) -> list[list[str]]:
+    """Every trace-reading command on ``path``; ``good``: the unchanged trace, for diff."""
     step = str(max(1, n_events // 2))
     return [
         ["info", path],
+        ["info", path, "--json"],
+        ["diff", path, good],
+        ["diff", good, path],
         ["render", path, "--format", "dot", "-o", f"{out}.dot"],
         ["render", path, "--format", "dot", "-o", f"{out}.step.dot", "--step", step],
         ["replay", path, "--width", "100"],
@@ -140,7 +189,7 @@ def run_one(path: str, args: list[str]) -> str | None:
         return f"hang (over {PER_RUN_S} s)"
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         return "traceback: " + "".join(traceback.format_exception(*r.exc_info)[-3:])  # type: ignore[misc]
-    if r.exit_code != 0:
+    if r.exit_code != 0 and not (args[0] == "diff" and r.exit_code == 1 and not r.stderr):  # diff: 1 = diverged
         lines = r.stderr.strip().splitlines()
         if len(lines) != 1 or not lines[0].startswith("Error: "):
             return f"exit {r.exit_code}, stderr not one Error: line: {r.stderr[:500]!r}"
@@ -157,6 +206,10 @@ def run_mutants(mutants: Iterator[tuple[str, list]], workdir: Path, limit: int |
 
     failures: list[str] = []
     n = runs = refused = 0
+    good = {}
+    for name, events in base_traces().items():
+        good[name] = str(workdir / f"{name}.json")
+        save(events, good[name])
     for desc, evs in mutants:
         if limit is not None and n >= limit:
             break
@@ -171,12 +224,13 @@ def run_mutants(mutants: Iterator[tuple[str, list]], workdir: Path, limit: int |
         except TraceError:
             loads = False
             refused += 1
-        cmds = commands(path, str(workdir / "out"), len(evs))
-        for args in cmds if loads else cmds[:1]:
+        cmds = commands(path, str(workdir / "out"), len(evs), good[desc.split(" ", 1)[0]])
+        for args in cmds if loads else cmds[:4]:  # refused: as every command loads, info and diff say
             runs += 1
             why = run_one(path, args)
             if why is not None:
-                failures.append(f"{desc}: gradviz {' '.join(args[:1] + args[2:])}: {why}")
+                shown = ["MUTANT" if a == path else "BASE" if a in good.values() else a for a in args]
+                failures.append(f"{desc}: gradviz {' '.join(shown)}: {why}")
     return {"mutants": n, "runs": runs, "refused": refused, "failures": failures}
 
 

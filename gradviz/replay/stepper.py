@@ -9,6 +9,7 @@ mode for single keys, restored on every exit path, and a rich ``Live`` on the al
 
 from __future__ import annotations
 
+import io
 import os
 import select
 import sys
@@ -22,6 +23,7 @@ from rich.text import Text
 from gradviz.replay import views
 from gradviz.replay.state import EngineState, Replayer
 from gradviz.trace import events as ev
+from gradviz.trace.summary import GradientIn, gradients_into
 
 HELP = [
     ("→ n space", "next event"),
@@ -35,6 +37,7 @@ HELP = [
     ("a", "go to where the selected node starts"),
     ("w", "why is the selected node not running?"),
     ("c esc", "clear selection (follow the current event)"),
+    ("[ ]", "scroll the dependency counts"),
     ("?", "help"),
     ("q", "quit"),
 ]
@@ -70,6 +73,12 @@ class Stepper:
         self.panel: str | None = None  # "help" or "why" in the graph region
         self.running = True
         self._find_last: tuple[str, int] | None = None
+        self.deps_offset = 0  # the first line of the dependency counts shown
+        # a torch trace: the seqs its recorder derived rather than observed; None: gradviz's engine
+        self.derived: frozenset[int] | None = None
+        head = trace.head(8) if hasattr(trace, "head") else trace.events[:8]
+        if any(type(e) is ev.EngineInfo and e.engine == "torch" for e in head):
+            self.derived = frozenset(n for d in trace.of_kind(ev.Derived) for n in d.events)  # type: ignore[attr-defined]
         self._state: EngineState | None = None
 
     # -- what is shown
@@ -187,6 +196,8 @@ class Stepper:
                 self.panel = None if self.panel == "why" else "why"
         elif k == "?":
             self.panel = None if self.panel == "help" else "help"
+        elif k in ("[", "]"):  # the dependency counts, when more than fit (the panel clamps it)
+            self.deps_offset = max(0, self.deps_offset + (5 if k == "]" else -5))
         elif k in ("c", "esc"):
             self.selected, self.panel = None, None
         else:
@@ -214,17 +225,65 @@ class Stepper:
 # --- rendering ---------------------------------------------------------------------------------
 
 
-def _event_panel(s: Stepper) -> RenderableType:
+def _event_panel(s: Stepper) -> Panel:
     st = s.state
     head = Text(f"step {st.step}/{s.total}", style="bold")
     if st.last is not None:
         e = st.last
         # "step N" is the state after N events; the last of them is event #N-1 (shown here).
-        head.append(f"  last event #{e.seq} {e.kind} on {views.thread_label(st, e.tid)}\n", style="dim")
+        head.append(f"  last event #{e.seq} {e.kind} on {views.thread_label(st, e.tid)}{_origin(s, e.seq)}\n",
+                    style="dim")
         head.append(views.describe(e, st), style="bold red" if _is_problem(e) else "bold")
+        context = _problem_context(s, e) if _is_problem(e) else None
+        if context:
+            head.append(f"\n{context}")
     else:
         head.append("  nothing applied yet: press → to apply the first event")
     return Panel(head, title="event", title_align="left")
+
+
+def _origin(s: Stepper, seq: int) -> str:
+    """" (observed)" (a hook saw it) or " (derived)" (the recorder inferred it) for an event of a
+    torch trace, as its ``derived`` events list them; nothing for gradviz's engine, which
+    reports each of its steps itself."""
+    derived = s.derived
+    if derived is None:
+        return ""
+    return " (derived)" if seq in derived else " (observed)"
+
+
+def _problem_node(e: Any) -> int | None:
+    """The node a problem event is about: the one that raised or made the NaN."""
+    if type(e) is ev.BufferAdd:
+        return e.producer if e.producer is not None else e.node
+    return getattr(e, "node", None)
+
+
+def _problem_context(s: Stepper, e: Any) -> str | None:
+    """For an error or a NaN: the forward line that created the node, and the gradients the
+    node had received by then (their statistics), as ``gradviz info`` lists them."""
+    node = _problem_node(e)
+    if node is None or node not in s.trace.nodes:
+        return None
+    source = s.trace.nodes[node].source
+    task = getattr(e, "task", None)
+    grads = gradients_into(s.trace, node, task, e.seq, lambda n: None) if task is not None else []
+    parts = []
+    own = e.after if type(e) is ev.AccumulateGradUpdate else getattr(e, "stats", None)
+    if own is not None:  # the gradient this event carries (a NaN one)
+        parts.append("this gradient: " + GradientIn(0, None, own.norm, own.min, own.max, own.nan, own.inf).text()
+                     .removeprefix("slot 0: "))  # fmt: skip
+    parts.append(f"{views.node_label(s.state, node)} created at {source}" if source else
+                 f"{views.node_label(s.state, node)}: no forward line recorded")  # fmt: skip
+    if grads:
+        parts.append("gradient in: " + "; ".join(g.text() for g in grads))
+    return "; ".join(parts)
+
+
+def _line(text: str, style: str = "") -> Text:
+    """One line of a panel: cut with an ellipsis at the panel's edge, never wrapped, so a node
+    and its state stay on one line in a narrow panel (80 columns: two panels of 36)."""
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 
 def _not_ready_panel(s: Stepper) -> RenderableType:
@@ -235,10 +294,9 @@ def _not_ready_panel(s: Stepper) -> RenderableType:
         if s.task is not None and t.id != s.task:
             continue
         for n, b in t.not_ready.items():
-            lines.append(Text(f"task {t.id}  {views.node_label(st, n)} [{b.filled}/{len(b.slots)}]",
-                              style="yellow"))
+            lines.append(_line(f"{views.node_label(st, n)} [{b.filled}/{len(b.slots)}] task {t.id}", "yellow"))
             for i, slot in enumerate(b.slots):
-                lines.append(Text(f"   slot {i}: {views._slot_label(st, slot)}"))
+                lines.append(_line(f"  slot {i}: {views._slot_label(st, slot)}"))
     return Panel(Group(*lines) if lines else Text("empty", style="dim"), title="not_ready buffers",
                  title_align="left")
 
@@ -254,25 +312,34 @@ def _queue_lines(s: Stepper, limit: int = 8) -> RenderableType:
             txt.append(f"  {i}. {views._entry_label(st, e)}\n")
         if len(entries) > limit:
             txt.append(f"  ... {len(entries) - limit} more\n", style="dim")
+    txt.no_wrap, txt.overflow = True, "ellipsis"
     return txt
 
 
-def _deps_panel(s: Stepper) -> RenderableType:
+def _deps_panel(s: Stepper, rows: int | None = None) -> RenderableType:
+    """Every running task's nodes still waiting, with their counts; ``rows``: the lines that
+    fit, past which the panel shows a window that [ and ] move (``Stepper.deps_offset``)."""
     st = s.state
     lines: list[RenderableType] = []
     for tid in st.tasks:
         t = st.tasks[tid]
         if t.status != "running" or (s.task is not None and t.id != s.task):
             continue
-        lines.append(Text(f"task {t.id} (depth {t.reentrant_depth}): outstanding {t.outstanding}",
-                          style="bold"))
+        lines.append(_line(f"task {t.id} (depth {t.reentrant_depth}): outstanding {t.outstanding}", "bold"))
         waiting = t.waiting
-        for n, c in list(waiting.items())[:30]:
-            lines.append(Text(f"   {views.node_label(st, n)}: {c}"))
+        for n, c in waiting.items():
+            lines.append(_line(f"   {views.node_label(st, n)}: {c}"))
         if not waiting:
-            lines.append(Text("   all dependencies met", style="dim"))
-    return Panel(Group(*lines) if lines else Text("no running task", style="dim"),
-                 title="dependency counts", title_align="left")
+            lines.append(_line("   all dependencies met", "dim"))
+    title = "dependency counts"
+    if rows is not None and len(lines) > rows >= 2:
+        fit = rows - 1  # the last line says where the window is
+        s.deps_offset = max(0, min(s.deps_offset, len(lines) - fit))
+        a = s.deps_offset
+        lines = [*lines[a : a + fit],
+                 _line(f"lines {a + 1}-{a + fit} of {len(lines)}: [ and ] scroll", "dim")]  # fmt: skip
+        title = "dependency counts ([ ] scroll)"
+    return Panel(Group(*lines) if lines else Text("no running task", style="dim"), title=title, title_align="left")
 
 
 def _graph_panel(s: Stepper) -> RenderableType:
@@ -286,7 +353,8 @@ def _graph_panel(s: Stepper) -> RenderableType:
     node = s.focus()
     if s.panel == "why" and node is not None:
         lines = views.why(s.trace, st, node)
-        return Panel(Text("\n".join(lines)), title=f"why: {views.node_label(st, node)}", title_align="left")
+        return Panel(Text("\n".join(lines)), title=Text(f"why: {views.node_label(st, node)}"),
+                     title_align="left")
     if node is None or node not in s.trace.nodes:
         return Panel(Text("no node in focus (/ to find one)", style="dim"), title="graph", title_align="left")
     txt = Text()
@@ -306,7 +374,7 @@ def _graph_panel(s: Stepper) -> RenderableType:
     txt.append(f"* {views.node_label(st, node)} ", style="bold")
     txt.append(state, style=views.STATE_STYLE.get(state, ""))
     if ns is not None and ns.state in ("parked", "arriving"):
-        txt.append(f" {ns.filled}/{ns.num_inputs} slots")
+        txt.append(f" [{ns.filled}/{ns.num_inputs}]")
     txt.append("\n")
     for dst, input_nr in s.trace.nodes[node].next_edges:
         if dst is None:
@@ -317,6 +385,7 @@ def _graph_panel(s: Stepper) -> RenderableType:
         txt.append(ds.state if ds else "not created", style=views.STATE_STYLE.get(ds.state if ds else "", ""))
         txt.append("\n")
     sel = " (selected)" if s.selected is not None else ""
+    txt.no_wrap, txt.overflow = True, "ellipsis"
     return Panel(txt, title=f"graph around node {node}{sel}", title_align="left")
 
 
@@ -336,8 +405,14 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
     shows even at 80x24; the other panels share what is left. The help takes the whole body.
     """
     root = Layout(name="root")
+    event = _event_panel(s)
+    # as many rows as the event's lines take (an error's forward line and gradients too), but
+    # at least what a wrapped event needs and never more than a third of the screen
+    measure = Console(file=io.StringIO(), width=max(width - 4, 20), markup=False, emoji=False)
+    wanted = 2 + len(measure.render_lines(event.renderable, pad=False))
+    ev_size = max(4 if width >= 120 else 5, min(wanted, height // 3))
     root.split_column(
-        Layout(_event_panel(s), name="event", size=4 if width >= 120 else 5),  # narrow: the event wraps
+        Layout(event, name="event", size=ev_size),
         Layout(name="body"),
         Layout(_footer(s), name="footer", size=1),
     )
@@ -348,7 +423,7 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
     threads = views.threads_view(st, s.task, title=None, compact=width < 120)
     threads.show_edge = False  # no blank top and bottom lines: every row counts at 80x24
     rows = len(threads.rows) + 4  # header, rule, borders
-    room = height - (5 if width >= 120 else 6)
+    room = height - ev_size - 1
     root["body"].split_column(
         Layout(Panel(threads, title="threads", title_align="left"), name="threads", size=min(rows, max(room - 6, 4))),
         Layout(name="panels"),
@@ -366,8 +441,9 @@ def layout(s: Stepper, width: int = 160, height: int = 50) -> Layout:
         return root
     root["panels"].split_row(Layout(name="left", ratio=1), Layout(name="right", ratio=1))
     root["left"].split_column(queues, Layout(_not_ready_panel(s), name="not_ready"))
+    panels_h = room - min(rows, max(room - 6, 4))
     root["right"].split_column(
-        Layout(_deps_panel(s), name="dependencies"),
+        Layout(_deps_panel(s, rows=panels_h // 2 - 2), name="dependencies"),
         Layout(_graph_panel(s), name="graph"),
     )
     return root
@@ -431,7 +507,7 @@ def run_stepper(trace: Any, start: int = 0, task: int | None = None) -> None:
     stepper = Stepper(trace, start, task)
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
-    console = Console()
+    console = Console(markup=False, emoji=False)  # recorded text is never markup (a thread named "loader[/]")
     try:
         tty.setcbreak(fd)
         with Live(layout(stepper, *console.size), console=console, screen=True, auto_refresh=False,

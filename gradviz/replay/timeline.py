@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradviz.replay import views
+from gradviz.replay.phrases import Phrases
 from gradviz.trace import events as ev
 
 SPARK = " ▁▂▃▄▅▆▇█"
@@ -206,8 +207,9 @@ def timeline_view(trace: Any, task: int | None = None, width: int = 100,
         per_node[(tk, node)] = per_node.get((tk, node), 0) + len(prods)
     rows = [(key, prods) for key, prods in buffers.items() if per_node[key[:2]] > 1]
     for (tk, node, slot), prods in rows[:max_rows]:
-        src = ", ".join("root" if p is None else f"{names.get(p, p)} ({p})" for p in prods)
-        bt.add_row(str(tk), f"{names.get(node, node)} ({node})", str(slot), str(len(prods)), src)
+        labels = ["root" if p is None else f"{names.get(p, p)} ({p})" for p in prods]
+        src = Phrases([*(label + "," for label in labels[:-1]), *labels[-1:]])  # a producer stays whole
+        bt.add_row(str(tk), Phrases([f"{names.get(node, node)} ({node})"]), str(slot), str(len(prods)), src)
     if len(rows) > max_rows:
         bt.add_row("...", f"{len(rows) - max_rows} more", "", "", "")
     if not rows:

@@ -13,6 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gradviz.replay.phrases import Phrases
 from gradviz.replay.state import EngineState, NodeState, QueueEntry, TaskState
 from gradviz.trace import events as ev
 
@@ -372,17 +373,18 @@ def _origin_tag(trace: Any, seq: int) -> str:
     return f" ({origin(trace, seq)}, torch {engine(trace)[1]})" if engine(trace)[0] == "torch" else ""
 
 
-def header(trace: Any, state: EngineState) -> Text:
+def header(trace: Any, state: EngineState) -> RenderableType:
+    """The step and the event that led to it, each wrapped between phrases."""
     total = trace.total_events if hasattr(trace, "total_events") else len(trace.events)  # lazy: no events made
-    t = Text(f"step {state.step} of {total}", style="bold")
-    if state.last is not None:
-        e = state.last
-        t.append(f": {after_events(state.step, e)}{_origin_tag(trace, e.seq)} on {thread_label(state, e.tid)}\n")
-        style = "bold red" if e.kind in ("error", "anomaly") else ""
-        t.append(describe(e, state), style=style)
-    else:
-        t.append("  (nothing applied yet)")
-    return t
+    if state.last is None:
+        return Text(f"step {state.step} of {total}  (nothing applied yet)", style="bold")
+    e = state.last
+    first = Phrases.of(f"step {state.step} of {total}: {after_events(state.step, e)}{_origin_tag(trace, e.seq)} on "
+                       f"{thread_label(state, e.tid)}", keep=[thread_label(state, e.tid)])  # fmt: skip
+    labels = [node_label(state, getattr(e, f, None)) for f in ("node", "by", "producer", "src", "dst")
+              if isinstance(getattr(e, f, None), int)]  # fmt: skip
+    style = "bold red" if e.kind in ("error", "anomaly") else ""
+    return Group(first, Phrases.of(describe(e, state), keep=labels, style=style))
 
 
 # Events a thread applies while it hands a finished node's gradients on (torch's evaluate_function).
@@ -426,11 +428,16 @@ def threads_view(state: EngineState, task: int | None = None, title: str | None 
         # Inside a reentrant backward the thread is at the inner task's depth even between nodes.
         inner = state.tasks.get(th.tasks[-1]) if th.tasks else None
         depth = max(th.depth, inner.reentrant_depth if inner is not None else 0)
+        # wrapped between phrases: a node's label and "task 3" stay whole in a narrow column
+        labels = [node_label(state, f.node) for f in th.frames]
+        if (passing := _passing_on(state, th.tid)) is not None:
+            labels.append(passing.removeprefix("passing a gradient to "))
+        cell = Phrases.of(doing.plain, keep=labels, style=str(doing.style))
         if compact:
-            t.add_row(th.name, doing)
+            t.add_row(th.name, cell)
         else:
             t.add_row(str(th.tid), th.name, role, str(depth), ", ".join(str(x) for x in th.tasks) or "-",
-                      doing)
+                      cell)
     return t
 
 
@@ -442,14 +449,14 @@ def queues_view(state: EngineState, task: int | None = None, limit: int = 12,
         t = _table(title, "queue", "name", "size", "next to pop")
     for q in state.queues.values():
         entries = [e for e in q.entries if task is None or e.task == task]
+        lines: RenderableType
         if entries:
-            lines = Text()
-            for i, e in enumerate(entries[:limit], 1):
-                if i > 1:
-                    lines.append("\n")
-                lines.append(f"{i}. {_entry_label(state, e)}")
+            # one entry a line, wrapped between its phrases ("priority (0, 6)" stays whole)
+            rows: list[RenderableType] = [Phrases.of(f"{i}. {_entry_label(state, e)}", indent="   ")
+                                          for i, e in enumerate(entries[:limit], 1)]  # fmt: skip
             if len(entries) > limit:
-                lines.append(f"\n... {len(entries) - limit} more")
+                rows.append(Text(f"... {len(entries) - limit} more"))
+            lines = Group(*rows)
         else:
             lines = Text("empty", style="dim")
         if compact:
@@ -482,23 +489,26 @@ def tasks_view(state: EngineState, task: int | None = None, limit: int = 20) -> 
         parts.append(Text(f"  ... {len(finished) - len(shown_finished)} earlier task(s) finished"))
     for i in shown_finished:
         t = state.tasks[i]
-        parts.append(Text("  " + _task_summary(state, t), style="red" if t.status == "error" else ""))
+        style = "red" if t.status == "error" else ""
+        parts.append(Phrases.of("  " + _task_summary(state, t), indent="    ", style=style))
     for i in running:
         t = state.tasks[i]
-        parts.append(Text("  " + _task_summary(state, t), style="bold"))
+        parts.append(Phrases.of("  " + _task_summary(state, t), indent="    ", style="bold"))
         waiting = t.waiting
         if waiting:
             items = list(waiting.items())
-            txt = ", ".join(f"{node_label(state, n)} {c}" for n, c in items[:limit])
+            labels = [node_label(state, n) for n, _ in items[:limit]]
+            txt = ", ".join(f"{label} {c}" for label, (_, c) in zip(labels, items))
             more = f", ... {len(items) - limit} more" if len(items) > limit else ""
-            parts.append(Text(f"    dependencies left: {txt}{more}"))
+            parts.append(Phrases.of(f"    dependencies left: {txt}{more}", keep=labels, indent="      "))
         nr = t.not_ready
         if nr:
             parts.append(Text("    not_ready:"))
             for n, b in list(nr.items())[:limit]:
                 slots = "; ".join(f"slot {i}: {_slot_label(state, s)}" for i, s in enumerate(b.slots))
-                parts.append(Text(f"      {node_label(state, n)} [{b.filled}/{len(b.slots)}] {slots}",
-                                  style="yellow"))
+                labels = [node_label(state, n), *(node_label(state, p) for x in b.slots for p in x.producers)]
+                parts.append(Phrases.of(f"      {node_label(state, n)} [{b.filled}/{len(b.slots)}] {slots}",
+                                        keep=labels, indent="        ", style="yellow"))  # fmt: skip
         if t.captured:
             for idx, c in sorted(t.captured.items()):
                 parts.append(Text(f"    captured grad {idx}: {node_label(state, c.node)} input "
@@ -542,13 +552,15 @@ def nodes_view(state: EngineState, task: int | None = None, limit: int = 30) -> 
     return t
 
 
-def state_view(trace: Any, state: EngineState, task: int | None = None) -> Group:
-    """Everything at one step: the event, threads, queues, tasks, nodes."""
+def state_view(trace: Any, state: EngineState, task: int | None = None, width: int | None = None) -> Group:
+    """Everything at one step: the event, threads, queues, tasks, nodes. Under 100 columns
+    (``width``) the threads table keeps only each thread's name and what it is doing, which
+    then has the room to say it without cutting a node's name in two."""
     use_trace(trace)
     return Group(
         header(trace, state),
         Text(""),
-        threads_view(state, task),
+        threads_view(state, task, compact=width is not None and width < 100),
         queues_view(state, task),
         tasks_view(state, task),
         Text(""),

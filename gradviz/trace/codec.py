@@ -144,7 +144,8 @@ def _gen(spec: Spec, var: str, depth: int = 0, path: str = "stats") -> tuple[str
     if k in ("int", "str", "bool"):
         return f"type({var}) is {k}", var
     if k == "float":
-        return f"(type({var}) is float or type({var}) is int)", f"float({var})"
+        # an int a float cannot hold (JSON allows any number of digits) goes the general way
+        return f"(type({var}) is float or (type({var}) is int and -_FMAX < {var} < _FMAX))", f"float({var})"
     if k == "stats":
         # The field's own name goes along, so a problem inside reads 'before.norm', not 'stats.norm'.
         return f"(type({var}) is list or type({var}) is dict or type({var}) is float)", f"_stats_dec({var}, {path!r})"
@@ -214,7 +215,7 @@ _new = object.__new__
 def _decoder_ns(cls: type[ev.Event]) -> dict[str, Any]:
     return {
         "_cls": cls, "_twin": _TWINS[cls], "_new": object.__new__, "_conv": _convert, "_problem": _describe_problem,
-        "_stats_dec": _stats_dec, "_only_int": frozenset([int]), "_only_str": frozenset([str]),
+        "_stats_dec": _stats_dec, "_FMAX": 2**1023, "_only_int": frozenset([int]), "_only_str": frozenset([str]),
     }  # fmt: skip
 
 

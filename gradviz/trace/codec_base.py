@@ -315,8 +315,10 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
         if type(v) is bool:
             return v
     elif k == "float":
-        if type(v) is float or type(v) is int:
-            return float(v)
+        if type(v) is float:
+            return v
+        if type(v) is int:
+            return _int_to_float(v, path)
         if type(v) is str and v in _NONFINITE_OUT:
             return _NONFINITE_OUT[v]
         raise FieldProblem(path, f"field '{path}' must be a number, got {_type_name(v)}")
@@ -347,7 +349,7 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
             return tuple(_convert(s, x, f"{path}[{i}]") for i, (s, x) in enumerate(zip(spec.items, v)))
     elif k == "stats":
         if (type(v) is float or type(v) is int) and v - v == 0:  # format 3: one finite element x
-            x = float(v)
+            x = _int_to_float(v, path) if type(v) is int else v
             return ev.Stats(abs(x), x, x, 0, 0)
         if type(v) is list or type(v) is tuple:  # format 2: [norm, min, max, nan, inf]
             if len(v) != len(_STATS_FIELDS):
@@ -364,6 +366,16 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
                 vals.append(_convert(sub, v[name], f"{path}.{name}"))
             return ev.Stats(*vals)
     raise FieldProblem(path, f"field '{path}' must be {spec.describe()}, got {_type_name(v)}")
+
+
+def _int_to_float(v: int, path: str) -> float:
+    """An integer where a float belongs: JSON allows any number of digits, a float does not."""
+    try:
+        return float(v)
+    except OverflowError:
+        raise FieldProblem(
+            path, f"field '{path}' must be a number a float can hold, got an integer beyond 1.8e308"
+        ) from None
 
 
 _STATS_FIELDS = [(name, spec) for name, spec, _ in field_specs(ev.Stats)]  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ are read as well.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
@@ -440,6 +441,49 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
     return reader.events
 
 
+HEAD_BYTES = 64 << 10  # what is read of a file before anything says it is a trace
+
+
+def read_file(name: str) -> tuple[bytes, bytes]:
+    """(first line, the rest) of a file that may be a trace: a file that is not one is refused
+    from its first bytes (``sniff``), before the rest is read. /dev/zero, a 1 GB log or an
+    image passed by mistake cost 64 KiB, not all of memory."""
+    with open(name, "rb") as f:
+        head = f.read(HEAD_BYTES)
+        sniff(name, head, whole=len(head) < HEAD_BYTES)
+        nl = head.find(b"\n")
+        if nl < 0:  # a one-line JSON document (or a header cut short): all of it is the first line
+            if f.seekable():
+                f.seek(0)
+                return f.read(), b""
+            return head + f.read(), b""
+        if f.seekable():  # the rest read once, not copied after the head
+            f.seek(nl + 1)
+            return head[: nl + 1], f.read()
+        return head[: nl + 1], head[nl + 1 :] + f.read()
+
+
+_FORMAT_KEY = re.compile(rb'"format"\s*:\s*"' + re.escape(ev.FORMAT_NAME.encode()) + rb'"')
+
+
+def sniff(name: str, head: bytes, *, whole: bool) -> None:
+    """TraceError unless ``head`` (a file's first bytes; ``whole``: all of it) can begin a trace:
+    a JSON object, declaring the format within its first 64 KiB. A small file (``whole``) with
+    the format elsewhere is left to the parser, which names what is wrong in it."""
+    s = head.lstrip()
+    if not s:
+        if whole:
+            raise TraceError(f"{name}: empty file, not a gradviz trace")
+        raise TraceError(f"{name}: not a gradviz trace (its first {HEAD_BYTES >> 10} KiB are blank)")
+    if s[:1] != b"{":
+        what = repr(chr(s[0])) if 0x20 < s[0] < 0x7F else f"byte 0x{s[0]:02x}"
+        raise TraceError(f"{name}: not a gradviz trace (it starts with {what}, not a JSON object)")
+    if not whole and _FORMAT_KEY.search(head) is None:
+        raise TraceError(
+            f'{name}: not a gradviz trace (no "format": "{ev.FORMAT_NAME}" in its first {HEAD_BYTES >> 10} KiB)'
+        )
+
+
 def _is_stream_header(first: bytes) -> bool:
     s = first.strip()
     return s.startswith(b"{") and s.endswith(b'"events":[')
@@ -454,9 +498,7 @@ def read_events(path: str | os.PathLike[str]) -> tuple[list[ev.Event], bool]:
 def _read_events(name: str) -> tuple[list[ev.Event], bool, bool, str | None]:
     """(events, complete, whether a string may hold a terminal control character, the fatal
     error a crash marker names if the recording ended in one: ``gradviz.trace.crash``)."""
-    with open(name, "rb") as f:
-        first = f.readline()
-        data = f.read()
+    first, data = read_file(name)
     return _read_data(name, first, data)
 
 
@@ -515,9 +557,7 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, 
     up to the step: the Trace holds the events of the lines read (``len``), and
     ``Trace.total_events`` is the count the file declares. Any other file loads in full."""
     name = os.fspath(path)
-    with open(name, "rb") as f:
-        first = f.readline()
-        data = f.read()
+    first, data = read_file(name)
     with paused():
         fast = _fast(name, first, data, lazy, fold_to, prefix)
     if fast is not None:

@@ -33,12 +33,38 @@ class ThreadSummary:
 
 
 @dataclass
+class GradientIn:
+    """A gradient that reached a node's InputBuffer: its slot and its statistics."""
+
+    slot: int
+    producer: str | None  # "MulBackward0 (node 4)"; None for the task's root gradient
+    norm: float
+    min: float
+    max: float
+    nan: int
+    inf: int
+
+    def text(self) -> str:
+        bad = f", {self.nan} NaN" * (self.nan > 0) + f", {self.inf} Inf" * (self.inf > 0)
+        return f"slot {self.slot}: norm {self.norm:.4g}, min {self.min:.4g}, max {self.max:.4g}{bad}"
+
+
+@dataclass
 class ErrorSummary:
     seq: int
     task: int | None
     node: str | None  # "MulBackward0 (node 4)"
     type: str
     message: str
+    source: str | None = None  # the forward line that created the node ("train.py:42")
+    gradients: list[GradientIn] = field(default_factory=list)  # what the node had received by then
+
+    def context(self) -> str | None:
+        """One line: where the node was made, and the gradients it had received."""
+        parts = [f"created at {self.source}"] if self.source else []
+        if self.gradients:
+            parts.append("gradient in: " + "; ".join(g.text() for g in self.gradients))
+        return "; ".join(parts) or None
 
 
 @dataclass
@@ -117,10 +143,37 @@ def summarize(trace: Trace) -> Summary:
         threads=[
             ThreadSummary(t.tid, t.name, t.role, t.device, per_thread.get(t.tid, 0)) for t in threads.values()
         ],
-        errors=[ErrorSummary(e.seq, e.task, node_label(e.node), e.type, e.message) for e in trace.errors],
-        anomalies=[
-            ErrorSummary(e.seq, e.task, node_label(e.node), "anomaly", e.message)
-            for e in trace.of_kind(ev.Anomaly)
-        ],
+        errors=[_error(trace, e, e.type, node_label) for e in trace.errors],
+        anomalies=[_error(trace, e, "anomaly", node_label) for e in trace.of_kind(ev.Anomaly)],
     )
+
+
+def _error(trace: Trace, e: Any, kind: str, node_label: Any) -> ErrorSummary:
+    node, task = e.node, e.task
+    source = None
+    grads: list[GradientIn] = []
+    if node is not None:
+        info = trace.nodes.get(node)
+        source = info.source if info is not None else None
+        if task is not None:
+            grads = gradients_into(trace, node, task, e.seq, node_label)
+    return ErrorSummary(e.seq, task, node_label(node), kind, e.message, source, grads)
+
+
+_BUFFER_ADD = frozenset([ev.BufferAdd])
+
+
+def gradients_into(trace: Trace, node: int, task: int, before: int, node_label: Any = None) -> list[GradientIn]:
+    """The gradients ``node``'s InputBuffer received in ``task`` before event ``before``, the
+    last one per slot (the statistics of each arrival; an accumulated slot's sum is not in the
+    trace). Reads only the task's own events, and only its buffer_add events."""
+    info = trace.tasks.get(task)
+    start = info.begin.seq if info is not None else 0
+    last: dict[int, ev.BufferAdd] = {}
+    for b in trace.iter_events(start, before, _BUFFER_ADD):
+        if b.node == node and b.task == task and b.stats is not None:  # type: ignore[attr-defined]
+            last[b.slot] = b  # type: ignore[attr-defined,assignment]
+    label = node_label or (lambda n: None if n is None else f"node {n}")
+    return [GradientIn(slot, label(b.producer), b.stats.norm, b.stats.min, b.stats.max, b.stats.nan,  # type: ignore[union-attr]
+                       b.stats.inf) for slot, b in sorted(last.items())]  # type: ignore[union-attr]  # fmt: skip
 

@@ -8,6 +8,10 @@ through ``neutralise``, so every command (info, replay, render's messages) shows
 each control character written as its escape (``\\x1b``, ``\\x9b``, ``\\u202e``), readable and
 inert. Newline and tab stay (multi-line exception messages, forward tracebacks): they move
 the cursor the way text does, and start nothing.
+
+Lone surrogates (a file name that was not UTF-8, decoded with surrogateescape) are written as
+their escapes too (``\\udcff``): no encoder can write them, so printed raw they would end any
+command that shows them with ``UnicodeEncodeError``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from typing import Any
 from gradviz.trace import events as ev
 
 # C0 controls but tab and newline, DEL, C1, and the Unicode format characters that reorder or
-# hide text (bidi overrides and isolates, line and paragraph separators).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+# hide text (bidi overrides and isolates, line and paragraph separators), and lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 # What such a character looks like in the file's bytes: a JSON escape (any \\u, to be cheap and
 # sure), raw C0/DEL bytes, or the UTF-8 of C1 and of the format characters above.
 _UNSAFE_BYTES = re.compile(rb"\\u|[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")

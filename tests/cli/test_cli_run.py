@@ -129,7 +129,7 @@ def test_missing_script_is_a_one_line_error(tmp_path):
 def test_help_documents_options():
     r = CliRunner().invoke(main, ["run", "--help"])
     assert r.exit_code == 0
-    assert "--output" in r.stdout and "--values" in r.stdout and "SCRIPT [ARGS]..." in r.stdout
+    assert "--output" in r.stdout and "--values" in r.stdout and "(SCRIPT | -m MODULE) [ARGS]..." in r.stdout
 
 
 def test_values_flag(tmp_path):

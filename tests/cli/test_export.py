@@ -133,7 +133,7 @@ def test_cli_export(tmp_path: Path) -> None:
     assert "wrote" in r.output
     check_format(json.loads(out.read_text()), two_devices())
     r = CliRunner().invoke(main, ["export", str(tmp_path / "missing.json"), "-o", str(out)])
-    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Traceback" not in r.output  # a missing input: a usage mistake
 
 
 def test_export_to_a_fifo_writes_through_it_and_leaves_it_a_fifo(tmp_path: Path) -> None:

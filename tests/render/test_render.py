@@ -584,7 +584,7 @@ def test_cli_user_mistakes_are_one_line_errors(tmp_path, args, message):
 
 def test_cli_missing_trace_is_one_line(tmp_path):
     result = CliRunner().invoke(main, ["render", str(tmp_path / "nope.json")])
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output  # a usage mistake (issue 35 item 7)
 
 
 def test_help_explains_every_style():

@@ -116,7 +116,7 @@ def test_user_mistakes_are_one_line_errors(files: dict[str, str], args: list[str
 
 def test_missing_file_is_one_line_error(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["replay", str(tmp_path / "nope.json"), "--step", "1"])
-    assert r.exit_code == 1 and "nope.json" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "nope.json" in r.output and "Traceback" not in r.output  # usage: exit 2
     bad = tmp_path / "bad.json"
     bad.write_text("not json at all")
     r = CliRunner().invoke(main, ["replay", str(bad), "--step", "1"])
@@ -125,4 +125,6 @@ def test_missing_file_is_one_line_error(tmp_path: Path) -> None:
 
 def test_bare_step_without_terminal_prints_state(files: dict[str, str]) -> None:
     r = invoke(files["diamond"], "--step")
-    assert r.exit_code == 0 and r.output.startswith("step 56 of 56")
+    assert r.exit_code == 0 and r.stdout.startswith("step 56 of 56")
+    # and says so on stderr (issue 35 item 8): a pipe's reader sees one state, not the stepper
+    assert r.stderr == "gradviz: the stepper needs a terminal (stdin and stdout): printing the last step (56) instead\n"

@@ -289,8 +289,11 @@ def test_empty_and_non_json_files(tmp_path):
     with pytest.raises(TraceError, match="empty file"):
         load(tmp_path / "empty.json")
     (tmp_path / "junk.json").write_bytes(b"\x00\xff garbage")
-    with pytest.raises(TraceError, match="not valid JSON"):
+    with pytest.raises(TraceError, match=r"not a gradviz trace \(it starts with byte 0x00, not a JSON object\)"):
         load(tmp_path / "junk.json")
+    (tmp_path / "junk2.json").write_bytes(b"{ garbage")
+    with pytest.raises(TraceError, match="not valid JSON"):
+        load(tmp_path / "junk2.json")
 
 
 # --- the schema -----------------------------------------------------------------------------------

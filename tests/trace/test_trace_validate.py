@@ -90,12 +90,16 @@ def _run_capped(args: list[str], timeout: int) -> dict:
         out.unlink()
 
 
+@pytest.mark.slow
 def test_every_integer_of_every_event_kind_mutated_runs_every_command_under_a_memory_cap():
     """Each integer field (and each integer inside a tuple field) of each event kind in five base
-    traces, set to -1, 0, 10**9, 2**62 and an unknown id; every command (info, render, render
-    --step, replay, replay --step, export) on each mutant that loads, in a subprocess with 2 GB of
-    address space: no traceback, no hang (20 s a run), no MemoryError. (benchmarks/bench_mutants.py
-    runs all 7,540 mutants.)"""
+    traces, set to -1, 0, 10**9, 2**62, 10**400 and an unknown id; each string set to rich markup,
+    a lone surrogate, a control sequence; each float of a statistic to an integer too large for a
+    float (tests/mutants.py, one mutant per kind, field and value); every command (info, info
+    --json, diff with the mutant first and second, render, render --step, replay, replay --step,
+    export) on each mutant that loads, info and diff on each that does not, in a subprocess with
+    2 GB of address space: no traceback, no hang (20 s a run), no MemoryError.
+    (benchmarks/bench_mutants.py --all runs all 11,340 mutants.)"""
     result = _run_capped([], timeout=300)
     assert result["mutants"] > 600 and result["runs"] > result["mutants"]
     assert result["failures"] == [], "\n".join(result["failures"][:20])
