@@ -17,7 +17,7 @@ from gradviz.cli import main
 from gradviz.script import ScriptError, run_script
 from gradviz.trace import load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 GRADVIZ_PROG = """
 import sys

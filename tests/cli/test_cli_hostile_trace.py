@@ -20,7 +20,7 @@ from gradviz.trace import events as ev
 from gradviz.trace import load
 from gradviz.trace.file import save
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
