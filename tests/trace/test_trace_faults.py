@@ -159,10 +159,13 @@ def test_library_recording_survives_a_full_file_size_limit(tmp_path):
     assert _load(trace)[0].truncated
 
 
-def test_a_full_device_stops_recording_with_one_line(tmp_path):
-    """ENOSPC from the first write (-o /dev/full): the program runs to its own exit code."""
+def test_a_full_device_is_refused_before_the_script_starts(tmp_path):
+    """ENOSPC from the first write (-o /dev/full): refused in one line before the script runs
+    (issue 33 G3), rather than running it all and losing the recording."""
     r = _gradviz_run(Path("/dev/full"), _script(tmp_path, LONG_SCRIPT), "20")
-    _check_stopped_cleanly(r, Path("/dev/full"), "No space left on device")
+    assert r.returncode == 1, (r.returncode, r.stderr[-3000:])
+    assert r.stdout == ""  # the script never ran
+    assert r.stderr.strip().splitlines() == ["Error: cannot write the trace to /dev/full: No space left on device"]
 
 
 @pytest.fixture
