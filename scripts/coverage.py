@@ -220,7 +220,8 @@ def _pct(a: int, b: int) -> str:
 
 
 def _summary(table: list[dict]) -> list[str]:
-    lines = ["| module | public names | gradviz has | by count | corpus calls | by calls |", "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| module | public names | gradviz has | by count | corpus calls | by calls |"]
+    lines.append("|---|---:|---:|---:|---:|---:|")
     for r in table:
         name = "`torch.Tensor` (members)" if r["path"] == "Tensor" else f"`{r['path']}`"
         lines.append(f"| {name} | {r['names']} | {r['have']} | {_pct(r['have'], r['names'])} | {r['calls']} | "

@@ -19,7 +19,8 @@ def _script():
 
 
 def test_coverage_doc_and_readme_block_are_current():
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "coverage.py"), "--check"], capture_output=True, text=True)
+    script = str(ROOT / "scripts" / "coverage.py")
+    r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 
