@@ -166,3 +166,10 @@ from gradviz import optim, serialization, sparse, utils  # noqa: E402 - sparse: 
 from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # noqa: E402
 from gradviz.device import get_default_device, set_default_device  # noqa: E402
 from gradviz.serialization import save  # noqa: E402
+
+# isort: split
+# --- a torch name gradviz lacks: "gradviz has no torch.X (used at file:line)", an AttributeError ---
+# (gradviz/_missing.py; a lazy __getattr__ of this module should end by calling this one)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

@@ -322,3 +322,9 @@ __all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck", "profi
 from gradviz import tensor as _tensor  # noqa: E402
 
 _Tensor = _tensor.Tensor
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

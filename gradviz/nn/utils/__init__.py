@@ -8,3 +8,9 @@ __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "rnn",
     "vector_to_parameters",
 ]  # fmt: skip
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)
