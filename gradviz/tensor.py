@@ -24,10 +24,10 @@ _tensor_ids = itertools.count(1)
 
 
 class Size(tuple):
-    """A tensor's shape; prints like torch.Size."""
+    """A tensor's shape; prints as torch.Size does."""
 
     def __repr__(self) -> str:
-        return f"gradviz.Size({list(self)})"
+        return f"torch.Size({list(self)})"  # torch's spelling: a torch script prints the same
 
     def numel(self) -> int:
         n = 1
@@ -82,11 +82,14 @@ class Tensor:
 
     def __init__(self, *args: Any, device: Any = None, requires_grad: bool = False):
         data = args[0] if args else None
-        if len(args) > 2 or not hasattr(data, "__array_interface__") and not hasattr(data, "__cuda_array_interface__"):
-            # torch's legacy constructor: Tensor(list), Tensor(sizes...), Tensor(tensor), Tensor()
+        if len(args) != 2 or not isinstance(args[1], Device) or not (
+            hasattr(data, "__array_interface__") or hasattr(data, "__cuda_array_interface__")
+        ):
+            # torch's legacy constructor: Tensor(list), Tensor(ndarray) (in the default dtype, whatever
+            # the array's), Tensor(sizes...), Tensor(tensor), Tensor(). Tensor(array, device) is ours.
             _legacy_init(self, _dtype._default[0], args, device)
             return
-        device = args[1] if len(args) > 1 else (CPU if device is None else device)
+        device = args[1]
         dt = _dtype.from_numpy_dtype(data.dtype)
         if dt.np != data.dtype:  # a numpy type torch lacks (uint32, float128): held as the nearest one
             data = data.astype(dt.np)

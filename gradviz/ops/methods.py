@@ -30,10 +30,10 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def _type(self: Tensor, dtype: Any = None) -> Any:
-    """t.type() is the type name ('gradviz.FloatTensor'); t.type(dtype) converts, the dtype given
+    """t.type() is torch's type name ('torch.FloatTensor'); t.type(dtype) converts, the dtype given
     as a dtype, a typed class (gradviz.LongTensor) or its name ('torch.LongTensor')."""
     if dtype is None:
-        return f"gradviz.{_dtype.scalar_type_name(self.dtype)}Tensor"
+        return f"torch.{_dtype.scalar_type_name(self.dtype)}Tensor"
     if isinstance(dtype, str):
         name = dtype.rsplit(".", 1)[-1].removesuffix("Tensor")
         by_name = {v: k for k, v in _dtype._SCALAR_TYPE_NAMES.items()}
