@@ -134,7 +134,7 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
 _SEQUENCE_KEY_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
     "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
-    "x[gradviz.tensor(seq)], which will result either in an error or a different result"
+    "x[torch.tensor(seq)], which will result either in an error or a different result"
 )
 
 
