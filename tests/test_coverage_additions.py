@@ -1,0 +1,178 @@
+"""The names added to raise the coverage (issue 34 item 1: aliases, composites, more math, what a
+tensor says of itself), each run under torch and gradviz: values, the backward node and its next
+nodes, and the gradients of the inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import gradviz
+
+
+def _leaf(T, data, grad=True):
+    return T.tensor(data, dtype=T.float64, requires_grad=grad)
+
+
+X = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]]
+Y = [[1.0, 2.0, -0.5], [0.25, -3.0, 1.0]]
+V = [0.5, -1.0, 2.0]
+
+# name -> program(T) returning the output; the leaves are made inside from X, Y, V
+CASES = {
+    # aliases: torch records the aliased op's node
+    "absolute": lambda T: T.absolute(_leaf(T, X)),
+    "arccos": lambda T: T.arccos(_leaf(T, X) / 4),
+    "arcsinh": lambda T: T.arcsinh(_leaf(T, X)),
+    "arctan2": lambda T: T.arctan2(_leaf(T, X), _leaf(T, Y)),
+    "Tensor.arctanh": lambda T: (_leaf(T, X) / 4).arctanh(),
+    "divide": lambda T: T.divide(_leaf(T, X), _leaf(T, Y)),
+    "true_divide": lambda T: T.true_divide(_leaf(T, X), 2.0),
+    "multiply": lambda T: T.multiply(_leaf(T, X), _leaf(T, Y)),
+    "subtract alpha": lambda T: T.subtract(_leaf(T, X), _leaf(T, Y), alpha=2),
+    "Tensor.negative": lambda T: _leaf(T, X).negative(),
+    "greater": lambda T: T.greater(_leaf(T, X), 0.5),
+    "Tensor.less_equal": lambda T: _leaf(T, X).less_equal(_leaf(T, Y)),
+    "not_equal": lambda T: T.not_equal(_leaf(T, X), _leaf(T, X)),
+    "fix": lambda T: T.fix(_leaf(T, X)),
+    "swapaxes": lambda T: T.swapaxes(_leaf(T, X), 0, 1),
+    "Tensor.swapdims": lambda T: _leaf(T, X).swapdims(1, 0),
+    "concatenate": lambda T: T.concatenate([_leaf(T, X), _leaf(T, Y)], 1),
+    "ger": lambda T: T.ger(_leaf(T, V), _leaf(T, V)),
+    "Tensor.multiply_": lambda T: (_leaf(T, X) * 1).multiply_(_leaf(T, Y)),
+    # composites: torch's decomposition's nodes
+    "positive": lambda T: T.positive(_leaf(T, X) * 1),
+    "moveaxis": lambda T: T.moveaxis(_leaf(T, X).unsqueeze(0), 0, 2),
+    "movedim lists": lambda T: T.movedim(_leaf(T, X).unsqueeze(0), (0, 1), (2, 0)),
+    "ravel transposed": lambda T: _leaf(T, X).t().ravel(),
+    "unflatten": lambda T: _leaf(T, X).unflatten(1, (3, 1)),
+    "broadcast_to": lambda T: T.broadcast_to(_leaf(T, V), (2, 3)),
+    "broadcast_tensors": lambda T: T.broadcast_tensors(_leaf(T, V), _leaf(T, X)[:, :1])[1],
+    "atleast_1d scalar": lambda T: T.atleast_1d(_leaf(T, 2.5)),
+    "atleast_2d": lambda T: T.atleast_2d(_leaf(T, V)),
+    "atleast_3d": lambda T: T.atleast_3d(_leaf(T, V)),
+    "hstack": lambda T: T.hstack([_leaf(T, X), _leaf(T, Y)]),
+    "vstack 1-d": lambda T: T.vstack([_leaf(T, V), _leaf(T, V)]),
+    "row_stack": lambda T: T.row_stack([_leaf(T, X), _leaf(T, V)]),
+    "dstack": lambda T: T.dstack([_leaf(T, X), _leaf(T, Y)]),
+    "column_stack": lambda T: T.column_stack([_leaf(T, V), _leaf(T, X).t()]),
+    "tensor_split sections": lambda T: T.tensor_split(_leaf(T, X), 2, dim=1)[0],
+    "tensor_split indices": lambda T: _leaf(T, X).tensor_split([1, 2], dim=1)[2],
+    "hsplit": lambda T: T.hsplit(_leaf(T, X), 3)[1],
+    "vsplit": lambda T: _leaf(T, X).vsplit([1])[1],
+    "fliplr": lambda T: T.fliplr(_leaf(T, X)),
+    "flipud": lambda T: _leaf(T, X).flipud(),
+    "tile": lambda T: T.tile(_leaf(T, X), (2,)),
+    "take_along_dim": lambda T: T.take_along_dim(_leaf(T, X), T.tensor([[0, 2]]), dim=1),
+    "take_along_dim flat": lambda T: T.take_along_dim(_leaf(T, X), T.tensor([4, 1])),
+    "sum_to_size": lambda T: _leaf(T, X).sum_to_size(1, 3),
+    # more math: their own nodes
+    "tan": lambda T: T.tan(_leaf(T, X)),
+    "exp2": lambda T: _leaf(T, X).exp2(),
+    "deg2rad": lambda T: T.deg2rad(_leaf(T, X)),
+    "rad2deg": lambda T: _leaf(T, X).rad2deg(),
+    "logaddexp2": lambda T: T.logaddexp2(_leaf(T, X), _leaf(T, Y)),
+    "fmax": lambda T: T.fmax(_leaf(T, X), _leaf(T, Y)),
+    "fmin nan": lambda T: T.fmin(_leaf(T, X), T.tensor([[math.nan, 0.0, 1.0]], dtype=T.float64, requires_grad=True)),
+    "addcmul": lambda T: T.addcmul(_leaf(T, X), _leaf(T, Y), _leaf(T, V), value=0.5),
+    "addcdiv": lambda T: _leaf(T, X).addcdiv(_leaf(T, Y), _leaf(T, V), value=2),
+    "nansum": lambda T: T.nansum(_leaf(T, [[1.0, math.nan], [2.0, 3.0]])),
+    "nansum dim": lambda T: _leaf(T, [[1.0, math.nan], [2.0, 3.0]]).nansum(1),
+    "nanmean": lambda T: T.nanmean(_leaf(T, [[1.0, math.nan], [2.0, 3.0]])),
+    "nanmean dim keepdim": lambda T: T.nanmean(_leaf(T, [[1.0, math.nan], [2.0, 3.0]]), 0, keepdim=True),
+    "Tensor.trace": lambda T: _leaf(T, X).trace(),  # torch.trace: gradviz.trace is the recorder
+    "diagonal": lambda T: T.diagonal(_leaf(T, X)),
+    "Tensor.diagonal dims": lambda T: _leaf(T, X).unsqueeze(0).expand(3, 2, 3).diagonal(0, 0, 2),
+    "vdot": lambda T: T.vdot(_leaf(T, V), _leaf(T, V) * 2),
+    "count_nonzero": lambda T: T.count_nonzero(T.tensor([[0.0, 1.0], [2.0, 0.0]]), 0),
+    "logical_xor": lambda T: T.logical_xor(T.tensor([True, False, True]), T.tensor([True, True, False])),
+    "Tensor.logical_and": lambda T: T.tensor([True, False]).logical_and(T.tensor([True, True])),
+    "Tensor.bitwise_xor": lambda T: T.tensor([5, 3]).bitwise_xor(T.tensor([1, 1])),
+}
+
+
+def _names(fn):
+    if fn is None:
+        return None
+    return (fn.name().split("::")[-1], [f.name().split("::")[-1] if f else None for f, _ in fn.next_functions])
+
+
+def _run(T, program):
+    T.manual_seed(0)
+    leaves = []
+    real_tensor = T.tensor
+
+    def tensor(*a, **k):
+        t = real_tensor(*a, **k)
+        if t.requires_grad:
+            leaves.append(t)
+        return t
+
+    T.tensor = tensor
+    try:
+        out = program(T)
+    finally:
+        T.tensor = real_tensor
+    names = _names(out.grad_fn)
+    grads = None
+    if out.requires_grad:
+        out.sum().backward()
+        grads = [None if t.grad is None else t.grad.tolist() for t in leaves]
+    return out, names, grads
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_addition_matches_torch(name):
+    want, want_names, want_grads = _run(torch, CASES[name])
+    got, got_names, got_grads = _run(gradviz, CASES[name])
+    assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(np.asarray(got.tolist(), dtype=float), np.asarray(want.tolist(), dtype=float),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    assert got_names == want_names
+    if want_grads is None:
+        assert got_grads is None
+        return
+    for g, w in zip(got_grads, want_grads, strict=True):
+        if w is None:
+            assert g is None
+        else:
+            np.testing.assert_allclose(np.asarray(g, dtype=float), np.asarray(w, dtype=float), rtol=1e-12,
+                                       atol=1e-12)  # fmt: skip
+
+
+def test_aliases_are_the_same_op():
+    from gradviz.ops import aliases
+
+    for alias, op in aliases.FUNCTIONS.items():
+        assert getattr(gradviz, alias) is op and hasattr(torch, alias), alias
+    for alias in aliases.METHODS:
+        assert hasattr(torch.Tensor, alias) and hasattr(gradviz.Tensor, alias), alias
+
+
+_INFO = {
+    "stride": lambda T: T.ones(2, 3).stride(),
+    "stride transposed": lambda T: T.ones(2, 3).t().stride(),
+    "stride expanded": lambda T: T.ones(2, 3).expand(4, 2, 3).stride(),
+    "stride(dim)": lambda T: T.ones(2, 3).stride(-1),
+    "storage_offset": lambda T: T.ones(2, 3)[:, 1:].storage_offset(),
+    "storage_offset row": lambda T: T.ones(4, 3)[2].storage_offset(),
+    "get_device": lambda T: T.ones(2).get_device(),
+    "ndimension": lambda T: T.ones(2, 3).ndimension(),
+    "is_signed float": lambda T: T.ones(2).is_signed(),
+    "is_signed uint8": lambda T: T.ones(2, dtype=T.uint8).is_signed(),
+    "itemsize": lambda T: T.ones(2, dtype=T.float16).itemsize,
+    "nbytes": lambda T: T.ones(2, 3).nbytes,
+    "is_cpu": lambda T: T.ones(2).is_cpu,
+    "flags": lambda T: [T.ones(1).is_complex(), T.ones(1).is_conj(), T.ones(1).is_neg(), T.ones(1).is_inference(),
+                        T.ones(1).is_nested, T.ones(1).is_meta, T.ones(1).is_quantized, T.ones(1).is_mkldnn],
+    "conj is self": lambda T: [(x := T.ones(2)).conj() is x, x.resolve_conj() is x, x.resolve_neg() is x, x.real is x],
+    "data_ptr of a view": lambda T: (lambda t: t[1].data_ptr() - t.data_ptr())(T.ones(3, 4)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_INFO))
+def test_tensor_info_matches_torch(name):
+    assert _INFO[name](gradviz) == _INFO[name](torch)
