@@ -21,6 +21,10 @@ X = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]]
 Y = [[1.0, 2.0, -0.5], [0.25, -3.0, 1.0]]
 V = [0.5, -1.0, 2.0]
 
+def _inplace_case(op, make):
+    return lambda T: getattr(T, op + "_")(make(T))
+
+
 # name -> program(T) returning the output; the leaves are made inside from X, Y, V
 CASES = {
     # aliases: torch records the aliased op's node
@@ -91,6 +95,13 @@ CASES = {
     "logical_xor": lambda T: T.logical_xor(T.tensor([True, False, True]), T.tensor([True, True, False])),
     "Tensor.logical_and": lambda T: T.tensor([True, False]).logical_and(T.tensor([True, True])),
     "Tensor.bitwise_xor": lambda T: T.tensor([5, 3]).bitwise_xor(T.tensor([1, 1])),
+    # in place: the op's node over the old history; self saved as a clone, or the result
+    **{f"{op}_": _inplace_case(op, lambda T: _leaf(T, X) * 1.5) for op in (
+        "abs", "ceil", "cos", "expm1", "fix", "floor", "round", "sin", "square", "trunc")},
+    **{f"{op}_ positive": _inplace_case(op, lambda T: _leaf(T, X).abs() + 0.5) for op in (
+        "log", "log1p", "log2", "log10", "rsqrt", "reciprocal")},
+    "Tensor.sign_": lambda T: (_leaf(T, X) * 1).sign_(),
+    "Tensor.abs_ then more": lambda T: ((_leaf(T, X) * 2).abs_() * _leaf(T, Y)).log1p_(),
 }
 
 

@@ -22,6 +22,7 @@ of the derivative table (so its backward node's name) together:
 - math_more: tan, exp2, deg2rad/rad2deg, logaddexp2, fmax/fmin, addcmul/addcdiv, nansum/nanmean,
   trace, diagonal, vdot, count_nonzero, logical_xor
 - composites: what torch builds from other ops (movedim, ravel, hstack, tensor_split, tile, ...)
+- inplace_more: abs_, log_, floor_, rsqrt_, square_ and the other unary ops in place
 - aliases: torch's other names for these ops (absolute, arccos, divide, greater, swapaxes, ...)
 """
 
@@ -40,6 +41,7 @@ from gradviz.ops import (
     diag_ops,
     indexing,
     inplace,
+    inplace_more,
     linalg,
     math_binary,
     math_more,
@@ -54,7 +56,7 @@ from gradviz.ops import (
 
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
             indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary,
-            aliases, composites, math_more)  # torch's aliases and composites, more math (issue 34)
+            aliases, composites, math_more, inplace_more)  # torch's aliases and composites, more math (issue 34)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

@@ -10,6 +10,7 @@ from gradviz import _dtype
 from gradviz.ops import aliases as _aliases
 from gradviz.ops import composites as _composites
 from gradviz.ops import functions as F
+from gradviz.ops import inplace_more as _inplace_more
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
@@ -173,7 +174,8 @@ def bind() -> None:
     # torch's aliases, composites and more math as Tensor methods, and what a tensor says of itself
     # (gradviz/ops/aliases.py, composites.py, math_more.py, tensor_info.py)
     methods.update(_aliases.METHODS)
-    for name in (*_TORCH_METHODS, *_composites.METHOD_ONLY, *_math_more.METHOD_ONLY):
+    for name in (*_TORCH_METHODS, *_composites.METHOD_ONLY, *_math_more.METHOD_ONLY, *_inplace_more.__all__,
+                 *_inplace_more.METHOD_ONLY):
         methods.setdefault(name, getattr(F, name))
     methods.update(_tensor_info.METHODS)
     for name, fn in methods.items():
