@@ -30,13 +30,21 @@ from gradviz.nn.modules.linear import Bilinear, Identity, Linear
 from gradviz.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
+    MultiLabelSoftMarginLoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
 )
 from gradviz.nn.modules.module import Module
 from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
@@ -78,4 +86,6 @@ __all__ = [
     "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU", "ReLU6",
     "Softmin", "Softplus", "Softsign", "Tanhshrink", "Threshold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
 ]  # fmt: skip
