@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gradviz.ops import arith as _arith
 from gradviz.ops import inplace as _inplace
+from gradviz.ops import linalg_solvers as _linalg_solvers
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_ops as _math_ops
 from gradviz.ops import pointwise as _pointwise
@@ -26,6 +27,8 @@ FUNCTIONS = {
     "less": _pointwise.lt, "less_equal": _pointwise.le, "not_equal": _pointwise.ne, "fix": _pointwise.trunc,
     "swapaxes": _views.transpose, "swapdims": _views.transpose, "concatenate": _shape.cat,
     "ger": _math_binary.outer,
+    # torch.det, torch.inverse, torch.matrix_power: linalg's ops under their old names
+    "det": _linalg_solvers.det, "inverse": _linalg_solvers.inv, "matrix_power": _linalg_solvers.matrix_power,
 }  # fmt: skip
 
 # Tensor methods: the functions' aliases (torch has no Tensor.concatenate) and the in-place ones
