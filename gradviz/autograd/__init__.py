@@ -26,6 +26,7 @@ from gradviz.autograd.grad_mode import (
     no_grad,
     set_detect_anomaly,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from gradviz.autograd.graph import Edge, Identity, Node, gradient_edge
 
@@ -317,6 +318,7 @@ from gradviz.autograd import functional, graph_hooks, profiler  # noqa: E402, F4
 from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck", "profiler"]
+__all__ += ["set_multithreading_enabled"]  # (inference_mode: bound by gradviz.ops.modes, which defines it)
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 from gradviz import tensor as _tensor  # noqa: E402

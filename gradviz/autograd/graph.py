@@ -610,3 +610,28 @@ def node_created(node: Node) -> None:
 from gradviz._missing import missing_names as _missing_names  # noqa: E402
 
 __getattr__ = _missing_names(__name__)
+
+
+# -- torch.autograd.graph's GradientEdge, get_gradient_edge, increment_version -------------------
+
+
+class GradientEdge(NamedTuple):
+    """torch.autograd.graph.GradientEdge: a node and one of its inputs' slots."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge a tensor's gradient flows along: its grad_fn's slot, or its AccumulateGrad."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    node, nr = gradient_edge(tensor)
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor: Tensor | Any) -> None:
+    """Bump the version counter(s), as an in-place change made outside autograd's sight should."""
+    for t in tensor if isinstance(tensor, (list, tuple)) else (tensor,):
+        t._version_counter[0] += 1
