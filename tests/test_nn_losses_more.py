@@ -79,3 +79,27 @@ def test_soft_margin_loss_refuses_a_target_that_requires_grad_as_torch():
             T.nn.functional.soft_margin_loss(a, b.sign())
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+SHRINK = {
+    "Hardshrink": lambda T, a: T.nn.Hardshrink()(a),
+    "Hardshrink 1.0": lambda T, a: T.nn.functional.hardshrink(a, 1.0),
+    "Softshrink": lambda T, a: T.nn.Softshrink(0.3)(a),
+    "Softmax2d": lambda T, a: T.nn.Softmax2d()(a.view(1, 4, 3, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(SHRINK))
+def test_shrink_and_softmax2d_match_torch(name):
+    runs = []
+    for T in (torch, gradviz):
+        a, _, _ = _inputs(T)
+        out = SHRINK[name](T, a)
+        graph = _graph(out.grad_fn)
+        (out * T.arange(float(out.numel()), dtype=T.float64).view(out.shape)).sum().backward()
+        runs.append((out.tolist(), graph, a.grad.tolist()))
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
+    assert runs[1][1] == runs[0][1]
+    np.testing.assert_allclose(runs[1][2], runs[0][2], rtol=1e-12, atol=1e-15)
+    assert repr(SHRINK[name](gradviz, _inputs(gradviz)[0]).grad_fn.name()) == repr(SHRINK[name](torch, _inputs(
+        torch)[0]).grad_fn.name())

@@ -31,6 +31,7 @@ from gradviz.nn import _functional_losses_more as _losses_more  # noqa: E402
 from gradviz.nn import _functional_mha as _mha  # noqa: E402
 from gradviz.nn import _functional_norm as _norm  # noqa: E402
 from gradviz.nn import _functional_pad as _pad  # noqa: E402
+from gradviz.nn import _functional_shrink as _shrink  # noqa: E402
 from gradviz.nn import _functional_upsample as _upsample  # noqa: E402
 from gradviz.nn._functional_activations2 import *  # noqa: E402, F403
 from gradviz.nn._functional_attention import *  # noqa: E402, F403
@@ -44,6 +45,7 @@ from gradviz.nn._functional_losses_more import *  # noqa: E402, F403
 from gradviz.nn._functional_mha import *  # noqa: E402, F403
 from gradviz.nn._functional_norm import *  # noqa: E402, F403
 from gradviz.nn._functional_pad import *  # noqa: E402, F403
+from gradviz.nn._functional_shrink import *  # noqa: E402, F403
 from gradviz.nn._functional_upsample import *  # noqa: E402, F403
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
@@ -52,7 +54,7 @@ from gradviz.tensor import Tensor
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
 __all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 __all__ += _conv_transpose.__all__ + _dropout.__all__ + _elu.__all__ + _grid.__all__ + _pad.__all__
-__all__ += _activations2.__all__ + _upsample.__all__ + _norm.__all__ + _losses_more.__all__
+__all__ += _activations2.__all__ + _upsample.__all__ + _norm.__all__ + _losses_more.__all__ + _shrink.__all__
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
