@@ -168,6 +168,28 @@ from gradviz.device import get_default_device, set_default_device  # noqa: E402
 from gradviz.serialization import save  # noqa: E402
 
 # isort: split
+# --- torch's top-level names for nn ops: torch.conv2d is torch.nn.functional.conv2d's op, and so on --
+from gradviz.nn.functional import (  # noqa: E402
+    bilinear,
+    celu,
+    celu_,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    cosine_similarity,
+    hardshrink,
+    pairwise_distance,
+    pixel_shuffle,
+    pixel_unshuffle,
+    prelu,
+    selu,
+    selu_,
+    threshold,
+    threshold_,
+)
+
+# isort: split
 # --- a torch name gradviz lacks: "gradviz has no torch.X (used at file:line)", an AttributeError ---
 # (gradviz/_missing.py; a lazy __getattr__ of this module should end by calling this one)
 from gradviz._missing import missing_names as _missing_names  # noqa: E402

@@ -187,3 +187,64 @@ _INFO = {
 @pytest.mark.parametrize("name", list(_INFO))
 def test_tensor_info_matches_torch(name):
     assert _INFO[name](gradviz) == _INFO[name](torch)
+
+
+_TOP_LEVEL_NN = {
+    "conv1d": lambda T: T.conv1d(_leaf(T, [[[1.0, 2.0, 3.0, 4.0]]]), _leaf(T, [[[0.5, -1.0]]]), stride=2),
+    "conv2d": lambda T: T.conv2d(_leaf(T, [[[[1.0, 2.0], [3.0, 4.0]]]]), _leaf(T, [[[[0.5]]]])),
+    "conv_transpose1d": lambda T: T.conv_transpose1d(_leaf(T, [[[1.0, 2.0]]]), _leaf(T, [[[0.5, -1.0]]])),
+    "cosine_similarity": lambda T: T.cosine_similarity(_leaf(T, X), _leaf(T, Y)),
+    "pairwise_distance": lambda T: T.pairwise_distance(_leaf(T, X), _leaf(T, Y)),
+    "pixel_shuffle": lambda T: T.pixel_shuffle(_leaf(T, [[[[1.0]], [[2.0]], [[3.0]], [[4.0]]]]), 2),
+    "celu": lambda T: T.celu(_leaf(T, X), 0.5),
+    "selu": lambda T: T.selu(_leaf(T, X)),
+    "threshold": lambda T: T.threshold(_leaf(T, X), 0.6, -1.0),
+    "hardshrink": lambda T: T.hardshrink(_leaf(T, X)),
+    "prelu": lambda T: T.prelu(_leaf(T, X), _leaf(T, [0.25])),
+    "Tensor.mH": lambda T: _leaf(T, X).mH,
+    "Tensor.H": lambda T: _leaf(T, X).H,
+    "adjoint": lambda T: T.adjoint(_leaf(T, X)),
+}
+CASES.update(_TOP_LEVEL_NN)  # (collected below)
+
+
+@pytest.mark.parametrize("name", list(_TOP_LEVEL_NN))
+def test_top_level_nn_and_transposes_match_torch(name):
+    test_addition_matches_torch(name)
+
+
+_RUNTIME = {
+    "windows": lambda T: [T.hann_window(5).tolist(), T.hamming_window(4, periodic=False).tolist(),
+                          T.blackman_window(6, dtype=T.float64).tolist(), T.bartlett_window(5).tolist(),
+                          T.kaiser_window(7, True, 5.0).tolist(), T.hann_window(1).tolist(), T.hann_window(0).tolist()],
+    "window dtype": lambda T: str(T.hann_window(3, dtype=T.float64).dtype),
+    "tril_indices": lambda T: T.tril_indices(3, 4, -1).tolist(),
+    "triu_indices": lambda T: T.triu_indices(4, 3, 1).tolist(),
+    "deterministic": lambda T: (T.use_deterministic_algorithms(True, warn_only=True),
+                                [T.are_deterministic_algorithms_enabled(),
+                                 T.is_deterministic_algorithms_warn_only_enabled(), T.get_deterministic_debug_mode()],
+                                T.set_deterministic_debug_mode("default"), T.get_deterministic_debug_mode())[1:],
+    "matmul precision": lambda T: (T.set_float32_matmul_precision("high"), T.get_float32_matmul_precision(),
+                                   T.set_float32_matmul_precision("highest"))[1],
+    "threads": lambda T: (T.set_num_threads(3), T.get_num_threads())[1],
+    "warn_always": lambda T: (T.set_warn_always(True), T.is_warn_always_enabled(), T.set_warn_always(False))[1],
+    "typename": lambda T: [T.typename(T.ones(1)), T.typename(T.ones(1, dtype=T.int64)), T.typename(1)],
+    "can_cast": lambda T: [T.can_cast(T.float32, T.int32), T.can_cast(T.int32, T.float32),
+                           T.can_cast(T.int64, T.bool), T.can_cast(T.bool, T.int8)],
+    "predicates": lambda T: [T.is_signed(T.ones(1, dtype=T.uint8)), T.is_nonzero(T.tensor([0.5])),
+                             T.is_same_size(T.ones(2), T.ones(1, 2)), T.is_complex(T.ones(1)), T.get_device(T.ones(1)),
+                             T.is_storage(T.ones(1)), T.set_flush_denormal(False)],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_RUNTIME))
+def test_runtime_settings_windows_and_predicates_match_torch(name):
+    threads = torch.get_num_threads(), gradviz.get_num_threads()
+    got, want = _RUNTIME[name](gradviz), _RUNTIME[name](torch)
+    torch.set_num_threads(threads[0])
+    gradviz.set_num_threads(threads[1])
+    if name == "windows":
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-7)
+    else:
+        assert got == want

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradviz.ops import views as _views
 from gradviz.tensor import Tensor
+
+# the ones torch has as functions too (torch.is_signed(t), torch.conj(t), ...)
+__all__ = ["adjoint", "conj", "get_device", "is_complex", "is_conj", "is_inference", "is_neg", "is_nonzero",
+           "is_same_size", "is_signed", "resolve_conj", "resolve_neg"]  # fmt: skip
 
 
 def _pointer(a: Any) -> int:
@@ -42,17 +47,54 @@ def _self(t: Tensor) -> Tensor:
     return t
 
 
+def get_device(t: Tensor) -> int:
+    return -1 if t.device.type == "cpu" else (t.device.index or 0)
+
+
+def is_signed(t: Tensor) -> bool:
+    return t.dtype.is_signed
+
+
+is_complex = is_conj = is_neg = is_inference = _false
+conj = resolve_conj = resolve_neg = _self
+
+
+def is_nonzero(t: Tensor) -> bool:
+    if t.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if t.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(t._data.reshape(-1)[0] != 0)
+
+
+def is_same_size(t: Tensor, other: Tensor) -> bool:
+    return tuple(t.shape) == tuple(other.shape)
+
+
+def adjoint(t: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims: for a real tensor transpose(-2, -1)."""
+    return _views.transpose(t, -2, -1)
+
+
+def _h(t: Tensor) -> Tensor:
+    if t.ndim > 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor.".replace(
+            "3-D", f"{t.ndim}-D"))  # fmt: skip
+    return _views.transpose(t, 0, 1) if t.ndim == 2 else t
+
+
 METHODS: dict[str, Any] = {
     "stride": stride,
     "storage_offset": storage_offset,
     "data_ptr": lambda t: _pointer(t._data),
     "const_data_ptr": lambda t: _pointer(t._data),
-    "get_device": lambda t: -1 if t.device.type == "cpu" else (t.device.index or 0),
+    "get_device": get_device,
     "ndimension": lambda t: t.ndim,
-    "is_signed": lambda t: t.dtype.is_signed,
+    "is_signed": is_signed,
     "is_complex": _false, "is_conj": _false, "is_neg": _false, "is_inference": _false, "is_shared": _false,
-    "is_pinned": _false,
+    "is_pinned": _false, "is_nonzero": is_nonzero, "is_same_size": is_same_size, "adjoint": adjoint,
     "resolve_conj": _self, "resolve_neg": _self, "conj": _self,
+    "mH": property(adjoint), "H": property(_h),
     "itemsize": property(lambda t: t._data.itemsize),
     "nbytes": property(lambda t: t._data.size * t._data.itemsize),
     "is_cpu": property(lambda t: t.device.type == "cpu"),
