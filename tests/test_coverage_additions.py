@@ -20,6 +20,7 @@ def _leaf(T, data, grad=True):
 X = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]]
 Y = [[1.0, 2.0, -0.5], [0.25, -3.0, 1.0]]
 V = [0.5, -1.0, 2.0]
+Z = [[1.5, -0.5], [2.0, 0.25]]
 
 def _inplace_case(op, make):
     return lambda T: getattr(T, op + "_")(make(T))
@@ -102,6 +103,11 @@ CASES = {
         "log", "log1p", "log2", "log10", "rsqrt", "reciprocal")},
     "Tensor.sign_": lambda T: (_leaf(T, X) * 1).sign_(),
     "Tensor.abs_ then more": lambda T: ((_leaf(T, X) * 2).abs_() * _leaf(T, Y)).log1p_(),
+    "Tensor.scatter_": lambda T: (_leaf(T, X) * 1).scatter_(1, T.tensor([[2, 0], [1, 2]]), _leaf(T, Z)),
+    "Tensor.scatter_ into a plain tensor": lambda T: T.zeros(2, 3, dtype=T.float64).scatter_(
+        0, T.tensor([[1, 0, 1]]), _leaf(T, [V])),
+    "Tensor.scatter_add_": lambda T: (_leaf(T, X) * 1).scatter_add_(-1, T.tensor([[2, 2], [0, 0]]), _leaf(T, Z)),
+    "Tensor.index_add_": lambda T: (_leaf(T, X) * 1).index_add_(0, T.tensor([1, 1]), _leaf(T, Y), alpha=2.0),
 }
 
 

@@ -13,6 +13,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
+from gradviz.ops import indexing as _indexing
 from gradviz.ops import inplace as _inplace
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
@@ -24,7 +25,8 @@ __all__ = [  # torch.abs_ and the like are functions too
     "abs_", "ceil_", "cos_", "expm1_", "fix_", "floor_", "log10_", "log1p_", "log2_", "log_", "reciprocal_",
     "round_", "rsqrt_", "sin_", "square_", "trunc_",
 ]  # fmt: skip
-METHOD_ONLY = ["sgn_", "sign_"]  # Tensor methods only: torch has no torch.sgn_
+# Tensor methods only: torch has no torch.sgn_, torch.scatter_ ...
+METHOD_ONLY = ["index_add_", "scatter_", "scatter_add_", "sgn_", "sign_"]
 
 
 def _inplace_unary(key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
@@ -97,3 +99,42 @@ def square_(a: Tensor) -> Tensor:
         record(NODES["pow_scalar"], (old,), [a], saved, sequence_nr=seq)
         _inplace._after_inplace(a)
     return a
+
+
+def _inplace_with(key: str, a: Tensor, others: tuple, compute: Any, saved: dict) -> Tensor:
+    """compute()'s result (the out-of-place op, run without a graph) written into a; the op's node
+    recorded with a's old edge first, then the other differentiable inputs, as torch's in-place
+    kernels do. The rows save no tensor that the write changes (dims, indices, alpha)."""
+    _inplace._check_inplace(a)
+    grad = _grad_state.enabled and (a.requires_grad or any(o.requires_grad for o in others))
+    if grad:
+        seq = next_sequence_nr()
+        old = _inplace._old_edge_holder(a)
+    with no_grad():
+        r = compute()
+    a._data[...] = r._data
+    a._version_counter[0] += 1
+    if grad:
+        record(NODES[key], (old, *others), [a], saved, sequence_nr=seq)
+        _inplace._after_inplace(a)
+    return a
+
+
+def scatter_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    if not isinstance(src, Tensor):
+        raise NotImplementedError("gradviz has no torch.Tensor.scatter_ with a number (value=)")
+    d = dim + a.ndim if dim < 0 else dim
+    return _inplace_with("scatter", a, (src,), lambda: _indexing.scatter(a, dim, index, src),
+                         {"dim": d, "index": index.detach()})  # fmt: skip
+
+
+def scatter_add_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    d = dim + a.ndim if dim < 0 else dim
+    return _inplace_with("scatter_add", a, (src,), lambda: _indexing.scatter_add(a, dim, index, src),
+                         {"dim": d, "index": index.detach()})  # fmt: skip
+
+
+def index_add_(a: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    d = dim + a.ndim if dim < 0 else dim
+    return _inplace_with("index_add", a, (source,), lambda: _indexing.index_add(a, dim, index, source, alpha=alpha),
+                         {"dim": d, "index": index.detach(), "alpha": alpha})  # fmt: skip
