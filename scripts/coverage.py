@@ -21,7 +21,10 @@ whole body (past its docstring) is one ``raise`` does not count.
 Corpus weight: every call in tests/corpus/programs/*.py whose callee resolves statically to a
 listed name (through the program's ``import torch...``/``from torch... import`` aliases), plus
 ``x.name(...)`` calls and ``x.name`` reads of Tensor methods and properties on anything else (an
-over-count where a module shares a method's name, e.g. ``model.to``; said in the table).
+over-count in the Tensor row where a module or list shares a method's name, e.g. ``model.to``).
+The corpus holds the programs that already run on gradviz and match torch, so this weighted
+number is high by construction; it says how much of what those programs use gradviz has, not how
+much of what new programs will use.
 """
 
 from __future__ import annotations
@@ -233,7 +236,7 @@ def _summary(table: list[dict]) -> list[str]:
 
 
 def render_doc(table: list[dict]) -> str:
-    head = (__doc__ or "").split("\n\n", 1)[1].strip()
+    head = (__doc__ or "").split("\n\n", 2)[2].strip()  # past the title and the usage lines
     parts = [
         "# What of torch's API gradviz has",
         "",
