@@ -52,13 +52,21 @@ from gradviz.nn.modules.loss import (
 from gradviz.nn.modules.module import Module
 from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from gradviz.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
     ConstantPad1d,
     ConstantPad2d,
+    ConstantPad3d,
     ReflectionPad1d,
     ReflectionPad2d,
+    ReflectionPad3d,
     ReplicationPad1d,
     ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
     ZeroPad2d,
+    ZeroPad3d,
 )
 from gradviz.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradviz.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
@@ -91,4 +99,6 @@ __all__ = [
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "Hardshrink", "Softshrink", "Softmax2d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
+    "ZeroPad1d", "ZeroPad3d",
 ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The losses added for issue 34 item 4 (CosineEmbeddingLoss and the rest), compared with torch:
+"""The nn modules added for issue 34 (the losses, shrinks, Softmax2d, the 1-d/3-d pads), compared with torch:
 values, the node the loss ends in and the nodes under it, the gradients of every input."""
 
 from __future__ import annotations
@@ -103,3 +103,32 @@ def test_shrink_and_softmax2d_match_torch(name):
     np.testing.assert_allclose(runs[1][2], runs[0][2], rtol=1e-12, atol=1e-15)
     assert repr(SHRINK[name](gradviz, _inputs(gradviz)[0]).grad_fn.name()) == repr(SHRINK[name](torch, _inputs(
         torch)[0]).grad_fn.name())
+
+
+PADS = {
+    "ZeroPad1d": (lambda T: T.nn.ZeroPad1d((1, 2)), (1, 2, 4)),
+    "ConstantPad3d": (lambda T: T.nn.ConstantPad3d(1, 3.5), (1, 1, 2, 2, 2)),
+    "ZeroPad3d": (lambda T: T.nn.ZeroPad3d((1, 0, 0, 1, 1, 0)), (1, 1, 2, 2, 2)),
+    "CircularPad1d": (lambda T: T.nn.CircularPad1d(2), (1, 2, 4)),
+    "CircularPad2d": (lambda T: T.nn.CircularPad2d((1, 0, 2, 1)), (1, 1, 3, 3)),
+    "CircularPad3d": (lambda T: T.nn.CircularPad3d(1), (1, 1, 2, 2, 2)),
+    "ReflectionPad3d": (lambda T: T.nn.ReflectionPad3d(1), (1, 1, 3, 3, 3)),
+    "ReplicationPad3d": (lambda T: T.nn.ReplicationPad3d((1, 2, 0, 1, 1, 0)), (1, 1, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(PADS))
+def test_padding_modules_match_torch(name):
+    make, shape = PADS[name]
+    runs = []
+    for T in (torch, gradviz):
+        n = 1
+        for s in shape:
+            n *= s
+        x = T.arange(float(n), dtype=T.float64).view(shape).requires_grad_()
+        m = make(T)
+        out = m(x)
+        graph = _graph(out.grad_fn)
+        (out * T.arange(float(out.numel()), dtype=T.float64).view(out.shape)).sum().backward()
+        runs.append((repr(m), out.tolist(), graph, x.grad.tolist()))
+    assert runs[1] == runs[0]
