@@ -1,9 +1,11 @@
 """Small torch APIs added for coverage (issue 34 item 1), each compared with torch:
 DistributedSampler, nn.init.dirac_, autograd.graph's GradientEdge/get_gradient_edge/
-increment_version, autograd.inference_mode and set_multithreading_enabled."""
+increment_version, autograd.inference_mode and set_multithreading_enabled, nn.utils.fuse_*_bn_*
+and clip_grads_with_norm_."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -64,3 +66,55 @@ def test_autograd_inference_mode_and_multithreading_flag():
         x = gradviz.ones(2, requires_grad=True)
         (x * 2).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def _bn_trained(T, bn, shape):
+    T.manual_seed(1)
+    bn.train()
+    for _ in range(3):
+        bn(T.randn(*shape) * 3 + 1)
+    bn.eval()
+    return bn
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv transpose", "linear"])
+def test_fuse_bn_into_the_layer_as_torch(kind):
+    outs = []
+    for T in (torch, gradviz):
+        T.manual_seed(0)
+        if kind == "linear":
+            layer, bn, shape = T.nn.Linear(4, 3), T.nn.BatchNorm1d(3), (5, 3)
+            x = T.randn(2, 4)
+        elif kind == "conv":
+            layer, bn, shape = T.nn.Conv2d(2, 3, 3), T.nn.BatchNorm2d(3), (4, 3, 5, 5)
+            x = T.randn(1, 2, 6, 6)
+        else:
+            layer, bn, shape = T.nn.ConvTranspose2d(2, 3, 2), T.nn.BatchNorm2d(3), (4, 3, 5, 5)
+            x = T.randn(1, 2, 4, 4)
+        bn = _bn_trained(T, bn, shape)
+        layer.eval()
+        utils = T.nn.utils
+        if kind == "linear":
+            fused = utils.fuse_linear_bn_eval(layer, bn)
+        else:
+            fused = utils.fuse_conv_bn_eval(layer, bn, transpose=kind == "conv transpose")
+        with T.no_grad():
+            outs.append((fused(x).tolist(), bn(layer(x)).tolist(), type(fused.weight).__name__))
+    assert outs[1][2] == outs[0][2] == "Parameter"
+
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[1][0], outs[1][1], rtol=1e-4, atol=1e-5)
+
+
+def test_clip_grads_with_norm_as_torch():
+    grads = []
+    for T in (torch, gradviz):
+        T.manual_seed(0)
+        m = T.nn.Linear(3, 2)
+        m(T.randn(4, 3)).pow(2).sum().backward()
+        total = T.nn.utils.get_total_norm([p.grad for p in m.parameters()])
+        T.nn.utils.clip_grads_with_norm_(m.parameters(), 0.5, total)
+        grads.append([p.grad.tolist() for p in m.parameters()])
+
+    for g, w in zip(grads[1], grads[0], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
