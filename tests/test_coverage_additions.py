@@ -254,3 +254,30 @@ def test_runtime_settings_windows_and_predicates_match_torch(name):
             np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-7)
     else:
         assert got == want
+
+
+P = [[0.25, 0.5, 0.75], [0.1, 0.9, 0.4]]
+_SPECIAL = {
+    "digamma": lambda T: T.special.digamma(_leaf(T, P) + 1),
+    "psi": lambda T: T.special.psi(_leaf(T, P) + 1),
+    "erf": lambda T: T.special.erf(_leaf(T, X)),
+    "erfc": lambda T: T.special.erfc(_leaf(T, X)),
+    "erfinv": lambda T: T.special.erfinv(_leaf(T, P)),
+    "exp2": lambda T: T.special.exp2(_leaf(T, X)),
+    "expit": lambda T: T.special.expit(_leaf(T, X)),
+    "expm1": lambda T: T.special.expm1(_leaf(T, X)),
+    "gammaln": lambda T: T.special.gammaln(_leaf(T, P) + 1),
+    "log1p": lambda T: T.special.log1p(_leaf(T, P)),
+    "logit": lambda T: T.special.logit(_leaf(T, P)),
+    "logit eps": lambda T: T.special.logit(_leaf(T, P), eps=0.3),
+    "logsumexp": lambda T: T.special.logsumexp(_leaf(T, X), 1),
+    "softmax": lambda T: T.special.softmax(_leaf(T, X), 1),
+    "log_softmax dtype": lambda T: T.special.log_softmax(_leaf(T, X).float(), 0, dtype=T.float64),
+    "xlogy": lambda T: T.special.xlogy(_leaf(T, X), _leaf(T, P)),
+}
+CASES.update(_SPECIAL)
+
+
+@pytest.mark.parametrize("name", list(_SPECIAL))
+def test_special_matches_torch(name):
+    test_addition_matches_torch(name)

@@ -48,10 +48,10 @@ def test_each_missing_name_fails_with_one_line(path):
 
 
 def test_the_line_names_the_users_file_and_line():
-    code = compile("import gradviz as torch\n\ny = torch.special.erf\n", "train.py", "exec")
+    code = compile("import gradviz as torch\n\ny = torch.fx.symbolic_trace\n", "train.py", "exec")
     with pytest.raises(AttributeError) as info:
         exec(code, {})
-    assert str(info.value) == "gradviz has no torch.special (used at train.py:3); see README: what runs on gradviz"
+    assert str(info.value) == "gradviz has no torch.fx (used at train.py:3); see README: what runs on gradviz"
     code = compile("import gradviz as torch\nx = torch.ones(2)\ny = x.histc()\n", "t.py", "exec")
     with pytest.raises(AttributeError) as info:
         exec(code, {})
