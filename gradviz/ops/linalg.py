@@ -52,6 +52,11 @@ def _colmajor(x: Any) -> bool:
     return st[0] == item and st[1] == x.shape[0] * item
 
 
+def _dense_colmajor(x: Any) -> bool:
+    # a sparse operand has no strides (torch's branch tests strided layouts only)
+    return type(x) is not SparseCOO and _colmajor(x)
+
+
 def _check_mm(a: Tensor, b: Tensor) -> None:
     _check_float_mm(a, b)
     if a.ndim != 2 or b.ndim != 2:
@@ -272,7 +277,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     out = _new(data, input.device)
     if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
         saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha,
-                 "mat1_colmajor": _colmajor(mat1._data), "mat2_colmajor": _colmajor(mat2._data)}  # fmt: skip
+                 "mat1_colmajor": _dense_colmajor(mat1._data),
+                 "mat2_colmajor": _dense_colmajor(mat2._data)}  # fmt: skip
         record(NODES["addmm"], (input, mat1, mat2), [out], saved)
     return out
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _blas, _dtype
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import add_at, array_module
@@ -113,7 +114,9 @@ def _cached_outputs(compute: Any, i: int) -> Any:
 
 
 def _colmajor(x: Any) -> bool:
-    """torch's test in mm's backward: strides (1, rows), in elements."""
+    """torch's test in mm's backward: strides (1, rows), in elements (a sparse operand has none)."""
+    if type(x) is SparseCOO:
+        return False
     st = x.strides
     return st[0] == x.itemsize and st[1] == x.shape[0] * x.itemsize
 
