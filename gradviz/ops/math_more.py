@@ -18,6 +18,7 @@ from gradviz.ops import indexing as _indexing
 from gradviz.ops import linalg as _linalg
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import reductions as _reductions
+from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _binary_data, _dims, _new, _unary, _wrap_dim, register
 from gradviz.ops.core import Derivative as D
@@ -25,8 +26,9 @@ from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
-    "addcdiv", "addcmul", "count_nonzero", "deg2rad", "diagonal", "exp2", "fmax", "fmin", "logaddexp2",
-    "logical_xor", "nanmean", "nansum", "rad2deg", "tan", "vdot",
+    "addcdiv", "addcmul", "copysign", "count_nonzero", "deg2rad", "diagonal", "diff", "exp2", "float_power", "fmax",
+    "fmin", "isneginf", "isposinf", "isreal", "logaddexp2", "logical_xor", "masked_select", "nanmean", "nansum",
+    "rad2deg", "signbit", "take", "tan", "vdot",
 ]  # fmt: skip
 # Tensor.trace; torch.trace is a function too, but gradviz.trace is the trace recorder
 METHOD_ONLY = ["trace"]
@@ -165,7 +167,100 @@ def vdot(a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
+def signbit(a: Tensor) -> Tensor:
+    return _new(np.signbit(a._data), a.device)
+
+
+def isneginf(a: Tensor) -> Tensor:
+    return _new(np.isneginf(a._data) if a.dtype.is_floating_point else np.zeros(a.shape, bool), a.device)
+
+
+def isposinf(a: Tensor) -> Tensor:
+    return _new(np.isposinf(a._data) if a.dtype.is_floating_point else np.zeros(a.shape, bool), a.device)
+
+
+def isreal(a: Tensor) -> Tensor:
+    return _new(np.ones(a.shape, bool), a.device)  # gradviz has no complex tensors
+
+
+def float_power(a: Any, exponent: Any) -> Tensor:
+    """torch's composition: both operands in float64, then pow (ToCopyBackward0 where a cast)."""
+    def f64(x: Any) -> Any:
+        return _views.to_copy(x, _dtype.float64) if isinstance(x, Tensor) else float(x)
+
+    return _arith.pow(f64(a), f64(exponent))
+
+
+def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """torch's composition: prepend/append concatenated, then n times narrow(1..) - narrow(..-1)."""
+    d = _wrap_dim(dim, a.ndim)
+    if prepend is not None or append is not None:
+        a = _shape.cat([t for t in (prepend, a, append) if t is not None], d)
+    for _ in range(n):
+        length = a.shape[d]
+        if length == 0:
+            break
+        a = _arith.sub(_shape.narrow(a, d, 1, length - 1), _shape.narrow(a, d, 0, length - 1))
+    return a
+
+
+def masked_select(a: Tensor, mask: Tensor) -> Tensor:
+    x, m = np.broadcast_arrays(a._data, mask._data)
+    out = _new(np.ascontiguousarray(x[m]), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["masked_select"], (a,), [out], {"mask": mask.detach(), "shape": tuple(a.shape)})
+    return out
+
+
+def take(a: Tensor, index: Tensor) -> Tensor:
+    flat = a._data.reshape(-1)
+    idx = index._data
+    if idx.size and (idx.max() >= flat.size or idx.min() < -flat.size):
+        raise IndexError(f"out of range: tried to access index {int(idx.max())} on a tensor of {flat.size} elements.")
+    out = _new(np.ascontiguousarray(flat[idx]), a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["take"], (a,), [out], {"index": index.detach(), "shape": tuple(a.shape)})
+    return out
+
+
+def copysign(a: Tensor, other: Any) -> Tensor:
+    if isinstance(other, Tensor):
+        data, _ = _binary_data(a, other, np.copysign, floating=True)
+        out = _new(data, a.device)
+        if _grad_state.enabled and (a.requires_grad or other.requires_grad):
+            record(NODES["copysign"], (a, other), [out],
+                   {"self": save(a), "result": save(out, True), "other_shape": tuple(other.shape)})  # fmt: skip
+        return out
+    data, _ = _binary_data(a, other, np.copysign, floating=True)
+    out = _new(data, a.device)
+    if _grad_state.enabled and a.requires_grad:
+        record(NODES["copysign_scalar"], (a,), [out], {"self": save(a), "result": save(out, True)})
+    return out
+
+
 # -- backward formulas -------------------------------------------------------------------------
+
+
+def _masked_select_grad(n: Any, g: Tensor) -> Tensor:
+    _no_graph("MaskedSelectBackward0")
+    shape, mask = n["shape"], n["mask"]._data
+    full = np.zeros(np.broadcast_shapes(shape, mask.shape), dtype=g._data.dtype)
+    full[np.broadcast_to(mask, full.shape)] = g._data
+    return _reductions.sum_to(_new(full, g.device), shape)
+
+
+def _take_grad(n: Any, g: Tensor) -> Tensor:
+    _no_graph("TakeBackward0")
+    flat = np.zeros(int(np.prod(n["shape"])), dtype=g._data.dtype)
+    np.add.at(flat, n["index"]._data.reshape(-1), g._data.reshape(-1))
+    return _new(flat.reshape(n["shape"]), g.device)
+
+
+def _copysign_grad(n: Any, g: Tensor) -> Tensor:
+    # torch's copysign_tensor_self_backward: grad * result / self, 0 where self is 0
+    s, r = n["self"], n["result"]
+    ratio = _indexing.masked_fill(_arith.div(r, s), _pointwise.eq(s, 0), 0)
+    return _arith.mul(g, ratio)
 
 
 def _other(n: Any) -> Any:
@@ -177,6 +272,12 @@ def _trace_grad(n: Any, g: Tensor) -> Tensor:
     rows, cols = n["shape"]
     eye = _construction.eye(rows, cols, dtype=g.dtype)
     return _arith.mul(eye, g)
+
+
+def _no_graph(name: str) -> None:
+    # grad mode is on in a backward only under create_graph: these formulas run on the arrays
+    if _grad_state.enabled:
+        raise NotImplementedError(f"gradviz: a create_graph backward through {name} (its gradient has no history)")
 
 
 def _nansum_grad(n: Any, g: Tensor) -> Tensor:
@@ -234,6 +335,11 @@ ROWS: dict[str, D] = {
     ), reduce_broadcast=True),
     "nansum": D("NansumBackward0", (_nansum_grad,)),
     "trace": D("TraceBackward0", (_trace_grad,)),
+    "masked_select": D("MaskedSelectBackward0", (_masked_select_grad,)),
+    "take": D("TakeBackward0", (_take_grad,)),
+    "copysign": D("CopysignBackward0", (  # the sign's source gets zeros, as torch's row gives it
+        _copysign_grad, lambda n, g: _construction.zeros(n["other_shape"], dtype=g.dtype)), reduce_broadcast=True),
+    "copysign_scalar": D("CopysignBackward1", (_copysign_grad,)),
     "vdot": D("VdotBackward0", (lambda n, g: _arith.mul(g, n["other"]), lambda n, g: _arith.mul(g, n["self"]))),
 }  # fmt: skip
 register(ROWS)

@@ -101,6 +101,7 @@ def _where(s: Tensor, condition: Tensor, other: Any) -> Tensor:
 _TORCH_METHODS = (
     "addcdiv", "addcmul", "count_nonzero", "deg2rad", "diagonal", "exp2", "fmax", "fmin", "logaddexp2",
     "logical_xor", "nanmean", "nansum", "rad2deg", "tan", "vdot",
+    "copysign", "diff", "float_power", "isneginf", "isposinf", "isreal", "masked_select", "signbit", "take",
     "movedim", "moveaxis", "ravel", "unflatten", "broadcast_to", "tensor_split", "hsplit", "vsplit", "dsplit",
     "fliplr", "flipud", "positive", "tile", "take_along_dim",
     "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isfinite", "diag",
