@@ -118,3 +118,30 @@ def test_clip_grads_with_norm_as_torch():
 
     for g, w in zip(grads[1], grads[0], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"mode": "triangular"}, {"mode": "triangular2", "step_size_down": 3}, {"mode": "exp_range", "gamma": 0.9},
+    {"scale_fn": lambda x: 0.5 ** x, "scale_mode": "iterations"}, {"cycle_momentum": False},
+])  # fmt: skip
+@pytest.mark.parametrize("opt", ["SGD", "Adam"])
+def test_cyclic_lr_as_torch(kwargs, opt):
+    runs = []
+    for T in (torch, gradviz):
+        p = T.nn.Parameter(T.ones(2))
+        o = T.optim.SGD([p], lr=0.1, momentum=0.9) if opt == "SGD" else T.optim.Adam([p], lr=0.1)
+        s = T.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, step_size_up=2, **kwargs)
+        seen = []
+        for _ in range(9):
+            o.step()
+            s.step()
+            g = o.param_groups[0]
+            seen.append((s.get_last_lr(), g.get("momentum"), g.get("betas")))
+        runs.append(seen)
+    for got, want in zip(runs[1], runs[0], strict=True):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        assert (got[1] is None) == (want[1] is None) and (got[2] is None) == (want[2] is None)
+        if want[1] is not None:
+            assert got[1] == pytest.approx(want[1], rel=1e-12)
+        if want[2] is not None:
+            assert got[2] == pytest.approx(want[2], rel=1e-12)

@@ -502,11 +502,12 @@ class ReduceLROnPlateau(LRScheduler):
 from gradviz.optim._lr_more import (  # noqa: E402
     ChainedScheduler,
     CosineAnnealingWarmRestarts,
+    CyclicLR,
     OneCycleLR,
     PolynomialLR,
 )
 
-__all__ += ["PolynomialLR", "CosineAnnealingWarmRestarts", "ChainedScheduler"]
+__all__ += ["PolynomialLR", "CosineAnnealingWarmRestarts", "ChainedScheduler", "CyclicLR"]
 
 
 # A torch name this module lacks: one line naming it (gradviz/_missing.py)
