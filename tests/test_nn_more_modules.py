@@ -132,3 +132,15 @@ def test_padding_modules_match_torch(name):
         (out * T.arange(float(out.numel()), dtype=T.float64).view(out.shape)).sum().backward()
         runs.append((repr(m), out.tolist(), graph, x.grad.tolist()))
     assert runs[1] == runs[0]
+
+
+def test_functional_relu_and_leaky_relu_in_place_as_torch():
+    runs = []
+    for T in (torch, gradviz):
+        x = T.tensor([-1.0, 2.0, -0.5], requires_grad=True)
+        y, z = x * 1, x * 2
+        T.nn.functional.relu_(y)
+        T.nn.functional.leaky_relu_(z, 0.2)
+        (y.sum() + z.sum()).backward()
+        runs.append((_graph(y.grad_fn), _graph(z.grad_fn), y.tolist(), z.tolist(), x.grad.tolist()))
+    assert runs[1] == runs[0]

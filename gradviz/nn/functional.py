@@ -51,7 +51,7 @@ from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
-__all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
+__all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "relu_", "softmax", "leaky_relu_"]
 __all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 __all__ += _conv_transpose.__all__ + _dropout.__all__ + _elu.__all__ + _grid.__all__ + _pad.__all__
 __all__ += _activations2.__all__ + _upsample.__all__ + _norm.__all__ + _losses_more.__all__ + _shrink.__all__
@@ -366,6 +366,15 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
         return input.relu_()
     return F.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    """torch.nn.functional.relu_: relu in place (ReluBackward0 over the old history)."""
+    return input.relu_()
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    return leaky_relu(input, negative_slope, inplace=True)  # noqa: F405 - from _functional_layers
 
 
 def _softmax_dim(ndim: int) -> int:
