@@ -16,6 +16,8 @@ import sys
 import types
 from typing import Any
 
+from gradviz._missing import missing_names as _missing_names
+
 __version__ = "0.1.0"
 
 # Where the torch-like namespace stands: not imported, importing (its modules run and may import
@@ -88,7 +90,10 @@ class _Package(types.ModuleType):
         try:
             return vars(self)[name]
         except KeyError:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+            pass
+        # a submodule not imported yet, else a torch name gradviz lacks: "gradviz has no torch.X (used at
+        # file:line)", an AttributeError (gradviz/_missing.py)
+        return _missing_names(__name__)(name)
 
     def __dir__(self) -> list[str]:
         _load_api()

@@ -174,3 +174,25 @@ from gradviz._as_torch import as_torch, install_as_torch, uninstall_as_torch  # 
 from gradviz.device import get_default_device, set_default_device  # noqa: E402
 from gradviz.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from gradviz.serialization import save  # noqa: E402
+
+# isort: split
+# --- torch's top-level names for nn ops: torch.conv2d is torch.nn.functional.conv2d's op, and so on --
+from gradviz.nn.functional import (  # noqa: E402
+    bilinear,
+    celu,
+    celu_,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    cosine_similarity,
+    hardshrink,
+    pairwise_distance,
+    pixel_shuffle,
+    pixel_unshuffle,
+    prelu,
+    selu,
+    selu_,
+    threshold,
+    threshold_,
+)

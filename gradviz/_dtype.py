@@ -23,7 +23,8 @@ class dtype:  # noqa: N801 - mirrors torch.dtype
     is_complex = False
 
     def __repr__(self) -> str:
-        return f"gradviz.{self.name}"
+        # torch's spelling, so that a torch script's output is unchanged under gradviz (issue 35 item 10)
+        return f"torch.{self.name}"
 
     def __reduce__(self) -> str:
         return self.name

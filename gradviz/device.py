@@ -53,8 +53,7 @@ class device:  # noqa: N801 - mirrors torch.device
     def __eq__(self, other: object) -> bool:
         if other is self:  # the usual case (tensors share the device objects): no isinstance
             return True
-        if isinstance(other, str):
-            other = device(other)
+        # torch's: a device equals only a device; "cpu" == device("cpu") is False, and never raises
         return isinstance(other, device) and other._str == self._str
 
     def __hash__(self) -> int:

@@ -1,8 +1,9 @@
 """torch.save / torch.load and torch.serialization, as pickles.
 
-gradviz's files are plain pickles, not torch's zip archives: a file saved here loads here, and a
-file torch saved does not (nor the other way round). A tensor is pickled as its data, dtype and
-``requires_grad`` (no history, no ``.grad``, as torch saves it); a Parameter stays a Parameter.
+gradviz's files are plain pickles, not torch's zip archives: a file saved here loads here (not in
+torch); a file torch saved loads here too (its tensors, parameters and containers: _torch_zip.py).
+A tensor is pickled as its data, dtype and ``requires_grad`` (no history, no ``.grad``, as torch
+saves it); a Parameter stays a Parameter.
 
 ``weights_only`` is accepted but not enforced: torch's restricted unpickler is a guard against
 untrusted files, which this module does not offer; ``safe_globals`` and ``add_safe_globals`` keep
@@ -19,6 +20,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from gradviz import _torch_zip
 
 __all__ = [
     "add_safe_globals",
@@ -77,7 +80,12 @@ def save(obj: Any, f: str | os.PathLike[str] | io.IOBase, pickle_module: Any = p
 
 def load(f: str | os.PathLike[str] | io.IOBase, map_location: Any = None, pickle_module: Any = None, *,
          weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args: Any) -> Any:  # fmt: skip
-    """torch.load of a file that ``save`` wrote (map_location: every gradviz tensor loads on the cpu)."""
+    """torch.load of a file that ``save`` wrote, or that torch's torch.save wrote (its zip format:
+    gradviz/_torch_zip.py); map_location: every gradviz tensor loads on the cpu."""
+    if _torch_zip.is_torch_zip(f):
+        return _torch_zip.load(f)
+    if hasattr(f, "seek"):
+        f.seek(0)  # is_zipfile read the file object's end
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             return pickle.load(fh, **pickle_load_args)

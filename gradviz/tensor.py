@@ -12,6 +12,7 @@ import numpy as np
 import gradviz.autograd as _autograd
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
+from gradviz._missing import missing_attribute
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
@@ -23,10 +24,10 @@ _tensor_ids = itertools.count(1)
 
 
 class Size(tuple):
-    """A tensor's shape; prints like torch.Size."""
+    """A tensor's shape; prints as torch.Size does."""
 
     def __repr__(self) -> str:
-        return f"gradviz.Size({list(self)})"
+        return f"torch.Size({list(self)})"  # torch's spelling: a torch script prints the same
 
     def numel(self) -> int:
         n = 1
@@ -81,11 +82,14 @@ class Tensor:
 
     def __init__(self, *args: Any, device: Any = None, requires_grad: bool = False):
         data = args[0] if args else None
-        if len(args) > 2 or not hasattr(data, "__array_interface__") and not hasattr(data, "__cuda_array_interface__"):
-            # torch's legacy constructor: Tensor(list), Tensor(sizes...), Tensor(tensor), Tensor()
+        if len(args) != 2 or not isinstance(args[1], Device) or not (
+            hasattr(data, "__array_interface__") or hasattr(data, "__cuda_array_interface__")
+        ):
+            # torch's legacy constructor: Tensor(list), Tensor(ndarray) (in the default dtype, whatever
+            # the array's), Tensor(sizes...), Tensor(tensor), Tensor(). Tensor(array, device) is ours.
             _legacy_init(self, _dtype._default[0], args, device)
             return
-        device = args[1] if len(args) > 1 else (CPU if device is None else device)
+        device = args[1]
         dt = _dtype.from_numpy_dtype(data.dtype)
         if dt.np != data.dtype:  # a numpy type torch lacks (uint32, float128): held as the nearest one
             data = data.astype(dt.np)
@@ -114,6 +118,14 @@ class Tensor:
         t._id = next(_tensor_ids)
         t._base = None
         return t
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when ordinary lookup failed: a torch Tensor member gradviz lacks gets the one
+        # line naming it (gradviz/_missing.py); private and dunder names (numpy's __array_*__ probes,
+        # unset slots) stay plain AttributeErrors, cheaply.
+        if name.startswith("_") or any(name in vars(c) for c in type(self).__mro__):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        raise missing_attribute(f"torch.Tensor.{name}", self, name)
 
     # -- basic properties
     @property

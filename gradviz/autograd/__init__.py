@@ -27,6 +27,7 @@ from gradviz.autograd.grad_mode import (
     no_grad,
     set_detect_anomaly,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from gradviz.autograd.graph import Edge, Identity, Node, gradient_edge
 
@@ -318,9 +319,17 @@ from gradviz.autograd import functional, graph_hooks, profiler  # noqa: E402, F4
 from gradviz.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ += ["GradcheckError", "functional", "gradcheck", "gradgradcheck", "profiler"]
+__all__ += ["set_multithreading_enabled"]  # (inference_mode: bound by gradviz.ops.modes, which defines it)
 
 # At the end: gradviz.tensor imports this package's modules (functions above look it up late).
 # (By its module name: the package's ``tensor`` is torch's function, and gradviz.tensor may be the module
 # being imported, not yet holding Tensor, when it is the first of gradviz's modules imported.)
 _tensor = importlib.import_module("gradviz.tensor")
 
+
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

@@ -192,3 +192,25 @@ class set_detect_anomaly(_DecoratorContext):  # noqa: N801
 
     def __exit__(self, *exc: object) -> None:
         anomaly.enabled, anomaly.check_nan = self.prev
+
+
+_multithreading = [True]  # torch.autograd.set_multithreading_enabled's flag
+
+
+class set_multithreading_enabled(_DecoratorContext):  # noqa: N801 - torch's name
+    """Whether backward may use the device threads; the flag is kept (and restored on exit), and
+    gradviz's engine runs its device queues on their threads whatever it says."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self.prev = _multithreading[0]
+        _multithreading[0] = self.mode
+
+    def _args(self) -> tuple:
+        return (self.mode,)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _multithreading[0] = self.prev

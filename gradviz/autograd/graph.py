@@ -326,7 +326,7 @@ class AccumulateGrad(Node):
                 # gradient only when nothing else can see that (torch steals it when its use
                 # count allows); otherwise a copy.
                 if grad_enabled:
-                    result = new_grad.clone()
+                    result = _clone_obey_contract(new_grad, var)
                 elif _getrefcount(new_grad) <= _ENGINE_GRAD_REFS and (
                     type(d := new_grad._data) is np.ndarray
                     and _getrefcount(d) <= 3  # new_grad's field, d, the argument
@@ -381,6 +381,31 @@ _wrap_tensor: Any = None
 # References to a gradient that AccumulateGrad.apply receives from the engine and nothing else
 # holds: the InputBuffer's list (passed to apply as is), apply's local, getrefcount's argument.
 _ENGINE_GRAD_REFS = 3
+
+
+def _clone_obey_contract(new_grad: Tensor, var: Tensor) -> Tensor:
+    """torch's clone_obey_contract, for a first gradient stored with grad mode on (create_graph):
+    into a new tensor laid out as the variable (new_empty_strided + copy_: CopyBackwards) when the
+    variable is dense, else a contiguous clone (CloneBackward0)."""
+    vd, gd = var._data, new_grad._data
+    if type(gd) is SparseCOO or type(vd) is SparseCOO or not _dense(vd):
+        return new_grad.clone()
+    empty = _wrap_tensor(np.empty_like(vd, dtype=gd.dtype), new_grad.dtype, new_grad.device)
+    return empty.copy_(new_grad)
+
+
+def _dense(a: Any) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements fill their memory exactly once, in
+    some order of the dims (a transposed or permuted array is; a strided slice is not)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    dims = sorted(((st, d) for d, st in zip(a.shape, a.strides, strict=True) if d != 1))
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _sole_view(grad: Tensor, d: np.ndarray) -> bool:
@@ -579,3 +604,34 @@ def node_created(node: Node) -> None:
     if probe is not None:
         node.source = user_source()
         probe.node_created(node)
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)
+
+
+# -- torch.autograd.graph's GradientEdge, get_gradient_edge, increment_version -------------------
+
+
+class GradientEdge(NamedTuple):
+    """torch.autograd.graph.GradientEdge: a node and one of its inputs' slots."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge a tensor's gradient flows along: its grad_fn's slot, or its AccumulateGrad."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    node, nr = gradient_edge(tensor)
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor: Tensor | Any) -> None:
+    """Bump the version counter(s), as an in-place change made outside autograd's sight should."""
+    for t in tensor if isinstance(tensor, (list, tuple)) else (tensor,):
+        t._version_counter[0] += 1

@@ -47,4 +47,4 @@ def _legacy_type(t: Any) -> str:
     """torch's legacy tensor type name, in gradviz's namespace: gradviz.FloatTensor on cpu,
     gradviz.cuda.FloatTensor on cuda (as ``Tensor.type()`` names the cpu ones)."""
     where = "" if t.device.type == "cpu" else f"{t.device.type}."
-    return f"gradviz.{where}{_dtype.scalar_type_name(t.dtype)}Tensor"
+    return f"torch.{where}{_dtype.scalar_type_name(t.dtype)}Tensor"

@@ -94,10 +94,10 @@ def _modified_message(t: Tensor, expected: int, saver: Node | None = None, outpu
         "The variable in question was changed in there or anywhere later. Good luck!"
         if anomaly.enabled
         else "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-        "with gradviz.autograd.set_detect_anomaly(True, check_nan=False)."
+        "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [gradviz.{kind}Tensor [{dims}]]{where} is at version {t._version_counter[0]}; "
+        f"operation: [torch.{kind}Tensor [{dims}]]{where} is at version {t._version_counter[0]}; "
         f"expected version {expected} instead. {hint}"
     )

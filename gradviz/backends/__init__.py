@@ -6,10 +6,24 @@ Flags can be set, as torch's can; gradviz's kernels do not change with them.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from gradviz.backends import (
+    cpu,
+    cuda,
+    cudnn,
+    cusparselt,
+    kleidiai,
+    mha,
+    mkl,
+    mkldnn,
+    mps,
+    nnpack,
+    openmp,
+    opt_einsum,
+    quantized,
+    xnnpack,
+)
 
-from gradviz.backends import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp
-
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
-
-opt_einsum = SimpleNamespace(enabled=True, strategy="auto", is_available=lambda: False)
+__all__ = [
+    "cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "mkl", "mkldnn", "mps", "nnpack", "openmp",
+    "opt_einsum", "quantized", "xnnpack",
+]  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 import gradviz
 from gradviz.distributions import constraints
 from gradviz.distributions.distribution import Distribution
-from gradviz.distributions.utils import broadcast_tensors, lazy_property, logits_to_probs, probs_to_logits
+from gradviz.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
 from gradviz.tensor import Size, Tensor
 
 __all__ = ["Categorical"]
@@ -73,7 +73,7 @@ class Categorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = broadcast_tensors(value, self.logits)
+        value, log_pmf = gradviz.broadcast_tensors(value, self.logits)
         value = value[..., :1]
         return log_pmf.gather(-1, value).squeeze(-1)
 

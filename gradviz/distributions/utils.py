@@ -7,9 +7,8 @@ from collections.abc import Callable
 from numbers import Number
 from typing import Any
 
-import numpy as np
-
 import gradviz
+from gradviz.ops import composites as _composites
 from gradviz.tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
@@ -27,14 +26,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
     like = next((v for v in values if isinstance(v, Tensor)), None)
     dtype = like.dtype if like is not None else gradviz.get_default_dtype()
     tensors = [v if isinstance(v, Tensor) else gradviz.tensor(v, dtype=dtype) for v in values]
-    return broadcast_tensors(*tensors)
-
-
-def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    """ATen's broadcast_tensors: each tensor expanded to the common shape, and one that has it
-    already returned as it is (no ExpandBackward0)."""
-    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
-    return tuple(t if tuple(t.shape) == shape else t.expand(*shape) for t in tensors)
+    return _composites.broadcast_tensors(*tensors)
 
 
 def _standard_normal(shape: tuple, dtype: Any) -> Tensor:

@@ -27,9 +27,11 @@ from gradviz.nn import _functional_grid as _grid  # noqa: E402
 
 # The layers' functions live in their own files (this one holds the losses torch fuses most).
 from gradviz.nn import _functional_layers as _layers  # noqa: E402
+from gradviz.nn import _functional_losses_more as _losses_more  # noqa: E402
 from gradviz.nn import _functional_mha as _mha  # noqa: E402
 from gradviz.nn import _functional_norm as _norm  # noqa: E402
 from gradviz.nn import _functional_pad as _pad  # noqa: E402
+from gradviz.nn import _functional_shrink as _shrink  # noqa: E402
 from gradviz.nn import _functional_upsample as _upsample  # noqa: E402
 from gradviz.nn._functional_activations import *  # noqa: E402, F403
 from gradviz.nn._functional_attention import *  # noqa: E402, F403
@@ -39,18 +41,20 @@ from gradviz.nn._functional_dropout import *  # noqa: E402, F403
 from gradviz.nn._functional_elu import *  # noqa: E402, F403
 from gradviz.nn._functional_grid import *  # noqa: E402, F403
 from gradviz.nn._functional_layers import *  # noqa: E402, F403
+from gradviz.nn._functional_losses_more import *  # noqa: E402, F403
 from gradviz.nn._functional_mha import *  # noqa: E402, F403
 from gradviz.nn._functional_norm import *  # noqa: E402, F403
 from gradviz.nn._functional_pad import *  # noqa: E402, F403
+from gradviz.nn._functional_shrink import *  # noqa: E402, F403
 from gradviz.nn._functional_upsample import *  # noqa: E402, F403
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
-__all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
+__all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "relu_", "softmax", "leaky_relu_"]
 __all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 __all__ += _conv_transpose.__all__ + _dropout.__all__ + _elu.__all__ + _grid.__all__ + _pad.__all__
-__all__ += _activations.__all__ + _upsample.__all__ + _norm.__all__
+__all__ += _activations.__all__ + _upsample.__all__ + _norm.__all__ + _losses_more.__all__ + _shrink.__all__
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -364,6 +368,15 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return F.relu(input)
 
 
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    """torch.nn.functional.relu_: relu in place (ReluBackward0 over the old history)."""
+    return input.relu_()
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    return leaky_relu(input, negative_slope, inplace=True)  # noqa: F405 - from _functional_layers
+
+
 def _softmax_dim(ndim: int) -> int:
     # torch's legacy implicit dim (with a deprecation warning there): 0 for 0-, 1- and 3-d inputs
     return 0 if ndim in (0, 1, 3) else 1
@@ -462,3 +475,9 @@ _MSE = node_class(Derivative("MseLossBackward0", (
 _MSE_BACKWARD = node_class(Derivative(
     "MseLossBackwardBackward0", (_mse_double_grad_output, _mse_double_self, _mse_double_target),
 ))  # fmt: skip
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

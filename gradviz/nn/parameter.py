@@ -32,7 +32,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) in memo:
             return memo[id(self)]
-        t = Tensor._wrap(self._data.copy(), self.dtype, self.device)
+        # order="K": a transposed parameter's copy keeps its strides, as torch's clone keeps them
+        # (random draws into it then land where torch's do)
+        t = Tensor._wrap(self._data.copy(order="K"), self.dtype, self.device)
         p = Parameter(t, self.requires_grad)
         memo[id(self)] = p
         return p

@@ -319,6 +319,9 @@ def _move_retains_grad(t: Tensor, node: Node, slot: int) -> None:
         node._retains_grad_hooks[slot] = hook
 
 
+_CPP_NODES = frozenset({"CopyBackwards"})  # torch::autograd's own Node classes, not generated rows
+
+
 def node_class(d: Derivative) -> type[OpNode]:
     """The OpNode subclass for a row, named as torch names it, so type(fn).__name__ matches.
     One class per row, not per name: two rows may share torch's name (torch.addmm's, which saves
@@ -329,6 +332,8 @@ def node_class(d: Derivative) -> type[OpNode]:
             "__slots__": (), "derivative": d, "_general": d.multi_output or d.all_inputs is not None,
             "_formulas": d.grads, "_order": d.order, "_other_first": d.order == (1, 0),
             "_reduce": d.reduce_broadcast,
+            # torch's hand-written C++ nodes name themselves with their namespace
+            "_namespace": "torch::autograd::" if d.name in _CPP_NODES else "",
         })  # fmt: skip
         _NODE_CLASSES[id(d)] = cls  # the class holds d, so its id is never reused
     return cls

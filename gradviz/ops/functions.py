@@ -19,6 +19,14 @@ of the derivative table (so its backward node's name) together:
 - diag_ops: diag, diag_embed
 - math_ops: atan, asin, ..., erf, erfinv, lgamma, digamma, frac, logit (and their in-place forms)
 - math_binary: atan2, hypot, xlogy, logaddexp, lerp, outer
+- math_more: tan, exp2, deg2rad/rad2deg, logaddexp2, fmax/fmin, addcmul/addcdiv, nansum/nanmean,
+  trace, diagonal, vdot, count_nonzero, logical_xor
+- composites: what torch builds from other ops (movedim, ravel, hstack, tensor_split, tile, ...)
+- inplace_more: abs_, log_, floor_, rsqrt_, square_ and the other unary ops in place
+- runtime: torch's process-wide settings (threads, determinism, matmul precision, ...)
+- windows: hann/hamming/blackman/bartlett/kaiser windows, tril/triu_indices
+- tensor_info: what a tensor says of itself (stride, is_signed, ...), as functions too
+- aliases: torch's other names for these ops (absolute, arccos, divide, greater, swapaxes, ...)
 """
 
 from __future__ import annotations
@@ -28,25 +36,33 @@ from types import ModuleType as _ModuleType
 from gradviz.ops import (
     _common,
     activations,
+    aliases,
     arith,
+    composites,
     construction,
     cumulative,
     diag_ops,
     indexing,
     inplace,
+    inplace_more,
     linalg,
     math_binary,
+    math_more,
     math_ops,
     modes,
     pointwise,
     reductions,
+    runtime,
     selection,
     shape,
+    tensor_info,
     views,
+    windows,
 )
 
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
-            indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary)
+            indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary,
+            aliases, composites, math_more, inplace_more, runtime, windows, tensor_info)  # (issue 34's coverage)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

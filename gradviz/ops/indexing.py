@@ -11,7 +11,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.device import add_at, array_module
+from gradviz.device import CPU, add_at, array_module
 from gradviz.ops import arith as _arith
 from gradviz.ops import reductions as _reductions
 from gradviz.ops import views as _views
@@ -134,8 +134,28 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
 _SEQUENCE_KEY_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
     "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
-    "x[gradviz.tensor(seq)], which will result either in an error or a different result"
+    "x[torch.tensor(seq)], which will result either in an error or a different result"
 )
+
+
+def _numpy_index(k: Any) -> Any:
+    if isinstance(k, np.ndarray):
+        return Tensor(k, CPU) if k.dtype.kind in "biu" else k  # a float array: getitem's own error
+    if isinstance(k, np.bool_):
+        return bool(k)
+    if isinstance(k, np.integer):
+        return int(k)
+    return k
+
+
+def numpy_keys(key: Any) -> Any:
+    """numpy integers and index arrays in a key as torch reads them: ``np.int64(k)`` is the int k
+    (a select), an integer or bool array a tensor index."""
+    if isinstance(key, tuple):
+        if not builtins.any(isinstance(k, (np.ndarray, np.generic)) for k in key):
+            return key
+        return tuple(_numpy_index(k) for k in key)
+    return _numpy_index(key) if isinstance(key, (np.ndarray, np.generic)) else key
 
 
 def legacy_sequence_key(key: Any) -> Any:
@@ -154,6 +174,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     None, then one IndexBackward0 for all tensor/list indices together."""
     if type(key) is list:
         key = legacy_sequence_key(key)
+    key = numpy_keys(key)
     # torch's single-index fast paths: a lone slice is always sliced (even a full one), a lone
     # Ellipsis is an alias.
     if isinstance(key, slice):

@@ -281,6 +281,7 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
     a), tensor indices go through index_put_ (IndexPutBackward0)."""
     if type(key) is list:
         key = _indexing.legacy_sequence_key(key)  # noqa: F405
+    key = _indexing.numpy_keys(key)  # np.int64(k) writes through a select, as torch's
     keys = key if isinstance(key, tuple) else (key,)
     advanced = builtins.any(isinstance(k, (Tensor, list)) and not (isinstance(k, Tensor) and k.ndim == 0
                    and k.dtype is not _dtype.bool_) for k in keys)

@@ -52,6 +52,11 @@ def _colmajor(x: Any) -> bool:
     return st[0] == item and st[1] == x.shape[0] * item
 
 
+def _dense_colmajor(x: Any) -> bool:
+    # a sparse operand has no strides (torch's branch tests strided layouts only)
+    return type(x) is not SparseCOO and _colmajor(x)
+
+
 def _check_mm(a: Tensor, b: Tensor) -> None:
     _check_float_mm(a, b)
     if a.ndim != 2 or b.ndim != 2:
@@ -271,7 +276,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
         data = _as_array(_scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta)), prod.dtype)
     out = _new(data, input.device)
     if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
-        saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha}
+        saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha,
+                 "mat1_colmajor": _dense_colmajor(mat1._data),
+                 "mat2_colmajor": _dense_colmajor(mat2._data)}  # fmt: skip
         record(NODES["addmm"], (input, mat1, mat2), [out], saved)
     return out
 
@@ -518,25 +525,35 @@ def _mm_mat2(n, g):
 
 
 def _addmm_mat1(n, g):
-    return _arith.mul(mm(g, _views.t(n["mat2"])), n["alpha"]) if n["alpha"] != 1 else mm(g, _views.t(n["mat2"]))
+    # torch's mm_mat1_backward, as mm's: a column-major mat1 gets its gradient column-major
+    if n["mat1_colmajor"]:
+        r = _views.t(mm(n["mat2"], _views.t(g)))
+    else:
+        r = mm(g, _views.t(n["mat2"]))
+    return _arith.mul_scalar(r, n["alpha"]) if n["alpha"] != 1 else r
 
 
 def _addmm_mat2(n, g):
-    return _arith.mul(mm(_views.t(n["mat1"]), g), n["alpha"]) if n["alpha"] != 1 else mm(_views.t(n["mat1"]), g)
+    # torch's mm_mat2_backward: a column-major mat2 (a weight.t()) gets its gradient column-major
+    if n["mat2_colmajor"]:
+        r = _views.t(mm(_views.t(g), n["mat1"]))
+    else:
+        r = mm(_views.t(n["mat1"]), g)
+    return _arith.mul_scalar(r, n["alpha"]) if n["alpha"] != 1 else r
 
 
 def _baddbmm_b1(n, g):
     r = bmm(g, _views.transpose(n["batch2"], 1, 2))
-    return r if n["alpha"] == 1 else _arith.mul(r, n["alpha"])
+    return r if n["alpha"] == 1 else _arith.mul_scalar(r, n["alpha"])
 
 
 def _baddbmm_b2(n, g):
     r = bmm(_views.transpose(n["batch1"], 1, 2), g)
-    return r if n["alpha"] == 1 else _arith.mul(r, n["alpha"])
+    return r if n["alpha"] == 1 else _arith.mul_scalar(r, n["alpha"])
 
 
 def _beta_grad(n, g):
-    return g if n["beta"] == 1 else _arith.mul(g, n["beta"])
+    return g if n["beta"] == 1 else _arith.mul_scalar(g, n["beta"])
 
 
 # -- derivative rows ----------------------------------------------------------------------

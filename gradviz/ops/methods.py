@@ -7,9 +7,14 @@ import sys
 from typing import Any
 
 from gradviz import _dtype
+from gradviz.ops import aliases as _aliases
+from gradviz.ops import composites as _composites
 from gradviz.ops import functions as F
+from gradviz.ops import inplace_more as _inplace_more
 from gradviz.ops import math_binary as _math_binary
+from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
+from gradviz.ops import tensor_info as _tensor_info
 from gradviz.ops.core import regenerate_view_grad_fn
 from gradviz.tensor import Tensor
 
@@ -30,10 +35,10 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def _type(self: Tensor, dtype: Any = None) -> Any:
-    """t.type() is the type name ('gradviz.FloatTensor'); t.type(dtype) converts, the dtype given
+    """t.type() is torch's type name ('torch.FloatTensor'); t.type(dtype) converts, the dtype given
     as a dtype, a typed class (gradviz.LongTensor) or its name ('torch.LongTensor')."""
     if dtype is None:
-        return f"gradviz.{_dtype.scalar_type_name(self.dtype)}Tensor"
+        return f"torch.{_dtype.scalar_type_name(self.dtype)}Tensor"
     if isinstance(dtype, str):
         name = dtype.rsplit(".", 1)[-1].removesuffix("Tensor")
         by_name = {v: k for k, v in _dtype._SCALAR_TYPE_NAMES.items()}
@@ -89,6 +94,19 @@ def _rtruediv(s: Tensor, o: Any) -> Tensor:
 
 def _where(s: Tensor, condition: Tensor, other: Any) -> Tensor:
     return F.where(condition, s, other)
+
+
+# Functions that are Tensor methods too in torch (the composites and math_more that are; existing
+# ops torch also has as methods)
+_TORCH_METHODS = (
+    "addcdiv", "addcmul", "count_nonzero", "deg2rad", "diagonal", "exp2", "fmax", "fmin", "logaddexp2",
+    "logical_xor", "nanmean", "nansum", "rad2deg", "tan", "vdot",
+    "copysign", "diff", "float_power", "isneginf", "isposinf", "isreal", "masked_select", "signbit", "take",
+    "ravel", "unflatten", "broadcast_to", "tensor_split", "hsplit", "vsplit", "dsplit",
+    "fliplr", "flipud", "positive", "tile", "take_along_dim",
+    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isfinite", "diag",
+    "diag_embed",
+)
 
 
 def bind() -> None:
@@ -155,6 +173,13 @@ def bind() -> None:
     for name in (*_math_ops.__all__, *_math_ops.METHOD_ONLY, *_math_binary.__all__,
                  *_math_binary.METHOD_ONLY):
         methods.setdefault(name, getattr(_math_ops, name, None) or getattr(_math_binary, name))
+    # torch's aliases, composites and more math as Tensor methods, and what a tensor says of itself
+    # (gradviz/ops/aliases.py, composites.py, math_more.py, tensor_info.py)
+    methods.update(_aliases.METHODS)
+    for name in (*_TORCH_METHODS, *_composites.METHOD_ONLY, *_math_more.METHOD_ONLY, *_inplace_more.__all__,
+                 *_inplace_more.METHOD_ONLY):
+        methods.setdefault(name, getattr(F, name))
+    methods.update(_tensor_info.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import gradviz.autograd as _autograd
 from gradviz.autograd.grad_mode import _DecoratorContext
 from gradviz.autograd.grad_mode import _state as _grad_state
 
@@ -50,3 +51,7 @@ def is_inference_mode_enabled() -> bool:
     return getattr(_inference, "on", False)
 
 
+
+
+# torch.autograd.inference_mode is torch.inference_mode; gradviz.autograd cannot import the ops
+_autograd.inference_mode = inference_mode

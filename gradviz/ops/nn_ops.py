@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _blas, _dtype
+from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import add_at, array_module
@@ -112,6 +113,14 @@ def _cached_outputs(compute: Any, i: int) -> Any:
 # -- addmm -------------------------------------------------------------------------------------
 
 
+def _colmajor(x: Any) -> bool:
+    """torch's test in mm's backward: strides (1, rows), in elements (a sparse operand has none)."""
+    if type(x) is SparseCOO:
+        return False
+    st = x.strides
+    return st[0] == x.itemsize and st[1] == x.shape[0] * x.itemsize
+
+
 def _mm_shape_error(a: tuple, b: tuple) -> RuntimeError:
     return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
 
@@ -137,7 +146,11 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     if _grad_state.enabled:
         r0, r1, r2 = _requires(bias), _requires(mat1), _requires(mat2)
         if r0 or r1 or r2:
-            saved: dict[str, Any] = {"self_shape": b.shape}
+            # torch's mm_mat1/mat2_backward test the strides: mat1 is usually row-major and mat2
+            # (weight.t()) column-major, but an input can be either
+            saved: dict[str, Any] = {
+                "self_shape": b.shape, "mat1_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y),
+            }  # fmt: skip
             if r1:
                 saved["mat2"] = SavedVariable(mat2)
             if r2:
@@ -159,18 +172,24 @@ def _addmm_self(n: Any, g: Tensor) -> Tensor:
 
 
 def _addmm_mat1(n: Any, g: Tensor) -> Tensor:
+    colmajor = n.saved["mat1_colmajor"]
     if not _grad_state.enabled:
+        if colmajor:
+            return _out(_blas.matmul(n["mat2"]._data, g._data.T).T, g)
         return _out(_blas.matmul(g._data, n["mat2"]._data.T), g)
-    return F.mm(g, F.t(n["mat2"]))
+    return F.t(F.mm(n["mat2"], F.t(g))) if colmajor else F.mm(g, F.t(n["mat2"]))
 
 
 def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
+    colmajor = n.saved["mat2_colmajor"]
     if not _grad_state.enabled:
+        if not colmajor:
+            return _out(_blas.matmul(n["mat1"]._data.T, g._data), g)
         # mat2 is weight.t() (column-major): torch computes (grad^T mat1)^T, so TBackward0 hands
         # AccumulateGrad a row-major gradient.
         d = _blas.matmul(g._data.T, n["mat1"]._data)
         return _wrap(d.T, g.dtype, g.device) if d.dtype is g.dtype.np else _out(d.T, g)
-    return F.t(F.mm(F.t(g), n["mat1"]))
+    return F.t(F.mm(F.t(g), n["mat1"])) if colmajor else F.mm(F.t(n["mat1"]), g)
 
 
 # Its own row: torch.addmm (gradviz/ops/linalg.py) saves beta and alpha; Linear's addmm has both 1.

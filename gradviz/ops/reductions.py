@@ -113,7 +113,7 @@ class _ValuesIndices(tuple):
     _op = "max"
 
     def __repr__(self) -> str:
-        return f"gradviz.return_types.{self._op}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+        return f"torch.return_types.{self._op}(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
     __str__ = __repr__
 

@@ -38,7 +38,7 @@ class layout:  # noqa: N801 - torch.layout
         self._name = name
 
     def __repr__(self) -> str:
-        return f"gradviz.{self._name}"
+        return f"torch.{self._name}"
 
     def __reduce__(self) -> str:
         return self._name  # pickled by name: the module attribute, so identity survives

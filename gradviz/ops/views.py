@@ -261,7 +261,7 @@ def expand(a: Tensor, *shape: Any) -> Tensor:
     lead = len(shape) - a.ndim
     if lead < 0:
         raise RuntimeError(
-            f"expand(gradviz.{_dtype.scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(shape)}): the "
+            f"expand(torch.{_dtype.scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(shape)}): the "
             f"number of sizes provided ({len(shape)}) must be greater or equal to the number of dimensions in the "
             f"tensor ({a.ndim})"
         )

@@ -13,3 +13,9 @@ from gradviz.optim.sgd import SGD
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "LBFGS", "Adamax", "NAdam", "RAdam",
            "Rprop", "lr_scheduler",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "use_fused_multiply_add"]
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

@@ -283,7 +283,7 @@ def test_error_matches_torch(name):
     )
     for w in words:
         assert w in str(ref), f"key word not in torch's message: {w!r}\n{ref}"
-        assert w.replace("torch.", "gradviz.") in str(got), f"key word {w!r} missing from gradviz's message:\n{got}"
+        assert w in str(got), f"key word {w!r} missing from gradviz's message:\n{got}"
 
 
 def test_custom_backward_exception_is_the_users_exception():
@@ -385,7 +385,7 @@ def test_inplace_message_exact(prog):
     for T in (torch, gradviz):
         with pytest.raises(RuntimeError) as info:
             prog(T)
-        msgs.append(str(info.value).replace("torch.", "gradviz."))
+        msgs.append(str(info.value))
     assert msgs[1] == msgs[0]
 
 
@@ -414,12 +414,12 @@ _BAD_HOOKS = {
 
 
 def _assert_same_error(run) -> None:
-    """run(torch) and run(gradviz) raise the same type with the same message, up to the module
-    name in legacy type names (torch.FloatTensor, gradviz.FloatTensor)."""
+    """run(torch) and run(gradviz) raise the same type with the same message (legacy type names
+    spelled as torch's: torch.FloatTensor)."""
     want = _raise(run, torch)
     got = _raise(run, gradviz)
     assert type(got) is type(want)
-    assert str(got) == str(want).replace("torch.", "gradviz.")
+    assert str(got) == str(want)
 
 
 @pytest.mark.parametrize("case", sorted(_BAD_HOOKS))

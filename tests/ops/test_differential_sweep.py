@@ -24,7 +24,7 @@ import gradviz
 def _norm(msg: str) -> str:
     # torch's C++ warnings and errors end with where they were raised; the rest must agree
     msg = re.sub(r" \(Triggered internally at [^)]*\.\)", "", msg)
-    return msg.replace("torch.", "gradviz.")
+    return msg
 
 
 def _run(fn: Callable[[Any], Any], T: Any) -> tuple[Any, BaseException | None, list[tuple[type, str]]]:

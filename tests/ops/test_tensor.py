@@ -69,9 +69,9 @@ PRINT_CASES = {
 @pytest.mark.parametrize("name", list(PRINT_CASES))
 def test_printing_matches_torch(name):
     make = PRINT_CASES[name]
-    expected = str(make(torch)).replace("torch.", "gradviz.")
+    expected = str(make(torch))
     assert str(make(gradviz)) == expected
-    assert repr(make(gradviz)) == repr(make(torch)).replace("torch.", "gradviz.")
+    assert repr(make(gradviz)) == repr(make(torch))
 
 
 def test_tensor_attributes():
@@ -79,7 +79,7 @@ def test_tensor_attributes():
         x = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
         assert tuple(x.shape) == (2, 3) and x.ndim == 2 and x.dim() == 2 and x.numel() == 6
         assert x.size() == x.shape and x.size(1) == 3 and len(x) == 2
-        assert str(x.dtype) == f"{T.__name__}.float32" and str(x.device) == "cpu"
+        assert str(x.dtype) == "torch.float32" and str(x.device) == "cpu"
         assert x.requires_grad and x.is_leaf and x.grad is None and x.grad_fn is None
         y = x * 2
         assert not y.is_leaf and y.requires_grad and y.grad_fn.name() == "MulBackward0"
@@ -165,7 +165,7 @@ def test_creation_functions_match_torch():
     }
     for name, make in makers.items():
         a, b = make(torch), make(gradviz)
-        assert str(b.dtype) == str(a.dtype).replace("torch.", "gradviz."), name
+        assert str(b.dtype) == str(a.dtype), name
         assert tuple(b.shape) == tuple(a.shape), name
         np.testing.assert_array_equal(b.numpy(), a.numpy(), err_msg=name)
         assert b.requires_grad is False and b.is_leaf

@@ -6,6 +6,7 @@ from gradviz.nn.modules.activation import (
     GELU,
     GLU,
     SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -19,8 +20,10 @@ from gradviz.nn.modules.activation import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
+    Softshrink,
     Softsign,
     Tanh,
     Tanhshrink,
@@ -37,24 +40,40 @@ from gradviz.nn.modules.linear import Bilinear, Identity, Linear
 from gradviz.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
+    MultiLabelSoftMarginLoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
 )
 from gradviz.nn.modules.module import Module
 from gradviz.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from gradviz.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
     ConstantPad1d,
     ConstantPad2d,
+    ConstantPad3d,
     ReflectionPad1d,
     ReflectionPad2d,
+    ReflectionPad3d,
     ReplicationPad1d,
     ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
     ZeroPad2d,
+    ZeroPad3d,
 )
 from gradviz.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradviz.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
@@ -85,4 +104,8 @@ __all__ = [
     "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU", "ReLU6",
     "Softmin", "Softplus", "Softsign", "Tanhshrink", "Threshold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "Hardshrink", "Softshrink", "Softmax2d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
+    "ZeroPad1d", "ZeroPad3d",
 ]  # fmt: skip

@@ -11,7 +11,8 @@ from gradviz.tensor import Tensor
 
 __all__ = [
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
-    "ZeroPad2d",
+    "ZeroPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "ReflectionPad3d", "ReplicationPad3d",
 ]  # fmt: skip
 
 
@@ -83,4 +84,48 @@ class ReplicationPad1d(_ModePadNd):
 
 class ReplicationPad2d(_ModePadNd):
     _n = 4
+    _mode = "replicate"
+
+
+class ConstantPad3d(_ConstantPadNd):
+    _n = 6
+
+
+class ZeroPad1d(ConstantPad1d):
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class CircularPad1d(_ModePadNd):
+    _n = 2
+    _mode = "circular"
+
+
+class CircularPad2d(_ModePadNd):
+    _n = 4
+    _mode = "circular"
+
+
+class CircularPad3d(_ModePadNd):
+    _n = 6
+    _mode = "circular"
+
+
+class ReflectionPad3d(_ModePadNd):
+    _n = 6
+
+
+class ReplicationPad3d(_ModePadNd):
+    _n = 6
     _mode = "replicate"

@@ -73,6 +73,13 @@ def _clip_grads_with_norm_(parameters: Any, max_norm: float, total_norm: Tensor)
             g._version_counter[0] += 1
 
 
+def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, total_norm: Tensor,
+                          foreach: Any = None) -> None:  # fmt: skip
+    """torch.nn.utils.clip_grads_with_norm_: scale the gradients by min(1, max_norm / (total_norm +
+    1e-6)), total_norm given (get_total_norm's, usually)."""
+    _clip_grads_with_norm_(parameters, max_norm, total_norm)
+
+
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:  # fmt: skip
     params = _tensors(parameters)

@@ -32,3 +32,9 @@ def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False
         padded.append(s)
     out = F.stack(padded, 0)
     return out if batch_first else F.transpose(out, 0, 1)
+
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

@@ -1,0 +1,3 @@
+"""torch.backends.xnnpack: torch's CPU build reports XNNPACK off for its ops; so does gradviz."""
+
+enabled = False
