@@ -11,7 +11,7 @@ import pytest
 
 import gradviz
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("gradviz_coverage_script", ROOT / "scripts" / "coverage.py")
 cov = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cov)
