@@ -13,7 +13,7 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import no_grad
-from gradviz.nn._functional_activations2 import logsigmoid
+from gradviz.nn._functional_activations import logsigmoid
 from gradviz.nn._functional_layers import _reduction
 from gradviz.nn._functional_pad import pairwise_distance
 from gradviz.ops import functions as F

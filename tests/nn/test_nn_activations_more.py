@@ -1,4 +1,4 @@
-"""The activations of gradviz/nn/_functional_activations.py and nn/modules/activation_more.py
+"""The activations of gradviz/nn/_functional_activations.py and nn/modules/activation.py
 against torch 2.13: outputs, gradients, node names, next_functions, saved values, in-place forms,
 errors and module reprs."""
 
