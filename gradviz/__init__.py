@@ -16,6 +16,7 @@ import sys
 import types
 from typing import Any
 
+from gradviz import _numpy_warnings  # noqa: F401,I001 - at import, so a filter the user adds later wins
 from gradviz._missing import missing_names as _missing_names
 
 __version__ = "0.1.0"
@@ -26,10 +27,10 @@ _NOT_LOADED, _LOADING, _LOADED = "not loaded", "loading", "loaded"
 _state = _NOT_LOADED
 
 # Submodules whose names the torch-like namespace gives to something else, as torch does:
-# ``gradviz.tensor`` is the function and ``gradviz.device`` the class, while the import system binds
-# the modules gradviz/tensor.py and gradviz/device.py to the same names. (A test keeps this list
+# ``gradviz.tensor`` and ``gradviz.diff`` are functions and ``gradviz.device`` the class, while the
+# import system binds the modules gradviz/tensor.py, diff.py and device.py to the same names. (A test keeps this list
 # complete: tests/test_import_light.py.)
-_SHADOWED = ("device", "tensor")
+_SHADOWED = ("device", "diff", "tensor")
 
 
 def _load_api() -> None:
@@ -68,7 +69,12 @@ def _shadowed(name: str) -> property:
         return vars(sys.modules[f"{__name__}._api"])[name]
 
     def set_(package: types.ModuleType, value: Any) -> None:
-        """The import system binding the submodule: torch's name keeps the attribute."""
+        """The import system binding the submodule is ignored (torch's name keeps the attribute);
+        anything else is an assignment, as on any module (``gradviz.tensor = my_wrapper``)."""
+        if isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        _load_api()
+        vars(sys.modules[f"{__name__}._api"])[name] = value
 
     return property(get, set_)
 

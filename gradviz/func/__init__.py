@@ -8,3 +8,8 @@ from gradviz.func.vmap import vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "stack_module_state",
            "vjp", "vmap"]
+
+# A torch name this module lacks: one line naming it (gradviz/_missing.py)
+from gradviz._missing import missing_names as _missing_names  # noqa: E402
+
+__getattr__ = _missing_names(__name__)

@@ -62,7 +62,7 @@ def _node_names(outs: list) -> set[str]:
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        names.add(fn.name())
+        names.add(fn.name().rsplit("::", 1)[-1])  # torch's C++ nodes carry their namespace
         stack.extend(f for f, _ in fn.next_functions if f is not None)
     return names
 
@@ -369,8 +369,10 @@ from tests._sparse_gradcheck_cases import SPARSE_CASES  # noqa: E402
 CASES += SPARSE_CASES
 # the math ops (gradviz/ops/math_ops.py, math_binary.py)
 from tests._math_gradcheck_cases import MATH_CASES, MATH_NO_DERIVATIVE  # noqa: E402
+from tests._more_gradcheck_cases import MORE_CASES  # noqa: E402
 
 CASES += MATH_CASES
+CASES += MORE_CASES
 NO_DERIVATIVE |= MATH_NO_DERIVATIVE
 WIDE_STEP.update(NN_WIDE_STEP)
 
