@@ -93,8 +93,20 @@ sum = _functions.sum  # noqa: A001
 
 try:  # the trace layer lands separately; the core works without it
     from gradviz.trace import TraceError, load, record, trace  # noqa: F401
+    from gradviz.trace.recorder import SOURCES as _SOURCES
 except ImportError:  # pragma: no cover
-    pass
+    _SOURCES = {}
+
+
+def _torch_source(values: bool) -> Any:
+    """``gradviz.trace(path, engine="torch")``: real torch's source (torchrec), torch imported
+    only when a recording asks for it (the trace layer knows sources only by this registry)."""
+    from gradviz.torchrec.recorder import TorchSource
+
+    return TorchSource(values)
+
+
+_SOURCES["torch"] = _torch_source
 
 
 # --- torch-identical random numbers (gradviz.random) ---------------------------------------------

@@ -159,10 +159,13 @@ def test_library_recording_survives_a_full_file_size_limit(tmp_path):
     assert _load(trace)[0].truncated
 
 
-def test_a_full_device_stops_recording_with_one_line(tmp_path):
-    """ENOSPC from the first write (-o /dev/full): the program runs to its own exit code."""
+def test_a_full_device_is_refused_before_the_script_runs(tmp_path):
+    """ENOSPC from the first write (-o /dev/full): refused at start, in one line, before any
+    of the script's work (issue 33 G3: the trace's header is written when recording starts)."""
     r = _gradviz_run(Path("/dev/full"), _script(tmp_path, LONG_SCRIPT), "20")
-    _check_stopped_cleanly(r, Path("/dev/full"), "No space left on device")
+    assert r.returncode == 1 and "running" not in r.stdout
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "/dev/full" in lines[0] and "No space left on device" in lines[0], r.stderr
 
 
 @pytest.fixture

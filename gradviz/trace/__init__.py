@@ -19,7 +19,7 @@ from typing import Any
 from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.file import load
 from gradviz.trace.model import Trace
-from gradviz.trace.recorder import Recorder, record
+from gradviz.trace.recorder import Recorder, record, source_for
 
 __all__ = ["trace", "record", "load", "Trace", "TraceError", "TraceWarning", "Recorder"]
 
@@ -28,13 +28,7 @@ class _CallableModule(types.ModuleType):
     def __call__(self, path: Any, *, values: bool = False, engine: str = "gradviz") -> Any:
         """Record to a file: ``with gradviz.trace("run.trace.json"): ...``; ``engine="torch"``
         records real PyTorch's engine instead (gradviz.torchrec)."""
-        if engine == "torch":  # torchrec: the recorder of real torch
-            from gradviz.torchrec import TorchRecorder
-
-            return TorchRecorder(path, values=values)
-        if engine != "gradviz":
-            raise ValueError(f"engine must be 'gradviz' or 'torch', got {engine!r}")
-        return Recorder(path, values=values)
+        return Recorder(path, values=values, source=source_for(engine, values))
 
 
 sys.modules[__name__].__class__ = _CallableModule

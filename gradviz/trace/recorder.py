@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -196,6 +196,19 @@ if hasattr(os, "register_at_fork"):
 # --- the recorder ---------------------------------------------------------------------------
 
 
+class Source(Protocol):
+    """What feeds a Recorder other than gradviz's engine (torchrec's real-torch source; a
+    forward-side source can be one too). ``start`` runs inside Recorder.start, once the trace's
+    header is written and the recording is the active one: it installs its observers and from
+    then on calls the recorder's probe methods (and engine_info / announce / mark_derived /
+    flush_derived / forget) from any thread. ``stop`` runs first in Recorder.stop: it removes its
+    observers and emits what it still holds; after it returns it calls the recorder no more."""
+
+    def start(self, recorder: Recorder) -> None: ...
+
+    def stop(self, recorder: Recorder) -> None: ...
+
+
 class _ThreadTid(threading.local):
     tid: int | None = None
     ended: int | None = None  # the task this thread's last task_end ended (Recorder.call_error)
@@ -226,9 +239,14 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
     (read back from the file for a file recording). ``count`` is the number of events so far.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, values: bool = False):
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, values: bool = False,
+                 source: Source | None = None):  # fmt: skip
         self.path = os.fspath(path) if path is not None else None
         self.values = values
+        # Where the steps come from: None, gradviz's engine (the recorder is its probe); else a
+        # Source that calls the probe's methods itself (torchrec, over real torch).
+        self._source = source
+        self._derived: list[int] = []  # seqs of events a source inferred, not yet in a derived event
         self._lock = threading.Lock()
         self._rows: list[tuple] = []  # recorded, not yet spilled
         self._append = self._rows.append
@@ -301,8 +319,9 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
                 raise RuntimeError("this recorder has already been used; make a new one")
             self._started = True
             if self.path is not None:
+                # OSError here (/dev/full, a file-size limit): refused before any of the work
                 self._writer = _trace_writer(self.path)
-            self._engine = _default_engine()
+            self._engine = _default_engine() if self._source is None else None
             self._t0 = _now()
             thread = threading.current_thread()
             with self._lock:
@@ -317,6 +336,12 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
                 self._prev_probe = self._engine.probe
                 self._engine.probe = self
             _active = self
+        if self._source is not None:
+            try:
+                self._source.start(self)
+            except BaseException as exc:
+                self.stop("error", exc)
+                raise
         self._guard_sigint()
         if self._writer is not None:
             _wake_flusher()
@@ -326,6 +351,8 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
     def stop(self, status: str = "ok", error: BaseException | None = None) -> None:
         """End the recording: uninstall, write trace_end (status ok/error/interrupted)."""
         global _active
+        if self._source is not None and not self._closed and self._started:
+            self._source.stop(self)  # its hooks off, and what it still holds written
         with _active_lock:
             if self._closed or not self._started:
                 return
@@ -337,6 +364,7 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
                 if error is not None:
                     text = _error_text(error)
                     self._put("error", tid, None, None, type(error).__name__, str(error), None)
+                self._put_derived(tid)
                 # A step still under way on another thread may append after this: past the end,
                 # its row is left out of the slice, as it would be if it came after stop.
                 if self._writer is not None and len(self._rows) > SPILL_ROWS:
@@ -385,6 +413,41 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
             self.stop("ok")
         else:
             self.stop("error", exc)
+
+    # -- what a Source calls besides the probe's steps ----------------------------------------------
+    def engine_info(self, engine: str, torch_version: str | None) -> None:
+        """Which engine the source observes (written once, right after the header)."""
+        with self._lock:
+            self._put("engine", self._current_tid(), engine, torch_version)
+
+    def announce(self, node: Any) -> int:
+        """Announce ``node`` and the nodes it reaches that are not announced yet; its id."""
+        with self._lock:
+            return self._node(node, self._current_tid())
+
+    def forget(self, node_ids: Any) -> None:
+        """Node ids that will never be named again (a source's freed graph): their bookkeeping
+        goes, so a long run's memory stays flat. An id used again would be announced again."""
+        with self._lock:
+            self._nodes.difference_update(node_ids)
+
+    def mark_derived(self, since: int) -> None:
+        """The events from seq ``since`` (a ``count`` read before them) to now were inferred by
+        the source, not observed; they are listed in the next ``derived`` event. The caller
+        keeps other steps out meanwhile (torchrec emits under one lock)."""
+        with self._lock:
+            k = len(self._rows)
+            self._derived.extend(range(since, self._base + k + self._scan(k) + self._edges))
+
+    def flush_derived(self) -> None:
+        """Write the ``derived`` event listing the inferred events so far (if any)."""
+        with self._lock:
+            self._put_derived(self._current_tid())
+
+    def _put_derived(self, tid: int) -> None:
+        if self._derived:
+            seqs, self._derived = tuple(self._derived), []
+            self._put("derived", tid, seqs)
 
     def _at_exit(self) -> None:
         self.stop("interrupted")
@@ -548,14 +611,32 @@ def _gradviz_version() -> str:
     return _VERSION
 
 
-def trace(path: str | os.PathLike[str], *, values: bool = False) -> Recorder:
+# engine name -> what makes its Source (given ``values``). "gradviz" is the engine itself; the
+# package above the trace layer registers the others (gradviz/__init__.py: "torch", torchrec's),
+# so that this layer never imports them.
+SOURCES: dict[str, Callable[[bool], Source]] = {}
+
+
+def source_for(engine: str, values: bool) -> Source | None:
+    """The Source recording ``engine`` (None: gradviz's own engine, whose probe the recorder is)."""
+    if engine == "gradviz":
+        return None
+    make = SOURCES.get(engine)
+    if make is None:
+        names = ", ".join(repr(n) for n in ("gradviz", *SOURCES))
+        raise ValueError(f"engine must be one of {names}, got {engine!r}")
+    return make(values)
+
+
+def trace(path: str | os.PathLike[str], *, values: bool = False, engine: str = "gradviz") -> Recorder:
     """Record to a file, streamed as it goes: ``with gradviz.trace("run.trace.json"): ...``.
 
     values: also store the values of tensors of up to VALUES_MAX elements (not just their stats).
+    engine: "gradviz" (gradviz's engine) or "torch" (real PyTorch's, observed by its hooks).
     """
-    return Recorder(path, values=values)
+    return Recorder(path, values=values, source=source_for(engine, values))
 
 
-def record(*, values: bool = False) -> Recorder:
+def record(*, values: bool = False, engine: str = "gradviz") -> Recorder:
     """Record in memory: ``with gradviz.record() as rec: ...`` then ``rec.trace``."""
-    return Recorder(None, values=values)
+    return Recorder(None, values=values, source=source_for(engine, values))

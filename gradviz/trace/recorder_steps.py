@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from weakref import ref as _weakref
 
 from gradviz.trace.summaries import (
+    Summary,
     _array,
     _dtype_name,
     _error_text,
@@ -259,6 +260,8 @@ class StepsMixin:
         """buffer_add's shape, dtype, device, stats and values of ``grad`` arriving at node."""
         if grad is None:
             return None, None, None, None, None
+        if type(grad) is Summary:
+            return grad.shape, grad.dtype, grad.device, grad.stats, grad.values
         data = getattr(grad, "_data", grad)
         shape = data.shape
         # dtype and device names: the last ones asked for, by identity (one pair per
@@ -337,6 +340,12 @@ class StepsMixin:
     def accumulate_grad(self, task: Any, node: Any, tensor: Any, before: Any, after: Any, mode: str) -> None:
         if task is None:  # an AccumulateGrad called by hand, outside any backward: not an engine step
             return
+        if type(after) is Summary:  # from a source that summarised its own tensors
+            with self._lock:
+                tid = self._current_tid()
+                self._put("accumulate_grad", tid, task.id, self._node(node, tid), self._tensor(tensor, tid, None), mode,
+                          None if before is None else before.stats, after.stats, after.values)  # fmt: skip
+            return
         before_stats = None if before is None else _stats_row(_array(before))
         after_data = _array(after)
         seen = self._leaf_in.pop(node._id, None)
@@ -361,9 +370,12 @@ class StepsMixin:
             self._put("accumulate_grad", tid, task.id, nid, t, mode, before_stats, after_stats, values)
 
     def captured_grad(self, task: Any, node: Any, input_nr: int, index: int, grad: Any) -> None:
-        data = None if grad is None else _array(grad)
-        stats = None if data is None else _stats_row(data)
-        values = self._values(data)
+        if type(grad) is Summary:
+            stats, values = grad.stats, grad.values
+        else:
+            data = None if grad is None else _array(grad)
+            stats = None if data is None else _stats_row(data)
+            values = self._values(data)
         with self._lock:
             tid = self._current_tid()
             self._put("captured_grad", tid, task.id, self._node(node, tid), input_nr, index, stats, values)

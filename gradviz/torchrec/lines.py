@@ -1,0 +1,107 @@
+"""The user's lines on torch: which line of the user's code made each graph node (a
+TorchFunctionMode notes it as the forward runs), and the forward traceback anomaly mode kept."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from gradviz.torchrec.summaries import busy
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gradviz/
+_CLI_DIR = os.path.join(os.path.dirname(_PKG_DIR), "cli")
+MAX_LINES = 100_000  # lines of forward ops no backward reached, kept at most
+
+
+def ours(fname: str) -> bool:
+    return fname.startswith(_TORCH_DIR) or fname.startswith(_PKG_DIR) or fname.startswith(_CLI_DIR)
+
+
+def user_frame(depth: int = 1) -> Any:
+    """The innermost frame outside torch and gradviz: the line of the user's code."""
+    f = sys._getframe(depth)
+    while f is not None and (ours(f.f_code.co_filename) or f.f_code.co_filename.startswith("<frozen")):
+        f = f.f_back
+    return f
+
+
+def where(frame: Any) -> str | None:
+    return None if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def line_key(node: Any) -> tuple[int, int, str]:
+    """What identifies a node for its line without holding it: torch's Python node objects are
+    made on demand and take no weak reference, and holding them would keep every forward's saved
+    activations. A sequence number is unique on the thread that made the node (each thread counts
+    from 0): the key is the thread's, the number and the name. The forward and its backward run
+    on one thread in nearly every program; a backward on another thread finds no line."""
+    return threading.get_ident(), node._sequence_nr(), node.name()
+
+
+class SourceMode(TorchFunctionMode):
+    """Notes, for every graph node a torch call in the user's code makes, the user's line: the
+    call's outputs' grad_fn and every new node behind it (a composite op makes several)."""
+
+    def __init__(self, lines: dict[tuple[int, int, str], str | None], entries: Any):
+        super().__init__()
+        self.lines = lines
+        self.entries = entries  # the recorder's backward/grad wrappers: run as they are
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if getattr(func, "_gradviz_entry", False):
+            # torch.autograd.backward/grad dispatch to the mode: the recorder's wrapper already
+            # made the task, so the original runs (once) rather than the wrapper again
+            while getattr(func, "_gradviz_entry", False) and hasattr(func, "__wrapped__"):
+                func = func.__wrapped__
+            return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        if busy() or not torch.is_grad_enabled():
+            return out
+        items = out if isinstance(out, (tuple, list)) else (out,)
+        src: str | None = None
+        found = False
+        for t in items:
+            gf = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
+            if gf is None or line_key(gf) in self.lines:
+                continue
+            if not found:
+                src, found = where(user_frame(1)), True
+            self._tag(gf, src)
+        return out
+
+    def _tag(self, gf: Any, src: str | None) -> None:
+        lines = self.lines
+        if len(lines) > MAX_LINES:  # lines of forward ops no backward ever reached
+            try:
+                for k in list(lines)[: len(lines) // 2]:
+                    lines.pop(k, None)
+            except RuntimeError:  # another thread's forward added one meanwhile: next time
+                pass
+        todo = [gf]
+        lines[line_key(gf)] = src
+        while todo:
+            n = todo.pop()
+            for f, _ in n.next_functions:
+                if f is None or hasattr(f, "variable"):
+                    continue
+                k = line_key(f)
+                if k not in lines:
+                    lines[k] = src
+                    todo.append(f)
+
+
+def anomaly_traceback(node: Any) -> str | None:
+    """The forward traceback anomaly mode stored on the node, if it ran under detect_anomaly."""
+    try:
+        tb = node.metadata.get("traceback_")
+    except (AttributeError, RuntimeError):
+        return None
+    if not tb:
+        return None
+    return "".join(tb) if isinstance(tb, list) else str(tb)
