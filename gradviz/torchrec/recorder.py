@@ -56,6 +56,7 @@ from gradviz.torchrec.adapters import (
     link,
     walk,
 )
+from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
 from gradviz.torchrec.summaries import Busy, summary
 from gradviz.trace import events as ev
@@ -70,7 +71,7 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "hooked")  # fmt: skip
+                 "captured", "root", "hooked", "by_key", "leaf_of")  # fmt: skip
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
@@ -85,6 +86,8 @@ class _Call:
         self.captured: list[tuple[TorchNode, int, int]] = []  # (node, input_nr, output index)
         self.root: TorchNode | None = None
         self.hooked: set[int] = set()  # id(torch node) of the nodes this call hooks
+        self.by_key: dict[tuple[int, str], TorchNode] = {}  # (sequence_nr, name) -> node (user hooks)
+        self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
 
 
 class TorchSource:
@@ -106,6 +109,7 @@ class TorchSource:
         self._lines: dict[tuple[int, int, str], str | None] = {}
         self._tls = threading.local()
         self._names = LeafNames()
+        self._hooks = HookPatches(self._hook_seen)
         self._mode: lines.SourceMode | None = None
         self._saved: dict[str, Any] = {}
         self._closed = False
@@ -117,7 +121,10 @@ class TorchSource:
         self._saved = {"backward": torch.autograd.backward, "grad": torch.autograd.grad}
         torch.autograd.backward = self._wrap(self._saved["backward"], accumulate=True)
         torch.autograd.grad = self._wrap(self._saved["grad"], accumulate=False)
+        self._saved["Tensor.backward"] = torch.Tensor.__dict__["backward"]
+        torch.Tensor.backward = self._tensor_backward(self._saved["Tensor.backward"])
         self._names.start()
+        self._hooks.start()
         self._mode = lines.SourceMode(self._lines, None)
         self._mode.__enter__()
 
@@ -129,7 +136,9 @@ class TorchSource:
             if self._saved:
                 torch.autograd.backward = self._saved["backward"]
                 torch.autograd.grad = self._saved["grad"]
+                torch.Tensor.backward = self._saved["Tensor.backward"]
             self._names.stop()
+            self._hooks.stop()
             if self._mode is not None:
                 try:
                     self._mode.__exit__(None, None, None)
@@ -200,10 +209,14 @@ class TorchSource:
             if src._closed:
                 return fn(*args, **kwargs)
             try:
-                b = sig.bind(*args, **kwargs)
-            except TypeError:
-                return fn(*args, **kwargs)  # torch's own error for bad arguments
-            return src._run(fn, b, accumulate)
+                try:
+                    b = sig.bind(*args, **kwargs)
+                except TypeError:
+                    return fn(*args, **kwargs)  # torch's own error for bad arguments
+                return src._run(fn, b, accumulate)
+            except BaseException as e:
+                _trim(e)
+                raise  # bare: this frame is not added again
 
         wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
         wrapper._gradviz_entry = True  # type: ignore[attr-defined]
@@ -212,6 +225,37 @@ class TorchSource:
         wrapper.__module__ = getattr(fn, "__module__", "torch.autograd")
         wrapper.__doc__ = fn.__doc__
         return wrapper
+
+    def _tensor_backward(self, orig: Any) -> Any:
+        """Tensor.backward while recording: torch's own, called with the forward-line mode off,
+        so that torch does not dispatch it to the mode (handle_torch_function and the mode's
+        frames would be in a failing backward's traceback, and nowhere unrecorded)."""
+        src = self
+
+        def backward(self: torch.Tensor, gradient: Any = None, retain_graph: Any = None, create_graph: bool = False,
+                     inputs: Any = None) -> Any:  # fmt: skip
+            try:
+                popped = src._mode_off()
+                try:
+                    return orig(self, gradient, retain_graph, create_graph, inputs)
+                finally:
+                    if popped is not None:
+                        torch._C._push_on_torch_function_stack(popped)
+            except BaseException as e:
+                _trim(e)
+                raise
+
+        backward.__doc__ = orig.__doc__
+        backward.__wrapped__ = orig  # type: ignore[attr-defined]
+        return backward
+
+    def _mode_off(self) -> Any:
+        """Take the forward-line mode off this thread's mode stack when it is on top (the
+        user's own modes stay); the mode, to put back, or None."""
+        n = torch._C._len_torch_function_stack()
+        if n and torch._C._get_function_stack_at(n - 1) is self._mode:
+            return torch._C._pop_torch_function_stack()
+        return None
 
     def _run(self, fn: Any, b: inspect.BoundArguments, accumulate: bool) -> Any:
         a = b.arguments
@@ -234,6 +278,7 @@ class TorchSource:
             return fn(*b.args, **b.kwargs)
         error: BaseException | None = None
         result: Any = None
+        popped = self._mode_off()  # torch.autograd.grad dispatches to modes too
         try:
             result = fn(*b.args, **b.kwargs)
             return result
@@ -241,6 +286,8 @@ class TorchSource:
             error = e
             raise
         finally:
+            if popped is not None:
+                torch._C._push_on_torch_function_stack(popped)
             self._end(call, error, result)
 
     def _begin(self, outs: list[Any], grads: list[Any], inputs: list[Any], keep: bool, create: bool,
@@ -276,6 +323,11 @@ class TorchSource:
                 return of[id(n)], x
 
             link(list(of.values()), of)
+            for a in of.values():
+                if type(a) is TorchLeafNode:
+                    call.leaf_of[id(a.leaf)] = a
+                else:
+                    call.by_key[(a.sequence_nr, a._name)] = a
             root_edges = [edge_of(n, x) for n, x in roots]
             targets = [edge_of(*_edge(t)) for t in inputs]
             n0 = rec.count
@@ -385,6 +437,38 @@ class TorchSource:
                 break
         self._rec.queue_pop(q, NodeTask(node, call.gt.reentrant_depth, call.gt.id), len(q.items))
 
+    def _hook_seen(self, fn: Any, kind: str, target: Any, args: tuple) -> None:
+        """A user hook is about to run (gradviz.torchrec.hooks): its hook event, on the node
+        it belongs to in this thread's call."""
+        try:
+            stack = getattr(self._tls, "calls", None)
+            if not stack or self._closed:
+                return
+            call = stack[-1]
+            with self._lock:
+                if kind == "node":  # a Node hook: post hooks get (grad_inputs, grad_outputs)
+                    kind = "post" if len(args) == 2 else "pre"
+                node: TorchNode | None
+                if target is None:  # a Node's own hook: pre hooks run before torch's node starts
+                    node = call.running[-1][0] if kind == "post" and call.running else self._next(call)
+                elif target[0] == "module":  # from inside the BackwardHook node torch put in
+                    node = call.running[-1][0] if call.running else self._next(call)
+                elif target[0] == "leaf":
+                    t = target[1]()
+                    node = None if t is None else call.leaf_of.get(id(t))
+                else:
+                    node = call.by_key.get(target[1])
+                if node is not None:
+                    self._rec.hook(call.gt, node, kind, fn)
+        except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
+            pass
+
+    def _next(self, call: _Call) -> TorchNode | None:
+        """The node torch pops next for this call: the highest priority of its queued nodes."""
+        tid = call.gt.id
+        best = max((x for x in call.gt.cpu_ready_queue.items if x[1] == tid), key=_prio, default=None)
+        return None if best is None else best[2]
+
     def _mine(self, call: _Call, fn: Any) -> bool:
         """Whether this hook's call is the one running ``fn`` here: the innermost call of the
         thread that began it; on a thread that began none (torch's device worker), the one
@@ -490,8 +574,13 @@ class TorchSource:
                 after = error is not None and call.ran and not call.running and not queued
                 if error is not None and not after:
                     self._error(call, error)
-                for q in self._queues.values():  # what torch never ran: dropped, the task is over
-                    q.items[:] = [x for x in q.items if x[1] != gt.id]
+                n0 = rec.count
+                for q in self._queues.values():  # what torch never ran: popped and dropped, as its
+                    mine = sorted((x for x in q.items if x[1] == gt.id), key=_prio, reverse=True)  # engine does
+                    for x in mine:
+                        q.items.remove(x)
+                        rec.queue_pop(q, NodeTask(x[2], gt.reentrant_depth, gt.id), len(q.items))
+                rec.mark_derived(n0)
                 rec.task_end(gt, error if error is not None and not after else None)
                 if after:
                     rec.call_error(error)
@@ -579,6 +668,29 @@ def _edge(t: Any) -> tuple[Any, Any]:
     if t.grad_fn is not None:
         return t.grad_fn, t.output_nr
     return _LEAF, t
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _trim(e: BaseException) -> None:
+    """Leave the recorder's frames out of e's traceback: the user sees torch's and their own,
+    as without recording (the caller re-raises with a bare ``raise``, which adds none)."""
+    kept = []
+    tb = e.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_HERE):
+            kept.append(tb)
+        tb = tb.tb_next
+    for a, b in zip(kept, kept[1:]):
+        a.tb_next = b
+    if kept:
+        kept[-1].tb_next = None
+    e.__traceback__ = kept[0] if kept else None
+
+
+def _prio(x: tuple) -> tuple[int, int, int]:
+    return x[0]
 
 
 def _key(a: TorchNode) -> tuple[int, int, str]:
