@@ -32,7 +32,9 @@ Where = Callable[[tuple], Any]
 
 def is_internal(fn: Any) -> bool:
     """A hook torch or gradviz registers for itself (not the user's)."""
-    code = getattr(fn, "__code__", None)
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     return code is not None and ours(code.co_filename)
 
 

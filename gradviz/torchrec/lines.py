@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import types
 from typing import Any
 
 import torch
@@ -60,8 +61,11 @@ class SourceMode(TorchFunctionMode):
             while getattr(func, "_gradviz_entry", False) and hasattr(func, "__wrapped__"):
                 func = func.__wrapped__
             return func(*args, **(kwargs or {}))
-        out = func(*args, **(kwargs or {}))
-        if busy() or not torch.is_grad_enabled():
+        if busy():
+            return func(*args, **(kwargs or {}))
+        frame = user_frame(1)
+        out = call_from(frame, func, args, kwargs or {})
+        if not torch.is_grad_enabled():
             return out
         items = out if isinstance(out, (tuple, list)) else (out,)
         src: str | None = None
@@ -71,7 +75,7 @@ class SourceMode(TorchFunctionMode):
             if gf is None or line_key(gf) in self.lines:
                 continue
             if not found:
-                src, found = where(user_frame(1)), True
+                src, found = where(frame), True
             self._tag(gf, src)
         return out
 
@@ -94,6 +98,29 @@ class SourceMode(TorchFunctionMode):
                 if k not in lines:
                     lines[k] = src
                     todo.append(f)
+
+
+# (file, line) of a user's call site -> (its module's globals, a function whose one line is there)
+_CALLERS: dict[tuple[str, int], tuple[dict[str, Any], Any]] = {}
+
+
+def call_from(frame: Any, func: Any, args: Any, kwargs: Any) -> Any:
+    """func(*args, **kwargs), called from a function whose code is at the user's line and whose
+    globals are the user's module's: a warning torch raises inside (from C++, at the innermost
+    Python frame; or from Python with a stacklevel counted from the user's call) then names the
+    user's file and line, and goes to that module's warning registry, as without the mode."""
+    if frame is None or frame.f_lineno is None:
+        return func(*args, **kwargs)
+    g = frame.f_globals
+    key = (frame.f_code.co_filename, frame.f_lineno)
+    known = _CALLERS.get(key)
+    if known is None or known[0] is not g:
+        if len(_CALLERS) > MAX_LINES:
+            _CALLERS.clear()
+        src = "\n" * (frame.f_lineno - 1) + "def _torch_call(f, a, k): return f(*a, **k)\n"
+        code = next(c for c in compile(src, key[0], "exec").co_consts if isinstance(c, types.CodeType))
+        known = _CALLERS[key] = (g, types.FunctionType(code, g, "_torch_call"))
+    return known[1](func, args, kwargs)
 
 
 def anomaly_traceback(node: Any) -> str | None:

@@ -60,7 +60,7 @@ from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
 from gradviz.torchrec.summaries import Busy, summary
 from gradviz.trace import events as ev
-from gradviz.trace.recorder import Recorder, active  # noqa: F401 - gradviz.torchrec.active
+from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradviz.torchrec.active
 from gradviz.trace.summaries import Summary
 
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
@@ -479,45 +479,45 @@ class TorchSource:
         return [c for c in self._running if id(fn) in c.hooked] == [call]
 
     def _pre(self, call: _Call, node: TorchNode) -> Any:
-        def pre(grad_outputs: Any) -> None:
-            try:
-                if self._closed or not self._mine(call, node.fn):
-                    return None
-                info = call.gt.exec_info.get(node) if call.gt.exec_info else None
-                if info is not None and not info.needed:
-                    return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
-                with self._lock:
-                    rec = self._rec
-                    if not getattr(self._tls, "calls", None):
-                        # a thread that began no call and runs its nodes: torch's worker for a device
-                        rec.thread_start("device_worker", node.device)
-                    n0 = rec.count
-                    self._pop(call, node)
-                    rec.mark_derived(n0)
-                    rec.node_begin(call.gt, node, call.gt.reentrant_depth)
-                    call.ran.append(node)
-                    before = None
-                    if type(node) is TorchLeafNode and node.leaf.grad is not None:
-                        before = summary(node.leaf.grad)
-                    call.running.append((node, before))
-            except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
-                pass
-            return None
+        return functools.partial(self._on_pre, call, node)
 
-        return pre
+    def _on_pre(self, call: _Call, node: TorchNode, grad_outputs: Any) -> None:
+        try:
+            if self._closed or not self._mine(call, node.fn):
+                return None
+            info = call.gt.exec_info.get(node) if call.gt.exec_info else None
+            if info is not None and not info.needed:
+                return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
+            with self._lock:
+                rec = self._rec
+                if not getattr(self._tls, "calls", None):
+                    # a thread that began no call and runs its nodes: torch's worker for a device
+                    rec.thread_start("device_worker", node.device)
+                n0 = rec.count
+                self._pop(call, node)
+                rec.mark_derived(n0)
+                rec.node_begin(call.gt, node, call.gt.reentrant_depth)
+                call.ran.append(node)
+                before = None
+                if type(node) is TorchLeafNode and node.leaf.grad is not None:
+                    before = summary(node.leaf.grad)
+                call.running.append((node, before))
+        except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
+            pass
+        return None
 
     def _post(self, call: _Call, node: TorchNode) -> Any:
-        def post(grad_inputs: Any, grad_outputs: Any) -> None:
-            try:
-                if self._closed or not self._mine(call, node.fn):
-                    return None
-                with self._lock:
-                    self._after(call, node, grad_inputs)
-            except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
-                pass
-            return None
+        return functools.partial(self._on_post, call, node)
 
-        return post
+    def _on_post(self, call: _Call, node: TorchNode, grad_inputs: Any, grad_outputs: Any) -> None:
+        try:
+            if self._closed or not self._mine(call, node.fn):
+                return None
+            with self._lock:
+                self._after(call, node, grad_inputs)
+        except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
+            pass
+        return None
 
     def _after(self, call: _Call, node: TorchNode, grad_inputs: Any) -> None:
         rec = self._rec
@@ -626,12 +626,17 @@ class TorchSource:
         elif msg.startswith("Function '") and "nan values" in msg:  # anomaly mode, checked after the node ran
             name = msg.split("'")[1]
             node = next((n for n in reversed(call.ran) if n.name() == name), None)
+        if not isinstance(error, Exception):
+            return  # an interrupt or exit: the run's status, not an error of a node (issue 35 item 9)
         forward = None
         if node is not None:
             forward = (lines.anomaly_traceback(node.fn) if node.fn is not None else None) or node.source
             if msg.startswith("Function '") and "nan values" in msg:
                 rec.anomaly(call.gt, node, msg, forward)
         rec.error(call.gt, node, error, forward)
+
+
+guard(TorchSource._on_pre, TorchSource._on_post, TorchSource._hook_seen, TorchSource._begin, TorchSource._end)
 
 
 class _E(tuple):

@@ -102,13 +102,20 @@ def in_recorder(frame: Any) -> bool:
         code = f.f_code
         if code is _QUEUE_WAIT:
             return False
-        if code in _QUEUE_STEPS or code.co_filename.startswith(_TRACE_DIR):
+        if code in _QUEUE_STEPS or code in _GUARDED or code.co_filename.startswith(_TRACE_DIR):
             return True
         f = f.f_back
     return False
 
 
 _QUEUE_STEPS = frozenset(m.__code__ for m in (ReadyQueue.push, ReadyQueue.push_ready, ReadyQueue.pop))
+_GUARDED: set[Any] = set()  # a source's code that emits steps (guard())
+
+
+def guard(*functions: Any) -> None:
+    """A Source's functions that emit steps: a Ctrl-C waits until they return, as for the
+    recorder's own (they call no user code)."""
+    _GUARDED.update(f.__code__ for f in functions)
 _QUEUE_WAIT = ReadyQueue._wait.__code__
 
 

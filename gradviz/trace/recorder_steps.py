@@ -391,6 +391,10 @@ class StepsMixin:
             self._put("callback", self._current_tid(), task.id, _qualname(fn))
 
     def error(self, task: Any, node: Any, exc: BaseException, forward: str | None) -> None:
+        if not isinstance(exc, Exception):
+            # KeyboardInterrupt, SystemExit, a terminating signal: the run's status (trace_end),
+            # not an error of the node that happened to be running (issue 35 item 9)
+            return
         with self._lock:
             tid = self._current_tid()
             nid = None if node is None else self._node(node, tid)
