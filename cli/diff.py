@@ -25,7 +25,7 @@ def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: floa
       gradviz diff torch.json gradviz.json
     """
     from gradviz.diff import diff as run_diff
-    from gradviz.torchrec.provenance import label
+    from gradviz.trace.provenance import label
 
     a, b = load_trace(trace_a), load_trace(trace_b)
     found = run_diff(a, b, rtol=rtol, atol=atol)

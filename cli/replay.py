@@ -169,7 +169,7 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
         start = total if start is None else start  # not a terminal: print the state instead
 
     console = make_console(width)
-    from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
+    from gradviz.trace.provenance import engine, summary_line  # torchrec: say which engine recorded it
 
     if engine(trace)[0] == "torch":
         if trace.total_events != len(trace):  # its summary counts every event: all of them, then

@@ -73,7 +73,7 @@ def test_every_kind_of_user_hook_is_a_hook_event():
     }
     assert invariants(t) == []
     # each hook event is observed, and comes before its node ends
-    from gradviz.torchrec.provenance import derived_seqs
+    from gradviz.trace.provenance import derived_seqs
 
     d = derived_seqs(t)
     assert not any(e.seq in d for e in t.events if type(e) is ev.Hook)

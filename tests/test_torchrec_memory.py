@@ -90,7 +90,7 @@ def test_saved_tensors_keep_torch_inplace_check() -> None:
 
 
 def test_saved_shapes_observed_release_derived() -> None:
-    from gradviz.torchrec.provenance import derived_seqs
+    from gradviz.trace.provenance import derived_seqs
 
     a = torch.randn(5, requires_grad=True)
     with record() as rec:

@@ -58,7 +58,7 @@ from gradviz.torchrec.adapters import (
 )
 from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
-from gradviz.torchrec.summaries import Busy, summary
+from gradviz.torchrec.summaries import summary
 from gradviz.trace import events as ev
 from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradviz.torchrec.active
 from gradviz.trace.summaries import Summary
@@ -269,26 +269,30 @@ class TorchSource:
         inputs = a.get("inputs")
         if isinstance(inputs, (torch.Tensor, torch.autograd.graph.GradientEdge)):
             inputs = [inputs]
-        call = None
+        # The forward-line mode is off while the call runs (torch.autograd.grad dispatches to
+        # modes, and the recorder's own summaries are no forward), back on once it returned.
+        popped = self._mode_off()
         try:
-            call = self._begin(outs, grads, list(inputs or ()), keep, create, accumulate)
-        except Exception:  # noqa: BLE001 - recording never fails the user's call: it runs unrecorded
             call = None
-        if call is None:
-            return fn(*b.args, **b.kwargs)
-        error: BaseException | None = None
-        result: Any = None
-        popped = self._mode_off()  # torch.autograd.grad dispatches to modes too
-        try:
-            result = fn(*b.args, **b.kwargs)
-            return result
-        except BaseException as e:
-            error = e
-            raise
+            try:
+                call = self._begin(outs, grads, list(inputs or ()), keep, create, accumulate)
+            except Exception:  # noqa: BLE001 - recording never fails the user's call: it runs unrecorded
+                call = None
+            if call is None:
+                return fn(*b.args, **b.kwargs)
+            error: BaseException | None = None
+            result: Any = None
+            try:
+                result = fn(*b.args, **b.kwargs)
+                return result
+            except BaseException as e:
+                error = e
+                raise
+            finally:
+                self._end(call, error, result)
         finally:
             if popped is not None:
                 torch._C._push_on_torch_function_stack(popped)
-            self._end(call, error, result)
 
     def _begin(self, outs: list[Any], grads: list[Any], inputs: list[Any], keep: bool, create: bool,
                accumulate: bool) -> _Call | None:  # fmt: skip
@@ -374,22 +378,21 @@ class TorchSource:
             if shown_root is not None:  # the root gradients: GraphRoot hands them on
                 rec.node_begin(gt, shown_root, depth)
                 rec.node_end(gt, shown_root, True)
-            rec.mark_derived(n1)
             for (a, nr), gr, out in zip(root_edges, grads, outs):
                 if a is None:
                     continue
                 if gr is None and isinstance(out, torch.Tensor):
-                    with Busy():
-                        gr = torch.ones_like(out)
+                    gr = torch.ones_like(out)
                 self._hand(call, a, nr, gr, shown_root, root=shown_root is None)
+            rec.mark_derived(n1)
         return call
 
     def _hand(self, call: _Call, node: TorchNode, slot: int, grad: Any, producer: TorchNode | None,
               root: bool = False) -> None:  # fmt: skip
-        """A gradient reaches node's InputBuffer: derived decrement, add, and a push when ready."""
+        """A gradient reaches node's InputBuffer: derived decrement, add, and a push when ready
+        (the caller marks them derived)."""
         rec = self._rec
         gt = call.gt
-        n0 = rec.count
         if producer is not None:
             left = gt.dependencies.get(node, 1) - 1
             gt.dependencies[node] = left
@@ -398,7 +401,6 @@ class TorchSource:
             left = 0
         info = gt.exec_info.get(node) if gt.exec_info else None
         if gt.exec_info and not root and (info is None or not info.should_execute()):
-            rec.mark_derived(n0)
             return  # torch skips the buffer of a node that will not run
         filled = call.filled.setdefault(node, set())
         mode = "undefined" if grad is None else "accumulate" if slot in filled else "set"
@@ -427,7 +429,6 @@ class TorchSource:
             rec.queue_push(q, NodeTask(node, gt.reentrant_depth, gt.id), len(q.items))
             if info is not None and not info.needed:
                 self._pop(call, node)  # captured only: popped, its input captured, not run
-        rec.mark_derived(n0)
 
     def _pop(self, call: _Call, node: TorchNode) -> None:
         q = call.queued.pop(node, call.gt.cpu_ready_queue)
@@ -542,10 +543,10 @@ class TorchSource:
             n_saved = len(node.saved_shapes())
             if n_saved:
                 rec.saved_release(node, n_saved)
-        rec.mark_derived(n0)
         for (f, nr), gi in zip(node.next_edges, grad_inputs):
             if f is not None:
                 self._hand(call, f, nr, gi, node)
+        rec.mark_derived(n0)
 
     def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
         for h in call.handles:
@@ -602,7 +603,8 @@ class TorchSource:
                 if call.gt.keep_graph:
                     self._kept[_key(a)] = a._id
                 else:
-                    self._kept.pop(_key(a), None)
+                    if self._kept:
+                        self._kept.pop(_key(a), None)
                     gone.append(a._id)
             a.fn = None
         if gone and self._rec is not None and not self._closed:

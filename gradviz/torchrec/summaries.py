@@ -56,11 +56,16 @@ def stats(t: torch.Tensor) -> Any:
     """A stats row of t (trace.summaries.stats_row), None when t has no values to read.
 
     One element: its value (a chain's gradient, the common case). Otherwise two passes in its
-    own dtype (aminmax, vector_norm): finite extremes mean nothing to count."""
+    own dtype (aminmax, vector_norm): finite extremes mean nothing to count. On a detached
+    tensor: nothing here enters autograd's graph."""
     try:
         if not has_values(t):
             return None
-        with Busy(), torch.no_grad():
+        if t.numel() == 1 and t.layout == torch.strided and t.dtype.is_floating_point:
+            v = t.item()
+            if v - v == 0.0:
+                return v
+        with Busy():
             x = t.detach()
             if x.layout != torch.strided:  # sparse gradients (Embedding(sparse=True)): their values
                 x = x.to_dense()

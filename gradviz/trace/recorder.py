@@ -309,6 +309,8 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
     def _scan(self, k: int) -> int:
         """Under the lock: the events that the group rows among the first ``k`` rows (not yet
         spilled) add to their count of rows (edges aside)."""
+        if self._source is not None:  # a source makes no gradient_in group rows (only the engine)
+            return 0
         pos = self._scan_pos
         if k > pos:
             kinds = self._rows[pos:k]
