@@ -24,12 +24,25 @@ def ours(fname: str) -> bool:
     return fname.startswith(_TORCH_DIR) or fname.startswith(_PKG_DIR) or fname.startswith(_CLI_DIR)
 
 
+_NOT_USER: dict[Any, bool] = {}  # code object -> whether it is torch's, gradviz's or frozen
+
+
 def user_frame(depth: int = 1) -> Any:
     """The innermost frame outside torch and gradviz: the line of the user's code."""
     f = sys._getframe(depth)
-    while f is not None and (ours(f.f_code.co_filename) or f.f_code.co_filename.startswith("<frozen")):
+    known = _NOT_USER
+    while f is not None:
+        code = f.f_code
+        skip = known.get(code)
+        if skip is None:
+            name = code.co_filename
+            if len(known) > MAX_LINES:
+                known.clear()
+            skip = known[code] = ours(name) or name.startswith("<frozen")
+        if not skip:
+            return f
         f = f.f_back
-    return f
+    return None
 
 
 def where(frame: Any) -> str | None:
