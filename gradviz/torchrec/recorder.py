@@ -104,6 +104,7 @@ class TorchSource:
         self._tensor_ids = 0
         self._leaves: dict[int, tuple[Any, LeafTensor, int]] = {}  # id(leaf) -> (weakref, LeafTensor, node id)
         self._kept: dict[tuple[int, int, str], int] = {}  # a retained graph's node (line_key) -> its id
+        self._dead: list[int] = []  # node ids of leaves freed since the last call ended
         self._queues: dict[Any, TorchQueue] = {}  # thread ident or device -> its ready queue
         self._running: list[_Call] = []  # calls begun and not yet ended (any thread)
         self._lines: dict[tuple[int, int, str], str | None] = {}
@@ -165,11 +166,12 @@ class TorchSource:
         return TorchLeafNode(fn, known[2], known[1], leaf)
 
     def _gone(self, key: int, ref: Any) -> None:
+        # A weak reference's callback runs wherever the leaf happens to be freed, perhaps inside
+        # the recorder with its lock held: the id is only noted here, and forgotten at a call's end.
         known = self._leaves.get(key)
         if known is not None and known[0] is ref:
-            del self._leaves[key]
-            if self._rec is not None and not self._closed:
-                self._rec.forget((known[2],))
+            self._leaves.pop(key, None)
+            self._dead.append(known[2])
 
     def _adapter(self, fn: Any, frame: Any) -> TorchNode:
         var = getattr(fn, "variable", None)
@@ -607,6 +609,9 @@ class TorchSource:
                         self._kept.pop(_key(a), None)
                     gone.append(a._id)
             a.fn = None
+        if self._dead:
+            gone += self._dead
+            self._dead.clear()  # an id appended between these two lines stays known: one int, harmless
         if gone and self._rec is not None and not self._closed:
             self._rec.forget(gone)
         call.nodes.clear()
