@@ -176,28 +176,44 @@ def walk(roots: list[Any]) -> list[Any]:
 def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
     """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
     node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
-    the largest of its children's), children before parents, in one pass over a reversed BFS
-    order fixed up where a node was reached before one of its children."""
+    the largest of its children's)."""
     for a in nodes:
         fn = a.fn
         if fn is not None and not isinstance(a, TorchLeafNode):
             a.next_edges = tuple((None if f is None else of[id(f)], nr) for f, nr in fn.next_functions)
-    done: set[int] = set()
-    for start in reversed(nodes):
-        if id(start) in done:
+    # Reversed breadth-first order puts a node's children before it, except where a child was
+    # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
+    # walk the rest.
+    for a in nodes:
+        a.topological_nr = -1
+    late: list[TorchNode] = []
+    for a in reversed(nodes):
+        top = -1
+        for f, _ in a.next_edges:
+            if f is not None:
+                t = f.topological_nr
+                if t < 0:
+                    break
+                if t > top:
+                    top = t
+        else:
+            a.topological_nr = top + 1
+            continue
+        late.append(a)
+    for start in late:
+        if start.topological_nr >= 0:
             continue
         stack = [(start, False)]
         while stack:
             n, expanded = stack.pop()
-            if id(n) in done:
+            if n.topological_nr >= 0:
                 continue
             kids = [f for f, _ in n.next_edges if f is not None]
             if expanded:
                 n.topological_nr = 1 + max((k.topological_nr for k in kids), default=-1)
-                done.add(id(n))
                 continue
             stack.append((n, True))
-            stack.extend((k, False) for k in kids if id(k) not in done)
+            stack.extend((k, False) for k in kids if k.topological_nr < 0)
 
 
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}  # node class -> its _saved_* attributes (dir() is slow)
