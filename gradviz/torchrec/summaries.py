@@ -13,8 +13,9 @@ from typing import Any
 import torch
 
 from gradviz.torchrec.adapters import dtype_name
-from gradviz.trace.summaries import VALUES_MAX, Summary, stats_row, values_raw
+from gradviz.trace.summaries import VALUES_MAX, Summary, _stats_row, stats_row, values_raw
 
+_NUMPY_FLOATS = frozenset((torch.float16, torch.float32, torch.float64))  # dtypes numpy reads as they are
 _busy = threading.local()  # set while the recorder runs its own torch ops: not the user's
 
 
@@ -61,10 +62,15 @@ def stats(t: torch.Tensor) -> Any:
     try:
         if not has_values(t):
             return None
-        if t.numel() == 1 and t.layout == torch.strided and t.dtype.is_floating_point:
-            v = t.item()
-            if v - v == 0.0:
-                return v
+        if t.layout == torch.strided and t.dtype in _NUMPY_FLOATS and t.device.type == "cpu":
+            if t.numel() == 1:
+                v = t.item()
+                if v - v == 0.0:
+                    return v
+            else:
+                # the very summary gradviz's engine makes of its arrays (one code for both
+                # engines' statistics), on a view of the tensor's memory: no copy, no dispatch
+                return _stats_row(t.detach().resolve_conj().resolve_neg().numpy())
         with Busy():
             x = t.detach()
             if x.layout != torch.strided:  # sparse gradients (Embedding(sparse=True)): their values

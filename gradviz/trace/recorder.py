@@ -222,11 +222,29 @@ class Source(Protocol):
     header is written and the recording is the active one: it installs its observers and from
     then on calls the recorder's probe methods (and engine_info / announce / mark_derived /
     flush_derived / forget) from any thread. ``stop`` runs first in Recorder.stop: it removes its
-    observers and emits what it still holds; after it returns it calls the recorder no more."""
+    observers and emits what it still holds; after it returns it calls the recorder no more.
+    ``stop`` may come without ``start`` having run (another source failed to start): then it
+    does nothing. Several sources: ``Sources(a, b)``."""
 
     def start(self, recorder: Recorder) -> None: ...
 
     def stop(self, recorder: Recorder) -> None: ...
+
+
+class Sources:
+    """Several sources feeding one recording (real torch's backward, and a forward-side source):
+    started in order, stopped in reverse."""
+
+    def __init__(self, *sources: Source) -> None:
+        self.sources = sources
+
+    def start(self, recorder: Recorder) -> None:
+        for s in self.sources:  # one that fails: Recorder.start stops them all (a source's stop
+            s.start(recorder)  # must do nothing where its start did not run)
+
+    def stop(self, recorder: Recorder) -> None:
+        for s in reversed(self.sources):
+            s.stop(recorder)
 
 
 class _ThreadTid(threading.local):
