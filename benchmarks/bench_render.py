@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gradviz.render import render  # noqa: E402
 from gradviz.trace.file import load, save  # noqa: E402
 from gradviz.trace.model import Trace  # noqa: E402
-from gradviz.trace.synth import backward_graph  # noqa: E402
+from tests.synth import backward_graph  # noqa: E402
 
 GOALS = {1000: None, 5000: 10.0, 20000: 60.0}  # seconds
 

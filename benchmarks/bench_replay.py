@@ -18,10 +18,13 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-from gradviz.replay.state import Replayer
-from gradviz.trace.file import load, save
-from gradviz.trace.synth import synthetic_trace
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout: tests.synth
+
+from gradviz.replay.state import Replayer  # noqa: E402
+from gradviz.trace.file import load, save  # noqa: E402
+from tests.synth import synthetic_trace  # noqa: E402
 
 LIMIT_S = 1.0
 

@@ -10,6 +10,14 @@ process (issue 15: at most 3×).
 The MLP is a real-size classifier step: batch 256, 784 -> 512 -> 512 -> 10, ReLU, cross entropy.
 
     python benchmarks/bench_torchrec.py [--quick]
+
+Issue 32's goals for recording real torch (``--goals [ROUNDS]``): a whole MLP training step
+recorded vs unrecorded (<= 2x), a 20k-node chain's backward (<= 3x), and memory flat (+-10%)
+from step 1,000 to step 20,000 of a recorded training loop. Each figure is measured in its own
+process (GC on, one BLAS thread), recorded and unrecorded alternated, medians within a process,
+ranges over rounds.
+
+    python benchmarks/bench_torchrec.py --goals 5
 """
 
 from __future__ import annotations
@@ -87,9 +95,103 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
     return workloads, claims, []
 
 
+# --- issue 32's goals: each measurement a process of its own --------------------------------------
+
+
+def _mlp_step() -> Any:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+
+    def step() -> None:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    return step
+
+
+def _child(what: str, mode: str) -> None:
+    import contextlib
+    import statistics
+    import time
+
+    tmp = tempfile.mkdtemp(prefix="gradviz-bench-torchrec-")
+    path = os.path.join(tmp, "t.json")
+    ctx = gradviz.trace(path, engine="torch") if mode == "rec" else contextlib.nullcontext()
+    try:
+        with ctx:
+            if what == "mlp":
+                step = _mlp_step()
+                for _ in range(30):
+                    step()
+                times = []
+                for _ in range(7):
+                    t = time.perf_counter()
+                    for _ in range(50):
+                        step()
+                    times.append((time.perf_counter() - t) / 50)
+                print(statistics.median(times))
+            elif what == "chain":
+                times = []
+                for _ in range(3):
+                    x = torch.ones(1, requires_grad=True)
+                    out = x
+                    for _ in range(20_000):
+                        out = out * 1.0001
+                    t = time.perf_counter()
+                    out.backward()
+                    times.append(time.perf_counter() - t)
+                print(statistics.median(times))
+            else:  # memory: resident set size at step 1,000 and step 20,000 of a recorded loop
+                step = _mlp_step()
+                page = os.sysconf("SC_PAGE_SIZE")
+                rss = {}
+                for i in range(1, 20_001):
+                    step()
+                    if i in (1_000, 20_000):
+                        with open("/proc/self/statm") as f:
+                            rss[i] = int(f.read().split()[1]) * page / 2**20
+                print(rss[1_000], rss[20_000])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def goals(rounds: int) -> None:
+    import subprocess
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+    def run(*args: str) -> list[float]:
+        out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
+                             env=env, check=True).stdout  # fmt: skip
+        return [float(v) for v in out.split()]
+
+    ratios: dict[str, list[float]] = {"mlp": [], "chain": []}
+    for r in range(rounds):
+        for what in ratios:
+            pair = {}
+            for mode in (("plain", "rec") if r % 2 == 0 else ("rec", "plain")):
+                pair[mode] = run(what, mode)[0]
+            ratios[what].append(pair["rec"] / pair["plain"])
+            print(f"round {r + 1}: {what}: unrecorded {pair['plain'] * 1e3:.2f} ms, recorded {pair['rec'] * 1e3:.2f} ms"
+                  f" ({ratios[what][-1]:.2f}x)", flush=True)  # fmt: skip
+    for what, goal in (("mlp", 2.0), ("chain", 3.0)):
+        lo, hi = min(ratios[what]), max(ratios[what])
+        print(f"{what}: recorded/unrecorded {lo:.2f}x-{hi:.2f}x over {rounds} rounds (goal <= {goal}x)")
+    a, b = run("memory", "rec")
+    print(f"memory: {a:.0f} MB at step 1,000, {b:.0f} MB at step 20,000 ({(b - a) / a * 100:+.1f}%; goal +-10%)")
+
+
 def main(argv: list[str] | None = None) -> dict:
     return h.main("torchrec", __doc__.split("\n\n")[0], build, repeats=15, warmup=2, argv=argv)
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--goals":
+        goals(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    else:
+        main()

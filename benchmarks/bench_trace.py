@@ -43,7 +43,7 @@ PEAK_GOAL_MB = 200
 def synthetic_events(n: int) -> list:
     """n events shaped like a real recording: an MLP backward's events repeated, seq renumbered."""
     from gradviz.trace import events as ev
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     base = backward_graph("mlp", 2000).finish()[1:-1]  # without the trace's own begin/end
     head = backward_graph("mlp", 10).finish()[0]

@@ -31,7 +31,7 @@ def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: floa
       gradviz diff torch.json gradviz.json
     """
     from gradviz.diff import Runs, compare
-    from gradviz.torchrec.provenance import label
+    from gradviz.trace.provenance import label
 
     # One trace at a time, lazily (the events diff reads are made as it reads them, and not
     # kept), and let go once read: at most one trace is in memory beside the other's summary.

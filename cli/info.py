@@ -52,7 +52,7 @@ def info(trace_path: str, as_json: bool) -> None:
       gradviz info run.trace.json
       gradviz info run.trace.json --json | jq .tasks
     """
-    from gradviz.torchrec import provenance  # torchrec: which engine, which events were derived
+    from gradviz.trace import provenance  # torchrec: which engine, which events were derived
     from gradviz.trace.summary import summarize
 
     trace = load_trace(trace_path, lazy=True)  # counts and the rare kinds: no object an event

@@ -103,7 +103,7 @@ def render(
     if task is not None and task not in trace.tasks:
         raise click.BadParameter(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})",
                                  param_hint="--task")
-    from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
+    from gradviz.trace.provenance import engine, summary_line  # torchrec: say which engine recorded it
 
     if engine(trace)[0] == "torch":
         click.echo(summary_line(trace))

@@ -175,7 +175,7 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
                    "instead", err=True)  # fmt: skip
 
     console = make_console(width)
-    from gradviz.torchrec.provenance import engine, summary_line  # torchrec: say which engine recorded it
+    from gradviz.trace.provenance import engine, summary_line  # torchrec: say which engine recorded it
 
     if engine(trace)[0] == "torch":
         if trace.total_events != len(trace):  # its summary counts every event: all of them, then

@@ -106,6 +106,21 @@ class _Package(types.ModuleType):
         return vars(sys.modules[f"{__name__}._api"])["__dir__"]()
 
 
+# Sources of recordings besides gradviz's own engine, by engine name (gradviz.trace(path, engine=...)):
+# registered here, in the package that wires the layers together, so that the trace layer never
+# imports them (gradviz/trace/recorder.py reads this dict).
+_engine_sources: dict[str, Any] = {}
+
+
+def _torch_source(values: bool) -> Any:
+    """Real torch's source (torchrec); torch is imported only when a recording asks for it."""
+    from gradviz.torchrec.recorder import TorchSource
+
+    return TorchSource(values)
+
+
+_engine_sources["torch"] = _torch_source
+
 for _name in _SHADOWED:
     setattr(_Package, _name, _shadowed(_name))
 sys.modules[__name__].__class__ = _Package

@@ -9,7 +9,7 @@ builder documents them so tests can name nodes.
 from __future__ import annotations
 
 from gradviz.trace.model import Trace
-from gradviz.trace.synth import TraceBuilder
+from tests.synth import TraceBuilder
 
 DIAMOND_SRC = "samples/diamond.py"
 

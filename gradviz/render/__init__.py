@@ -207,7 +207,7 @@ def run_graphviz(dot: str, fmt: str, out: Path, layout: str = "dot") -> None:
 
 def _engine_note(t: Trace) -> list[str]:
     """torchrec: a picture of real torch's run says so, and what in it was inferred."""
-    from gradviz.torchrec.provenance import engine
+    from gradviz.trace.provenance import engine
 
     name, version = engine(t)
     if name != "torch":

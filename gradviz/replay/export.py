@@ -107,7 +107,7 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
     nodes = trace.node_names if hasattr(trace, "node_names") else {n: i.name for n, i in trace.nodes.items()}
     header = trace.header
     title = "gradviz " + " ".join(header.argv) if header is not None else "gradviz trace"
-    from gradviz.torchrec.provenance import DERIVED, OBSERVED, derived_seqs, engine  # real torch's traces say so
+    from gradviz.trace.provenance import DERIVED, OBSERVED, derived_seqs, engine  # real torch's traces say so
 
     if engine(trace)[0] == "torch":
         title += f" (recorded from torch {engine(trace)[1]})"

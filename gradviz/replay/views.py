@@ -368,7 +368,7 @@ def after_events(step: int, last: ev.Event | None) -> str:
 
 def _origin_tag(trace: Any, seq: int) -> str:
     """torchrec: on a trace of real torch, whether a hook observed the event or it was derived."""
-    from gradviz.torchrec.provenance import engine, origin
+    from gradviz.trace.provenance import engine, origin
 
     return f" ({origin(trace, seq)}, torch {engine(trace)[1]})" if engine(trace)[0] == "torch" else ""
 

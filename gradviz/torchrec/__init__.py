@@ -1,14 +1,15 @@
-"""Record real PyTorch's autograd engine as a gradviz trace (``gradviz.trace(path, engine="torch")``).
+"""Real PyTorch's autograd engine as a source of gradviz's one recorder
+(``gradviz.trace(path, engine="torch")``, ``gradviz.record(engine="torch")``).
 
-The recorder needs torch; ``provenance`` (which engine, which events were derived) and ``detect``
-do not, so ``info``/``render``/``replay`` read torch traces without torch installed.
+The source needs torch; ``detect`` (which engine ``gradviz run`` records) does not, and reading a
+torch trace needs nothing of this package (its provenance is gradviz.trace.provenance).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TorchRecorder", "active", "record", "trace"]
+__all__ = ["TorchRecorder", "TorchSource", "active", "record", "trace"]
 
 
 def __getattr__(name: str) -> Any:

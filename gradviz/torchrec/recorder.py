@@ -1,297 +1,263 @@
-"""Record real PyTorch's autograd engine into a gradviz trace.
+"""Real PyTorch's autograd engine as a source of gradviz's one recorder.
 
     with gradviz.trace("run.trace.json", engine="torch"):
         loss.backward()
 
+``TorchSource`` drives ``gradviz.trace.recorder.Recorder`` through the Probe's methods, with
+torch's nodes, leaves and queues as adapters (gradviz.torchrec.adapters): the trace is written
+by the same writer as gradviz's own engine's, streamed, crash-safe, with one header and one
+lifecycle.
+
 While recording, ``torch.autograd.backward`` and ``torch.autograd.grad`` (which
-``Tensor.backward`` and reentrant ``checkpoint`` call) are wrapped. Each call becomes a task: the
-graph is walked from its roots through ``next_functions``, a pre-hook and a post-hook go on every
-node (AccumulateGrad included) and come off when the call returns, whatever happens.
+``Tensor.backward`` and reentrant ``checkpoint`` call) are wrapped. Each call becomes a task:
+the graph is walked from its roots through ``next_functions``, a pre-hook and a post-hook go on
+every node (AccumulateGrad included) and come off when the call returns, whatever happens.
 
 What a hook sees is OBSERVED: a node starting (pre-hook, with its thread), a node ending and the
-gradients it hands on (post-hook), a leaf's ``.grad`` before and after, errors. What the recorder
-works out from the graph and that order is DERIVED, and listed in ``derived`` events: the
-dependency counts' decrements, which InputBuffer slot a gradient lands in and whether it was set
-or accumulated, the ready queue's pushes and pops (torch's engine shows neither), saved-tensor
-releases, a GraphRoot for several roots, captures of grad(). A forward ``TorchFunctionMode``
-notes each node's source line.
+gradients it hands on (post-hook), a leaf's ``.grad`` before and after, errors. What the source
+works out is DERIVED and listed in ``derived`` events: the dependency counts and exec_info (the
+engine's own compute_dependencies and init_to_execute, run over the adapters), the counts'
+decrements, which InputBuffer slot a gradient lands in and whether it was set or accumulated,
+the ready queues' pushes and pops (torch's engine shows neither), saved-tensor releases, a
+GraphRoot for several roots, captures of grad().
 
-Saved tensors are read from each node's ``_saved_*`` attributes when the node is announced
-(shapes only: observed), and their release after a node ran without retain_graph is DERIVED.
-``saved_tensors_hooks`` are deliberately not used: with any pack hook registered torch stops
-checking that a saved tensor was not modified in place, so a program torch would stop with an
-error would run on, recorded, with wrong gradients; and a pack hook that returns a saved output
-itself makes a reference cycle through C++ that leaks the graph (tests/torchrec/test_torchrec_memory.py).
+Saved tensors are read from each node's ``_saved_*`` attributes when it is announced (shapes
+only), and their release after a node ran without retain_graph is derived. ``saved_tensors_hooks``
+are deliberately not used: with a pack hook registered torch stops checking that a saved tensor
+was not modified in place, and a pack hook returning a saved output leaks the graph through C++
+(tests/test_torchrec_memory.py).
 
-Nothing of the user's is held: nodes are known by (sequence_nr, name) or by their leaf, leaves
-by weak reference, and a task's nodes are forgotten when it ends without retain_graph.
+Nothing of the user's is held past a call: torch's nodes only while their call runs, leaves by
+weak reference, and a node's id is kept across calls only while its graph is retained.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import os
-import platform
-import sys
 import threading
-import time
 import weakref
 from typing import Any
 
-import numpy as np
 import torch
 
-from gradviz.torchrec import _graph as g
-from gradviz.torchrec._nodes import _edge, _leaf_edges, _NodeIds, _Root
+from gradviz.autograd.engine import compute_dependencies, compute_min_topological_nr
+from gradviz.autograd.graph_task import GraphTask
+from gradviz.torchrec import lines
+from gradviz.torchrec.adapters import (
+    LeafTensor,
+    NodeTask,
+    RootNode,
+    StandInLeaf,
+    TorchLeafNode,
+    TorchNode,
+    TorchQueue,
+    link,
+    walk,
+)
+from gradviz.torchrec.hooks import HookPatches
+from gradviz.torchrec.names import LeafNames
+from gradviz.torchrec.summaries import stats, summary
 from gradviz.trace import events as ev
-from gradviz.trace.model import Trace
+from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradviz.torchrec.active
+from gradviz.trace.summaries import Summary
 
-_lock = threading.Lock()
-_active: TorchRecorder | None = None
+_ZERO = (0.0, 0.0, 0.0, 0, 0)
 
 
-class _Task:
-    __slots__ = ("id", "depth", "keep", "needed", "deps", "filled", "handles", "tid", "queue", "ran",
-                 "running", "captured", "accumulate", "parked", "single", "hooked", "queued")  # fmt: skip
+class _Call:
+    """The source's state of one backward/grad call (one task): the GraphTask the probe is
+    told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
-    def __init__(self, tid: int, depth: int, keep: bool, accumulate: bool, queue: int):
-        self.id = 0
-        self.tid, self.depth, self.keep, self.accumulate, self.queue = tid, depth, keep, accumulate, queue
-        self.needed: set[Any] | None = None  # None: every node runs (no grad()/inputs=)
-        self.deps: dict[Any, int] = {}
-        self.filled: dict[Any, set[int]] = {}  # node -> InputBuffer slots holding a gradient
+    __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
+                 "captured", "root", "hooked", "by_key", "leaf_of")  # fmt: skip
+
+    def __init__(self, gt: GraphTask):
+        self.gt = gt
+        self.nodes: dict[int, TorchNode] = {}  # id(torch node) -> adapter
+        self.filled: dict[TorchNode, set[int]] = {}  # node -> InputBuffer slots holding a gradient
         self.handles: list[Any] = []
-        self.ran: list[Any] = []
-        self.parked: set[Any] = set()  # nodes whose InputBuffer waits in not_ready
-        self.single: dict[Any, Any] = {}  # node -> stats of its buffer's one gradient (None: several)
-        self.running: list[Any] = []
-        self.captured: list[tuple[Any, int, int]] = []  # (node, input_nr, output index)
-        self.hooked: set[Any] = set()  # the nodes this task hooks
-        self.queued: dict[Any, tuple[int, str]] = {}  # node -> the ready queue it was pushed to, its device
+        self.ran: list[TorchNode] = []
+        self.running: list[tuple[TorchNode, Any]] = []  # (node, Summary of its leaf's .grad before)
+        self.parked: set[TorchNode] = set()  # nodes whose InputBuffer waits in not_ready
+        self.single: dict[TorchNode, Any] = {}  # node -> (Summary, data_ptr) of its buffer's one gradient
+        self.queued: dict[TorchNode, TorchQueue] = {}  # node -> the ready queue it was pushed to
+        self.captured: list[tuple[TorchNode, int, int]] = []  # (node, input_nr, output index)
+        self.root: TorchNode | None = None
+        self.hooked: set[int] = set()  # id(torch node) of the nodes this call hooks
+        self.by_key: dict[tuple[int, str], TorchNode] = {}  # (sequence_nr, name) -> node (user hooks)
+        self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
 
 
-class TorchRecorder:
-    """A recording of torch's engine: ``start()``/``stop()`` or ``with``; ``trace`` afterwards."""
+class TorchSource:
+    """Observes torch's engine and reports each step to a Recorder (see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, values: bool = False):
-        self.path = None if path is None else os.fspath(path)
+    def __init__(self, values: bool = False) -> None:
         self.values = values
-        self.events: list[ev.Event] = []
-        self._derived: list[int] = []
-        self._elock = threading.RLock()
-        self._nodes = _NodeIds()  # torch node -> gradviz node id, holding no node
-        self._nsaved: dict[int, int] = {}  # node id -> how many tensors it saved
-        self._tensors: dict[int, tuple[Any, int]] = {}  # id(leaf) -> (weakref to the leaf, tensor id)
-        self._tensor_ids = 0
-        self._threads: dict[int, int] = {}  # thread ident -> tid
-        self._queues: dict[int | str, int] = {}  # caller tid, or a device ("cuda:0") -> queue id
-        self._running: list[_Task] = []  # tasks begun and not yet ended (any thread)
-        self._ready: dict[int, list[tuple[tuple[int, int, int], int, Any]]] = {}  # queue -> (prio, task, node)
-        self._sources: dict[tuple[int, str], str | None] = {}  # g.source_key(node) -> "file:line"
-        self._tls = threading.local()
+        self._rec: Recorder | None = None
+        # _lock protects: everything below, and the order of the recorder's events (a derived
+        # range is the events emitted between two counts, so no other step may come between)
+        self._lock = threading.RLock()
+        self._ids = 0  # the last node id given
         self._task_ids = 0
-        self._mode: g.SourceMode | None = None
+        self._tensor_ids = 0
+        self._leaves: dict[int, tuple[Any, LeafTensor, int]] = {}  # id(leaf) -> (weakref, LeafTensor, node id)
+        self._kept: dict[tuple[int, int, str], int] = {}  # a retained graph's node (line_key) -> its id
+        self._dead: list[int] = []  # node ids of leaves freed since the last call ended
+        self._queues: dict[Any, TorchQueue] = {}  # thread ident or device -> its ready queue
+        self._running: list[_Call] = []  # calls begun and not yet ended (any thread)
+        self._lines: dict[tuple[int, int, str], str | None] = {}
+        self._tls = threading.local()
+        self._names = LeafNames()
+        self._hooks = HookPatches(self._hook_seen)
+        self._mode: lines.SourceMode | None = None
         self._saved: dict[str, Any] = {}
-        self._started = self._closed = False
-        self.status = "ok"
-        self._trace: Trace | None = None
+        self._closed = False
 
-    # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> TorchRecorder:
-        global _active
-        from gradviz.trace import recorder as own
+    # -- the Source protocol ------------------------------------------------------------------
+    def start(self, rec: Recorder) -> None:
+        self._rec = rec
+        rec.engine_info("torch", torch.__version__)
+        self._saved = {"backward": torch.autograd.backward, "grad": torch.autograd.grad}
+        torch.autograd.backward = self._wrap(self._saved["backward"], accumulate=True)
+        torch.autograd.grad = self._wrap(self._saved["grad"], accumulate=False)
+        self._saved["Tensor.backward"] = torch.Tensor.__dict__["backward"]
+        torch.Tensor.backward = self._tensor_backward(self._saved["Tensor.backward"])
+        self._names.start()
+        self._hooks.start()
+        self._mode = lines.SourceMode(self._lines, None)
+        self._mode.__enter__()
 
-        with _lock:
-            if _active is not None or own.active() is not None:
-                raise RuntimeError("a gradviz recording is already active")
-            if self._started:
-                raise RuntimeError("this recorder has already been used; make a new one")
-            self._started = True
-            self._t0 = time.perf_counter_ns()
-            tid = self._tid()
-            self._emit_raw(ev.TraceBegin, 1, format_version=ev.FORMAT_VERSION, gradviz_version=_version(),
-                           numpy_version=np.__version__, python_version=platform.python_version(),
-                           platform=f"{sys.platform}-{platform.machine()}", devices=("cpu",),
-                           argv=tuple(sys.argv), pid=os.getpid(), values=self.values)  # fmt: skip
-            self._thread_start(tid, threading.current_thread(), "caller")
-            self._emit(ev.EngineInfo, engine="torch", torch_version=torch.__version__)
-            self._saved = {"backward": torch.autograd.backward, "grad": torch.autograd.grad}
-            torch.autograd.backward = self._wrap(self._saved["backward"], accumulate=True)
-            torch.autograd.grad = self._wrap(self._saved["grad"], accumulate=False)
-            self._mode = g.SourceMode(self._sources)
-            self._mode.__enter__()
-            _active = self
-        return self
-
-    def stop(self, status: str = "ok", error: BaseException | None = None) -> None:
-        global _active
-        with _lock:
-            if self._closed or not self._started:
+    def stop(self, rec: Recorder) -> None:
+        with self._lock:
+            if self._closed:
                 return
-            torch.autograd.backward = self._saved["backward"]
-            torch.autograd.grad = self._saved["grad"]
+            self._closed = True
+            if self._saved:
+                torch.autograd.backward = self._saved["backward"]
+                torch.autograd.grad = self._saved["grad"]
+                torch.Tensor.backward = self._saved["Tensor.backward"]
+            self._names.stop()
+            self._hooks.stop()
             if self._mode is not None:
                 try:
                     self._mode.__exit__(None, None, None)
                 except Exception:  # noqa: BLE001 - a mode left mismatched by the script: ours is off anyway
                     pass
-            text = None
-            if error is not None:
-                text = f"{type(error).__name__}: {error}"
-                self._emit(ev.Error, task=None, node=None, type=type(error).__name__, message=str(error))
-            self._flush_derived()
-            self._emit(ev.TraceEnd, status=status, events=len(self.events), error=text)
-            self.status = status
-            self._closed = True
-            _active = None
-            self._nodes.clear()  # release the user's graphs
-            self._sources.clear()
-            self._tensors.clear()
-        if self.path is not None:
-            from gradviz.trace.file import save
+            rec.flush_derived()
+            self._lines.clear()
+            self._leaves.clear()
+            self._kept.clear()
 
-            save(self.events, self.path)
+    # -- ids ------------------------------------------------------------------------------------
+    def _fresh(self) -> int:
+        self._ids += 1
+        return self._ids
 
-    def __enter__(self) -> TorchRecorder:
-        return self.start()
+    def _leaf_node(self, fn: Any, leaf: torch.Tensor, frame: Any) -> TorchLeafNode:
+        """A leaf's AccumulateGrad: the same id every call, for as long as the leaf lives."""
+        known = self._leaves.get(id(leaf))
+        if known is None or known[0]() is not leaf:
+            self._tensor_ids += 1
+            lt = LeafTensor(self._tensor_ids, self._names.name(leaf, frame), leaf, stats(leaf))
+            ref = weakref.ref(leaf, functools.partial(self._gone, id(leaf)))
+            known = self._leaves[id(leaf)] = (ref, lt, self._fresh())
+        return TorchLeafNode(fn, known[2], known[1], leaf)
 
-    def __exit__(self, tp: Any, exc: BaseException | None, tb: Any) -> None:
-        if isinstance(exc, KeyboardInterrupt):
-            self.stop("interrupted")
-        else:
-            self.stop("error" if exc is not None else "ok", exc)
+    def _gone(self, key: int, ref: Any) -> None:
+        # A weak reference's callback runs wherever the leaf happens to be freed, perhaps inside
+        # the recorder with its lock held: the id is only noted here, and forgotten at a call's end.
+        known = self._leaves.get(key)
+        if known is not None and known[0] is ref:
+            self._leaves.pop(key, None)
+            self._dead.append(known[2])
 
-    @property
-    def count(self) -> int:
-        return len(self.events)
+    def _adapter(self, fn: Any, frame: Any) -> TorchNode:
+        var = getattr(fn, "variable", None)
+        if var is not None:
+            return self._leaf_node(fn, var, frame)
+        key = lines.line_key(fn)
+        nid = self._kept.get(key)
+        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, None))
 
-    @property
-    def trace(self) -> Trace:
-        if not self._closed:
-            return Trace(list(self.events), truncated=True)
-        if self._trace is None:
-            self._trace = Trace(self.events, path=self.path)
-        return self._trace
-
-    # -- events --------------------------------------------------------------------------------
-    def _now(self) -> int:
-        return time.perf_counter_ns() - self._t0
-
-    def _emit_raw(self, cls: type[ev.Event], tid: int, derived: bool = False, **fields: Any) -> int:
-        with self._elock:
-            seq = len(self.events)
-            self.events.append(cls(seq=seq, ts=self._now(), tid=tid, **fields))
-            if derived:
-                self._derived.append(seq)
-            return seq
-
-    def _emit(self, cls: type[ev.Event], derived: bool = False, **fields: Any) -> int:
-        return self._emit_raw(cls, self._tid(), derived, **fields)
-
-    def _flush_derived(self) -> None:
-        if self._derived:
-            seqs, self._derived = tuple(self._derived), []
-            self._emit(ev.Derived, events=seqs)
-
-    def _tid(self, role: str = "device_worker", device: str | None = None) -> int:
-        """This thread's id, announced the first time it is seen (``device``: the device a
-        worker serves, known when its first node runs)."""
-        ident = threading.get_ident()
-        tid = self._threads.get(ident)
-        if tid is None:
-            tid = self._threads[ident] = len(self._threads) + 1
-            if self.events:  # the first thread is announced after trace_begin
-                self._thread_start(tid, threading.current_thread(), role, device)
-        return tid
-
-    def _thread_start(self, tid: int, thread: threading.Thread, role: str, device: str | None = None) -> None:
-        self._emit_raw(ev.ThreadStart, tid, name=thread.name, device=device, role=role)
-
-    def _queue(self, tid: int) -> int:
-        q = self._queues.get(tid)
+    def _queue(self, ident: int) -> TorchQueue:
+        q = self._queues.get(ident)
         if q is None:
-            q = self._queues[tid] = len(self._queues) + 1
-            self._ready[q] = []
             name = threading.current_thread().name  # made by the thread that calls backward
-            self._emit(ev.QueueCreated, True, queue=q, device="cpu", owner=tid, name=f"cpu@{name}")
+            q = self._queues[ident] = TorchQueue(len(self._queues) + 1, "cpu", f"cpu@{name}", ident)
         return q
 
-    def _device_queue(self, device: str) -> int:
-        """The ready queue of a device's worker thread (torch: one per device, made at first use);
-        its owner is the worker, which the recorder sees only once it runs a node."""
+    def _device_queue(self, device: str) -> TorchQueue:
+        """A device's worker's queue (torch: one per device, made at first use); its owner is the
+        worker, which the recorder sees only once it runs a node."""
         q = self._queues.get(device)
         if q is None:
-            q = self._queues[device] = len(self._queues) + 1
-            self._ready[q] = []
-            self._emit(ev.QueueCreated, True, queue=q, device=device, owner=None, name=device)
+            q = self._queues[device] = TorchQueue(len(self._queues) + 1, device, device, None)
         return q
 
-    def _node(self, node: Any, topo: dict[Any, int], names: dict[int, str]) -> int:
-        nid = self._nodes.get(node)
-        if nid is not None:
-            return nid
-        tensor = None
-        var = getattr(node, "variable", None)
-        if var is not None:
-            tensor = self._leaf(var, names)
-        nid = self._nodes[node] = self._nodes.fresh()
-        saved = g.saved_shapes(node)
-        self._nsaved[nid] = len(saved)
-        self._emit(ev.NodeCreated, node=nid, name=g.node_name(node), sequence_nr=node._sequence_nr(),
-                   topological_nr=topo.get(node, 0), num_inputs=g.num_inputs(node),
-                   num_outputs=len(node.next_functions), device=g.device_of(node),
-                   saved=saved, source=self._sources.get(g.source_key(node)), tensor=tensor)  # fmt: skip
-        return nid
-
-    def _edges(self, node: Any) -> None:
-        src = self._nodes[node]
-        for slot, (f, nr) in enumerate(node.next_functions):
-            self._emit(ev.EdgeCreated, src=src, slot=slot, dst=None if f is None else self._nodes[f], input_nr=nr)
-
-    def _leaf(self, t: torch.Tensor, names: dict[int, str]) -> int:
-        known = self._tensors.get(id(t))
-        if known is not None and known[0]() is t:
-            return known[1]
-        self._tensor_ids += 1
-        tid = self._tensor_ids
-        # weakly: a leaf the script drops (a batch's input) goes, and with it its entries, before
-        # Python can give its id to another tensor
-        self._tensors[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t))), tid)
-        try:  # its values, for diff (an unseeded run); never fatal: a tensor without storage has none
-            st = g.stats(t)
-        except RuntimeError:
-            st = None
-        self._emit(ev.TensorCreated, tensor=tid, name=names.get(id(t)), shape=tuple(t.shape),
-                   dtype=g.dtype_name(t.dtype), device=str(t.device), source=None, stats=st)  # fmt: skip
-        return tid
-
-    def _stack(self) -> list[_Task]:
-        s = getattr(self._tls, "tasks", None)
+    def _stack(self) -> list[_Call]:
+        s = getattr(self._tls, "calls", None)
         if s is None:
-            s = self._tls.tasks = []
+            s = self._tls.calls = []
         return s
 
-    # -- a backward / grad call: one task ---------------------------------------------------------
+    # -- a backward / grad call: one task -------------------------------------------------------
     def _wrap(self, fn: Any, accumulate: bool) -> Any:
         sig = inspect.signature(fn)
-        rec = self
+        src = self
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if rec._closed:
+            if src._closed:
                 return fn(*args, **kwargs)
             try:
-                b = sig.bind(*args, **kwargs)
-            except TypeError:
-                return fn(*args, **kwargs)  # torch's own error for bad arguments
-            return rec._run(fn, b, accumulate)
+                try:
+                    b = sig.bind(*args, **kwargs)
+                except TypeError:
+                    return fn(*args, **kwargs)  # torch's own error for bad arguments
+                return src._run(fn, b, accumulate)
+            except BaseException as e:
+                _trim(e)
+                raise  # bare: this frame is not added again
 
         wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
         wrapper._gradviz_entry = True  # type: ignore[attr-defined]
         wrapper.__name__ = getattr(fn, "__name__", "backward")
+        wrapper.__qualname__ = getattr(fn, "__qualname__", "backward")
+        wrapper.__module__ = getattr(fn, "__module__", "torch.autograd")
         wrapper.__doc__ = fn.__doc__
         return wrapper
+
+    def _tensor_backward(self, orig: Any) -> Any:
+        """Tensor.backward while recording: torch's own, called with the forward-line mode off,
+        so that torch does not dispatch it to the mode (handle_torch_function and the mode's
+        frames would be in a failing backward's traceback, and nowhere unrecorded)."""
+        src = self
+
+        def backward(self: torch.Tensor, gradient: Any = None, retain_graph: Any = None, create_graph: bool = False,
+                     inputs: Any = None) -> Any:  # fmt: skip
+            try:
+                popped = src._mode_off()
+                try:
+                    return orig(self, gradient, retain_graph, create_graph, inputs)
+                finally:
+                    if popped is not None:
+                        torch._C._push_on_torch_function_stack(popped)
+            except BaseException as e:
+                _trim(e)
+                raise
+
+        backward.__doc__ = orig.__doc__
+        backward.__wrapped__ = orig  # type: ignore[attr-defined]
+        return backward
+
+    def _mode_off(self) -> Any:
+        """Take the forward-line mode off this thread's mode stack when it is on top (the
+        user's own modes stay); the mode, to put back, or None."""
+        n = torch._C._len_torch_function_stack()
+        if n and torch._C._get_function_stack_at(n - 1) is self._mode:
+            return torch._C._pop_torch_function_stack()
+        return None
 
     def _run(self, fn: Any, b: inspect.BoundArguments, accumulate: bool) -> Any:
         a = b.arguments
@@ -303,311 +269,459 @@ class TorchRecorder:
         keep = a.get("retain_graph")
         keep = create if keep is None else bool(keep)
         inputs = a.get("inputs")
-        if inputs is not None and isinstance(inputs, (torch.Tensor, torch.autograd.graph.GradientEdge)):
+        if isinstance(inputs, (torch.Tensor, torch.autograd.graph.GradientEdge)):
             inputs = [inputs]
-        inputs = list(inputs) if inputs else []
+        # The forward-line mode is off while the call runs (torch.autograd.grad dispatches to
+        # modes, and the recorder's own summaries are no forward), back on once it returned.
+        popped = self._mode_off()
         try:
-            roots = [_edge(t) for t in outs]
-            targets = [_edge(t) for t in inputs]
-        except Exception:  # noqa: BLE001 - torch reports the user's mistake itself
-            return fn(*b.args, **b.kwargs)
-        task = self._begin(roots, grads, outs, targets, keep, create, accumulate)
-        error: BaseException | None = None
-        result = None
-        try:
-            result = fn(*b.args, **b.kwargs)
-            return result
-        except BaseException as e:
-            error = e
-            raise
+            call = None
+            try:
+                call = self._begin(outs, grads, list(inputs or ()), keep, create, accumulate)
+            except Exception:  # noqa: BLE001 - recording never fails the user's call: it runs unrecorded
+                call = None
+            if call is None:
+                return fn(*b.args, **b.kwargs)
+            error: BaseException | None = None
+            result: Any = None
+            try:
+                result = fn(*b.args, **b.kwargs)
+                return result
+            except BaseException as e:
+                error = e
+                raise
+            finally:
+                self._end(call, error, result)
         finally:
-            self._end(task, error, result)
+            if popped is not None:
+                torch._C._push_on_torch_function_stack(popped)
 
-    def _begin(self, roots: list[tuple[Any, int]], grads: list[Any], outs: list[Any],
-               targets: list[tuple[Any, int]], keep: bool, create: bool, accumulate: bool) -> _Task:  # fmt: skip
-        frame = g.user_frame(1)
-        names = g.leaf_names(frame)
+    def _begin(self, outs: list[Any], grads: list[Any], inputs: list[Any], keep: bool, create: bool,
+               accumulate: bool) -> _Call | None:  # fmt: skip
+        rec = self._rec
+        frame = lines.user_frame(1)
+        roots = [_edge(t) for t in outs]
         stack = self._stack()
-        with self._elock:
-            tid = self._tid("caller")  # a thread first seen calling backward is a caller
-            queue = self._queue(tid)
-            depth = stack[-1].depth + 1 if stack else 0
-            task = _Task(tid, depth, keep, accumulate, queue)
+        with self._lock:
+            if self._closed or rec is None:
+                return None
+            depth = stack[-1].gt.reentrant_depth + 1 if stack else 0
+            queue = self._queue(threading.get_ident())
+            gt = GraphTask(keep, create, accumulate, depth, queue)  # type: ignore[arg-type]
             self._task_ids += 1
-            task.id = self._task_ids
-            roots = _leaf_edges(roots, [])
-            root_nodes = [n for n, _ in roots if n is not None]
-            nodes = g.walk(root_nodes)
-            targets = _leaf_edges(targets, nodes)
-            topo = g.topological_nrs(nodes)
-            new = [n for n in nodes if n not in self._nodes]
-            for n in reversed(new):  # children first: a node's edges name announced nodes
-                self._node(n, topo, names)
-            for n in reversed(new):
-                self._edges(n)
-            graph_root = None
-            if len(roots) > 1:  # torch makes a GraphRoot no hook can see
-                graph_root = self._nodes.fresh()
-                seq = max((n._sequence_nr() for n in nodes if not g.is_accumulate(n)), default=-1) + 1
-                self._emit(ev.NodeCreated, True, node=graph_root, name="GraphRoot", sequence_nr=seq,
-                           topological_nr=1 + max((topo[n] for n in root_nodes), default=-1), num_inputs=0,
-                           num_outputs=len(roots), device="cpu", saved=(), source=None)  # fmt: skip
-                for slot, (n, nr) in enumerate(roots):
-                    self._emit(ev.EdgeCreated, True, src=graph_root, slot=slot,
-                               dst=None if n is None else self._nodes[n], input_nr=nr)  # fmt: skip
-            for n, _ in targets:  # an input the graph does not reach is still named in exec_info
-                if n is not None and n not in self._nodes:
-                    self._node(n, topo, names)
-            tnodes = {n for n, _ in targets if n is not None}
-            min_topo = min((topo.get(n, 0) for n in tnodes), default=0)
-            self._emit(ev.TaskBegin, task=task.id,
-                       roots=tuple((self._nodes[n], nr) for n, nr in roots if n is not None),
-                       graph_root=graph_root, keep_graph=keep, create_graph=create, accumulate_grad=accumulate,
-                       outputs=tuple((self._nodes[n], nr) for n, nr in targets if n is not None),
-                       reentrant_depth=depth, owner=tid, cpu_queue=queue)  # fmt: skip
-            start: Any = _Root(roots) if len(roots) > 1 else (root_nodes[0] if root_nodes else _Root([]))
-            topo[start] = topo.get(start, 1 << 62) if isinstance(start, _Root) else topo[start]
-            deps = g.dependencies(start, topo, min_topo)
-            task.deps = deps
-            self._emit(ev.Dependencies, True, task=task.id,
-                       counts=tuple((self._nodes[n], c) for n, c in deps.items()))  # fmt: skip
-            if tnodes:
-                needed = g.exec_info(start, tnodes, accumulate, topo, min_topo)
-                needed.discard(start)
-                if not isinstance(start, _Root) and (accumulate or not g.is_accumulate(start)):
-                    needed.add(start)  # (grad(v, v): torch captures the leaf root's gradient, runs nothing)
-                task.needed = needed
-                if not accumulate:
-                    task.captured = [(n, nr, i) for i, (n, nr) in enumerate(targets) if n is not None]
-                self._emit(ev.ExecInfo, True, task=task.id, needed=tuple(sorted(self._nodes[n] for n in needed)),
-                           captured=tuple((self._nodes[n], nr, i) for n, nr, i in task.captured))  # fmt: skip
-            for n in nodes:
-                task.handles.append(n.register_prehook(self._pre(task, n)))
-                task.handles.append(n.register_hook(self._post(task, n)))
-            task.hooked = set(nodes)
-            stack.append(task)
-            self._running.append(task)
-            # the root gradients: GraphRoot hands them on, or the one root's buffer starts with it
-            if graph_root is not None:
-                self._emit(ev.NodeBegin, True, task=task.id, node=graph_root, depth=depth)
-                self._emit(ev.NodeEnd, True, task=task.id, node=graph_root, status="ok")
-            for (n, nr), gr, out in zip(roots, grads, outs):
+            gt.id = self._task_ids
+            call = _Call(gt)
+            fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
+            of = call.nodes
+            for f in fns:
+                of[id(f)] = self._adapter(f, frame)
+            acc = {id(a.leaf): a for a in of.values() if type(a) is TorchLeafNode}
+
+            def edge_of(n: Any, x: Any) -> tuple[TorchNode | None, int]:
                 if n is None:
+                    return None, 0
+                if isinstance(n, _Leaf):  # a leaf: its AccumulateGrad in the graph, or a stand-in
+                    a = acc.get(id(x))
+                    if a is None:
+                        a = self._leaf_node(StandInLeaf(x), x, frame)
+                        of[id(a.fn)] = acc[id(x)] = a
+                    return a, 0
+                return of[id(n)], x
+
+            link(list(of.values()), of)
+            for a in of.values():
+                if type(a) is TorchLeafNode:
+                    call.leaf_of[id(a.leaf)] = a
+                else:
+                    call.by_key[(a.sequence_nr, a._name)] = a
+            root_edges = [edge_of(n, x) for n, x in roots]
+            targets = [edge_of(*_edge(t)) for t in inputs]
+            n0 = rec.count
+            announced = [rec.announce(a) for a, _ in root_edges if a is not None]
+            for a, _ in targets:  # an input the graph does not reach is still named in exec_info
+                if a is not None:
+                    rec.announce(a)
+            del announced
+            graph_root: TorchNode
+            if len(root_edges) == 1 and root_edges[0][0] is not None:
+                graph_root = root_edges[0][0]
+                shown_root = None
+            else:  # torch makes a GraphRoot no hook can see
+                seq = max((a.sequence_nr for a in of.values() if type(a) is TorchNode), default=-1) + 1
+                graph_root = shown_root = RootNode(self._fresh(), tuple(root_edges), seq)
+                n1 = rec.count
+                rec.announce(shown_root)
+                rec.mark_derived(n1)
+            del n0
+            call.root = graph_root
+            n1 = rec.count
+            rec.queue_created(queue)
+            rec.mark_derived(n1)
+            gt.outputs = [e for e in targets if e[0] is not None]
+            rec.task_begin(gt, [_E(a, nr) for a, nr in root_edges], shown_root, [_E(a, nr) for a, nr in gt.outputs])
+            n1 = rec.count
+            min_topo = compute_min_topological_nr(gt.outputs) if gt.outputs else 0
+            compute_dependencies(graph_root, gt, min_topo)
+            rec.dependencies(gt)
+            if gt.outputs:
+                gt.init_to_execute(graph_root, gt.outputs, accumulate, min_topo)
+                rec.exec_info(gt)
+                if not accumulate:
+                    call.captured = [(a, nr, i) for i, (a, nr) in enumerate(gt.outputs)]
+            rec.mark_derived(n1)
+            for a in of.values():
+                if a.fn is not None:
+                    call.handles.append(a.fn.register_prehook(self._pre(call, a)))
+                    call.handles.append(a.fn.register_hook(self._post(call, a)))
+                    call.hooked.add(id(a.fn))
+            stack.append(call)
+            self._running.append(call)
+            n1 = rec.count
+            if shown_root is not None:  # the root gradients: GraphRoot hands them on
+                rec.node_begin(gt, shown_root, depth)
+                rec.node_end(gt, shown_root, True)
+            for (a, nr), gr, out in zip(root_edges, grads, outs):
+                if a is None:
                     continue
                 if gr is None and isinstance(out, torch.Tensor):
-                    with g.Busy():
-                        gr = torch.ones_like(out)
-                self._hand(task, n, nr, gr, graph_root if graph_root is not None else None)
-        return task
+                    gr = torch.ones_like(out)
+                self._hand(call, a, nr, gr, shown_root, root=shown_root is None)
+            rec.mark_derived(n1)
+        return call
 
-    def _hand(self, task: _Task, node: Any, slot: int, grad: Any, producer: int | None) -> None:
-        """A gradient reaches node's InputBuffer: derived decrement, add, and push when ready."""
-        nid = self._nodes[node]
+    def _hand(self, call: _Call, node: TorchNode, slot: int, grad: Any, producer: TorchNode | None,
+              root: bool = False) -> None:  # fmt: skip
+        """A gradient reaches node's InputBuffer: derived decrement, add, and a push when ready
+        (the caller marks them derived)."""
+        rec = self._rec
+        gt = call.gt
         if producer is not None:
-            left = task.deps.get(node, 1) - 1
-            task.deps[node] = left
-            self._emit(ev.DependencyDecrement, True, task=task.id, node=nid, by=producer, remaining=left)
+            left = gt.dependencies.get(node, 1) - 1
+            gt.dependencies[node] = left
+            rec.dependency_decrement(gt, node, producer, left)
         else:
             left = 0
-        if task.needed is not None and node not in task.needed and not any(c[0] is node for c in task.captured):
+        info = gt.exec_info.get(node) if gt.exec_info else None
+        if gt.exec_info and not root and (info is None or not info.should_execute()):
             return  # torch skips the buffer of a node that will not run
-        filled = task.filled.setdefault(node, set())
+        filled = call.filled.setdefault(node, set())
         mode = "undefined" if grad is None else "accumulate" if slot in filled else "set"
         if grad is not None:
             filled.add(slot)
-        st = g.stats(grad)
+        s = summary(grad, self.values)
         # a leaf's AccumulateGrad given one gradient sets .grad to those values: its statistics
         # are these, and need no second pass over a weight-sized tensor
-        lone = mode == "set" and node not in task.single and grad.layout == torch.strided
-        task.single[node] = (st, grad.data_ptr()) if lone else None
-        self._emit(ev.BufferAdd, True, task=task.id, node=nid, slot=slot, mode=mode, producer=producer,
-                   shape=None if grad is None else tuple(grad.shape),
-                   dtype=None if grad is None else g.dtype_name(grad.dtype),
-                   device=None if grad is None else str(grad.device), stats=st,
-                   values=g.values(grad) if self.values else None)  # fmt: skip
-        if left > 0 and mode != "undefined" and len(filled) == 1 and node not in task.parked:
-            task.parked.add(node)
-            self._emit(ev.NotReadyPark, True, task=task.id, node=nid, remaining=left)
+        lone = mode == "set" and node not in call.single and grad.layout == torch.strided and s.stats is not None
+        call.single[node] = (s, _ptr(grad)) if lone else None
+        rec.buffer_add(gt, node, slot, s, mode, producer)
+        if left > 0 and mode != "undefined" and len(filled) == 1 and node not in call.parked:
+            call.parked.add(node)
+            rec.not_ready_park(gt, node, left)
         if left == 0:
-            if node in task.parked:
-                task.parked.discard(node)
-                self._emit(ev.NotReadyTake, True, task=task.id, node=nid)
+            if node in call.parked:
+                call.parked.discard(node)
+                rec.not_ready_take(gt, node)
             # torch's ready_queue(cpu_queue, buffer.device()): a buffer holding a device's gradient
             # goes to that device's worker; any other to the task's own CPU queue
             dev = "cpu" if grad is None or grad.device.type == "cpu" else str(grad.device)
-            qid = task.queue if dev == "cpu" else self._device_queue(dev)
-            task.queued[node] = (qid, dev)
-            q = self._ready[qid]
-            prio = (ev.PRIORITY_NODE, task.depth, node._sequence_nr())
-            q.append((prio, task.id, node))
-            self._emit(ev.QueuePush, True, queue=qid, device=dev, task=task.id, node=nid, what="node",
-                       priority=prio, size=len(q))  # fmt: skip
-            if task.needed is not None and node not in task.needed:
-                self._pop(task, node)  # captured only: popped, its input captured, not run
+            q = gt.cpu_ready_queue if dev == "cpu" else self._device_queue(dev)
+            call.queued[node] = q
+            prio = (ev.PRIORITY_NODE, gt.reentrant_depth, node.sequence_nr)
+            q.items.append((prio, gt.id, node))
+            rec.queue_push(q, NodeTask(node, gt.reentrant_depth, gt.id), len(q.items))
+            if info is not None and not info.needed:
+                self._pop(call, node)  # captured only: popped, its input captured, not run
 
-    def _pop(self, task: _Task, node: Any) -> None:
-        qid, dev = task.queued.pop(node, (task.queue, "cpu"))
-        q = self._ready[qid]
-        prio = (ev.PRIORITY_NODE, task.depth, node._sequence_nr())
-        for i, (_, t, n) in enumerate(q):
-            if n is node and t == task.id:
-                prio = q.pop(i)[0]
+    def _pop(self, call: _Call, node: TorchNode) -> None:
+        q = call.queued.pop(node, call.gt.cpu_ready_queue)
+        for i, (_, t, n) in enumerate(q.items):
+            if n is node and t == call.gt.id:
+                del q.items[i]
                 break
-        self._emit(ev.QueuePop, True, queue=qid, device=dev, task=task.id, node=self._nodes[node],
-                   what="node", priority=prio, size=len(q))  # fmt: skip
+        self._rec.queue_pop(q, NodeTask(node, call.gt.reentrant_depth, call.gt.id), len(q.items))
 
-    def _mine(self, task: _Task, node: Any) -> bool:
-        """Whether this hook's task is the one running ``node`` here: the innermost task of the
-        thread that began it; on a thread that began none (torch's device worker), the one running
-        task that hooks the node."""
-        s = getattr(self._tls, "tasks", None)
+    def _hook_seen(self, fn: Any, kind: str, target: Any, args: tuple) -> None:
+        """A user hook is about to run (gradviz.torchrec.hooks): its hook event, on the node
+        it belongs to in this thread's call."""
+        try:
+            stack = getattr(self._tls, "calls", None)
+            if not stack or self._closed:
+                return
+            call = stack[-1]
+            with self._lock:
+                if kind == "node":  # a Node hook: post hooks get (grad_inputs, grad_outputs)
+                    kind = "post" if len(args) == 2 else "pre"
+                node: TorchNode | None
+                if target is None:  # a Node's own hook: pre hooks run before torch's node starts
+                    node = call.running[-1][0] if kind == "post" and call.running else self._next(call)
+                elif target[0] == "module":  # from inside the BackwardHook node torch put in
+                    node = call.running[-1][0] if call.running else self._next(call)
+                elif target[0] == "leaf":
+                    t = target[1]()
+                    node = None if t is None else call.leaf_of.get(id(t))
+                else:
+                    node = call.by_key.get(target[1])
+                if node is not None:
+                    self._rec.hook(call.gt, node, kind, fn)
+        except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
+            pass
+
+    def _next(self, call: _Call) -> TorchNode | None:
+        """The node torch pops next for this call: the highest priority of its queued nodes."""
+        tid = call.gt.id
+        best = max((x for x in call.gt.cpu_ready_queue.items if x[1] == tid), key=_prio, default=None)
+        return None if best is None else best[2]
+
+    def _mine(self, call: _Call, fn: Any) -> bool:
+        """Whether this hook's call is the one running ``fn`` here: the innermost call of the
+        thread that began it; on a thread that began none (torch's device worker), the one
+        running call that hooks the node."""
+        s = getattr(self._tls, "calls", None)
         if s:
-            return s[-1] is task
-        return [t for t in self._running if node in t.hooked] == [task]
+            return s[-1] is call
+        return [c for c in self._running if id(fn) in c.hooked] == [call]
 
-    def _pre(self, task: _Task, node: Any) -> Any:
-        def pre(grad_outputs: Any) -> None:
-            if not self._mine(task, node):
+    def _pre(self, call: _Call, node: TorchNode) -> Any:
+        return functools.partial(self._on_pre, call, node)
+
+    def _on_pre(self, call: _Call, node: TorchNode, grad_outputs: Any) -> None:
+        try:
+            if self._closed or not self._mine(call, node.fn):
                 return None
-            if task.needed is not None and node not in task.needed:
+            info = call.gt.exec_info.get(node) if call.gt.exec_info else None
+            if info is not None and not info.needed:
                 return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
-            with self._elock:
-                if not getattr(self._tls, "tasks", None):
-                    # a thread that began no task and runs its nodes: torch's worker for a device
-                    self._tid("device_worker", g.device_of(node))
-                self._pop(task, node)
-                nid = self._nodes[node]
-                self._emit(ev.NodeBegin, task=task.id, node=nid, depth=task.depth)
-                task.ran.append(node)
-                var = getattr(node, "variable", None)
-                task.running.append((node, None if var is None or var.grad is None else g.stats(var.grad)))
-            return None
+            with self._lock:
+                rec = self._rec
+                if not getattr(self._tls, "calls", None):
+                    # a thread that began no call and runs its nodes: torch's worker for a device
+                    rec.thread_start("device_worker", node.device)
+                n0 = rec.count
+                self._pop(call, node)
+                rec.mark_derived(n0)
+                rec.node_begin(call.gt, node, call.gt.reentrant_depth)
+                call.ran.append(node)
+                before = None
+                if type(node) is TorchLeafNode and node.leaf.grad is not None:
+                    before = summary(node.leaf.grad)
+                call.running.append((node, before))
+        except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
+            pass
+        return None
 
-        return pre
+    def _post(self, call: _Call, node: TorchNode) -> Any:
+        return functools.partial(self._on_post, call, node)
 
-    def _post(self, task: _Task, node: Any) -> Any:
-        def post(grad_inputs: Any, grad_outputs: Any) -> None:
-            if not self._mine(task, node):
+    def _on_post(self, call: _Call, node: TorchNode, grad_inputs: Any, grad_outputs: Any) -> None:
+        try:
+            if self._closed or not self._mine(call, node.fn):
                 return None
-            with self._elock:
-                _, before = task.running.pop() if task.running else (node, None)
-                nid = self._nodes[node]
-                var = getattr(node, "variable", None)
-                if var is not None and task.accumulate:
-                    after = var.grad
-                    one = task.single.get(node) if before is None and after is not None else None
-                    # .grad is the very tensor handed on (torch steals a lone gradient): same values
-                    stolen = one is not None and after.layout == torch.strided and after.data_ptr() == one[1]
-                    st = one[0] if stolen else g.stats(after)
-                    self._emit(ev.AccumulateGradUpdate, task=task.id, node=nid, tensor=self._leaf(var, {}),
-                               mode="set" if before is None else "accumulate", before=before,
-                               after=st or ev.Stats(0.0, 0.0, 0.0, 0, 0),
-                               values=g.values(after) if self.values else None)  # fmt: skip
-                self._emit(ev.NodeEnd, task=task.id, node=nid, status="ok")
-                if not task.keep:
-                    n_saved = self._nsaved.get(nid, 0)
-                    if n_saved:
-                        self._emit(ev.SavedRelease, True, node=nid, count=n_saved)
-                for (f, nr), gi in zip(node.next_functions, grad_inputs):
-                    if f is not None:
-                        self._hand(task, f, nr, gi, nid)
-            return None
+            with self._lock:
+                self._after(call, node, grad_inputs)
+        except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
+            pass
+        return None
 
-        return post
+    def _after(self, call: _Call, node: TorchNode, grad_inputs: Any) -> None:
+        rec = self._rec
+        gt = call.gt
+        _, before = call.running.pop() if call.running else (node, None)
+        if type(node) is TorchLeafNode and gt.accumulate_grad:
+            after = node.leaf.grad
+            one = call.single.get(node) if before is None and after is not None else None
+            # .grad is the very tensor handed on (torch steals a lone gradient): same values
+            if one is not None and after.layout == torch.strided and _ptr(after) == one[1]:
+                s = one[0]
+            else:
+                s = summary(after, self.values)
+            if s is None:
+                s = Summary((), "float32", "cpu", _ZERO)
+            elif s.stats is None:
+                s = Summary(s.shape, s.dtype, s.device, _ZERO, s.values)
+            rec.accumulate_grad(gt, node, node.variable, before, s, "set" if before is None else "accumulate")
+        rec.node_end(gt, node, True)
+        n0 = rec.count
+        if not gt.keep_graph:
+            n_saved = len(node.saved_shapes())
+            if n_saved:
+                rec.saved_release(node, n_saved)
+        for (f, nr), gi in zip(node.next_edges, grad_inputs):
+            if f is not None:
+                self._hand(call, f, nr, gi, node)
+        rec.mark_derived(n0)
 
-    def _end(self, task: _Task, error: BaseException | None, result: Any) -> None:
-        for h in task.handles:
+    def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
+        for h in call.handles:
             h.remove()
-        task.handles.clear()
+        call.handles.clear()
         stack = self._stack()
-        if stack and stack[-1] is task:
+        if stack and stack[-1] is call:
             stack.pop()
-        with self._elock:
-            if task.captured and error is None and result is not None:
-                res = result if isinstance(result, (tuple, list)) else (result,)
-                for n, nr, i in task.captured:
-                    gi = res[i] if i < len(res) else None
-                    self._emit(ev.CapturedGrad, True, task=task.id, node=self._nodes[n], input_nr=nr, index=i,
-                               stats=g.stats(gi), values=g.values(gi) if self.values else None)  # fmt: skip
-            queued = [x for qid in {task.queue, *(q for q, _ in task.queued.values())} for x in self._ready[qid]
-                      if x[1] == task.id]  # fmt: skip
-            # The engine ran to its end and the call raised afterwards (grad()'s allow_unused
-            # check, in run_backward once execute returned): the task ended ok, then the call
-            # failed, in that order, as gradviz's own recorder has it. Seen here as an error with
-            # no node running and nothing of the task left to run, after its nodes ran.
-            after = error is not None and task.ran and not task.running and not queued
-            if error is not None and not after:
-                self._error(task, error)
-            # what torch never ran stays queued in its simulation: drop it (the task is over)
-            for q in self._ready.values():
-                q[:] = [x for x in q if x[1] != task.id]
-            if task in self._running:
-                self._running.remove(task)
-            failed = error is not None and not after
-            self._emit(ev.TaskEnd, task=task.id, status="error" if failed else "ok",
-                       error=f"{type(error).__name__}: {error}" if failed else None)  # fmt: skip
-            if after:
-                self._emit(ev.Error, task=task.id, node=None, type=type(error).__name__, message=str(error),
-                           forward=None)  # fmt: skip
-            if not task.keep:
-                self._forget(task)
-            if not stack:
-                self._flush_derived()
-
-    def _gone(self, key: int, ref: Any) -> None:
-        known = self._tensors.get(key)
-        if known is not None and known[0] is ref:
-            del self._tensors[key]
-            self._nodes.drop_leaf(key)
-
-    def _forget(self, task: _Task) -> None:
-        """What torch freed, the recorder forgets: a node that ran without retain_graph cannot run
-        again (its saved tensors are gone), so its id, saved count and source line go, and a long
-        training script keeps only its leaves' ids (holding no node or tensor at any time)."""
-        for n in task.ran:
-            if g.is_accumulate(n):
-                continue  # a parameter's node: the same id every step
-            nid = self._nodes.drop(n)
-            if nid is not None:
-                self._nsaved.pop(nid, None)
-                self._sources.pop(g.source_key(n), None)
-        if len(self._sources) > _MAX_SOURCES:  # lines of forward ops no backward ever reached
+        with self._lock:
+            rec = self._rec
+            gt = call.gt
             try:
-                for k in list(itertools.islice(self._sources, len(self._sources) // 2)):
-                    self._sources.pop(k, None)
-            except RuntimeError:  # another thread's forward added one meanwhile: next time
-                pass
+                if self._closed:
+                    return
+                n0 = rec.count
+                if call.captured and error is None and result is not None:
+                    res = result if isinstance(result, (tuple, list)) else (result,)
+                    for a, nr, i in call.captured:
+                        gi = res[i] if i < len(res) else None
+                        rec.captured_grad(gt, a, nr, i, summary(gi, self.values))
+                rec.mark_derived(n0)
+                queued = [x for q in {gt.cpu_ready_queue, *call.queued.values()} for x in q.items if x[1] == gt.id]
+                # The engine ran to its end and the call raised afterwards (grad()'s allow_unused
+                # check, in run_backward once execute returned): the task ended ok, then the call
+                # failed, as gradviz's engine books it (Probe.call_error).
+                after = error is not None and call.ran and not call.running and not queued
+                if error is not None and not after:
+                    self._error(call, error)
+                n0 = rec.count
+                for q in self._queues.values():  # what torch never ran: popped and dropped, as its
+                    mine = sorted((x for x in q.items if x[1] == gt.id), key=_prio, reverse=True)  # engine does
+                    for x in mine:
+                        q.items.remove(x)
+                        rec.queue_pop(q, NodeTask(x[2], gt.reentrant_depth, gt.id), len(q.items))
+                rec.mark_derived(n0)
+                rec.task_end(gt, error if error is not None and not after else None)
+                if after:
+                    rec.call_error(error)
+                if not stack:
+                    rec.flush_derived()
+            finally:
+                if call in self._running:
+                    self._running.remove(call)
+                self._release(call)
 
-    def _error(self, task: _Task, error: BaseException) -> None:
+    def _release(self, call: _Call) -> None:
+        """What torch freed, the source forgets: a node that ran without retain_graph cannot
+        run again, so its id goes (a retained graph's ids stay, keyed by line_key)."""
+        gone = []
+        for a in call.nodes.values():
+            if type(a) is TorchLeafNode:
+                a.leaf = None  # type: ignore[assignment]
+            elif a.fn is not None:
+                if call.gt.keep_graph:
+                    self._kept[_key(a)] = a._id
+                else:
+                    if self._kept:
+                        self._kept.pop(_key(a), None)
+                    gone.append(a._id)
+            a.fn = None
+        if self._dead:
+            gone += self._dead
+            self._dead.clear()  # an id appended between these two lines stays known: one int, harmless
+        if gone and self._rec is not None and not self._closed:
+            self._rec.forget(gone)
+        call.nodes.clear()
+        call.filled.clear()
+        call.single.clear()
+        call.queued.clear()
+        call.running.clear()
+
+    def _error(self, call: _Call, error: BaseException) -> None:
+        rec = self._rec
         msg = str(error)
         node = None
-        if task.running:  # raised inside a node: its pre-hook ran, its post-hook did not
-            node = task.running.pop()[0]
-            task.running.clear()
-            self._emit(ev.NodeEnd, True, task=task.id, node=self._nodes[node], status="error")
+        if call.running:  # raised inside a node: its pre-hook ran, its post-hook did not
+            node = call.running.pop()[0]
+            call.running.clear()
+            n0 = rec.count
+            rec.node_end(call.gt, node, False)
+            rec.mark_derived(n0)
         elif msg.startswith("Function '") and "nan values" in msg:  # anomaly mode, checked after the node ran
             name = msg.split("'")[1]
-            node = next((n for n in reversed(task.ran) if n.name() == name or g.node_name(n) == name), None)
+            node = next((n for n in reversed(call.ran) if n.name() == name), None)
+        if not isinstance(error, Exception):
+            return  # an interrupt or exit: the run's status, not an error of a node (issue 35 item 9)
         forward = None
         if node is not None:
-            forward = g.anomaly_traceback(node) or self._sources.get(g.source_key(node))
+            forward = (lines.anomaly_traceback(node.fn) if node.fn is not None else None) or node.source
             if msg.startswith("Function '") and "nan values" in msg:
-                self._emit(ev.Anomaly, task=task.id, node=self._nodes[node], message=msg, forward=forward)
-        self._emit(ev.Error, task=task.id, node=None if node is None else self._nodes[node],
-                   type=type(error).__name__, message=msg, forward=forward)  # fmt: skip
+                rec.anomaly(call.gt, node, msg, forward)
+        rec.error(call.gt, node, error, forward)
 
 
-_MAX_SOURCES = 100_000
+guard(TorchSource._on_pre, TorchSource._on_post, TorchSource._hook_seen, TorchSource._begin, TorchSource._end)
 
 
-def _version() -> str:
-    import gradviz
+class _E(tuple):
+    """An edge with the attributes the probe's task_begin reads."""
 
-    return gradviz.__version__
+    __slots__ = ()
+
+    def __new__(cls, function: Any, input_nr: int) -> _E:
+        return tuple.__new__(cls, (function, input_nr))
+
+    @property
+    def function(self) -> Any:
+        return self[0]
+
+    @property
+    def input_nr(self) -> int:
+        return self[1]
 
 
-def active() -> TorchRecorder | None:
-    return _active
+class _Leaf:
+    """The edge of a leaf tensor, until its AccumulateGrad is found in the walked graph."""
+
+
+_LEAF = _Leaf()
+
+
+def _edge(t: Any) -> tuple[Any, Any]:
+    """The gradient edge of a tensor, without get_gradient_edge: that takes a sequence number
+    from the thread's counter (it builds a node), which would shift every later node's."""
+    if isinstance(t, torch.autograd.graph.GradientEdge):
+        return t.node, t.output_nr
+    if not t.requires_grad:
+        return None, 0
+    if t.grad_fn is not None:
+        return t.grad_fn, t.output_nr
+    return _LEAF, t
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _trim(e: BaseException) -> None:
+    """Leave the recorder's frames out of e's traceback: the user sees torch's and their own,
+    as without recording (the caller re-raises with a bare ``raise``, which adds none)."""
+    kept = []
+    tb = e.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_HERE):
+            kept.append(tb)
+        tb = tb.tb_next
+    for a, b in zip(kept, kept[1:]):
+        a.tb_next = b
+    if kept:
+        kept[-1].tb_next = None
+    e.__traceback__ = kept[0] if kept else None
+
+
+def _prio(x: tuple) -> tuple[int, int, int]:
+    return x[0]
+
+
+def _key(a: TorchNode) -> tuple[int, int, str]:
+    return threading.get_ident(), a.sequence_nr, a.fn.name()
+
+
+def _ptr(t: Any) -> int | None:
+    try:
+        return t.data_ptr()
+    except Exception:  # noqa: BLE001 - no storage (a torch.func wrapper): nothing to compare
+        return None
+
+
+class TorchRecorder(Recorder):
+    """The one Recorder, fed by real torch: ``gradviz.trace(path, engine="torch")`` or
+    ``gradviz.record(engine="torch")``."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, values: bool = False):
+        super().__init__(path, values=values, source=TorchSource(values))
 
 
 def trace(path: str | os.PathLike[str], *, values: bool = False) -> TorchRecorder:
@@ -618,3 +732,5 @@ def trace(path: str | os.PathLike[str], *, values: bool = False) -> TorchRecorde
 def record(*, values: bool = False) -> TorchRecorder:
     """Record torch's engine in memory; ``rec.trace`` when done."""
     return TorchRecorder(None, values=values)
+
+

@@ -22,11 +22,11 @@ from gradviz.trace.file import load
 from gradviz.trace.model import Trace
 
 if TYPE_CHECKING:
-    from gradviz.trace.recorder import Recorder, record
+    from gradviz.trace.recorder import Recorder, record, source_for
 
 # The recorder (``Recorder``, ``record``, and calling this package) is imported at its first use: it
 # sits on the engine, which reading a trace never needs (the trace-reading commands start without it).
-_RECORDER_NAMES = ("Recorder", "record")
+_RECORDER_NAMES = ("Recorder", "record", "source_for")
 
 __all__ = ["trace", "record", "load", "Trace", "TraceError", "TraceWarning", "Recorder"]
 
@@ -42,13 +42,7 @@ class _CallableModule(types.ModuleType):
     def __call__(self, path: Any, *, values: bool = False, engine: str = "gradviz") -> Any:
         """Record to a file: ``with gradviz.trace("run.trace.json"): ...``; ``engine="torch"``
         records real PyTorch's engine instead (gradviz.torchrec)."""
-        if engine == "torch":  # torchrec: the recorder of real torch
-            from gradviz.torchrec import TorchRecorder
-
-            return TorchRecorder(path, values=values)
-        if engine != "gradviz":
-            raise ValueError(f"engine must be 'gradviz' or 'torch', got {engine!r}")
-        return self.Recorder(path, values=values)
+        return self.Recorder(path, values=values, source=self.source_for(engine, values))
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -255,6 +255,8 @@ class BufferAdd(Event):
     shape: tuple[int, ...] | None  # None for an undefined gradient
     dtype: str | None
     device: str | None
+    # None for an undefined gradient, or for one whose values cannot be read (on torch: a
+    # torch.func wrapper inside jacrev/vmap/grad, a meta or fake tensor): not summarised
     stats: Stats | None
     values: Any = None  # nested lists of the gradient, only when the trace stores values
 
@@ -325,7 +327,7 @@ class CapturedGrad(Event):
     node: int  # node whose input is captured
     input_nr: int
     index: int  # position in the grad() outputs
-    stats: Stats | None  # None if the captured gradient is undefined
+    stats: Stats | None  # None if the captured gradient is undefined, or its values cannot be read
     values: Any = None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from gradviz._gc import paused
 from gradviz.trace import events as ev
+from gradviz.trace import provenance
 
 
 @dataclass
@@ -289,6 +290,20 @@ class Trace:
         lazy = self._lazy
         last = lazy.last if lazy is not None else self.events[-1] if self.events else None
         return last if isinstance(last, ev.TraceEnd) else None
+
+    @property
+    def engine(self) -> tuple[str, str | None]:
+        """Which engine recorded the trace: ("gradviz", None) or ("torch", torch's version)."""
+        return provenance.engine(self)
+
+    @property
+    def derived(self) -> frozenset[int]:
+        """Seqs of the events a source inferred rather than observed (real torch's)."""
+        return provenance.derived_seqs(self)
+
+    def origin(self, seq: int) -> str:
+        """"observed" or "derived" for the event at ``seq``."""
+        return provenance.origin(self, seq)
 
     @property
     def status(self) -> str:

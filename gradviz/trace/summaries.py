@@ -163,6 +163,30 @@ _DOT_ROW = 8192
 _dot = np.dot
 
 
+class Summary:
+    """A tensor already summarised by a source that owns its values (torchrec, over torch's
+    tensors): what the recorder's steps write for it, taken as it is. ``stats`` is a stats row
+    (``stats_row``), None where the tensor has no values to read (a functorch wrapper, a meta or
+    fake tensor): the event then says None rather than a number."""
+
+    __slots__ = ("shape", "dtype", "device", "stats", "values")
+
+    def __init__(self, shape: tuple[int, ...], dtype: str, device: str, stats: Any, values: Any = None):
+        self.shape, self.dtype, self.device, self.stats, self.values = shape, dtype, device, stats, values
+
+
+def stats_row(norm: float, lo: float, hi: float, nans: int, infs: int) -> Any:
+    """A stats row (see _stats_row) from its five numbers."""
+    if nans == 0 and infs == 0 and norm - norm == 0.0 and lo - lo == 0.0 and hi - hi == 0.0:
+        return (norm, lo, hi, 0, 0)
+    return _odd(norm, lo, hi, nans, infs)
+
+
+def values_raw(v: Any) -> Raw | None:
+    """Stored values (nested lists) as a row holds them."""
+    return None if v is None else Raw(v, codec._encode_any(v))
+
+
 def _array(x: Any) -> Any:
     """A tensor's array (tensors carry it as ``_data``); arrays pass through."""
     return getattr(x, "_data", x)

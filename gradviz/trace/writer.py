@@ -70,7 +70,12 @@ class TraceWriter:
             self._fd = os.open(self.path, _OPEN_FLAGS, 0o666)
         self.failed: OSError | None = None  # why writing stopped (a full disk), if it did
         self._crash_marker = crash_marker_on(self._fd)
-        self._write(HEADER)  # a file that exists at all is a readable (empty) trace
+        # A file that exists at all is a readable (empty) trace. A header that cannot be written
+        # (/dev/full, a file-size limit of 0) fails the recording before it starts: OSError.
+        self._write(HEADER)
+        if self.failed is not None:
+            raise self.failed
+        self._header_done = True
 
     def _write(self, data: bytes | memoryview) -> None:
         fd = self._fd
@@ -91,6 +96,8 @@ class TraceWriter:
         line is what a crash leaves too, and the reader drops it)."""
         self.failed = exc
         self._release()
+        if not getattr(self, "_header_done", False):
+            return  # the header itself: the caller raises (see __init__), nothing to warn about
         why = exc.strerror or str(exc)
         code = errno.errorcode.get(exc.errno or 0)
         try:

@@ -375,7 +375,7 @@ def _counts(svg: Svg) -> int:
 @needs_dot
 @pytest.mark.parametrize("kind", ["mlp", "chain", "wide"])
 def test_big_graph_collapses_under_max_nodes_and_says_so(tmp_path, kind):
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     trace = backward_graph(kind, 2000).trace()
     svg = draw(trace, tmp_path, max_nodes=150)
@@ -390,7 +390,7 @@ def test_big_graph_collapses_under_max_nodes_and_says_so(tmp_path, kind):
 
 @needs_dot
 def test_mlp_repeats_keep_one_block_and_count_the_rest(tmp_path):
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     trace = backward_graph("mlp", 602).trace()  # 100 identical layers
     svg = draw(trace, tmp_path, max_nodes=100)
@@ -402,7 +402,7 @@ def test_mlp_repeats_keep_one_block_and_count_the_rest(tmp_path):
 
 @needs_dot
 def test_expand_and_small_graphs_draw_every_node(tmp_path):
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     trace = backward_graph("chain", 700).trace()
     svg = draw(trace, tmp_path, expand=True)
@@ -412,7 +412,7 @@ def test_expand_and_small_graphs_draw_every_node(tmp_path):
 
 @needs_dot
 def test_group_by_line(tmp_path):
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     trace = backward_graph("mlp", 62).trace()
     svg = draw(trace, tmp_path, group_by="line")
@@ -423,7 +423,7 @@ def test_group_by_line(tmp_path):
 
 @needs_dot
 def test_step_colours_collapsed_boxes_by_their_most_active_member(tmp_path):
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     trace = backward_graph("chain", 600).trace()
     s = len(trace.events) // 2
@@ -598,7 +598,7 @@ def test_help_explains_every_style():
 
 
 def test_forward_only_trace_renders_the_forward_graph(tmp_path):
-    from gradviz.trace.synth import TraceBuilder
+    from tests.synth import TraceBuilder
 
     b = TraceBuilder()
     a = b.leaf("a")
@@ -675,7 +675,7 @@ def test_group_by_function_names_the_enclosing_function(recorded, tmp_path, monk
 
 @needs_dot
 def test_expanded_5000_nodes_use_the_fixed_layout_and_draw_every_node(tmp_path):
-    from gradviz.trace.synth import backward_graph
+    from tests.synth import backward_graph
 
     trace = backward_graph("mlp", 5000).trace()
     pics = render(trace, tmp_path / "big.svg", expand=True)
@@ -717,7 +717,7 @@ def test_hooks_and_captured_grads_are_shown(recorded, tmp_path):
 def test_hostile_strings_in_any_field_stay_text(tmp_path):
     """Trace(events) takes events from anywhere: even fields that are numbers in a loaded file
     can hold text here, and must still not inject into DOT or SVG."""
-    from gradviz.trace.synth import TraceBuilder
+    from tests.synth import TraceBuilder
 
     b = TraceBuilder()
     a = b.leaf("a")
@@ -767,7 +767,7 @@ def test_any_text_in_names_renders_valid_svg(tmp_path):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from gradviz.trace.synth import TraceBuilder
+    from tests.synth import TraceBuilder
 
     # Any character, with the ones that mean something to DOT, HTML, XML or escString made common.
     special = st.sampled_from(list("<>&\"'\\{}|[];#%-=\n\r\t\x00\x1b") + ["\\N", "\\G", "&amp;", "]]>", "-->"])

@@ -229,7 +229,7 @@ def test_step_is_clamped() -> None:
 
 
 def test_checkpoints_on_a_long_trace_equal_the_fold() -> None:
-    from gradviz.trace.synth import synthetic_trace
+    from tests.synth import synthetic_trace
 
     tr = synthetic_trace(30_000)
     r = Replayer(tr, every=997)
@@ -251,7 +251,7 @@ def test_checkpoints_on_a_long_trace_equal_the_fold() -> None:
 
 def test_wakeup_and_shutdown_tasks_pop_before_node_tasks() -> None:
     from gradviz.trace import events as ev
-    from gradviz.trace.synth import TraceBuilder
+    from tests.synth import TraceBuilder
 
     b = TraceBuilder()
     n = b.op("MulBackward0", [None])

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 import gradviz
 from gradviz.cli import main
 from gradviz.torchrec.detect import engine_of
-from gradviz.torchrec.provenance import engine
 from gradviz.trace import events as ev
+from gradviz.trace.provenance import engine
 
 SCRIPT = "import torch\na = torch.ones(3, requires_grad=True)\n(a * a).sum().backward()\n"
 

@@ -31,14 +31,15 @@ def test_long_loop_frees_every_step_while_recording() -> None:
     with record() as rec:
         _step(model, opt, refs)
         gc.collect()
-        after_one = len(rec._nodes), len(rec._sources), len(rec._tensors)
+        src = rec._source
+        after_one = len(rec._nodes), len(src._lines), len(src._leaves), len(src._kept)
         for _ in range(40):
             _step(model, opt, refs)
         gc.collect()
         # every step's activation is gone while the recording goes on
         assert all(r() is None for r in refs)
         # the tables hold the four parameters' nodes and ids, not 41 steps' nodes
-        assert (len(rec._nodes), len(rec._sources), len(rec._tensors)) == after_one
+        assert (len(rec._nodes), len(src._lines), len(src._leaves), len(src._kept)) == after_one
         assert len(rec._nodes) == 4
     tasks = [e for e in rec.trace.events if type(e) is ev.TaskBegin]
     assert len(tasks) == 41
@@ -89,7 +90,7 @@ def test_saved_tensors_keep_torch_inplace_check() -> None:
 
 
 def test_saved_shapes_observed_release_derived() -> None:
-    from gradviz.torchrec.provenance import derived_seqs
+    from gradviz.trace.provenance import derived_seqs
 
     a = torch.randn(5, requires_grad=True)
     with record() as rec:

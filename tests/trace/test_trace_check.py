@@ -10,7 +10,7 @@ from trace_builders import diamond, failing, hostile, pruned, reentrant, two_dev
 from gradviz.trace import events as ev
 from gradviz.trace.check import invariants
 from gradviz.trace.model import Trace
-from gradviz.trace.synth import backward_graph
+from tests.synth import backward_graph
 
 
 def _renumber(events: list[ev.Event]) -> Trace:

@@ -1,4 +1,5 @@
-"""Which engine a trace recorded, and which of its events a hook observed or the recorder derived.
+"""Which engine a trace recorded, and which of its events a hook observed or a source derived
+(the Trace's ``engine``, ``derived`` and ``origin(seq)``; these functions take any trace).
 
 A trace of gradviz's own engine is all observed (the engine reports each step itself). A trace
 of real torch lists its derived events in ``derived`` events (format 4); everything else in it
@@ -25,6 +26,7 @@ def engine(trace: Any) -> tuple[str, str | None]:
 
 
 def derived_seqs(trace: Any) -> frozenset[int]:
+    """The seqs of the events listed in the trace's ``derived`` events."""
     cached = getattr(trace, "_gradviz_derived", None)
     if cached is None:
         cached = frozenset(s for e in trace.events if type(e) is ev.Derived for s in e.events)

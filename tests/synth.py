@@ -9,6 +9,9 @@ AccumulateGrad updates) in the order the real engine emits them.
 The simulation runs every node on the thread that owns its device's queue, one node at a time: it
 is faithful to the order of events a single-threaded run produces, not to real concurrency.
 
+Dependency counts and exec_info come from the engine's own ``compute_dependencies`` and
+``GraphTask.init_to_execute``, run over stand-ins of the described nodes: one copy of the rules.
+
 ``backward_graph(kind, nodes)`` makes backward-shaped graphs of a given size (MLP-like,
 chain-like, wide) for benchmarks.
 """
@@ -20,6 +23,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gradviz.autograd.engine import compute_dependencies, compute_min_topological_nr
+from gradviz.autograd.graph_task import GraphTask
 from gradviz.replay.state_types import HeapItem, QueueEntry  # the queue as the engine orders it
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
@@ -48,6 +53,14 @@ class _Task:
     dependencies: dict[int, int] = field(default_factory=dict)
     not_ready: dict[int, list[bool]] = field(default_factory=dict)  # node -> slots filled
     needed: set[int] | None = None
+
+
+class _EngineNode:
+    __slots__ = ("id", "topological_nr", "next_edges")
+
+    def __init__(self, nid: int, topo: int):
+        self.id, self.topological_nr = nid, topo
+        self.next_edges: tuple[tuple[_EngineNode | None, int], ...] = ()
 
 
 class TraceBuilder:
@@ -163,18 +176,13 @@ class TraceBuilder:
         norm = norm or (lambda n: 1.0 + 0.25 * n)
         task = _Task(self._next("task"), self._depth, keep_graph)
         tid = self.main_tid
-        # Dependencies: how many edges of the graph reachable from root point at each node.
-        seen = {root}
-        stack = [root]
-        while stack:
-            n = stack.pop()
-            for dst, _ in self.nodes[n].next_edges:
-                if dst is None:
-                    continue
-                task.dependencies[dst] = task.dependencies.get(dst, 0) + 1
-                if dst not in seen:
-                    seen.add(dst)
-                    stack.append(dst)
+        # Dependencies and exec_info: the engine's own rules, over stand-ins of the nodes
+        stand = self._stand_ins()
+        gt = GraphTask(keep_graph, False, True, task.depth, None)  # type: ignore[arg-type]
+        outputs = [(stand[n], 0) for n in inputs]
+        min_topo = compute_min_topological_nr(outputs) if outputs else 0
+        compute_dependencies(stand[root], gt, min_topo)
+        task.dependencies = {n.id: c for n, c in gt.dependencies.items()}
         self.emit(
             ev.TaskBegin, task=task.id, roots=((root, 0),), graph_root=None, keep_graph=keep_graph,
             create_graph=False, accumulate_grad=True, outputs=(), reentrant_depth=task.depth,
@@ -182,7 +190,8 @@ class TraceBuilder:
         )  # fmt: skip
         self.emit(ev.Dependencies, task=task.id, counts=tuple(sorted(task.dependencies.items())))
         if inputs:
-            task.needed = self._needed(root, set(inputs))
+            gt.init_to_execute(stand[root], outputs, True, min_topo)
+            task.needed = {n.id for n, info in gt.exec_info.items() if info.needed}
             self.emit(ev.ExecInfo, task=task.id, needed=tuple(sorted(task.needed)), captured=())
         ready: dict[int, list[HeapItem]] = {}  # queue -> its heap, ranked as the engine's
 
@@ -287,26 +296,12 @@ class TraceBuilder:
         self.emit(ev.TaskEnd, task=task.id, status=status, error=error)
         return task.id
 
-    def _needed(self, root: int, inputs: set[int]) -> set[int]:
-        """Nodes on some path from root to one of inputs (torch's exec_info.needed_)."""
-        memo: dict[int, bool] = {}
-        order: list[int] = []
-        seen: set[int] = set()
-        stack: list[tuple[int, bool]] = [(root, False)]
-        while stack:  # iterative post-order: children are decided before their parent
-            n, done = stack.pop()
-            if done:
-                order.append(n)
-                continue
-            if n in seen:
-                continue
-            seen.add(n)
-            stack.append((n, True))
-            stack.extend((d, False) for d, _ in self.nodes[n].next_edges if d is not None and d not in seen)
-        for n in order:
-            nexts = [d for d, _ in self.nodes[n].next_edges if d is not None]
-            memo[n] = n in inputs or any(memo.get(d, False) for d in nexts)
-        return {n for n, v in memo.items() if v}
+    def _stand_ins(self) -> dict[int, _EngineNode]:
+        """The described nodes as the engine's functions read nodes (next_edges, topological_nr)."""
+        stand = {nid: _EngineNode(nid, self._topo(nid)) for nid in self.nodes}
+        for nid, node in self.nodes.items():
+            stand[nid].next_edges = tuple((None if d is None else stand[d], nr) for d, nr in node.next_edges)
+        return stand
 
     # -- finishing ------------------------------------------------------------------------
     def finish(self, status: str = "ok") -> list[ev.Event]:
