@@ -21,7 +21,7 @@ from gradviz.trace import TraceWarning, load
 from gradviz.trace import events as ev
 from gradviz.trace.recorder import active
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 ENV.pop("PYTHONFAULTHANDLER", None)
 

@@ -20,7 +20,7 @@ from gradviz.trace import events as ev
 from gradviz.trace import load
 from gradviz.trace.check import invariants
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 

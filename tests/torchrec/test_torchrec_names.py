@@ -14,7 +14,7 @@ import torch
 import gradviz
 from gradviz.trace import load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import torch
