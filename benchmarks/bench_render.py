@@ -7,7 +7,7 @@ Goals: a 5,000-node graph renders in under 10 s, a 20,000-node graph in under 60
 "render" is what `gradviz render TRACE -o out.svg` does after loading the trace: build the
 graph model, collapse it to at most --max-nodes boxes, write DOT, run graphviz to SVG; "load +
 render" adds reading the trace file, and is what the goals are checked against. The
-traces come from gradviz.trace.synth.backward_graph: "mlp" (repeated layers), "chain" (long
+traces come from tests.synth.backward_graph: "mlp" (repeated layers), "chain" (long
 runs of unary ops with scale parameters and residual adds), "wide" (many identical branches
 summed). The --expand rows draw every node (compact labels, then gradviz's fixed layout).
 """

@@ -3,7 +3,7 @@
     python benchmarks/bench_replay.py [--events N] [--samples K] [--keep FILE]
 
 Writes a synthetic trace (training steps over a layered graph, see
-``gradviz.trace.synth.synthetic_trace``) to a file, loads it the way the CLI does, builds the
+``tests.synth.synthetic_trace``) to a file, loads it the way the CLI does, builds the
 replayer (one fold over every event, keeping checkpoints), then asks for the state at K random
 steps. Prints each phase's time and fails (exit 1) if any random step takes a second or more.
 """

@@ -6,7 +6,7 @@ bench_recording.py's, with the shared harness; this script measures the trace la
 
 - write: ``TraceWriter.write`` for each event, then ``close``: the file on disk, closed.
 - load: ``gradviz.load`` of that file: every event decoded, validated and typed.
-- events: synthetic, shaped like a real recording (an MLP backward from gradviz.trace.synth,
+- events: synthetic, shaped like a real recording (an MLP backward from tests.synth,
   repeated with seq renumbered), so the rates do not depend on engine speed.
 - time: process CPU time by default, as the harness (a busy neighbour on a shared 2-core machine
   does not count), with the garbage collector off while timing, as the harness does; median and

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gradviz.trace.file import save  # noqa: E402
-from gradviz.trace.synth import backward_graph  # noqa: E402
+from tests.synth import backward_graph  # noqa: E402
 
 GOAL_S = 5.0
 GOAL_MB = 500.0

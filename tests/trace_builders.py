@@ -1,4 +1,4 @@
-"""Hand-made traces for tests, built with ``gradviz.trace.synth.TraceBuilder``.
+"""Hand-made traces for tests, built with ``tests.synth.TraceBuilder``.
 
 Each function returns a ``Trace`` shaped like what the engine records for a small program, so
 tests of readers (render, replay, export) run without the engine. The events follow the

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from gradviz.cli import main
 from gradviz.replay.phrases import Phrases, phrases_of
 from gradviz.trace.file import save
-from gradviz.trace.synth import backward_graph
+from tests.synth import backward_graph
 
 # what a line never starts with: the tail of a phrase cut at its space
 BROKEN = re.compile(r"^\s*(│\s*)*(\(node \d|\(seq \d|\d+\)|ran\b|\(\d+, \d+\)|node\(s\)|x\d+\b)")

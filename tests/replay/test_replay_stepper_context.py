@@ -13,7 +13,7 @@ from rich.console import Console
 from gradviz.replay.stepper import Stepper, layout
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
-from gradviz.trace.synth import backward_graph
+from tests.synth import backward_graph
 
 
 def screen(s: Stepper, width: int = 80, height: int = 24) -> str:

@@ -15,7 +15,7 @@ from trace_builders import diamond, failing
 
 from gradviz.trace import events as ev
 from gradviz.trace.file import save
-from gradviz.trace.synth import backward_graph
+from tests.synth import backward_graph
 
 pytestmark = tmux_marks
 
