@@ -16,6 +16,8 @@ import sys
 import types
 from typing import Any
 
+from gradviz import _numpy_warnings  # noqa: F401 - its filter at `import gradviz`, so the user's later filters win
+
 __version__ = "0.1.0"
 
 # Where the torch-like namespace stands: not imported, importing (its modules run and may import

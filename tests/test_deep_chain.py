@@ -14,6 +14,9 @@ import pytest
 
 import gradviz as gv
 
+# One worker for the module (pytest -n --dist loadgroup): its module-scoped chain is built once.
+pytestmark = pytest.mark.xdist_group("deep-chain")
+
 N = 100_000
 
 
@@ -56,6 +59,7 @@ def test_chain_is_freed_without_recursion(chain):
     assert ref() is None
 
 
+@pytest.mark.slow
 def test_inplace_chain_of_100k_nodes():
     # Each in-place op puts a new node in front of the last: as deep as the out-of-place chain.
     x = gv.tensor([1.0, 2.0], dtype=gv.float64, requires_grad=True)

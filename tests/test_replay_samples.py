@@ -21,6 +21,9 @@ from gradviz.replay.state import EngineState, apply
 from gradviz.trace import events as ev
 from gradviz.trace.file import load
 
+# One worker for the module (pytest -n --dist loadgroup): its module-scoped recordings are made once.
+pytestmark = pytest.mark.xdist_group("replay-samples")
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 
