@@ -14,9 +14,6 @@ import pytest
 
 import gradviz as gv
 
-# One worker for the module (pytest -n --dist loadgroup): its module-scoped chain is built once.
-pytestmark = pytest.mark.xdist_group("deep-chain")
-
 N = 100_000
 
 

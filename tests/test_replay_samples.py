@@ -21,9 +21,6 @@ from gradviz.replay.state import EngineState, apply
 from gradviz.trace import events as ev
 from gradviz.trace.file import load
 
-# One worker for the module (pytest -n --dist loadgroup): its module-scoped recordings are made once.
-pytestmark = pytest.mark.xdist_group("replay-samples")
-
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 
@@ -73,7 +70,7 @@ def record(script: Path, out: Path) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker: interleaved modules would tear a module's down
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("samples")
     (d / "multi_device_inline.py").write_text(MULTI_DEVICE)

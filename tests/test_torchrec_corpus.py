@@ -248,8 +248,7 @@ def _leaf_matches(stats: list[float] | None, summary: dict[str, Any] | None) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"torchrec-corpus-{n}"))
-                                  for n in harness.programs()])  # one worker per program: the tests share its run
+@pytest.mark.parametrize("name", harness.programs())
 def test_recorded_trace_equals_torch(name: str) -> None:
     plain, recorded = _both(name)
     assert plain["status"] == "ok", plain.get("message")
@@ -275,8 +274,7 @@ def test_recorded_trace_equals_torch(name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"torchrec-corpus-{n}"))
-                                  for n in harness.programs()])  # one worker per program: the tests share its run
+@pytest.mark.parametrize("name", harness.programs())
 def test_recording_leaves_no_trace(name: str) -> None:
     """Bit-identical: the recorded run's losses, leaf gradients and torch's sequence numbers."""
     plain, recorded = _both(name)

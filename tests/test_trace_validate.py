@@ -90,6 +90,7 @@ def _run_capped(args: list[str], timeout: int) -> dict:
         out.unlink()
 
 
+@pytest.mark.slow
 def test_every_integer_of_every_event_kind_mutated_runs_every_command_under_a_memory_cap():
     """Each integer field (and each integer inside a tuple field) of each event kind in five base
     traces, set to -1, 0, 10**9, 2**62 and an unknown id; every command (info, render, render
