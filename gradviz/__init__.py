@@ -16,7 +16,7 @@ import sys
 import types
 from typing import Any
 
-from gradviz import _numpy_warnings  # noqa: F401,I001 - at import, so a filter the user adds later wins
+from gradviz import _numpy_warnings  # noqa: F401,I001 - its filter at `import gradviz`, so the user's later filters win
 from gradviz._missing import missing_names as _missing_names
 
 __version__ = "0.1.0"

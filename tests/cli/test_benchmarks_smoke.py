@@ -51,6 +51,7 @@ def check_shape(result: dict, bench: str, keys: list[str]) -> None:
         assert {"text", "workload", "peer", "limit", "ratio", "holds"} <= claim.keys()
 
 
+@pytest.mark.slow
 def test_engine_bench_quick(tmp_path: Path) -> None:
     result = run_quick("bench_engine.py", tmp_path / "engine.json")
     check_shape(result, "engine", ["w1_forward", "w1_backward", "w2_backward", "w3_mlp"])
@@ -71,6 +72,7 @@ def test_engine_bench_quick(tmp_path: Path) -> None:
     assert w3["floor_ratio"] == pytest.approx(w3r["numpy"]["median_ms"] / w3r["torch"]["median_ms"])
 
 
+@pytest.mark.slow
 def test_recording_bench_quick(tmp_path: Path) -> None:
     result = run_quick("bench_recording.py", tmp_path / "recording.json")
     check_shape(result, "recording", ["rec_w1", "rec_w3", "rec_w1_live", "rec_w3_live"])
@@ -97,6 +99,7 @@ def test_run_all_splices_between_markers(tmp_path: Path) -> None:
     assert plain.read_text() == "no markers\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["bench_engine.py", "bench_recording.py"])
 def test_bench_lists_workloads(script: str) -> None:
     proc = subprocess.run(

@@ -111,7 +111,7 @@ def test_readme_commands_and_ci_agree() -> None:
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
     main = "bash scripts/setup.sh && scripts/python -m gradviz run -o mlp.trace.json samples/mlp.py"
-    tests = "bash scripts/setup.sh --test && scripts/python -m pytest -q -n auto --dist loadgroup"
+    tests = "bash scripts/setup.sh --test && scripts/python -m pytest -q -n auto --dist worksteal"
     assert main in readme and tests in readme
     assert tests in ci and "scripts/python\" -m gradviz run -o mlp.trace.json samples/mlp.py" in ci
     assert "200 MB" in readme.split(tests)[0].splitlines()[-1]  # the line above says what it downloads

@@ -33,13 +33,8 @@ def test_corpus_size() -> None:
     assert set(expected.XFAIL) <= set(harness.programs()), "expected.py names a program that is not in the corpus"
 
 
-def _grouped(name: str, *marks: Any) -> Any:
-    """One program's tests on one xdist worker (``--dist loadgroup``): they share its run (``_both``)."""
-    return pytest.param(name, marks=[pytest.mark.xdist_group(f"corpus-{name}"), *marks])
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [_grouped(n) for n in harness.programs()])
+@pytest.mark.parametrize("name", harness.programs())
 def test_runs_under_torch(name: str) -> None:
     """The program itself is sound: it runs under real torch and calls backward at least once."""
     t, _ = _both(name)
@@ -49,7 +44,7 @@ def test_runs_under_torch(name: str) -> None:
 
 def _params() -> list[Any]:
     return [
-        _grouped(n, pytest.mark.xfail(strict=True, reason=expected.XFAIL[n])) if n in expected.XFAIL else _grouped(n)
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=expected.XFAIL[n])) if n in expected.XFAIL else n
         for n in harness.programs()
     ]
 

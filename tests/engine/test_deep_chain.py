@@ -56,6 +56,7 @@ def test_chain_is_freed_without_recursion(chain):
     assert ref() is None
 
 
+@pytest.mark.slow
 def test_inplace_chain_of_100k_nodes():
     # Each in-place op puts a new node in front of the last: as deep as the out-of-place chain.
     x = gv.tensor([1.0, 2.0], dtype=gv.float64, requires_grad=True)

@@ -339,6 +339,7 @@ def test_many_threads_deep_reentrant_share_the_pool() -> None:
     assert ENGINE.pool_threads == []
 
 
+@pytest.mark.slow
 def test_after_a_pooled_task_fails_the_pool_thread_leaves_the_owners_queue() -> None:
     # The pooled task fails on virtual:0 while another of its nodes still runs on virtual:1. The
     # owner's wait returns at once; the pool thread, asleep in the owner's queue, must be gone

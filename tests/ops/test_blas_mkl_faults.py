@@ -75,6 +75,7 @@ print(mkl.layer if mkl else None, got is not None and np.allclose(got, x.astype(
 
 
 @needs_mkl
+@pytest.mark.slow
 @pytest.mark.parametrize("env,layer", [({"MKL_INTERFACE_LAYER": "ILP64"}, "intel"),
                                        ({"MKL_INTERFACE_LAYER": "LP64"}, "intel"),
                                        ({"MKL_THREADING_LAYER": "tbb"}, "tbb"),

@@ -70,7 +70,7 @@ def record(script: Path, out: Path) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker: interleaved modules would tear a module's down
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("samples")
     (d / "multi_device_inline.py").write_text(MULTI_DEVICE)

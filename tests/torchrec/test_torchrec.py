@@ -288,6 +288,7 @@ def test_small_gpt_records_in_full_and_renders_collapsed_fast(tmp_path, monkeypa
     assert took < 10, f"{took:.1f} s"
 
 
+@pytest.mark.slow
 def test_benchmark_runs(tmp_path):
     """benchmarks/bench_torchrec.py runs in its own process and writes its claim (no time is
     asserted here: the ratio is the benchmark's, measured on a quiet machine)."""

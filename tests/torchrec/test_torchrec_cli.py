@@ -3,6 +3,7 @@ chooses explicitly, and a script's error ends the torch trace as it ends a gradv
 
 from __future__ import annotations
 
+import pytest
 import torch  # noqa: F401 - the recorded scripts need it: fail, never skip, without torch
 from click.testing import CliRunner
 
@@ -57,6 +58,7 @@ def test_script_error_ends_the_trace(tmp_path):
     assert [e.type for e in t.of_kind(ev.Error)] == ["RuntimeError", "RuntimeError"]  # the task's, the program's
 
 
+@pytest.mark.slow
 def test_readme_tour_torch_script(tmp_path):
     """The README's tour, its exact commands in a fresh process each: record a real torch script
     (samples/torch_mlp.py), render it, run it on gradviz's engine, and diff the two: no divergence."""

@@ -253,8 +253,7 @@ TRACEABLE = [n for n in harness.programs() if not harness.uses_transforms(n)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"torchrec-corpus-{n}"))
-                                  for n in TRACEABLE])  # one worker per program: the tests share its run
+@pytest.mark.parametrize("name", TRACEABLE)
 def test_recorded_trace_equals_torch(name: str) -> None:
     plain, recorded = _both(name)
     assert plain["status"] == "ok", plain.get("message")
@@ -279,21 +278,8 @@ def test_recorded_trace_equals_torch(name: str) -> None:
                     assert _leaf_matches(st, sm), f"{at}: leaf {k}'s .grad: trace {st} vs torch {sm}"
 
 
-# Recording torch.func crashes the program today (the recorder's gradient statistics read the
-# storage of functorch's wrapper tensors): issue 29 item 5.
-RECORDING_BREAKS = {n: "issue 29 item 5: recording torch.func breaks the program" for n in harness.programs()
-                    if harness.uses_transforms(n)}  # fmt: skip
-
-
-def _no_trace_param(n: str) -> object:
-    marks = [pytest.mark.xdist_group(f"torchrec-corpus-{n}")]  # one worker per program: the tests share its run
-    if n in RECORDING_BREAKS:
-        marks.append(pytest.mark.xfail(strict=True, reason=RECORDING_BREAKS[n]))
-    return pytest.param(n, marks=marks)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [_no_trace_param(n) for n in harness.programs()])
+@pytest.mark.parametrize("name", harness.programs())
 def test_recording_leaves_no_trace(name: str) -> None:
     """Bit-identical: the recorded run's losses, leaf gradients and torch's sequence numbers."""
     plain, recorded = _both(name)

@@ -91,7 +91,7 @@ def _record(threads: int) -> gradviz.trace.Trace:  # type: ignore[name-defined]
 
 
 @pytest.mark.parametrize("repeat", range(REPEATS))
-@pytest.mark.parametrize("threads", (2, 8, 16))
+@pytest.mark.parametrize("threads", (2, 8, pytest.param(16, marks=pytest.mark.slow)))
 def test_a_concurrent_recording_only_says_what_happened(threads: int, repeat: int) -> None:
     trace = _record(threads)
     assert invariants(trace) == []

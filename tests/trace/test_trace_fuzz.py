@@ -60,6 +60,7 @@ def info_behaves(path) -> None:
         assert ("warning:" in r.stderr) == t.truncated
 
 
+@pytest.mark.slow
 def test_cut_at_every_byte_offset_loads_a_prefix_or_fails_cleanly(tmp_path, base):
     path = tmp_path / "cut.json"
     newlines = [i for i, b in enumerate(base) if b == ord("\n")]
