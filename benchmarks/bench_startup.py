@@ -6,7 +6,7 @@ which the trace-reading commands no longer pay). Medians and ranges over runs.
     python benchmarks/bench_startup.py [--runs 9]
 
 Goal: ``--version`` and ``info`` at most 0.5 s. ``python -X importtime -m gradviz info T`` shows what
-is imported (tests/test_cli_import_light.py checks that the engine is not).
+is imported (tests/cli/test_cli_import_light.py checks that the engine is not).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ OpenBLAS. On the products a Linear layer makes, OpenBLAS took 1.2-1.5x MKL's tim
 (benchmarks/PROFILE.md), and it sums in another order, so its last bits can differ from torch's.
 MKL makes the call torch makes (an ``addmm`` folds its bias in as torch's does: the bias copied into
 the output, then ``beta = 1``). The results are checked against torch's within rounding
-(tests/test_blas.py); bit equality with torch is not checked, and holds only where both pick the
+(tests/ops/test_blas.py); bit equality with torch is not checked, and holds only where both pick the
 same kernel. The ``mkl`` wheel with its OpenMP and TBB runtimes adds about 700 MB to an install, so
 it is opt-in: ``pip install 'gradviz[mkl]'`` or ``bash scripts/setup.sh --mkl``.
 

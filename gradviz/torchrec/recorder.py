@@ -25,7 +25,7 @@ Saved tensors are read from each node's ``_saved_*`` attributes when it is annou
 only), and their release after a node ran without retain_graph is derived. ``saved_tensors_hooks``
 are deliberately not used: with a pack hook registered torch stops checking that a saved tensor
 was not modified in place, and a pack hook returning a saved output leaks the graph through C++
-(tests/test_torchrec_memory.py).
+(tests/torchrec/test_torchrec_memory.py).
 
 Nothing of the user's is held past a call: torch's nodes only while their call runs, leaves by
 weak reference, and a node's id is kept across calls only while its graph is retained.

@@ -1,6 +1,6 @@
 """The stepper at 80x24 and 120x30 without a terminal: an error's forward line and gradients, observed
 or derived events, panel lines that keep a node with its state, the dependency counts scrolling
-(issue 35 items 1, 2, 12; the same in tmux: tests/test_replay_tmux_newcomer.py)."""
+(issue 35 items 1, 2, 12; the same in tmux: tests/replay/test_replay_tmux_newcomer.py)."""
 
 from __future__ import annotations
 
