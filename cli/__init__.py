@@ -16,6 +16,7 @@ from gradviz.cli.info import info
 from gradviz.cli.render import render
 from gradviz.cli.replay import replay
 from gradviz.cli.run import run
+from gradviz.cli.why import why
 
 
 @click.group(cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,9 +42,10 @@ SHORT_HELP = {
     "render": "Draw a backward pass's graph (svg, png, pdf, dot).",
     "replay": "Timeline, state at a step, or the interactive stepper.",
     "export": "Export a trace for Perfetto or chrome://tracing.",
+    "why": "Why a .grad is None, where a NaN came from, what caused an error.",
 }
 
-for _command in (run, info, render, replay, export):
+for _command in (run, info, render, replay, export, why):
     _command.short_help = SHORT_HELP[_command.name]
     main.add_command(_command)
 main.add_command(diff)

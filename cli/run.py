@@ -157,6 +157,7 @@ def run(
       gradviz run train.py --epochs 2 -o model.pt    (the script gets --epochs 2 -o model.pt)
     """
     from gradviz.trace.recorder import Recorder, deferring_handler
+    from gradviz.trace.recorder_forward import script_scope
 
     script_args = list(args)
     path = Path(script)
@@ -190,12 +191,13 @@ def run(
     on_term = deferring_handler(signal.SIGTERM, _Terminated)
     saved_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
     status, error, code = "ok", None, 0
+    scope = None  # the script's globals at its end: gradviz why's tensor_at_end events
     from gradviz.autograd import graph
 
     graph.script_entry = os.path.abspath(script)  # anomaly mode's forward stacks start at the script
     try:
         with _Progress(recorder, out), _engine(engine):
-            runpy.run_path(script, run_name="__main__")
+            scope = runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = _exit_code(e)
         if code != 0:
@@ -220,6 +222,8 @@ def run(
         graph.script_entry = None
         if saved_path0 is not None:
             sys.path[0] = saved_path0
+        if hasattr(recorder, "tensors_at_end"):
+            recorder.tensors_at_end(script_scope(scope, error, script))
         recorder.stop(status, error)
         if main_thread:
             signal.signal(signal.SIGTERM, saved_term)

@@ -92,6 +92,7 @@ pow = _functions.pow  # noqa: A001
 sum = _functions.sum  # noqa: A001
 
 try:  # the trace layer lands separately; the core works without it
+    from gradviz.replay import why as _why  # noqa: F401 - registers Trace.why's answerer
     from gradviz.trace import TraceError, load, record, trace  # noqa: F401
 except ImportError:  # pragma: no cover
     pass

@@ -48,6 +48,7 @@ from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
 from gradviz.trace.recorder_announce import AnnounceMixin
+from gradviz.trace.recorder_forward import ForwardMixin
 from gradviz.trace.recorder_steps import _NOT_PASSED, StepsMixin
 from gradviz.trace.summaries import (  # noqa: F401 - this module's names before the split
     _NEVER,
@@ -219,7 +220,7 @@ SPILL_ROWS = 2048  # ~150 kB of JSON: encoded in cache (8192 rows a batch cost 1
 _first = itemgetter(0)
 
 
-class Recorder(StepsMixin, AnnounceMixin, Probe):
+class Recorder(StepsMixin, AnnounceMixin, ForwardMixin, Probe):  # ForwardMixin: gradviz why's events
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
     ``start()``/``stop()`` or a ``with`` block. After it stops, ``trace`` is the recorded Trace
