@@ -420,6 +420,16 @@ def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
         return Answer("error", "no_grad_fn", det.source, None, label,
                       f"{label} was made by `{det.op}` at {_short(det.source)}, which cuts it off the graph, so "
                       "backward() has nothing to go back through. Keep it in the graph.", None, det.seq)  # fmt: skip
+    made = [o for o in facts.ops
+            if o.grad_mode != "grad" and o.output is not None and (call is None or o.seq < call.seq)]  # fmt: skip
+    if made:  # the loss came from tensors a no_grad block made (what made it from them was not seen)
+        op = made[-1]
+        block = facts.block_of(op)
+        inside = f"the {block.mode} block at {_short(block.source)}" if block is not None else "a no_grad block"
+        return Answer("error", "no_grad_fn", op.source, None, label,
+                      f"{label} has no grad_fn: it was computed from tensors made inside {inside} (last: `{op.op}` at "
+                      f"{_short(op.source)}), which record no graph. Compute them with grad enabled, outside that "
+                      "block.", None, op.seq)  # fmt: skip
     where = call.source if call is not None else None
     return Answer("error", "no_grad_fn", where, None, label,
                   f"backward() at {_short(where)} was called on {label}, which no op that requires grad made (a "
