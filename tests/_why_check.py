@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import gradviz
 
-ENGINES = ["gradviz", "torch"]
+# torch's engine: a process that imports torch, about ten seconds a program
+ENGINES = ["gradviz", pytest.param("torch", marks=pytest.mark.slow)]
 
 
 def spec(path: Path) -> tuple[list[str], str, int | None]:

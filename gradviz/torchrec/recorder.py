@@ -45,6 +45,7 @@ import torch
 
 from gradviz.torchrec import _graph as g
 from gradviz.torchrec._nodes import _edge, _leaf_edges, _NodeIds, _Root
+from gradviz.torchrec.forward import ForwardSide
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
 
@@ -72,7 +73,7 @@ class _Task:
         self.queued: dict[Any, tuple[int, str]] = {}  # node -> the ready queue it was pushed to, its device
 
 
-class TorchRecorder:
+class TorchRecorder(ForwardSide):  # ForwardSide: gradviz why's forward events (forward.py)
     """A recording of torch's engine: ``start()``/``stop()`` or ``with``; ``trace`` afterwards."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, values: bool = False):
@@ -122,6 +123,7 @@ class TorchRecorder:
             torch.autograd.grad = self._wrap(self._saved["grad"], accumulate=False)
             self._mode = g.SourceMode(self._sources)
             self._mode.__enter__()
+            self._fwd_start()  # why: the forward side's mode, above SourceMode
             _active = self
         return self
 
@@ -132,6 +134,7 @@ class TorchRecorder:
                 return
             torch.autograd.backward = self._saved["backward"]
             torch.autograd.grad = self._saved["grad"]
+            self._fwd_stop()  # why: off before SourceMode, the reverse of start
             if self._mode is not None:
                 try:
                     self._mode.__exit__(None, None, None)
@@ -254,8 +257,10 @@ class TorchRecorder:
         known = self._tensors.get(id(t))
         if known is not None and known[0]() is t:
             return known[1]
-        self._tensor_ids += 1
-        tid = self._tensor_ids
+        tid = self._fwd_known(t)  # why: a tensor the forward side numbered keeps its id
+        if tid is None:
+            self._tensor_ids += 1
+            tid = self._tensor_ids
         # weakly: a leaf the script drops (a batch's input) goes, and with it its entries, before
         # Python can give its id to another tensor
         self._tensors[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t))), tid)
@@ -302,6 +307,7 @@ class TorchRecorder:
         if inputs is not None and isinstance(inputs, (torch.Tensor, torch.autograd.graph.GradientEdge)):
             inputs = [inputs]
         inputs = list(inputs) if inputs else []
+        self._fwd_call(accumulate, outs, inputs, keep)  # why: the backward_call event
         try:
             roots = [_edge(t) for t in outs]
             targets = [_edge(t) for t in inputs]
