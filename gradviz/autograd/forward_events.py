@@ -42,11 +42,12 @@ def source() -> str | None:
 
 
 def version_bump(t: Any, op: str | None) -> None:
-    """``t`` was just written in place by ``op`` (None: the calling function's name), its
-    version counter already up."""
+    """``t`` was just written in place by ``op`` (None: the gradviz function the user called,
+    e.g. ``add_``), its version counter already up."""
     p = probe()
     if p is not None:
-        p.version_bump(t, op or sys._getframe(1).f_code.co_name, source())
+        where, called = _user_call()
+        p.version_bump(t, op or called, where)
 
 
 def grad_mode(mode: str, enter: bool, enabled: bool) -> None:
@@ -75,3 +76,26 @@ def backward_call(api: str, tensors: Any, inputs: Any, retain_graph: bool) -> No
     p = probe()
     if p is not None:
         p.backward_call(api, tuple(tensors), tuple(inputs or ()), bool(retain_graph), source())
+
+
+def _user_call() -> tuple[str | None, str]:
+    """(the user's file:line, the gradviz function that line called: the outermost one named as
+    an in-place op (``add_``), else the outermost that is not a generic wrapper, such as ``step``)."""
+    f = sys._getframe(2)
+    names = []
+    while f is not None:
+        code = f.f_code
+        if not code.co_filename.startswith(_PKG_DIR):
+            break
+        names.append(code.co_name)
+        f = f.f_back
+    where = f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+    outer = names[::-1]
+    called = next((n for n in outer if n.endswith("_") and not n.startswith("_")), None)
+    if called is None:
+        called = next((n for n in outer if n not in _GENERIC and not n.startswith("_")), names[0] if names else "")
+    return where, called
+
+
+# Names of gradviz's wrappers and decorators: never the op the user called.
+_GENERIC = frozenset({"wrapper", "method", "inner", "decorate_context", "forward", "__call__", "_call_impl"})

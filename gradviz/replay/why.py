@@ -513,4 +513,41 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
                   "No problem found: no error, no NaN/Inf, and every named leaf that requires grad has a .grad.")
 
 
+def facts_of(trace: Any) -> Facts:
+    """The trace's Facts, made once per trace (the stepper asks at every redraw)."""
+    f = trace.__dict__.get("_why_facts")
+    if f is None:
+        f = trace.__dict__["_why_facts"] = Facts(trace)
+    return f
+
+
+def about_node(trace: Any, node: int) -> Answer | None:
+    """The answer that concerns ``node``, if any: the error it raised, the first NaN/Inf it
+    made, or, for a leaf's AccumulateGrad, why the leaf's .grad is None."""
+    facts = facts_of(trace)
+    for err in facts.errors:
+        if err.node == node:
+            a = _explain(facts, err)
+            return a
+    nan = why_nan(facts)
+    if nan.node_id == node:
+        return nan
+    info = facts.nodes.get(node)
+    if info is not None and info.tensor is not None:
+        at = next((t for t in facts.at_end if t.tensor == info.tensor), None)
+        if at is not None and at.grad == "none":
+            return why_grad(facts, at.name)
+    return None
+
+
+def _explain(facts: Facts, err: ev.Error) -> Answer:
+    for rule in ERROR_RULES:
+        a = rule(facts, err)
+        if a is not None:
+            return a
+    info = facts.nodes.get(err.node) if err.node is not None else None
+    return Answer("error", "error", info.source if info is not None else None, facts.node_name(err.node), None,
+                  f"{err.type}: {err.message}", err.node, err.seq)  # fmt: skip
+
+
 ANSWERERS["why"] = why
