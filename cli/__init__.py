@@ -42,7 +42,7 @@ SHORT_HELP = {
     "render": "Draw a backward pass's graph (svg, png, pdf, dot).",
     "replay": "Timeline, state at a step, or the interactive stepper.",
     "export": "Export a trace for Perfetto or chrome://tracing.",
-    "why": "Why a .grad is None, where a NaN came from, what caused an error.",
+    "why": "Why a .grad is None, a NaN, or an error.",
 }
 
 for _command in (run, info, render, replay, export, why):

@@ -35,7 +35,7 @@ HELP = [
     ("e E", "next / previous error or NaN"),
     ("/", "find a node by name or id (Enter; again to cycle)"),
     ("a", "go to where the selected node starts"),
-    ("w", "why: the selected node (not running, its error, NaN, None .grad), or the first problem"),
+    ("w", "why is the selected node not running? + gradviz why"),
     ("c esc", "clear selection (follow the current event)"),
     ("?", "help"),
     ("q", "quit"),

@@ -28,7 +28,7 @@ from torch.overrides import TorchFunctionMode
 
 from gradviz.torchrec import _graph as g
 from gradviz.trace import events as ev
-from gradviz.trace.recorder_forward import grad_state, named_tensors
+from gradviz.trace.recorder_forward import forward_default, grad_state, named_tensors
 
 _DETACH = {"detach": "detach", "numpy": "numpy", "item": "item", "tolist": "tolist", "tensor": "tensor"}
 _SET_GRAD = "_set_grad_enabled"
@@ -162,7 +162,7 @@ class ForwardSide:
         self._fwd_ids: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, tensor id)
         self._fwd_tainted: set[int] = set()  # id() of tensors made in no_grad blocks from grad tensors
         self._fwd_mode: ForwardMode | None = None
-        if self.forward:
+        if self.forward and forward_default():
             self._fwd_mode = ForwardMode(self)
             self._fwd_mode.__enter__()
 
@@ -219,7 +219,7 @@ class ForwardSide:
 
     def _fwd_call(self, accumulate: bool, outs: list[Any], inputs: list[Any], keep: bool) -> None:
         """backward()/grad() was called (the recorder's wrapper, before it begins the task)."""
-        if not self.forward or self._running:
+        if self._fwd_mode is None or self._running:
             return
         self._fwd_emit(ev.BackwardCall, api="backward" if accumulate else "grad",
                        tensors=tuple(self._fwd_id(t) for t in outs if isinstance(t, torch.Tensor)),
@@ -228,7 +228,7 @@ class ForwardSide:
 
     def tensors_at_end(self, scope: dict[str, Any] | None) -> None:
         """One tensor_at_end event per tensor the program holds by name (call before stop())."""
-        if not scope:
+        if not scope or self._fwd_mode is None:
             return
         for name, t in named_tensors(scope, lambda v: isinstance(v, torch.Tensor)):
             self._fwd_emit(ev.TensorAtEnd, name=name, tensor=self._fwd_id(t), leaf=t.is_leaf,

@@ -110,6 +110,12 @@ class _NoGradState(threading.local):
     pending: dict[Any, tuple] | None = None  # frame -> (op, inputs, source) until it returns
 
 
+def forward_default() -> bool:
+    """Whether recordings take the forward side in: yes, unless GRADVIZ_FORWARD=0 (a trace of
+    the backward alone, as before these events, numbered as before)."""
+    return os.environ.get("GRADVIZ_FORWARD", "1") != "0"
+
+
 class ForwardMixin:
     """The Probe's forward-side calls, for the Recorder (which provides _put, _lock, _current_tid)."""
 
@@ -117,7 +123,21 @@ class ForwardMixin:
     _lock: Any
     _current_tid: Any
 
+    @property
+    def forward(self) -> bool:
+        """Record the forward side (default: ``forward_default()``, read when first asked)."""
+        on = self.__dict__.get("_forward")
+        if on is None:
+            on = self.__dict__["_forward"] = forward_default()
+        return on
+
+    @forward.setter
+    def forward(self, on: bool) -> None:
+        self.__dict__["_forward"] = bool(on)
+
     def forward_op(self, node: Any, inputs: tuple, outputs: list) -> None:
+        if not self.forward:
+            return
         out = outputs[0] if outputs else None
         ok = finite(out._data) if out is not None else None
         row = (
@@ -128,10 +148,14 @@ class ForwardMixin:
             self._put("forward_op", self._current_tid(), *row)
 
     def version_bump(self, tensor: Any, op: str, source: str | None) -> None:
+        if not self.forward:
+            return
         with self._lock:
             self._put("version_bump", self._current_tid(), tensor._id, tensor._version_counter[0], op, source)
 
     def grad_mode(self, mode: str, enter: bool, enabled: bool, source: str | None) -> None:
+        if not self.forward:
+            return
         with self._lock:
             self._put("grad_mode", self._current_tid(), mode, enter, enabled, source)
         st = self._nograd_state()
@@ -148,14 +172,20 @@ class ForwardMixin:
                 st.installed, st.tainted, st.pending = False, None, None
 
     def grad_reset(self, tensor: Any, how: str, source: str | None) -> None:
+        if not self.forward:
+            return
         with self._lock:
             self._put("grad_reset", self._current_tid(), tensor._id, how, source)
 
     def detach(self, op: str, tensor: Any, output: Any, source: str | None) -> None:
+        if not self.forward:
+            return
         with self._lock:
             self._put("detach", self._current_tid(), op, tensor._id, None if output is None else output._id, source)
 
     def backward_call(self, api: str, tensors: tuple, inputs: tuple, retain_graph: bool, source: str | None) -> None:
+        if not self.forward:
+            return
         ids = tuple([t._id for t in tensors if isinstance(t, Tensor)])
         ins = tuple([t._id for t in inputs if isinstance(t, Tensor)])
         with self._lock:
@@ -164,7 +194,7 @@ class ForwardMixin:
     def tensors_at_end(self, scope: dict[str, Any] | None) -> None:
         """One tensor_at_end event per tensor ``scope`` (the program's globals, or a frame's
         variables) holds by name; call it before stop()."""
-        if not scope:
+        if not scope or not self.forward:
             return
         rows = []
         for name, t in named_tensors(scope, lambda v: isinstance(v, Tensor)):
