@@ -336,7 +336,8 @@ def why_nan(facts: Facts) -> Answer:
                     "(log or division at 0, sqrt of a negative, exp overflowing). Clamp its input or add an epsilon.",
                     op.grad_fn, op.seq,
                 )  # fmt: skip
-            bad_out.add(op.output) if op.output is not None else None
+            if op.output is not None:
+                bad_out.add(op.output)
     # backward: the first node whose incoming gradients were finite and whose outputs were not
     incoming: dict[tuple[int, int], bool] = {}  # (task, node) -> an incoming gradient was bad
     for b in facts.buffer_adds:
