@@ -55,6 +55,7 @@ from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.codec import Raw
 from gradviz.trace.model import Trace
+from gradviz.trace.recorder_forward import ForwardMixin
 from gradviz.trace.summaries import (  # noqa: F401 - _small_stats, stats_of: this module's names
     _NEVER,
     VALUES_MAX,
@@ -320,7 +321,7 @@ def _queue_probe(kind: str) -> Callable[[Any, Any, Any, int], None]:
     return probe
 
 
-class Recorder(Probe):
+class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side events
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
     ``start()``/``stop()`` or a ``with`` block. After it stops, ``trace`` is the recorded Trace
