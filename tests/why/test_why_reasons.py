@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from gradviz.cli import main
 from tests._why_check import ENGINES, check, record
 
-PROGRAMS = Path(__file__).parent / "why_programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "why_programs"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

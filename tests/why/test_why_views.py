@@ -13,7 +13,7 @@ from gradviz.cli import main
 from gradviz.replay.stepper import Stepper, _graph_panel
 from tests._why_check import record
 
-PROGRAMS = Path(__file__).parent / "why_programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "why_programs"
 
 
 def _text(renderable) -> str:

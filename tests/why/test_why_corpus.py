@@ -9,7 +9,7 @@ import pytest
 
 from tests._why_check import ENGINES, check
 
-PROGRAMS = Path(__file__).parent / "corpus" / "why"
+PROGRAMS = Path(__file__).resolve().parents[1] / "corpus" / "why"
 
 
 def test_at_least_eight_programs() -> None:
