@@ -191,6 +191,11 @@ def find_tensor(facts: Facts, name: str) -> tuple[int, ev.TensorAtEnd | None]:
     named = [tid for tid, n in facts.names.items() if n == name or n.endswith("." + name)]
     if named:
         return named[0], None
+    if "." in name:  # the model's variable in front of a module path the trace names without it
+        try:
+            return find_tensor(facts, name.split(".", 1)[1])
+        except WhyError:
+            pass
     known = sorted({t.name for t in facts.at_end} | set(facts.names.values()))
     hint = f"; named tensors: {', '.join(known[:12])}{' ...' if len(known) > 12 else ''}" if known else ""
     raise WhyError(f"no tensor named {name!r} in the trace{hint}")

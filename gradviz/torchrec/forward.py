@@ -27,7 +27,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from gradviz.torchrec import lines
-from gradviz.torchrec.summaries import busy
+from gradviz.torchrec.summaries import busy, has_values
 from gradviz.trace import events as ev
 from gradviz.trace.recorder_forward import forward_default, grad_state, named_tensors
 
@@ -53,7 +53,7 @@ def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
 def _finite(t: torch.Tensor) -> bool | None:
     """Whether every element is finite (None: not floating point). A sum first: one pass, no
     mask, and finite for almost every finite tensor."""
-    if not t.dtype.is_floating_point or t.is_meta:
+    if not t.dtype.is_floating_point or not has_values(t):  # meta, fake, functorch's wrappers: no values
         return None
     d = t.detach()
     s = d.sum().item()
