@@ -48,7 +48,13 @@ class Pane:
         while time.monotonic() < end:
             text = self.screen()
             if pred(text):
-                return text
+                # the terminal may be mid-redraw (a new header over an old body): wait for two
+                # equal captures in a row, so the assertions that follow see one whole frame
+                time.sleep(0.05)
+                again = self.screen()
+                if again == text:
+                    return text
+                continue
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting for {what!r}; screen was:\n{text}")
 
