@@ -140,11 +140,16 @@ class _Progress:
     help=("Which engine to record. torch: torch's own engine, through its hooks; gradviz: gradviz standing in "
           "for torch. Default: torch when SCRIPT imports torch and not gradviz, else gradviz."),
 )  # fmt: skip
+@click.option(
+    "--nproc-per-node", "nproc", type=click.IntRange(min=1), default=None, metavar="N",
+    help="Launch N ranks through torch's launcher (torchrun); rank R writes NAME.rankR.trace.json.",
+)  # fmt: skip
 @click.argument("script", metavar="SCRIPT")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
 @click.pass_context
 def run(
-    ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool, engine: str | None
+    ctx: click.Context, script: str, args: tuple[str, ...], output: str | None, values: bool, engine: str | None,
+    nproc: int | None,
 ) -> None:
     """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
 
@@ -164,6 +169,13 @@ def run(
         problem = "no such file" if not path.exists() else "not a file"
         raise click.ClickException(f"{script}: {problem}")
     out = output or f"{path.stem}.trace.json"
+    from gradviz import launch  # ddp: ranks of a distributed job
+
+    if nproc is not None:  # ddp: each rank runs this command again, under torchrun
+        opts = [*(["-o", out] if output else []), *(["--values"] if values else [])]
+        opts += ["--engine", engine] if engine else []
+        ctx.exit(launch.launch(nproc, [*opts, script, *script_args]))
+    out = launch.output_for_rank(out)  # ddp: NAME.rankR.trace.json inside a job
     # One rule for every command's output: missing folders of -o are created.
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     if (engine or _torchrec_engine(path)) == "torch":  # record real torch's engine

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from gradviz.torchrec import _graph as g
+from gradviz.torchrec import distributed as _dist
 from gradviz.torchrec._nodes import _edge, _leaf_edges, _NodeIds, _Root
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
@@ -114,9 +115,12 @@ class TorchRecorder:
             self._emit_raw(ev.TraceBegin, 1, format_version=ev.FORMAT_VERSION, gradviz_version=_version(),
                            numpy_version=np.__version__, python_version=platform.python_version(),
                            platform=f"{sys.platform}-{platform.machine()}", devices=("cpu",),
-                           argv=tuple(sys.argv), pid=os.getpid(), values=self.values)  # fmt: skip
+                           argv=tuple(sys.argv), pid=os.getpid(), values=self.values,
+                           **_dist.header_fields())  # fmt: skip  # ddp: rank, local rank, world size, backend
             self._thread_start(tid, threading.current_thread(), "caller")
             self._emit(ev.EngineInfo, engine="torch", torch_version=torch.__version__)
+            self._dist = _dist.DistObserver(self._dist_sink())  # ddp: collectives, DDP buckets
+            self._dist.start()  # ddp
             self._saved = {"backward": torch.autograd.backward, "grad": torch.autograd.grad}
             torch.autograd.backward = self._wrap(self._saved["backward"], accumulate=True)
             torch.autograd.grad = self._wrap(self._saved["grad"], accumulate=False)
@@ -132,6 +136,8 @@ class TorchRecorder:
                 return
             torch.autograd.backward = self._saved["backward"]
             torch.autograd.grad = self._saved["grad"]
+            if getattr(self, "_dist", None) is not None:  # ddp: unwrap; the last iteration's ddp_grads
+                self._dist.stop()
             if self._mode is not None:
                 try:
                     self._mode.__exit__(None, None, None)
@@ -189,6 +195,13 @@ class TorchRecorder:
 
     def _emit(self, cls: type[ev.Event], derived: bool = False, **fields: Any) -> int:
         return self._emit_raw(cls, self._tid(), derived, **fields)
+
+    def _dist_sink(self) -> _dist.Sink:  # ddp: the distributed observer's interface to the recorder
+        def emit(cls: type[ev.Event], **fields: Any) -> int:
+            with self._elock:  # a collective's future completes on the backend's own thread
+                return self._emit_raw(cls, self._tid("comm"), **fields)
+
+        return _dist.Sink(emit, lambda t, name: self._leaf(t, {id(t): name}), self._now)
 
     def _flush_derived(self) -> None:
         if self._derived:

@@ -47,6 +47,7 @@ from gradviz.autograd.ready_queue import ReadyQueue
 from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.model import Trace
+from gradviz.trace.ranks import header_fields  # ddp
 from gradviz.trace.recorder_announce import AnnounceMixin
 from gradviz.trace.recorder_steps import _NOT_PASSED, StepsMixin
 from gradviz.trace.summaries import (  # noqa: F401 - this module's names before the split
@@ -307,10 +308,12 @@ class Recorder(StepsMixin, AnnounceMixin, Probe):
             thread = threading.current_thread()
             with self._lock:
                 tid = self._assign_tid(thread)
+                rank = header_fields()  # ddp: a rank of a distributed job says which
                 self._put(
                     "trace_begin", tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     _PYTHON_VERSION, _PLATFORM,
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
+                    rank.get("rank"), rank.get("local_rank"), rank.get("world_size"), None,  # ddp
                 )  # fmt: skip
                 self._announce_thread(thread, tid, None, None)
             if self._engine is not None:
