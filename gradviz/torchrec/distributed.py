@@ -305,7 +305,7 @@ class DistObserver:
             self._saved_register(module, None, _allreduce_mean)
         self._close_iteration(d)
         d.iteration += 1
-        self.sink.emit(ev.DdpForward, ddp=d.id, iteration=d.iteration)
+        self.sink.emit(ev.DdpForward, ddp=d.id, iteration=d.iteration, source=g.where(g.user_frame(2)))
 
     def _close_iteration(self, d: _Ddp) -> None:
         if d.iteration == 0:

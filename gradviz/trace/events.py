@@ -452,6 +452,7 @@ class DdpForward(Event):
     kind: ClassVar[str] = "ddp_forward"
     ddp: int
     iteration: int  # from 1, counting forward calls of this DDP module
+    source: str | None = None  # "file:line" of the user's code that called the forward
 
 
 @dataclass(frozen=True, slots=True)
