@@ -30,6 +30,15 @@ def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: floa
     a, b = load_trace(trace_a), load_trace(trace_b)
     found = run_diff(a, b, rtol=rtol, atol=atol)
     click.echo(f"A: {trace_a} ({label(a)})\nB: {trace_b} ({label(b)})")
+    from gradviz.replay.ranks import compare_ranks  # ddp: two ranks of a job: what DDP needs them to share
+
+    ddp = compare_ranks(a, b)
+    for line in ddp or ():
+        click.echo(f"ranks: {line}")
+    if ddp == []:
+        click.echo("ranks: DDP's gradients per iteration, buckets and collectives agree")
+    if ddp:
+        ctx.exit(1)
     if not found:
         click.echo("no divergence")
         ctx.exit(0)

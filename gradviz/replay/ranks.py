@@ -162,3 +162,41 @@ def mismatches(rs: Sequence[RankTrace]) -> list[str]:
         else:
             out.append(f"group {c.group} collective #{c.number}: the ranks called different collectives ({what})")
     return out
+
+
+def compare_ranks(a: Any, b: Any) -> list[str] | None:
+    """What two ranks of one DDP job must agree on, and where they do not: the parameters each
+    iteration gave a gradient (a rank whose graph left one out is the classic DDP bug), each
+    bucket's parameters, and the collectives by number. Empty when they agree; None when the
+    traces are not two ranks of a job."""
+    try:
+        rs = ranks([a, b])
+    except RankError:  # one rank twice (two runs of it): not two ranks
+        return None
+    if any(r.rank is None for r in rs):
+        return None
+    out: list[str] = []
+    la, lb = rs[0].label, rs[1].label
+    ta, tb = rs[0].trace, rs[1].trace
+    ga = {(e.ddp, e.iteration): set(e.ready) for e in of_kind(ta, ev.DdpGrads)}
+    gb = {(e.ddp, e.iteration): set(e.ready) for e in of_kind(tb, ev.DdpGrads)}
+    names = {e.ddp: e.params for e in of_kind(ta, ev.DdpInit)}
+    for k in sorted(set(ga) & set(gb)):
+        if ga[k] != gb[k]:
+            p = names.get(k[0], ())
+
+            def nm(s: set[int], p: tuple[str, ...] = p) -> str:
+                return ", ".join(p[i] if i < len(p) else f"#{i}" for i in sorted(s)) or "none"
+
+            out.append(f"ddp {k[0]} iteration {k[1]}: gradients only on {la}: {nm(ga[k] - gb[k])}; "
+                       f"only on {lb}: {nm(gb[k] - ga[k])}")  # fmt: skip
+            break
+    ba = {(e.ddp, e.iteration, e.bucket): e.params for e in of_kind(ta, ev.BucketReady)}
+    bb = {(e.ddp, e.iteration, e.bucket): e.params for e in of_kind(tb, ev.BucketReady)}
+    for k in sorted(set(ba) | set(bb)):
+        if ba.get(k) != bb.get(k):
+            out.append(f"ddp {k[0]} iteration {k[1]} bucket {k[2]}: parameters {ba.get(k, 'never ready')} on {la}, "
+                       f"{bb.get(k, 'never ready')} on {lb}")  # fmt: skip
+            break
+    out += mismatches(rs)
+    return out
