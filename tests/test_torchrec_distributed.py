@@ -10,8 +10,6 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,36 +24,9 @@ from gradviz.trace import load
 from gradviz.trace.ddp import of_kind, unused_parameters
 from gradviz.trace.model import Trace
 from gradviz.trace.ranks import header_fields, rank_env, rank_path
+from tests._ddp import checksums, free_port, job_env, sh, torchrun
 
-ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "ddp_programs"
-TIMEOUT = 300
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def job_env(port: int | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port or free_port()), OMP_NUM_THREADS="1",
-               GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(ROOT))  # fmt: skip
-    return env
-
-
-def sh(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-
-
-def checksums(out: str) -> dict[str, str]:
-    return dict(re.findall(r"rank (\d+) checksum (\S+)", out))
-
-
-def torchrun(nproc: int, port: int) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc),
-            "--master-addr", "127.0.0.1", "--master-port", str(port)]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
