@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from gradviz.cli import main
 from gradviz.launch import output_for_rank, torchrun_argv
-from gradviz.replay.ranks import RankError, expand, merged_order, mismatches, ranks
+from gradviz.replay.ranks import RankError, compare_ranks, expand, merged_order, mismatches, ranks
 from gradviz.trace import events as ev
 from gradviz.trace import load
 from gradviz.trace.ddp import of_kind, unused_parameters
@@ -249,6 +249,26 @@ def test_merge_aligns_clocks_and_no_collective_ends_before_every_rank_began_it()
     assert "different collectives" in mismatches(ranks([a, c]))[0]
     with pytest.raises(RankError, match="two traces are rank 0"):
         ranks([a, a])
+
+
+def test_a_rank_that_stopped_and_a_rank_whose_graph_differs() -> None:
+    a = _rank_trace(0, [("all_reduce", 1, 5000, 5100), ("all_reduce", 2, 6000, 6100)], clock=0)
+    b = _rank_trace(1, [("all_reduce", 1, 5000, 5100)], clock=0)  # hangs before #2
+    assert mismatches(ranks([a, b])) == ["group 0 collective #2 (rank 0: all_reduce) never called by rank 1"]
+
+    def with_grads(t: Trace, ready: tuple[int, ...]) -> Trace:
+        evs = list(t.events)
+        evs.append(ev.DdpInit(seq=len(evs), ts=9000, tid=1, ddp=1, params=("a.weight", "b.weight"), tensors=(),
+                              bucket_cap=0, find_unused=False, group="0"))  # fmt: skip
+        evs.append(ev.DdpGrads(seq=len(evs), ts=9001, tid=1, ddp=1, iteration=1, ready=ready, buckets=(0,)))
+        return Trace(evs, path=t.path)
+
+    a = _rank_trace(0, [("all_reduce", 1, 5000, 5100)], clock=0)
+    b = _rank_trace(1, [("all_reduce", 1, 5000, 5100)], clock=0)
+    assert compare_ranks(with_grads(a, (0, 1)), with_grads(b, (0, 1))) == []
+    got = compare_ranks(with_grads(a, (0, 1)), with_grads(b, (0,)))
+    assert got == ["ddp 1 iteration 1: gradients only on rank 0: b.weight; only on rank 1: none"]
+    assert compare_ranks(Trace(a.events[1:2]), Trace(b.events[1:2])) is None  # no rank: not a job's
 
 
 def test_glob_expansion(tmp_path: Path) -> None:
