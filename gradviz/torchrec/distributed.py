@@ -5,8 +5,9 @@ distributed kinds of ``gradviz.trace.events`` through a narrow interface (``Sink
 callable, a leaf-id callable and the recorder's clock. Everything is a public mechanism of torch's,
 installed on ``start()`` and taken off on ``stop()``:
 
-- ``torch.distributed.init_process_group`` is wrapped: when it returns, one barrier of all ranks,
-  and this rank's clock reading as it returns (``dist_init``), lines the ranks' times up.
+- ``torch.distributed.init_process_group`` is wrapped: when it returns, one barrier of all ranks
+  on the group's store, and this rank's clock reading as it returns (``dist_init``), lines the
+  ranks' times up.
 - the collectives of ``torch.distributed`` (``all_reduce``, ``all_gather``, ``broadcast``,
   ``barrier``...) are wrapped: begin, end (an async op's end when its work's future completes), and
   a number per process group, counted in call order, which is the same on every rank because every
@@ -139,6 +140,7 @@ class DistObserver:
         self._ddps: list[_Ddp] = []
         self._saved: list[tuple[Any, str, Any]] = []  # (owner, attribute, original)
         self._tls = threading.local()  # .bucket: (ddp id, bucket index) while a comm hook runs
+        self._inits = 0  # init_process_group calls seen (each rank makes the same ones)
         self._on = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -149,7 +151,6 @@ class DistObserver:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         self._on = True
-        self._orig_barrier = dist.barrier
         self._patch(dist, "init_process_group", self._wrap_init(dist.init_process_group))
         for name in _COLLECTIVES:
             fn = getattr(dist, name, None)
@@ -196,10 +197,9 @@ class DistObserver:
             if obs._on:
                 import torch.distributed as dist
 
-                # every rank makes the default group, so every rank reaches this barrier; the
-                # moment it returns is (nearly) the same instant on all of them
-                obs._orig_barrier()
-                obs._dist_init(dist, clock=obs.sink.now())
+                obs._inits += 1
+                clock = obs.sink.now() if _store_barrier(dist, obs._inits) else None
+                obs._dist_init(dist, clock=clock)
             return out
 
         return init_process_group
@@ -386,6 +386,23 @@ class DistObserver:
         if self._on:
             self.sink.emit(ev.BucketDone, ddp=ddp_id, iteration=iteration, bucket=index,
                            status="ok" if _future_error(fut) is None else "error")  # fmt: skip
+
+
+def _store_barrier(dist: Any, generation: int) -> bool:
+    """Wait for every rank on the default group's key-value store; True when all were there.
+
+    Every rank made the default group, so every rank comes here; the moment the last one arrives
+    is (nearly) the same instant on all of them. The store, not a collective: a barrier of the
+    group's backend would be a collective the program never made (NCCL's would pick a GPU before
+    the program chose its own), where the store touches no device and no backend."""
+    try:
+        store = dist.distributed_c10d._get_default_store()
+        rank, world = dist.get_rank(), dist.get_world_size()
+        store.set(f"gradviz/clock/{generation}/{rank}", "1")
+        store.wait([f"gradviz/clock/{generation}/{r}" for r in range(world)])
+    except Exception:  # noqa: BLE001 - no store to share (a custom group): times are not aligned
+        return False
+    return True
 
 
 def _mark(ready: set[int], i: int, _param: torch.Tensor) -> None:
