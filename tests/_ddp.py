@@ -26,8 +26,20 @@ def job_env(port: int | None = None) -> dict[str, str]:
     return env
 
 
+# gloo tearing a rank down while its peer is still closing its side aborts it now and then, with
+# or without recording (std::terminate in a gloo thread): such a job is run once more
+_TEARDOWN = "terminate called without an active exception"
+
+
 def sh(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0 and _TEARDOWN in p.stderr:
+        if "MASTER_PORT" in env and "--master-port" in cmd:  # a fresh port: the old one may linger
+            port = str(free_port())
+            cmd = [port if a == env["MASTER_PORT"] else a for a in cmd]
+            env = {**env, "MASTER_PORT": port}
+        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    return p
 
 
 def checksums(out: str) -> dict[str, str]:
