@@ -104,7 +104,8 @@ def unused_parameters(trace: Any) -> dict[str, Any] | None:
     ready = set(prev.ready)
     unused = [i for i in range(len(init.params)) if i not in ready]
     names = [init.params[i] for i in unused]
-    # buckets as the hook saw them before the failure: those with a missing parameter never filled
+    # buckets as the hook last saw them before the failure (DDP may rebuild them after its first
+    # iteration): those holding a parameter without gradient never filled
     members: dict[int, set[int]] = {}
     for e in _of(trace, ev.BucketReady):
         if e.ddp == failing.ddp and e.seq < fail.seq:
@@ -121,7 +122,7 @@ def unused_parameters(trace: Any) -> dict[str, Any] | None:
     on = f" on rank {rank}" if rank is not None else ""
     text = (f"DDP's reduction did not finish{on}: in iteration {prev.iteration} no gradient reached "
             f"{', '.join(names) or 'no parameter'} (not used to compute the loss), so "
-            + (", ".join(f"bucket {s['bucket']} (waiting for {', '.join(s['missing'])})" for s in stuck)
+            + (", ".join(f"bucket {s['bucket']} (as last seen; waiting for {', '.join(s['missing'])})" for s in stuck)
                if stuck else "the bucket(s) holding " + (", ".join(init.params[i] for i in unplaced) or "them"))
             + " never became ready and the next forward failed. Use those parameters in the loss, "
             "freeze them (requires_grad=False) or pass find_unused_parameters=True to DDP.")  # fmt: skip
