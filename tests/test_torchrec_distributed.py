@@ -198,6 +198,19 @@ def test_unused_parameter_failure_is_named(tmp_path: Path) -> None:
         assert set(a) >= {"question", "reason", "where", "node", "tensor", "text"}
 
 
+@pytest.mark.slow
+def test_unused_parameter_in_a_later_iteration_names_its_bucket(tmp_path: Path) -> None:
+    shutil.copy(PROGRAMS / "unused_later.py", tmp_path / "unused_later.py")
+    rec = sh([sys.executable, "-m", "gradviz", "run", "--nproc-per-node", "2", "unused_later.py"], tmp_path,
+             job_env())  # fmt: skip
+    assert rec.returncode == 1
+    a = unused_parameters(load(tmp_path / "unused_later.rank1.trace.json"))
+    assert a is not None and (a["rank"], a["iteration"]) == (1, 2)
+    assert a["parameters"] == ["b.weight", "b.bias"]
+    assert a["buckets"] == [{"bucket": 0, "missing": ["b.weight", "b.bias"]}]
+    assert "bucket 0" in a["text"] and a["where"].endswith("unused_later.py:30")
+
+
 # --- without launching -------------------------------------------------------------------------
 
 
