@@ -291,3 +291,39 @@ def test_glob_expansion(tmp_path: Path) -> None:
     assert [os.path.basename(p) for p in got] == ["j.rank0.trace.json", "j.rank1.trace.json"]
     with pytest.raises(RankError, match="no file matches"):
         expand([str(tmp_path / "none*.json")])
+
+
+def test_recorder_emit_from_a_backend_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The distributed observer's sink on the one Recorder: an event from a thread the recorder
+    has not seen (gloo completes collectives on its own) gets that thread announced as "comm",
+    its fields in the event's order (defaults where left out); a parameter's tensor id is the one
+    its AccumulateGrad's leaf keeps; the header carries the launcher's rank fields."""
+    import threading
+
+    import torch
+
+    from gradviz.torchrec import TorchRecorder
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    w = torch.ones(2, requires_grad=True)
+    with TorchRecorder() as rec:
+        src = rec._source
+        tensor_id = src._dist_leaf(w, "fc.weight")
+        t = threading.Thread(target=rec.emit, args=(ev.CollectiveEnd,),
+                             kwargs=dict(op="all_reduce", group="0", number=1, status="ok"))  # fmt: skip
+        t.start()
+        t.join()
+        (w * 2).sum().backward()
+    tr = rec.trace
+    h = tr.header
+    assert (h.rank, h.local_rank, h.world_size) == (1, 0, 2)
+    (end,) = [e for e in tr.events if isinstance(e, ev.CollectiveEnd)]
+    assert (end.op, end.group, end.number, end.status, end.error) == ("all_reduce", "0", 1, "ok", None)
+    (comm,) = [e for e in tr.events if isinstance(e, ev.ThreadStart) and e.tid == end.tid]
+    assert comm.role == "comm" and comm.seq < end.seq
+    (made,) = [e for e in tr.events if isinstance(e, ev.TensorCreated)]
+    assert (made.tensor, made.name) == (tensor_id, "fc.weight")
+    (acc,) = [e for e in tr.events if isinstance(e, ev.NodeCreated) and e.name == "AccumulateGrad"]
+    assert acc.tensor == tensor_id
