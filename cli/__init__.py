@@ -25,6 +25,7 @@ COMMANDS = {
     "replay": "Timeline, state at a step, or the interactive stepper.",
     "export": "Export a trace for Perfetto or chrome://tracing.",
     "view": "Write one HTML page to step through a trace in a browser.",
+    "why": "Why a .grad is None, a NaN, or an error.",
     "diff": None,  # its own docstring's first line
 }
 

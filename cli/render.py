@@ -84,9 +84,12 @@ from gradviz.render.styles import help_text
     "for very large pictures), fixed (gradviz's own layered layout, fastest; Graphviz's neato "
     "still draws it); auto picks by the number of boxes. Only --format dot needs no Graphviz.",
 )
+@click.option("--why", "why", is_flag=True,
+              help="Mark gradviz why's answer: the culprit node in red with the reason and your line.")
 def render(
     trace_path: str, output: str | None, fmt: str | None, task: int | None, all_tasks: bool,
     step: int | None, grads: bool, max_nodes: int, expand: bool, group_by: str | None, layout: str,
+    why: bool = False,
 ) -> None:  # fmt: skip
     """Draw the backward graph the engine ran, from a trace file.
 
@@ -111,7 +114,7 @@ def render(
         pictures = render_trace(
             trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes, expand=expand,
             group_by=None if group_by == "none" else group_by, layout=None if layout == "auto" else layout,
-            all_tasks=all_tasks,
+            all_tasks=all_tasks, why=why,
         )  # fmt: skip
     except RenderError as e:
         raise click.ClickException(str(e)) from None

@@ -121,6 +121,19 @@ def _torch_source(values: bool) -> Any:
 
 _engine_sources["torch"] = _torch_source
 
+# Questions about a run are answered a layer above the trace (gradviz.replay.why): Trace.why looks
+# its answerer up here (gradviz/trace/model.py), imported at the first question.
+_answerers: dict[str, Any] = {}
+
+
+def _why(trace: Any, **question: Any) -> Any:
+    from gradviz.replay.why import why
+
+    return why(trace, **question)
+
+
+_answerers["why"] = _why
+
 for _name in _SHADOWED:
     setattr(_Package, _name, _shadowed(_name))
 sys.modules[__name__].__class__ = _Package

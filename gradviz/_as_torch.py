@@ -163,7 +163,9 @@ def _resolve(torch_name: str) -> Any:
     """The gradviz object behind torch_name: gradviz's module of that name, or an attribute of the
     parent's object (gradviz.cuda is a namespace class, not a module); raises MissingTorchModule."""
     if torch_name == "torch":
-        return importlib.import_module("gradviz")
+        gradviz = importlib.import_module("gradviz")
+        gradviz._load_api()  # standing in for torch: the whole torch-like namespace, Tensor's methods included
+        return gradviz
     gv = _gradviz_module_name(torch_name)
     if gv is not None:
         return importlib.import_module(gv)

@@ -35,6 +35,7 @@ from gradviz.autograd import graph
 from gradviz.trace.errors import TraceError
 from gradviz.trace.file import HEAD_BYTES, read_events, sniff
 from gradviz.trace.recorder import deferring_handler
+from gradviz.trace.recorder_forward import script_scope
 
 ENGINES = ("torch", "gradviz")
 Watch = Callable[[Any, str], AbstractContextManager[Any]]  # (recorder, output) -> held while it runs
@@ -122,10 +123,12 @@ def run_script(
             raise ScriptError(str(e) if isinstance(e, RuntimeError) else f"{out}: {e.strerror or e}") from None
         signals = _Signals()
         try:
-            status, code, error = _run(target, recorder, out, engine, watch)
+            status, code, error, scope = _run(target, recorder, out, engine, watch)
         finally:
             signals.hold()  # a second Ctrl-C or SIGTERM must not cut the trace's last lines
     try:
+        if hasattr(recorder, "tensors_at_end"):  # gradviz why: the script's tensors as it ended
+            recorder.tensors_at_end(script_scope(scope, error, target.file))
         write_error = _stop(recorder, status, error)
     finally:
         signals.restore()
@@ -292,16 +295,17 @@ class _Signals:
 
 
 def _run(target: _Target, recorder: Any, out: str, engine: str | None,
-         watch: Watch | None) -> tuple[str, int, BaseException | None]:  # fmt: skip
-    """Run the target under the recording: (status, exit code, the error to book)."""
-    status, error, code = "ok", None, 0
+         watch: Watch | None) -> tuple[str, int, BaseException | None, Any]:  # fmt: skip
+    """Run the target under the recording: (status, exit code, the error to book, the script's
+    globals as it ended: runpy's result, or None when it raised)."""
+    status, error, code, scope = "ok", None, 0, None
     graph.script_entry = target.file  # anomaly mode's forward stacks start at the script
     try:
         with (watch(recorder, out) if watch is not None else contextlib.nullcontext()), _as_torch(engine):
             if target.module is not None:
-                runpy.run_module(target.module, run_name="__main__", alter_sys=True)
+                scope = runpy.run_module(target.module, run_name="__main__", alter_sys=True)
             else:
-                runpy.run_path(target.argv0, run_name="__main__")
+                scope = runpy.run_path(target.argv0, run_name="__main__")
     except SystemExit as e:
         code = _exit_code(e)
         if code != 0:
@@ -320,7 +324,7 @@ def _run(target: _Target, recorder: Any, out: str, engine: str | None,
             _print_exception(e, target.file)
     finally:
         graph.script_entry = None
-    return status, code, error
+    return status, code, error, scope
 
 
 def _stop(recorder: Any, status: str, error: BaseException | None) -> OSError | None:

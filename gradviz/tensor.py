@@ -14,6 +14,7 @@ from gradviz import _dtype
 from gradviz._dtype import dtype as DType
 from gradviz._missing import missing_attribute
 from gradviz._sparse_coo import SparseCOO
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
@@ -181,6 +182,8 @@ class Tensor:
             type(value) is not Tensor or value.dtype is not self.dtype or value._data.shape != self._data.shape
         ):
             _check_grad_assignment(self, value)
+        if value is None and self._grad is not None and _forward.engine.probe is not None:
+            _forward.grad_reset(self, "none")
         self._grad = value
 
     @grad.deleter
@@ -246,7 +249,10 @@ class Tensor:
     def data(self) -> Tensor:
         # the storage without the version counter: changes through .data go unnoticed by
         # autograd, as torch's (that is what sets .data apart from detach())
-        return Tensor._wrap(self._data, self.dtype, self.device)
+        out = Tensor._wrap(self._data, self.dtype, self.device)
+        if _forward.engine.probe is not None:
+            _forward.detach("data", self, out)
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -282,6 +288,8 @@ class Tensor:
         data = self._data
         if type(data) is SparseCOO:
             raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        if _forward.engine.probe is not None:
+            _forward.detach("numpy", self, None)
         return data
 
     def item(self) -> float | int | bool:
@@ -289,6 +297,8 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if _forward.engine.probe is not None:
+            _forward.detach("item", self, None)
         return self._data.reshape(()).item()
 
     def _scalar(self) -> float | int | bool:
@@ -298,6 +308,8 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
+        if _forward.engine.probe is not None:
+            _forward.detach("tolist", self, None)
         return to_device_array(self._data, CPU).tolist()
 
     def __float__(self) -> float:
@@ -337,6 +349,8 @@ class Tensor:
         """A tensor sharing storage and version counter, cut from the graph."""
         t = Tensor._wrap(self._data, self.dtype, self.device)
         t._version_counter = self._version_counter
+        if _forward.engine.probe is not None:
+            _forward.detach("detach", self, t)
         return t
 
     def detach_(self) -> Tensor:

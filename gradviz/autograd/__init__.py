@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import gradviz._numpy_warnings  # noqa: F401 - numpy's floating-point warnings from gradviz code: silent, as torch
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd import graph
 from gradviz.autograd.engine import (
     Engine,
@@ -86,6 +87,8 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
 def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: bool, inputs: tuple,
                   allow_unreachable: bool, accumulate_grad: bool) -> list:  # fmt: skip
     """torch's run_backward: root edges from outputs, output edges from inputs, then execute."""
+    if _forward.engine.probe is not None:
+        _forward.backward_call("backward" if accumulate_grad else "grad", outputs, inputs, keep_graph)
     roots, root_grads = [], []
     for i, (out, g) in enumerate(zip(outputs, grads, strict=True)):
         edge = gradient_edge(out)
@@ -164,9 +167,11 @@ def _one_root(tensor: _tensor.Tensor, retain_graph: bool | None, create_graph: b
     else:
         grad = _make_grads((tensor,), (None,))[0]
     edge = gradient_edge(tensor)
+    keep = create_graph if retain_graph is None else retain_graph
+    if _forward.engine.probe is not None:
+        _forward.backward_call("backward", (tensor,), (), keep)
     if edge[0] is None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    keep = create_graph if retain_graph is None else retain_graph
     if create_graph:
         _warn_create_graph_cycle()
     return [edge], [grad], keep, create_graph, True, []

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.autograd import _state, graph
+from gradviz.autograd import _state, forward_events, graph
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
@@ -526,6 +526,7 @@ def _expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
 
 _ENGINE = Engine()
 graph._ENGINE = _ENGINE
+forward_events.engine = _ENGINE
 
 
 def get_default_engine() -> Engine:

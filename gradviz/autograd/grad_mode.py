@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from gradviz.autograd import forward_events
+
 
 class _GradState(threading.local):
     enabled = True
@@ -89,15 +91,26 @@ class _NoParamDecoratorContext(_DecoratorContext):
         return cls()(orig_func)
 
 
+
+def _report(mode: str, enter: bool, enabled: bool) -> None:
+    """A grad-mode block the user's own code entered or left (gradviz's internal blocks, such as
+    an optimizer step's, are not the user's and not reported)."""
+    if forward_events.engine.probe is not None:
+        caller = sys._getframe(2).f_code.co_filename
+        if not caller.startswith(forward_events._PKG_DIR):
+            forward_events.grad_mode(mode, enter, enabled)
+
 class no_grad(_NoParamDecoratorContext):  # noqa: N801
     """Disable graph building on this thread inside the block (thread-local)."""
 
     def __enter__(self) -> None:
         self.prev = _state.enabled
         _state.enabled = False
+        _report("no_grad", True, False)
 
     def __exit__(self, *exc: object) -> None:
         _state.enabled = self.prev
+        _report("no_grad", False, self.prev)
 
 
 class enable_grad(_NoParamDecoratorContext):  # noqa: N801
@@ -106,9 +119,11 @@ class enable_grad(_NoParamDecoratorContext):  # noqa: N801
     def __enter__(self) -> None:
         self.prev = _state.enabled
         _state.enabled = True
+        _report("enable_grad", True, True)
 
     def __exit__(self, *exc: object) -> None:
         _state.enabled = self.prev
+        _report("enable_grad", False, self.prev)
 
 
 class set_grad_enabled(_DecoratorContext):  # noqa: N801
@@ -118,6 +133,7 @@ class set_grad_enabled(_DecoratorContext):  # noqa: N801
         self.mode = bool(mode)
         self.prev = _state.enabled
         _state.enabled = self.mode
+        _report("set_grad_enabled", True, self.mode)
 
     def __call__(self, fn: Callable) -> Callable:
         # used as a decorator, the mode set by __init__ was not meant for the caller: torch
@@ -136,6 +152,7 @@ class set_grad_enabled(_DecoratorContext):  # noqa: N801
 
     def __exit__(self, *exc: object) -> None:
         _state.enabled = self.prev
+        _report("set_grad_enabled", False, self.prev)
 
 
 class _AnomalyState:

@@ -131,6 +131,26 @@ class Probe:
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         """Anomaly mode found NaN in node's output."""
 
+    # -- the forward side (gradviz why); ``source`` is the user's "file:line"
+    def forward_op(self, node: Any, inputs: tuple, outputs: list) -> None:
+        """An op made ``node`` for ``outputs`` from ``inputs`` (node.source is the user's line)."""
+
+    def version_bump(self, tensor: Any, op: str, source: str | None) -> None:
+        """``tensor`` was written in place by ``op``; its version counter went up."""
+
+    def grad_mode(self, mode: str, enter: bool, enabled: bool, source: str | None) -> None:
+        """The user's code entered or left a grad-mode block; ``enabled``: grad mode now."""
+
+    def grad_reset(self, tensor: Any, how: str, source: str | None) -> None:
+        """``tensor.grad`` was set back to None ("none") or zeroed ("zero")."""
+
+    def detach(self, op: str, tensor: Any, output: Any, source: str | None) -> None:
+        """``op`` took ``tensor``'s value out of autograd; ``output`` the new tensor or None."""
+
+    def backward_call(self, api: str, tensors: tuple, inputs: tuple, retain_graph: bool,
+                      source: str | None) -> None:  # fmt: skip
+        """backward()/grad() was called on ``tensors`` (``inputs``: inputs=, or empty)."""
+
     def call_error(self, exc: BaseException) -> None:
         """The backward/grad call raised after the task this thread ran last had ended (torch's
         run_backward checks the engine's results once execute returns: allow_unused)."""

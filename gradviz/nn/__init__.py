@@ -22,3 +22,8 @@ __all__ += ["DataParallel", "parallel"]
 from gradviz._missing import missing_names as _missing_names  # noqa: E402
 
 __getattr__ = _missing_names(__name__)
+
+# The modules' parameters are drawn by Tensor methods the torch-like namespace installs
+# (gradviz/_api.py): a program whose first import is ``gradviz.nn`` gets it whole. A no-op while
+# _api itself is importing this package.
+__import__("gradviz")._load_api()

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import Derivative as D
@@ -51,6 +52,8 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
         old = _old_edge_holder(input)
     input._data[...] = _elu_data(input._data, alpha)
     input._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(input, None)
     if grad:
         record(_ELU_INPLACE, (old,), [input], {"result": SavedVariable(input, True), "alpha": alpha},
                sequence_nr=seq)  # fmt: skip

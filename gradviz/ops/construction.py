@@ -11,6 +11,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
+from gradviz.autograd import forward_events as _forward
 from gradviz.device import CPU, array_module, as_device, device_context, to_device_array
 from gradviz.device import device as Device
 from gradviz.ops._common import _new, _scalar_dtype
@@ -170,7 +171,10 @@ def tensor(
         src = data.device
         dev = src if device is None else as_device(device)
         arr = _copy_array(data._data, src, dev, dtype.np if dtype is not None else data._data.dtype)
-        return make_tensor(arr, dev, requires_grad)
+        out = make_tensor(arr, dev, requires_grad)
+        if _forward.engine.probe is not None:
+            _forward.detach("tensor", data, out)
+        return out
     if _is_gpu_array(data):
         src = as_device(f"cuda:{data.device.id}")
         dev = src if device is None else as_device(device)

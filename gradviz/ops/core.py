@@ -454,6 +454,9 @@ def record(
         _saved_variable._hooks.flush_recorded(saved)  # pack hooks now, in torch's order
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)
+        probe = graph._ENGINE.probe
+        if probe is not None:  # the forward side (gradviz why): node.source is the user's line now
+            probe.forward_op(node, inputs, outputs)
 
 
 # -- in-place ops on views: CopySlices -----------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import array_module, to_device_array
@@ -127,6 +128,8 @@ def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> 
         )
     a._data[...] = data.astype(a._data.dtype, copy=False)
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         if key in ("add", "sub"):
             saved["alpha"] = alpha
@@ -189,6 +192,8 @@ def _overwrite(key: str, a: Tensor, value_tensor: Tensor | None, value: Any) -> 
         old = _old_edge_holder(a)
     a._data[...] = value._data if isinstance(value, Tensor) else value
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(NODES[key], (old, vt) if key == "fill_tensor" else (old,), [a], {}, sequence_nr=seq)
         _after_inplace(a)
@@ -213,6 +218,8 @@ def copy_(a: Tensor, src: Any) -> Tensor:
     except ValueError as e:
         raise (_broadcast_error(a._data.shape, st._data.shape) if st is not None else None) or e from None
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(NODES["copy"], (old, st), [a], {}, sequence_nr=seq)
         _after_inplace(a)
@@ -335,6 +342,8 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
         mask[idx] = True
     a._data[idx] = vt._data if vt is not None else value
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         saved = {"key": idx, "mask": Tensor(mask, a.device)}
         record(NODES["index_put"], (old, vt), [a], saved, sequence_nr=seq)
@@ -420,6 +429,8 @@ def _unary_(key: str, a: Tensor, fn, *args: Any, save_result: bool = False, mask
                            f"type {_dtype.scalar_type_name(a.dtype)}")
     a._data[...] = r._data
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         if save_result:
             saved["result"] = save(a, True)
@@ -500,6 +511,8 @@ def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     a._data[...] = r._data
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(NODES["masked_fill_tensor"], (old, value), [a], {"mask": mask.detach()}, sequence_nr=seq)
         _after_inplace(a)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import inplace as _inplace
@@ -36,6 +37,8 @@ def _inplace_view(key: str, a: Tensor, data: Any, saved: dict[str, Any]) -> Tens
         old = _inplace._old_edge_holder(a)
     a._data = data
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(NODES[key], (old,), [a], saved, sequence_nr=seq)
     if a._base is not None:

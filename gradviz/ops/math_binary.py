@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
@@ -86,6 +87,8 @@ def _inplace(key: str, a: Tensor, others: tuple, out_of_place, saved_fn) -> Tens
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     a._data[...] = r._data
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(NODES[key], (old, *tensors), [a], saved_fn(old_self, a), sequence_nr=seq)
         _after_inplace(a)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
@@ -171,6 +172,8 @@ def _math_unary_(key: str, a: Tensor, fn, save_self: bool = True, **extra: Any) 
         data = _compute(a, fn)
     a._data[...] = data
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(NODES[key], (old,), [a], {**saved, **extra}, sequence_nr=seq)
         _after_inplace(a)

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import gradviz.autograd as _autograd
-from gradviz.autograd.grad_mode import _DecoratorContext
+from gradviz.autograd.grad_mode import _DecoratorContext, _report
 from gradviz.autograd.grad_mode import _state as _grad_state
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
@@ -39,9 +39,11 @@ class inference_mode(_DecoratorContext):  # noqa: N801 - torch's name
         if self.mode:
             _grad_state.enabled = False
         _inference.on = self.mode
+        _report("inference_mode", True, _grad_state.enabled)
 
     def __exit__(self, *exc: object) -> None:
         _grad_state.enabled, _inference.on = self.prev
+        _report("inference_mode", False, _grad_state.enabled)
 
     def clone(self) -> inference_mode:
         return self.__class__(self.mode)

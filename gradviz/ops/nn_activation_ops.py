@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.construction import _zeros
@@ -130,6 +131,8 @@ def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
             before = input.clone()
     input._data[...] = _apply(key, input._data, params)
     input._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(input, None)
     if grad:
         saved = {"result": SavedVariable(input, True)} if saves_result else {"self": SavedVariable(before)}
         record(_NODES[row], (old,), [input], {**saved, **_saved_params(key, params)}, sequence_nr=seq)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import Derivative as D
@@ -37,6 +38,8 @@ def leaky_relu_(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     x = a._data
     np.copyto(x, x * x.dtype.type(negative_slope), where=~(x > 0))
     a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
     if grad:
         record(_LEAKY_INPLACE, (old,), [a], {"result": SavedVariable(a, True), "negative_slope": negative_slope},
                sequence_nr=seq)  # fmt: skip

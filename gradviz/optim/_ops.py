@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.autograd import forward_events as _forward
 from gradviz.tensor import Tensor
 
 _fused = False
@@ -46,6 +47,8 @@ def _num(value: float, like: Any) -> Any:
 
 def _bump(t: Tensor) -> Tensor:
     t._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(t, None)
     return t
 
 

@@ -216,11 +216,29 @@ def _engine_note(t: Trace) -> list[str]:
             "InputBuffer slots and dependency counts derived by the recorder"]
 
 
+def mark_why(trace: Trace, model: gm.GraphModel) -> None:
+    """``gradviz why``'s first answer on the picture: the culprit node drawn as an error (red, the
+    reason and the user's line in it), the answer's text as a note."""
+    from gradviz.replay.why import why as answer_why
+
+    a = answer_why(trace)
+    if a.reason in ("no_problem", "all_finite", "no_error"):
+        model.notes.append("why: no problem found")
+        return
+    where = a.where.rsplit("/", 1)[-1] if a.where else "line unknown"
+    n = model.nodes.get(a.node_id) if a.node_id is not None else None
+    if n is not None:
+        mark = f"why: {a.reason} at {where}"
+        n.error = mark if n.error is None else f"{n.error} · {mark}"
+        n.error_seq = -1  # shown at any step
+    model.notes.append(f"why: {a.reason} at {where}: {a.text}")
+
+
 def render(
     trace: Trace | str | os.PathLike[str], path: str | os.PathLike[str] | None = None,
     format: str | None = None, *, task: int | None = None, step: int | None = None,
     grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
-    group_by: str | None = None, layout: str | None = None, all_tasks: bool = False,
+    group_by: str | None = None, layout: str | None = None, all_tasks: bool = False, why: bool = False,
 ) -> list[Picture]:  # fmt: skip
     """Render a trace's backward graph(s) to files; returns one Picture per file written.
 
@@ -232,7 +250,8 @@ def render(
     collapse chains, repeated blocks, then segments until at most
     this many boxes remain; expand: draw every node. group_by: "line" or "function" boxes all
     nodes created by one source line / function. layout: "dot", "dot-fast", "sfdp" or "fixed" (default:
-    chosen from the number of boxes).
+    chosen from the number of boxes). why: mark ``gradviz why``'s answer: its node drawn red
+    with the reason and the culprit line, and the answer as a note.
     """
     t = _as_trace(trace)
     fmt = output_format(path, format)
@@ -260,6 +279,8 @@ def render(
     for tid in tasks:
         m = build_model(t, tid, step=step, grads=grads, max_nodes=max_nodes, expand=expand, group_by=group_by)
         m.notes.extend(_engine_note(t))
+        if why:
+            mark_why(t, m)
         lay = layout or choose_layout(m.drawn())
         dot = to_dot(m, layout=lay)
         target = _for_task(out, tid) if len(tasks) > 1 and tid is not None else out

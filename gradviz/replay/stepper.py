@@ -22,6 +22,8 @@ from rich.text import Text
 
 from gradviz.replay import views
 from gradviz.replay.state import EngineState, Replayer
+from gradviz.replay.why import about_node
+from gradviz.replay.why import why as answer_why
 from gradviz.trace import events as ev
 from gradviz.trace.summary import GradientIn, gradients_into
 
@@ -35,7 +37,7 @@ HELP = [
     ("e E", "next / previous error or NaN"),
     ("/", "find a node by name or id (Enter; again to cycle)"),
     ("a", "go to where the selected node starts"),
-    ("w", "why is the selected node not running?"),
+    ("w", "why is the selected node not running? + gradviz why"),
     ("c esc", "clear selection (follow the current event)"),
     ("[ ]", "scroll the dependency counts"),
     ("?", "help"),
@@ -189,11 +191,8 @@ class Stepper:
                 if self.message:
                     self._seek(False, lambda e: type(e) is ev.NodeBegin and e.node == node,
                                "start of that node")
-        elif k == "w":
-            if self.focus() is None:
-                self.message = "no node selected (/ to find one)"
-            else:
-                self.panel = None if self.panel == "why" else "why"
+        elif k == "w":  # the selected node's answer, or with none the run's first problem
+            self.panel = None if self.panel == "why" else "why"
         elif k == "?":
             self.panel = None if self.panel == "help" else "help"
         elif k in ("[", "]"):  # the dependency counts, when more than fit (the panel clamps it)
@@ -342,6 +341,29 @@ def _deps_panel(s: Stepper, rows: int | None = None) -> RenderableType:
     return Panel(Group(*lines) if lines else Text("no running task", style="dim"), title=title, title_align="left")
 
 
+def _why_panel(s: Stepper, st: EngineState, node: int | None) -> RenderableType:
+    """w: why the node is (not) running at this step, and gradviz why's answer about it (the
+    error it raised, the NaN it made, its leaf's missing .grad); with no node, the run's first
+    problem. The culprit line is shown in bold."""
+    txt = Text()
+    if node is not None:
+        txt.append("\n".join(views.why(s.trace, st, node)) + "\n")
+    answer = about_node(s.trace, node) if node is not None else answer_why(s.trace)
+    if answer is not None and answer.reason not in ("no_problem", "all_finite", "no_error", "has_grad"):
+        txt.append("\n" if node is not None else "")
+        txt.append(answer.reason, style="bold red")
+        if answer.where:
+            txt.append(" at ")
+            txt.append(answer.where.rsplit("/", 1)[-1], style="bold")
+        if answer.node and answer.node_id != node:
+            txt.append(f"  ({answer.node})")
+        txt.append("\n" + answer.text)
+    elif node is None:
+        txt.append("no problem found: no error, no NaN/Inf, no leaf without .grad")
+    title = f"why: {views.node_label(st, node)}" if node is not None else "why: the first problem"
+    return Panel(txt, title=Text(title), title_align="left")  # a Text: recorded names are never markup
+
+
 def _graph_panel(s: Stepper) -> RenderableType:
     st = s.state
     if s.panel == "help":
@@ -351,10 +373,8 @@ def _graph_panel(s: Stepper) -> RenderableType:
             txt.append(f"{what}\n")
         return Panel(txt, title="help", title_align="left")
     node = s.focus()
-    if s.panel == "why" and node is not None:
-        lines = views.why(s.trace, st, node)
-        return Panel(Text("\n".join(lines)), title=Text(f"why: {views.node_label(st, node)}"),
-                     title_align="left")
+    if s.panel == "why":
+        return _why_panel(s, st, node)
     if node is None or node not in s.trace.nodes:
         return Panel(Text("no node in focus (/ to find one)", style="dim"), title="graph", title_align="left")
     txt = Text()

@@ -33,6 +33,7 @@ weak reference, and a node's id is kept across calls only while its graph is ret
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -57,6 +58,7 @@ from gradviz.torchrec.adapters import (
     link,
     walk,
 )
+from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
 from gradviz.torchrec.summaries import stats, summary
@@ -91,7 +93,7 @@ class _Call:
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
 
 
-class TorchSource:
+class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side events (forward.py)
     """Observes torch's engine and reports each step to a Recorder (see the module docstring)."""
 
     def __init__(self, values: bool = False) -> None:
@@ -113,6 +115,7 @@ class TorchSource:
         self._names = LeafNames()
         self._hooks = HookPatches(self._hook_seen)
         self._mode: lines.SourceMode | None = None
+        self._fwd_mode: Any = None  # forward.py's mode, once started
         self._saved: dict[str, Any] = {}
         self._closed = False
         self._dist: _dist.DistObserver | None = None  # ddp: torch.distributed's collectives, DDP's buckets
@@ -135,6 +138,7 @@ class TorchSource:
         self._hooks.start()
         self._mode = lines.SourceMode(self._lines, None)
         self._mode.__enter__()
+        self._fwd_start()  # why: the forward side's mode, above SourceMode
 
     def stop(self, rec: Recorder) -> None:
         if self._dist is not None:  # ddp: first: unwrap, and the last iteration's ddp_grads
@@ -150,6 +154,7 @@ class TorchSource:
                 torch.Tensor.backward = self._saved["Tensor.backward"]
             self._names.stop()
             self._hooks.stop()
+            self._fwd_stop()  # why: off before SourceMode, the reverse of start
             if self._mode is not None:
                 try:
                     self._mode.__exit__(None, None, None)
@@ -165,12 +170,32 @@ class TorchSource:
         self._ids += 1
         return self._ids
 
+    # -- what the forward side (forward.py) needs of a source ------------------------------------
+    def _emit_raw(self, cls: type, tid: int, **fields: Any) -> None:
+        """A forward-side event, through the recorder's one writer (its fields in the event's order)."""
+        rec = self._rec
+        if rec is None or self._closed:
+            return
+        names = [f.name for f in dataclasses.fields(cls)][3:]  # after seq, ts, tid
+        with rec._lock:
+            rec._put(cls.kind, tid, *(fields[n] for n in names))
+
+    def _tid(self, role: str) -> int:
+        return self._rec._tid() if self._rec is not None else 0
+
+    def _known_leaf_id(self, t: torch.Tensor) -> int | None:
+        known = self._leaves.get(id(t))
+        return known[1]._id if known is not None and known[0]() is t else None
+
     def _leaf_node(self, fn: Any, leaf: torch.Tensor, frame: Any) -> TorchLeafNode:
         """A leaf's AccumulateGrad: the same id every call, for as long as the leaf lives."""
         known = self._leaves.get(id(leaf))
         if known is None or known[0]() is not leaf:
-            self._tensor_ids += 1
-            lt = LeafTensor(self._tensor_ids, self._names.name(leaf, frame), leaf, stats(leaf))
+            tensor_id = self._fwd_known(leaf)  # why: a tensor the forward side numbered keeps its id
+            if tensor_id is None:
+                self._tensor_ids += 1
+                tensor_id = self._tensor_ids
+            lt = LeafTensor(tensor_id, self._names.name(leaf, frame), leaf, stats(leaf))
             ref = weakref.ref(leaf, functools.partial(self._gone, id(leaf)))
             known = self._leaves[id(leaf)] = (ref, lt, self._fresh())
         return TorchLeafNode(fn, known[2], known[1], leaf)
@@ -180,9 +205,12 @@ class TorchSource:
         with self._lock:
             known = self._leaves.get(id(t))
             if known is None or known[0]() is not t:
-                self._tensor_ids += 1
+                tensor_id = self._fwd_known(t)  # as _leaf_node: the forward side's id, if it gave one
+                if tensor_id is None:
+                    self._tensor_ids += 1
+                    tensor_id = self._tensor_ids
                 ref = weakref.ref(t, functools.partial(self._gone, id(t)))
-                known = self._leaves[id(t)] = (ref, LeafTensor(self._tensor_ids, name, t, stats(t)), self._fresh())
+                known = self._leaves[id(t)] = (ref, LeafTensor(tensor_id, name, t, stats(t)), self._fresh())
             assert self._rec is not None
             return self._rec.tensor(known[1], name)
 
@@ -262,8 +290,8 @@ class TorchSource:
                 try:
                     return orig(self, gradient, retain_graph, create_graph, inputs)
                 finally:
-                    if popped is not None:
-                        torch._C._push_on_torch_function_stack(popped)
+                    for mode in reversed(popped or ()):
+                        torch._C._push_on_torch_function_stack(mode)
             except BaseException as e:
                 _trim(e)
                 raise
@@ -273,12 +301,13 @@ class TorchSource:
         return backward
 
     def _mode_off(self) -> Any:
-        """Take the forward-line mode off this thread's mode stack when it is on top (the
-        user's own modes stay); the mode, to put back, or None."""
-        n = torch._C._len_torch_function_stack()
-        if n and torch._C._get_function_stack_at(n - 1) is self._mode:
-            return torch._C._pop_torch_function_stack()
-        return None
+        """Take the forward-line and forward-side modes off this thread's mode stack while they
+        are on top (the user's own modes stay); the modes, to put back, or None."""
+        ours = [m for m in (self._mode, self._fwd_mode) if m is not None]
+        popped = []
+        while (n := torch._C._len_torch_function_stack()) and torch._C._get_function_stack_at(n - 1) in ours:
+            popped.append(torch._C._pop_torch_function_stack())
+        return popped or None
 
     def _run(self, fn: Any, b: inspect.BoundArguments, accumulate: bool) -> Any:
         a = b.arguments
@@ -292,6 +321,10 @@ class TorchSource:
         inputs = a.get("inputs")
         if isinstance(inputs, (torch.Tensor, torch.autograd.graph.GradientEdge)):
             inputs = [inputs]
+        try:
+            self._fwd_call(accumulate, outs, list(inputs or ()), keep)  # why: the backward_call event
+        except Exception:  # noqa: BLE001 - recording never fails the user's call
+            pass
         # The forward-line mode is off while the call runs (torch.autograd.grad dispatches to
         # modes, and the recorder's own summaries are no forward), back on once it returned.
         popped = self._mode_off()
@@ -314,8 +347,8 @@ class TorchSource:
             finally:
                 self._end(call, error, result)
         finally:
-            if popped is not None:
-                torch._C._push_on_torch_function_stack(popped)
+            for mode in reversed(popped or ()):
+                torch._C._push_on_torch_function_stack(mode)
 
     def _begin(self, outs: list[Any], grads: list[Any], inputs: list[Any], keep: bool, create: bool,
                accumulate: bool) -> _Call | None:  # fmt: skip

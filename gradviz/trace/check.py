@@ -28,6 +28,9 @@ from gradviz.trace.model import Trace
 _NODE_FIELDS = ("node", "src", "dst", "producer", "by", "graph_root")
 
 
+# The forward side's kinds name any tensor by id, not only the leaves tensor_created announces.
+_ANY_TENSOR = (ev.VersionBump, ev.GradReset, ev.Detach, ev.TensorAtEnd)
+
 def _where(e: ev.Event) -> str:
     return f"event {e.seq} ({e.kind})"
 
@@ -72,7 +75,7 @@ def invariants(trace: Trace) -> list[str]:
             if n is not None and n not in nodes and not (isinstance(e, ev.NodeCreated) and f == "node"):
                 add(f"{_where(e)}: node {n} ({f}) has no node_created before it")
         t = getattr(e, "tensor", None)
-        if t is not None and t not in tensors and not isinstance(e, ev.TensorCreated):
+        if t is not None and t not in tensors and not isinstance(e, (ev.TensorCreated, *_ANY_TENSOR)):
             add(f"{_where(e)}: tensor {t} has no tensor_created before it")
         if isinstance(e, ev.TaskBegin):
             for n, _ in (*e.roots, *e.outputs):

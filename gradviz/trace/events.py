@@ -528,6 +528,98 @@ class CollectiveEnd(Event):
     error: str | None = None  # "Type: message" when status is "error"
 
 
+# --- the forward side (additive in format 4): what ``gradviz why`` reasons over -------------
+# Tensor ids here are the engine's ids for any tensor (not only leaves), so they may name
+# tensors no tensor_created announced. ``source`` is the user's "file:line", never a frame of
+# gradviz or torch. From real torch they come from a TorchFunctionMode and tensor methods the
+# recorder wraps: observed, as gradviz's own ops report them.
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardOp(Event):
+    """An op of the forward ran: a node-making op, or any op with a tensor that requires grad
+    among its inputs while grad mode was off (where a no_grad block cut a leaf off)."""
+
+    kind: ClassVar[str] = "forward_op"
+    op: str  # the op's name, e.g. "mul", "linear" (torch: the function's name)
+    inputs: tuple[int, ...]  # tensor ids of its tensor inputs, in argument order
+    output: int | None  # tensor id of its (first) tensor output; None when it returned none
+    grad_fn: int | None  # id of the backward node it made (node_created comes first); None: none
+    requires_grad: bool  # whether the output requires grad
+    grad_mode: str  # "grad" (enabled), "no_grad" (disabled) or "inference" (inference_mode)
+    finite: bool | None  # whether every element of the output is finite; None: not a float tensor
+    source: str | None  # "file:line" of the user's call
+
+
+@dataclass(frozen=True, slots=True)
+class VersionBump(Event):
+    """A tensor was written in place: its version counter (shared with its views) went up."""
+
+    kind: ClassVar[str] = "version_bump"
+    tensor: int  # tensor id of the tensor written (any tensor, not only announced leaves)
+    version: int  # the version after the write
+    op: str  # the in-place op, e.g. "add_", "relu_", "copy_"
+    source: str | None  # "file:line" of the user's call
+
+
+@dataclass(frozen=True, slots=True)
+class GradMode(Event):
+    """A grad-mode block was entered or left (no_grad, enable_grad, set_grad_enabled, inference_mode)."""
+
+    kind: ClassVar[str] = "grad_mode"
+    mode: str  # "no_grad", "enable_grad", "set_grad_enabled" or "inference_mode"
+    enter: bool  # True entering the block, False leaving it
+    enabled: bool  # grad mode on the thread after this event
+    source: str | None  # "file:line" of the ``with`` (or the set_grad_enabled call)
+
+
+@dataclass(frozen=True, slots=True)
+class GradReset(Event):
+    """A leaf's ``.grad`` was set back: to None (``p.grad = None``, zero_grad()) or to zeros."""
+
+    kind: ClassVar[str] = "grad_reset"
+    tensor: int  # tensor id of the leaf
+    how: str  # "none" (set to None) or "zero" (zero_grad(set_to_none=False))
+    source: str | None  # "file:line" of the user's call
+
+
+@dataclass(frozen=True, slots=True)
+class Detach(Event):
+    """A tensor's value left autograd: .detach(), .data, .numpy(), .item(), torch.tensor(t)."""
+
+    kind: ClassVar[str] = "detach"
+    op: str  # "detach", "data", "numpy", "item", "tolist" or "tensor" (torch.tensor(t))
+    tensor: int  # tensor id of the tensor that had history (or required grad)
+    output: int | None  # tensor id of the result; None for .numpy()/.item() (not a tensor)
+    source: str | None  # "file:line" of the user's call
+
+
+@dataclass(frozen=True, slots=True)
+class BackwardCall(Event):
+    """The user called backward() or autograd.grad(); the task it makes (if any) comes next on
+    the same thread."""
+
+    kind: ClassVar[str] = "backward_call"
+    api: str  # "backward" or "grad"
+    tensors: tuple[int, ...]  # tensor ids of the roots (the tensors backward was called on)
+    inputs: tuple[int, ...]  # tensor ids of inputs= / grad()'s inputs; empty: all leaves
+    retain_graph: bool  # the graph is kept after the call
+    source: str | None  # "file:line" of the user's call
+
+
+@dataclass(frozen=True, slots=True)
+class TensorAtEnd(Event):
+    """A tensor the program held by name when the recording stopped, and its ``.grad`` then
+    (the end state a question like "why is w.grad None" is about)."""
+
+    kind: ClassVar[str] = "tensor_at_end"
+    name: str  # the variable, or module path ("model.fc1.weight"), that held it
+    tensor: int  # tensor id
+    leaf: bool  # is_leaf
+    requires_grad: bool
+    grad: str  # "none" (.grad is None), "zero" (all zeros), "nonzero", "nonfinite" (NaN/Inf in it)
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     TraceBegin, TraceEnd, ThreadStart, ThreadEnd, QueueCreated,
     TensorCreated, NodeCreated, EdgeCreated,
@@ -536,6 +628,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     NodeBegin, NodeEnd, Hook, AccumulateGradUpdate, CapturedGrad, SavedRelease,
     Callback, PoolPush, PoolTake, Error, Anomaly, EngineInfo, Derived,
     DistInit, DdpInit, DdpForward, DdpGrads, BucketReady, BucketDone, CollectiveBegin, CollectiveEnd,
+    ForwardOp, VersionBump, GradMode, GradReset, Detach, BackwardCall, TensorAtEnd,
 )  # fmt: skip
 
 KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

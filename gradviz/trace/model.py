@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
+from gradviz import _answerers
 from gradviz._gc import paused
 from gradviz.trace import events as ev
 from gradviz.trace import provenance
@@ -284,6 +285,15 @@ class Trace:
             return list(self._of(kind))
         return [e for e in self.events if isinstance(e, kind)]
 
+    def why(self, grad: str | None = None, nan: bool = False, error: bool = False) -> Any:
+        """Why NAME's .grad is None (``grad="w"``), where the first NaN/Inf came from (``nan``),
+        what caused the error (``error``), or, with no question, the first problem: an Answer
+        (reason, where, node, tensor, text). See gradviz.replay.why."""
+        answerer = ANSWERERS.get("why")
+        if answerer is None:
+            raise RuntimeError("Trace.why needs gradviz.replay.why (import gradviz, or it)")
+        return answerer(self, grad=grad, nan=nan, error=error)
+
     @cached_property
     def end(self) -> ev.TraceEnd | None:
         """The trace_end event; None when the recording did not finish (``truncated``)."""
@@ -330,6 +340,11 @@ class Trace:
             return dict(lazy.kinds)
         return {t.kind: len(lst) for t, lst in self.by_kind.items()}
 
+
+# Questions about a run are answered a layer above this one (gradviz.replay.why); the package root
+# registers it (lazily) and that module again as it is imported, so a Trace offers ``why`` without
+# the trace layer importing replay.
+ANSWERERS: dict[str, Callable[..., Any]] = _answerers  # the root package's (gradviz/__init__.py) dict
 
 _NONE: list[Any] = []
 # Kinds a lazily loaded trace counts but does not keep (gradviz.trace.fastload.BULK).

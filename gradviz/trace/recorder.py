@@ -57,6 +57,7 @@ from gradviz.trace import events as ev
 from gradviz.trace.codec import Raw
 from gradviz.trace.model import Trace
 from gradviz.trace.ranks import header_fields  # ddp
+from gradviz.trace.recorder_forward import ForwardMixin
 from gradviz.trace.summaries import (  # noqa: F401 - _small_stats, stats_of: this module's names
     _NEVER,
     VALUES_MAX,
@@ -327,7 +328,7 @@ def _own_fields(cls: type[ev.Event]) -> list[dataclasses.Field]:  # ddp: Recorde
     return [f for f in dataclasses.fields(cls) if f.name not in ("seq", "ts", "tid")]
 
 
-class Recorder(Probe):
+class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side events
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
     ``start()``/``stop()`` or a ``with`` block. After it stops, ``trace`` is the recorded Trace

@@ -289,6 +289,10 @@ def _nothing(c: _Checker, e: Any) -> None:
     pass
 
 
+def _forward_op(c: _Checker, e: Any) -> None:
+    c.opt_node(e.grad_fn, "grad_fn")
+
+
 def _derived(c: _Checker, e: Any) -> None:
     # a torch recording's list of the events its recorder inferred: each an earlier event
     for s in e.events:
@@ -321,6 +325,9 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.EngineInfo: _nothing, ev.Derived: _derived,
     ev.DistInit: _nothing, ev.DdpInit: _ddp_init, ev.DdpForward: _nothing, ev.DdpGrads: _nothing,
     ev.BucketReady: _nothing, ev.BucketDone: _nothing, ev.CollectiveBegin: _collective, ev.CollectiveEnd: _collective,
+    # the forward side: tensor ids there name any tensor, not only announced leaves
+    ev.ForwardOp: _forward_op, ev.VersionBump: _nothing, ev.GradMode: _nothing, ev.GradReset: _nothing,
+    ev.Detach: _nothing, ev.BackwardCall: _nothing, ev.TensorAtEnd: _nothing,
 }  # fmt: skip
 # Events that name no thread of their own before one is announced: the bookends.
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)

@@ -87,6 +87,7 @@ def test_lazy_namespace_is_the_eager_one() -> None:
 
 
 @pytest.mark.parametrize("first", ["import gradviz.tensor", "from gradviz.nn import Linear", "import gradviz.autograd",
+                                   "import gradviz.nn as nn; nn.Linear(3, 2)",  # drawn before any gradviz.X
                                    "from gradviz.trace import record", "import gradviz.cli"])
 def test_any_module_imported_first_leaves_the_whole_namespace(first: str) -> None:
     """Whichever of gradviz's modules a program imports first, ``gradviz.X`` then works as before (the

@@ -17,7 +17,7 @@ import gradviz
 from gradviz.cli import main
 from gradviz.trace.file import save
 
-COMMANDS = ("run", "info", "render", "replay", "export", "diff", "view")
+COMMANDS = ("run", "info", "render", "replay", "export", "diff", "view", "why")
 
 
 def _many(tmp_path: Path, n: int, fail_at: tuple[int, ...] = ()) -> Path:

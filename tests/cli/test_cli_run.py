@@ -298,6 +298,8 @@ def test_every_sample_records_a_sound_trace(tmp_path, sample):
     # Only the anomaly sample warns, on purpose (anomaly mode names the node, numpy the NaN it makes).
     if sample.stem == "anomaly":
         assert any("Error detected in SqrtBackward0" in str(w.message) for w in caught)
+    elif sample.stem == "why_nan":  # numpy's own warning for the log(0) the sample is about
+        assert all("encountered in" in str(w.message) for w in caught)
     else:
         assert [str(w.message) for w in caught] == []
     t = load(out)

@@ -7,6 +7,7 @@ which task each pop takes (the fold's pop order), and clean task ends.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -64,8 +65,10 @@ print(x.grad)
 
 
 def record(script: Path, out: Path) -> Path:
+    # GRADVIZ_FORWARD=0: the backward's events alone, so that the steps named below stay put
     r = subprocess.run([sys.executable, "-m", "gradviz", "run", "-o", str(out), str(script)],
-                       cwd=out.parent, capture_output=True, text=True, timeout=120)
+                       cwd=out.parent, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "GRADVIZ_FORWARD": "0"})  # fmt: skip
     assert out.exists(), r.stderr
     return out
 

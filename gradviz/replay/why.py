@@ -1,0 +1,559 @@
+"""Answers to the questions users bring about a recorded run: why is NAME's ``.grad`` None,
+where did the first NaN/Inf come from, what caused the error. A pure function of the events
+(the forward side's included): it works the same on a trace of gradviz's engine or of torch's.
+
+Each answer names a reason, the line of the user's code that causes it (``where``, never a
+gradviz or torch frame), the node or tensor involved, and what to do about it::
+
+    trace = gradviz.load("run.trace.json")
+    a = trace.why(grad="w")      # or why(nan=True), why(error=True), why() for the first problem
+    a.reason, a.where, a.text
+
+Reasons (``REASONS``): for --grad detached, no_grad, unused, pruned, not_leaf, reset,
+none_gradients (and not_requires_grad, has_grad); for --nan non_finite_forward,
+non_finite_backward; for --error inplace, no_grad_fn, freed, unused_parameters (by a rule in
+``ERROR_RULES``, which the distributed recording adds) and error (any other).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import Any
+
+from gradviz.trace import events as ev
+from gradviz.trace.model import ANSWERERS
+
+REASONS = {
+    "grad": ("detached", "no_grad", "unused", "pruned", "not_leaf", "reset", "none_gradients", "not_requires_grad",
+             "has_grad", "no_problem"),
+    "nan": ("non_finite_forward", "non_finite_backward", "all_finite"),
+    "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "error", "no_error"),
+}  # fmt: skip
+
+
+class WhyError(ValueError):
+    """The question cannot be asked of this trace (an unknown tensor name, say): one line."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str  # "grad", "nan" or "error"
+    reason: str  # one of REASONS[question]
+    where: str | None  # "file.py:LINE" of the user's code that causes it
+    node: str | None  # the backward node involved (its name), if any
+    tensor: str | None  # the tensor involved (the user's name for it, or what made it), if any
+    text: str  # one or two sentences the user can act on
+    node_id: int | None = None  # the node's id in the trace (render highlights it)
+    seq: int | None = None  # the event the answer rests on
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's --json object."""
+        d = asdict(self)
+        return {k: d[k] for k in ("question", "reason", "where", "node", "tensor", "text")}
+
+    def __str__(self) -> str:
+        head = f"{self.reason}"
+        if self.where:
+            head += f" at {self.where}"
+        return f"{head}\n{self.text}"
+
+
+def _short(where: str | None) -> str:
+    """A source for a sentence: its file's base name and line."""
+    if not where:
+        return "an unknown line"
+    path, _, line = where.rpartition(":")
+    return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
+class Facts:
+    """The trace's events, indexed for the questions (built once per trace)."""
+
+    def __init__(self, trace: Any):
+        self.trace = trace
+        of = trace.of_kind
+        self.ops: list[ev.ForwardOp] = of(ev.ForwardOp)  # type: ignore[assignment]
+        self.bumps: list[ev.VersionBump] = of(ev.VersionBump)  # type: ignore[assignment]
+        self.modes: list[ev.GradMode] = of(ev.GradMode)  # type: ignore[assignment]
+        self.resets: list[ev.GradReset] = of(ev.GradReset)  # type: ignore[assignment]
+        self.detaches: list[ev.Detach] = of(ev.Detach)  # type: ignore[assignment]
+        self.calls: list[ev.BackwardCall] = of(ev.BackwardCall)  # type: ignore[assignment]
+        self.at_end: list[ev.TensorAtEnd] = of(ev.TensorAtEnd)  # type: ignore[assignment]
+        self.errors: list[ev.Error] = of(ev.Error)  # type: ignore[assignment]
+        self.nodes = trace.nodes
+        self.creator: dict[int, ev.ForwardOp] = {}
+        for op in self.ops:
+            if op.output is not None:
+                self.creator.setdefault(op.output, op)
+        self.op_of_node = {op.grad_fn: op for op in self.ops if op.grad_fn is not None}
+        self.names: dict[int, str] = {}
+        for t in self.at_end:
+            self.names.setdefault(t.tensor, t.name)
+        for tc in of(ev.TensorCreated):
+            if tc.name:
+                self.names.setdefault(tc.tensor, tc.name)
+        self.accs: dict[int, list[int]] = {}
+        for n in self.nodes.values():
+            if n.tensor is not None:
+                self.accs.setdefault(n.tensor, []).append(n.id)
+
+    @cached_property
+    def tasks(self) -> list[ev.TaskBegin]:
+        return [t.begin for t in self.trace.tasks.values()]
+
+    @cached_property
+    def call_of_task(self) -> dict[int, ev.BackwardCall]:
+        """Each user-level task's backward()/grad() call: the last call on its thread before it."""
+        out: dict[int, ev.BackwardCall] = {}
+        last: dict[int, ev.BackwardCall] = {}
+        merged = sorted([*self.calls, *self.tasks], key=lambda e: e.seq)
+        for e in merged:
+            if isinstance(e, ev.BackwardCall):
+                last[e.tid] = e
+            elif e.reentrant_depth == 0 and e.tid in last:
+                out[e.task] = last.pop(e.tid)
+        return out
+
+    @cached_property
+    def reached(self) -> dict[int, set[int]]:
+        """task -> the nodes reachable from its roots (its dependency counts' nodes, and the roots)."""
+        out: dict[int, set[int]] = {t.task: {n for n, _ in t.roots} for t in self.tasks}
+        for d in self.trace.of_kind(ev.Dependencies):
+            out.setdefault(d.task, set()).update(n for n, _ in d.counts)
+        return out
+
+    @cached_property
+    def needed(self) -> dict[int, set[int]]:
+        """task -> the nodes its exec_info says run (only tasks with grad()/inputs=)."""
+        return {e.task: set(e.needed) for e in self.trace.of_kind(ev.ExecInfo)}
+
+    @cached_property
+    def ran(self) -> dict[int, list[ev.NodeBegin]]:
+        out: dict[int, list[ev.NodeBegin]] = {}
+        for e in self.trace.of_kind(ev.NodeBegin):
+            out.setdefault(e.node, []).append(e)
+        return out
+
+    @cached_property
+    def buffer_adds(self) -> list[ev.BufferAdd]:
+        return self.trace.of_kind(ev.BufferAdd)  # type: ignore[return-value]
+
+    @cached_property
+    def updates(self) -> dict[int, list[ev.AccumulateGradUpdate]]:
+        out: dict[int, list[ev.AccumulateGradUpdate]] = {}
+        for e in self.trace.of_kind(ev.AccumulateGradUpdate):
+            out.setdefault(e.tensor, []).append(e)
+        return out
+
+    def node_name(self, node: int | None) -> str | None:
+        info = self.nodes.get(node) if node is not None else None
+        return info.name if info is not None else None
+
+    def label(self, tensor: int | None) -> str | None:
+        """The user's name for a tensor, else what made it ("the output of mul")."""
+        if tensor is None:
+            return None
+        name = self.names.get(tensor)
+        if name:
+            return name
+        op = self.creator.get(tensor)
+        return f"the output of {op.op}" if op is not None else None
+
+    def block_of(self, e: ev.Event) -> ev.GradMode | None:
+        """The grad-mode block (its enter event) open on e's thread when e happened."""
+        stack: list[ev.GradMode] = []
+        for m in self.modes:
+            if m.seq > e.seq:
+                break
+            if m.tid != e.tid:
+                continue
+            if m.enter:
+                stack.append(m)
+            elif stack:
+                stack.pop()
+        return stack[-1] if stack else None
+
+
+# -- the name a question asks about -------------------------------------------------------
+
+
+def find_tensor(facts: Facts, name: str) -> tuple[int, ev.TensorAtEnd | None]:
+    """The tensor a --grad NAME means: a variable or module path (with or without the model's
+    variable in front), as render labels leaves."""
+    cands = [t for t in facts.at_end if t.name == name]
+    if not cands:
+        cands = [t for t in facts.at_end if t.name.endswith("." + name)]
+    if cands:
+        return cands[0].tensor, cands[0]
+    named = [tid for tid, n in facts.names.items() if n == name or n.endswith("." + name)]
+    if named:
+        return named[0], None
+    if "." in name:  # the model's variable in front of a module path the trace names without it
+        try:
+            return find_tensor(facts, name.split(".", 1)[1])
+        except WhyError:
+            pass
+    known = sorted({t.name for t in facts.at_end} | set(facts.names.values()))
+    hint = f"; named tensors: {', '.join(known[:12])}{' ...' if len(known) > 12 else ''}" if known else ""
+    raise WhyError(f"no tensor named {name!r} in the trace{hint}")
+
+
+# -- --grad NAME ------------------------------------------------------------------------------
+
+
+def _taint(facts: Facts, tensor: int) -> set[int]:
+    """The tensors computed from ``tensor`` in the forward (through recorded ops)."""
+    reach = {tensor}
+    for op in facts.ops:  # in seq order: an op's inputs were made before it
+        if op.output is not None and any(i in reach for i in op.inputs):
+            reach.add(op.output)
+    return reach
+
+
+def why_grad(facts: Facts, name: str) -> Answer:
+    tensor, at = find_tensor(facts, name)
+    q = "grad"
+
+    def answer(reason: str, where: str | None, text: str, node: int | None = None, seq: int | None = None) -> Answer:
+        return Answer(q, reason, where, facts.node_name(node), name, text, node, seq)
+
+    if at is not None and at.grad in ("nonzero", "nonfinite"):
+        extra = " (it holds NaN/Inf: ask --nan)" if at.grad == "nonfinite" else ""
+        return answer("has_grad", None, f"{name}.grad is not None after the run{extra}.")
+    if at is not None and not at.leaf:
+        op = facts.creator.get(tensor)
+        where = op.source if op is not None else None
+        made = f"`{op.op}` at {_short(where)}" if op is not None else "an op"
+        return answer(
+            "not_leaf", where,
+            f"{name} is the result of {made}, not a leaf, and autograd keeps .grad only on leaves. Make it a "
+            f"leaf (e.g. `{name} = (torch.randn(...) * 0.1).requires_grad_()`), or call {name}.retain_grad() "
+            "before backward.", op.grad_fn if op is not None else None, op.seq if op is not None else None,
+        )  # fmt: skip
+    updates = facts.updates.get(tensor, [])
+    if updates:
+        last = updates[-1]
+        resets = [r for r in facts.resets if r.tensor == tensor and r.seq > last.seq]
+        if resets:
+            r = resets[0]
+            what = "to None" if r.how == "none" else "to zeros"
+            return answer(
+                "reset", r.source,
+                f"{name} got its gradient from the backward, then its .grad was set back {what} at "
+                f"{_short(r.source)} (zero_grad() or `.grad = None`). Read .grad before that line, or move "
+                "zero_grad() to the start of the step.", last.node, r.seq,
+            )  # fmt: skip
+        if at is not None and at.grad == "zero":
+            return answer("none_gradients", None, f"{name}.grad holds zeros: every gradient that reached it was zero.",
+                          last.node, last.seq)  # fmt: skip
+    accs = set(facts.accs.get(tensor, []))
+    # The backward calls that reached the leaf's AccumulateGrad
+    for task in facts.tasks:
+        if task.reentrant_depth != 0 or not (accs & facts.reached.get(task.task, set())):
+            continue
+        call = facts.call_of_task.get(task.task)
+        where = call.source if call is not None else None
+        acc = next(iter(accs & facts.reached[task.task]))
+        needed = facts.needed.get(task.task)
+        if not task.accumulate_grad:
+            return answer(
+                "pruned", where,
+                f"autograd.grad() at {_short(where)} returns the gradients it computes and never writes .grad: "
+                f"take {name}'s gradient from its result, or call backward() instead.", acc, task.seq,
+            )  # fmt: skip
+        if needed is not None and acc not in needed:
+            return answer(
+                "pruned", where,
+                f"backward(inputs=...) at {_short(where)} left {name} out of its inputs, so its .grad was not "
+                f"computed. Add {name} to inputs=, or leave inputs= out.", acc, task.seq,
+            )  # fmt: skip
+        if facts.ran.get(acc):
+            adds = [b for b in facts.buffer_adds if b.node == acc and b.task == task.task]
+            if adds and all(b.mode == "undefined" for b in adds):
+                prod = adds[0].producer
+                src = facts.nodes[prod].source if prod in facts.nodes else None
+                return answer(
+                    "none_gradients", src,
+                    f"Every gradient reaching {name}'s AccumulateGrad was None: {facts.node_name(prod) or 'a node'} "
+                    f"(from {_short(src)}) returned None for it (a custom Function's backward returning None, or "
+                    "a hook). Return a gradient for that input.", acc, adds[0].seq,
+                )  # fmt: skip
+    # Never reached by a backward: what cut it off, first in the program
+    reach = _taint(facts, tensor)
+    cands: list[tuple[int, Answer]] = []
+    for op in facts.ops:
+        if op.grad_mode != "grad" and tensor in op.inputs:
+            block = facts.block_of(op)
+            inside = f"the {block.mode} block at {_short(block.source)}" if block is not None else "a no_grad block"
+            cands.append((op.seq, answer(
+                "no_grad", op.source,
+                f"{name} was used by `{op.op}` at {_short(op.source)} inside {inside}, so no graph was recorded "
+                f"from it and backward cannot reach it. Compute the loss outside that block.", None, op.seq,
+            )))  # fmt: skip
+            break
+    for d in facts.detaches:
+        if d.tensor in reach:
+            how = {"detach": ".detach()", "data": ".data", "numpy": ".numpy()", "item": ".item()",
+                   "tolist": ".tolist()", "tensor": "torch.tensor(t)"}.get(d.op, d.op)  # fmt: skip
+            cands.append((d.seq, answer(
+                "detached", d.source,
+                f"{how} at {_short(d.source)} cut {facts.label(d.tensor) or 'a tensor'} (computed from {name}) off "
+                f"the graph, so the loss does not depend on {name} for autograd. Keep the tensor in the graph "
+                "(drop the .detach()/.item()/.data round trip).", None, d.seq,
+            )))  # fmt: skip
+            break
+    if cands:
+        return min(cands, key=lambda c: c[0])[1]
+    if at is not None and not at.requires_grad:
+        return answer(
+            "not_requires_grad", None,
+            f"{name} does not require grad, so autograd never computes a gradient for it. Create it with "
+            f"requires_grad=True or call {name}.requires_grad_().",
+        )  # fmt: skip
+    calls = [c.source for c in facts.calls]
+    loss = f" (backward at {_short(calls[0])})" if calls else ""
+    return answer(
+        "unused", None,
+        f"{name} never took part in computing what backward was called on{loss}, so no gradient reaches it. "
+        f"Check that the forward uses {name} (a parameter of a layer that forward() skips, say).",
+    )  # fmt: skip
+
+
+# -- --nan ------------------------------------------------------------------------------------
+
+
+def _bad(stats: ev.Stats | None) -> bool:
+    return stats is not None and (stats.nan > 0 or stats.inf > 0)
+
+
+def why_nan(facts: Facts) -> Answer:
+    bad_out: set[int] = set()
+    for op in facts.ops:
+        if op.finite is False:
+            if not any(i in bad_out for i in op.inputs):
+                return Answer(
+                    "nan", "non_finite_forward", op.source, facts.node_name(op.grad_fn),
+                    facts.label(op.output) or op.op,
+                    f"`{op.op}` at {_short(op.source)} made the first NaN/Inf of the forward from finite inputs "
+                    "(log or division at 0, sqrt of a negative, exp overflowing). Clamp its input or add an epsilon.",
+                    op.grad_fn, op.seq,
+                )  # fmt: skip
+            if op.output is not None:
+                bad_out.add(op.output)
+    # backward: the first node whose incoming gradients were finite and whose outputs were not
+    incoming: dict[tuple[int, int], bool] = {}  # (task, node) -> an incoming gradient was bad
+    for b in facts.buffer_adds:
+        if _bad(b.stats) and b.producer is not None and not incoming.get((b.task, b.producer), False):
+            info = facts.nodes.get(b.producer)
+            src = info.source if info is not None else None
+            op = facts.op_of_node.get(b.producer)
+            made = f" (made by `{op.op}`)" if op is not None else ""
+            return Answer(
+                "nan", "non_finite_backward", src, facts.node_name(b.producer),
+                facts.label(op.output) if op is not None else None,
+                f"{facts.node_name(b.producer)}{made} at {_short(src)} turned finite gradients into NaN/Inf: its "
+                "derivative is infinite or undefined at its input (sqrt or pow at 0, log at 0, acos at 1). "
+                "Keep the input away from that point (clamp, add an epsilon).", b.producer, b.seq,
+            )  # fmt: skip
+        if _bad(b.stats):
+            incoming[(b.task, b.node)] = True
+    return Answer("nan", "all_finite", None, None, None,
+                  "No NaN or Inf was recorded, in the forward or in the backward.")  # fmt: skip
+
+
+# -- --error ----------------------------------------------------------------------------------
+
+_INPLACE = re.compile(r"modified by an inplace operation")
+_VERSION = re.compile(r"is at version (\d+); expected version (\d+)")
+_OUTPUT_OF = re.compile(r"which is output \d+ of (\w+)")
+
+
+def _inplace(facts: Facts, err: ev.Error) -> Answer | None:
+    if not _INPLACE.search(err.message):
+        return None
+    node = err.node
+    if node is None:  # torch names the node in its message
+        m = _OUTPUT_OF.search(err.message)
+        if m:
+            named = [n for n in facts.nodes.values() if n.name == m.group(1) and n.seq < err.seq]
+            node = named[-1].id if named else None
+    op = facts.op_of_node.get(node) if node is not None else None
+    m = _VERSION.search(err.message)
+    expected = int(m.group(2)) if m else None
+    bumps = [b for b in facts.bumps if b.seq < err.seq and (op is None or b.seq > op.seq)]
+    if op is not None:
+        ids = {*op.inputs, *([op.output] if op.output is not None else [])}
+        mine = [b for b in bumps if b.tensor in ids]
+        if mine:
+            bumps = mine
+        elif expected is not None:
+            bumps = [b for b in bumps if b.version == expected + 1]
+    bump = bumps[0] if bumps else None
+    saved_at = op.source if op is not None else (facts.nodes[node].source if node in facts.nodes else None)
+    name = facts.node_name(node)
+    saver = f"`{op.op}` at {_short(saved_at)} ({name})" if op is not None else f"{name or 'a node'}"
+    where = bump.source if bump is not None else None
+    text = (f"`{bump.op}` at {_short(where)} modified in place a tensor that {saver} saved for backward. "
+            if bump is not None else f"A tensor that {saver} saved for backward was modified in place. ")  # fmt: skip
+    text += "Use the out-of-place form (x = x + 1, not x += 1), or .clone() the tensor before modifying it."
+    tensor = facts.label(bump.tensor) if bump is not None else None
+    return Answer("error", "inplace", where, name, tensor, text, node, bump.seq if bump is not None else err.seq)
+
+
+def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
+    if "does not require grad and does not have a grad_fn" not in err.message:
+        return None
+    calls = [c for c in facts.calls if c.seq < err.seq]
+    call = calls[-1] if calls else None
+    m = re.search(r"element (\d+)", err.message)
+    k = int(m.group(1)) if m else 0
+    root = call.tensors[k] if call is not None and k < len(call.tensors) else None
+    op = facts.creator.get(root) if root is not None else None
+    det = next((d for d in facts.detaches if d.output == root), None) if root is not None else None
+    label = facts.label(root) or "the tensor"
+    if op is not None:
+        block = facts.block_of(op)
+        why = (f"inside the {block.mode} block at {_short(block.source)}" if block is not None
+               else "from tensors that do not require grad")  # fmt: skip
+        return Answer("error", "no_grad_fn", op.source, None, label,
+                      f"{label} was made by `{op.op}` at {_short(op.source)} {why}, so it has no grad_fn and "
+                      "backward() has nothing to go back through. Compute it with grad enabled, from tensors that "
+                      "require grad.", None, op.seq)  # fmt: skip
+    if det is not None:
+        return Answer("error", "no_grad_fn", det.source, None, label,
+                      f"{label} was made by `{det.op}` at {_short(det.source)}, which cuts it off the graph, so "
+                      "backward() has nothing to go back through. Keep it in the graph.", None, det.seq)  # fmt: skip
+    made = [o for o in facts.ops
+            if o.grad_mode != "grad" and o.output is not None and (call is None or o.seq < call.seq)]  # fmt: skip
+    if made:  # the loss came from tensors a no_grad block made (what made it from them was not seen)
+        op = made[-1]
+        block = facts.block_of(op)
+        inside = f"the {block.mode} block at {_short(block.source)}" if block is not None else "a no_grad block"
+        return Answer("error", "no_grad_fn", op.source, None, label,
+                      f"{label} has no grad_fn: it was computed from tensors made inside {inside} (last: `{op.op}` at "
+                      f"{_short(op.source)}), which record no graph. Compute them with grad enabled, outside that "
+                      "block.", None, op.seq)  # fmt: skip
+    where = call.source if call is not None else None
+    return Answer("error", "no_grad_fn", where, None, label,
+                  f"backward() at {_short(where)} was called on {label}, which no op that requires grad made (a "
+                  "new tensor, or one made from tensors without requires_grad=True). Set requires_grad=True on "
+                  "the inputs that should get gradients.", None, err.seq)  # fmt: skip
+
+
+def _freed(facts: Facts, err: ev.Error) -> Answer | None:
+    if "backward through the graph a second time" not in err.message:
+        return None
+    earlier = [t for t in facts.tasks if t.seq < err.seq and t.reentrant_depth == 0 and not t.keep_graph]
+    if err.node is not None:
+        ran_in = {b.task for b in facts.ran.get(err.node, []) if b.seq < err.seq and b.task != err.task}
+        mine = [t for t in earlier if t.task in ran_in]
+        earlier = mine or earlier
+    if err.task is not None:
+        earlier = [t for t in earlier if t.task != err.task]
+    first = earlier[-1] if earlier else None
+    call = facts.call_of_task.get(first.task) if first is not None else None
+    where = call.source if call is not None else None
+    now = facts.call_of_task.get(err.task) if err.task is not None else None
+    if now is None:
+        later = [c for c in facts.calls if c.seq < err.seq]
+        now = later[-1] if later else None
+    name = facts.node_name(err.node)
+    return Answer(
+        "error", "freed", where, name, None,
+        f"The backward at {_short(where)} freed the graph's saved tensors (retain_graph was not set); the backward "
+        f"at {_short(now.source if now else None)} went through the same graph again. Pass retain_graph=True to "
+        "the first, or recompute the forward before the second (often: a tensor from the previous iteration, such "
+        "as a hidden state, that was not detached).", err.node, err.seq,
+    )  # fmt: skip
+
+
+# The rules that explain an error, tried in order; each returns None if the error is not its
+# kind. The distributed recording appends its rule (unused_parameters) here.
+ERROR_RULES: list[Callable[[Facts, ev.Error], Answer | None]] = [_inplace, _no_grad_fn, _freed]
+
+
+def why_error(facts: Facts) -> Answer:
+    errs = facts.errors
+    if not errs:
+        return Answer("error", "no_error", None, None, None, "The run recorded no error.")
+    # the first error of the backward is the cause; a program error repeats it at the end
+    err = errs[0]
+    for rule in ERROR_RULES:
+        a = rule(facts, err)
+        if a is not None:
+            return a
+    info = facts.nodes.get(err.node) if err.node is not None else None
+    calls = [c for c in facts.calls if c.seq < err.seq]
+    where = info.source if info is not None else calls[-1].source if calls else None
+    return Answer("error", "error", where, facts.node_name(err.node), None, f"{err.type}: {err.message}",
+                  err.node, err.seq)  # fmt: skip
+
+
+# -- the entry point ----------------------------------------------------------------------------
+
+
+def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = False) -> Answer:
+    """Answer one question about ``trace`` (a gradviz.trace.model.Trace): ``grad=NAME``, ``nan``,
+    ``error``; none: the first problem, by importance (error, NaN/Inf, a leaf whose .grad is None)."""
+    if sum((grad is not None, bool(nan), bool(error))) > 1:
+        raise WhyError("ask one question at a time: --grad NAME, --nan or --error")
+    facts = Facts(trace)
+    if grad is not None:
+        return why_grad(facts, grad)
+    if nan:
+        return why_nan(facts)
+    if error:
+        return why_error(facts)
+    if facts.errors:
+        return why_error(facts)
+    a = why_nan(facts)
+    if a.reason != "all_finite":
+        return a
+    for t in facts.at_end:
+        if t.leaf and t.requires_grad and t.grad == "none":
+            return why_grad(facts, t.name)
+    return Answer("grad", "no_problem", None, None, None,
+                  "No problem found: no error, no NaN/Inf, and every named leaf that requires grad has a .grad.")
+
+
+def facts_of(trace: Any) -> Facts:
+    """The trace's Facts, made once per trace (the stepper asks at every redraw)."""
+    f = trace.__dict__.get("_why_facts")
+    if f is None:
+        f = trace.__dict__["_why_facts"] = Facts(trace)
+    return f
+
+
+def about_node(trace: Any, node: int) -> Answer | None:
+    """The answer that concerns ``node``, if any: the error it raised, the first NaN/Inf it
+    made, or, for a leaf's AccumulateGrad, why the leaf's .grad is None."""
+    facts = facts_of(trace)
+    for err in facts.errors:
+        if err.node == node:
+            a = _explain(facts, err)
+            return a
+    nan = why_nan(facts)
+    if nan.node_id == node:
+        return nan
+    info = facts.nodes.get(node)
+    if info is not None and info.tensor is not None:
+        at = next((t for t in facts.at_end if t.tensor == info.tensor), None)
+        if at is not None and at.grad == "none":
+            return why_grad(facts, at.name)
+    return None
+
+
+def _explain(facts: Facts, err: ev.Error) -> Answer:
+    for rule in ERROR_RULES:
+        a = rule(facts, err)
+        if a is not None:
+            return a
+    info = facts.nodes.get(err.node) if err.node is not None else None
+    return Answer("error", "error", info.source if info is not None else None, facts.node_name(err.node), None,
+                  f"{err.type}: {err.message}", err.node, err.seq)  # fmt: skip
+
+
+ANSWERERS["why"] = why

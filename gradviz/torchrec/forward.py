@@ -1,0 +1,248 @@
+"""The forward side of a real-torch recording: what ``gradviz why`` reasons over, in the trace's
+one vocabulary (gradviz.trace.events: forward_op, version_bump, grad_mode, grad_reset, detach,
+backward_call, tensor_at_end).
+
+A ``TorchFunctionMode`` (torch's public mechanism for seeing every torch call from Python) sees
+each call the user's code makes, and each call torch's own Python code makes for it (an
+optimizer's step, a grad-mode block's ``_set_grad_enabled``). What it sees is OBSERVED: the op,
+its tensors, whether its result has a grad_fn, grad mode, the user's line, an in-place op's new
+``_version``, ``.grad`` set to None, ``.detach()``/``.data``/``.item()``/``.numpy()``/
+``torch.tensor(t)``, ``backward()``/``grad()`` calls. Tensors are known by a weak reference and an
+id the recording gives them (a leaf keeps it when the graph walk announces it later); the node an
+op made is not named in forward_op (the recorder numbers nodes when a backward walks them).
+
+Cost: one Python call per torch call (and a finiteness check of each floating-point result, a sum)
+while recording; ``TorchRecorder.forward = False`` turns the forward side off.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import weakref
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from gradviz.torchrec import lines
+from gradviz.torchrec.summaries import busy, has_values
+from gradviz.trace import events as ev
+from gradviz.trace.recorder_forward import forward_default, grad_state, named_tensors
+
+_DETACH = {"detach": "detach", "numpy": "numpy", "item": "item", "tolist": "tolist", "tensor": "tensor"}
+_SET_GRAD = "_set_grad_enabled"
+# (method-wrappers are made at each attribute access: compared with ==, not is)
+_GRAD_SET = torch.Tensor.grad.__set__
+_DATA_GET = torch.Tensor.data.__get__
+_busy = threading.local()  # the mode's own torch calls (a finiteness check) are not the program's
+
+
+def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    """The tensors among a call's arguments (and in its lists/tuples, one level down)."""
+    out = []
+    for a in (*args, *(kwargs or {}).values()):
+        if isinstance(a, torch.Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(x for x in a if isinstance(x, torch.Tensor))
+    return out
+
+
+def _finite(t: torch.Tensor) -> bool | None:
+    """Whether every element is finite (None: not floating point). A sum first: one pass, no
+    mask, and finite for almost every finite tensor."""
+    if not t.dtype.is_floating_point or not has_values(t):  # meta, fake, functorch's wrappers: no values
+        return None
+    d = t.detach()
+    s = d.sum().item()
+    if s - s == 0:
+        return True
+    return bool(torch.isfinite(d).all())
+
+
+class ForwardMode(TorchFunctionMode):
+    """Notes each torch call as forward-side events of ``rec`` (a TorchRecorder with ForwardSide)."""
+
+    def __init__(self, rec: Any):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        rec = self.rec
+        if getattr(func, "_gradviz_entry", False):
+            # the recorder's backward/grad wrapper dispatches to the modes once it made its task
+            # (and reported the call): the original runs, as SourceMode does
+            while getattr(func, "_gradviz_entry", False) and hasattr(func, "__wrapped__"):
+                func = func.__wrapped__
+            return func(*args, **(kwargs or {}))
+        if getattr(_busy, "on", False) or busy() or rec._running:
+            # the recorder's own ops, or a backward running (its hooks, a Function's backward, a
+            # create_graph backward's ops): not the program's forward
+            return func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", "")
+        if name == _SET_GRAD:
+            rec._fwd_grad_mode(sys._getframe(1), bool(args[0]) if args else True)
+            return func(*args, **(kwargs or {}))
+        if name == "__set__" and func == _GRAD_SET:
+            if args and args[0].grad is not None and (len(args) < 2 or args[1] is None):
+                rec._fwd_emit(ev.GradReset, tensor=rec._fwd_id(args[0]), how="none", source=_where())
+            return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        _busy.on = True
+        try:
+            self._note(func, name, args, kwargs, out)
+        finally:
+            _busy.on = False
+        return out
+
+    def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any) -> None:
+        rec = self.rec
+        if name == "__get__" and func == _DATA_GET:
+            name = "data"
+        if name in _DETACH:
+            src = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            if src is not None and src.requires_grad:
+                o = out if isinstance(out, torch.Tensor) else None
+                rec._fwd_emit(ev.Detach, op=_DETACH.get(name, name), tensor=rec._fwd_id(src),
+                              output=None if o is None else rec._fwd_id(o), source=_where())  # fmt: skip
+            return
+        if name.endswith("_") and not name.endswith("__") or (kwargs or {}).get("out") is not None:
+            target = args[0] if args else None
+            targets = target if isinstance(target, (list, tuple)) else [target]
+            src = None
+            for t in targets:
+                if isinstance(t, torch.Tensor):
+                    src = src or _where()
+                    rec._fwd_emit(ev.VersionBump, tensor=rec._fwd_id(t), version=t._version, op=name, source=src)
+        if name.startswith("__") and name not in ("__add__", "__mul__", "__sub__", "__truediv__", "__matmul__",
+                                                   "__pow__", "__neg__", "__radd__", "__rmul__", "__rsub__",
+                                                   "__rtruediv__", "__getitem__", "__iadd__", "__isub__",
+                                                   "__imul__", "__itruediv__"):  # fmt: skip
+            return  # __get__ of attributes, __repr__, __format__: not ops of the forward
+        items = out if isinstance(out, (list, tuple)) else (out,)
+        first = next((t for t in items if isinstance(t, torch.Tensor)), None)
+        if first is None:
+            return
+        ins = _tensors(args, kwargs)
+        enabled = torch.is_grad_enabled()
+        if enabled:
+            if first.grad_fn is None:
+                return  # no graph made: nothing autograd will reason about
+            mode = "grad"
+        else:
+            tainted = rec._fwd_tainted
+            if not any(t.requires_grad or id(t) in tainted for t in ins):
+                return
+            tainted.add(id(first))
+            mode = "inference" if torch.is_inference_mode_enabled() else "no_grad"
+        rec._fwd_emit(ev.ForwardOp, op=name.strip("_") or name, inputs=tuple(rec._fwd_id(t) for t in ins),
+                      output=rec._fwd_id(first), grad_fn=None, requires_grad=first.requires_grad, grad_mode=mode,
+                      finite=_finite(first) if enabled else None, source=_where())  # fmt: skip
+
+
+def _where() -> str | None:
+    return lines.where(lines.user_frame(1))
+
+
+_GRAD_MODES = {"no_grad": "no_grad", "enable_grad": "enable_grad", "set_grad_enabled": "set_grad_enabled",
+               "inference_mode": "inference_mode"}  # fmt: skip
+
+
+class ForwardSide:
+    """The forward side of TorchSource (which provides _emit_raw, _tid, _running, _known_leaf_id
+    and _tensor_ids)."""
+
+    forward = True  # record the forward side (set False before start() to leave it out)
+
+    _emit_raw: Any
+    _tid: Any
+    _running: list[Any]
+    _known_leaf_id: Any
+    _tensor_ids: int
+
+    def _fwd_start(self) -> None:
+        self._fwd_ids: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, tensor id)
+        self._fwd_tainted: set[int] = set()  # id() of tensors made in no_grad blocks from grad tensors
+        self._fwd_mode: ForwardMode | None = None
+        if self.forward and forward_default():
+            self._fwd_mode = ForwardMode(self)
+            self._fwd_mode.__enter__()
+
+    def _fwd_stop(self) -> None:
+        if self._fwd_mode is not None:
+            try:
+                self._fwd_mode.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001 - a mode left mismatched by the script: ours is off anyway
+                pass
+            self._fwd_mode = None
+        self._fwd_ids.clear()
+        self._fwd_tainted.clear()
+
+    def _fwd_emit(self, cls: type[ev.Event], **fields: Any) -> None:
+        # the forward runs on the user's threads: a thread first seen here is a caller
+        self._emit_raw(cls, self._tid("caller"), **fields)
+
+    def _fwd_id(self, t: torch.Tensor) -> int:
+        """The recording's id of any tensor: a leaf's, once announced, or one given now."""
+        known = self._known_leaf_id(t)
+        if known is not None:
+            return known
+        mine = self._fwd_ids.get(id(t))
+        if mine is not None and mine[0]() is t:
+            return mine[1]
+        self._tensor_ids += 1
+        tid = self._tensor_ids
+        try:
+            ref = weakref.ref(t, functools.partial(_forget, self._fwd_ids, id(t)))
+        except TypeError:
+            return tid
+        self._fwd_ids[id(t)] = (ref, tid)
+        return tid
+
+    def _fwd_known(self, t: torch.Tensor) -> int | None:
+        """The id the forward side gave ``t``, if any (the graph walk keeps it for the leaf)."""
+        mine = getattr(self, "_fwd_ids", {}).get(id(t))
+        return mine[1] if mine is not None and mine[0]() is t else None
+
+    def _fwd_grad_mode(self, frame: Any, enabled: bool) -> None:
+        """torch's grad-mode blocks call _set_grad_enabled from their __enter__/__exit__ (and
+        set_grad_enabled's __init__): a block the user's own code opened is reported."""
+        # the outermost frame of torch's grad_mode.py (no_grad.__enter__ calls set_grad_enabled's
+        # __init__, which calls _set_grad_enabled)
+        while frame is not None and frame.f_back is not None and \
+                frame.f_back.f_code.co_filename == frame.f_code.co_filename:  # fmt: skip
+            frame = frame.f_back
+        code = frame.f_code if frame is not None else None
+        if code is None:
+            return
+        owner = code.co_qualname.split(".")[0] if hasattr(code, "co_qualname") else ""
+        mode = _GRAD_MODES.get(owner)
+        user = frame.f_back
+        if mode is None or user is None or lines.ours(user.f_code.co_filename):
+            return
+        enter = code.co_name in ("__enter__", "__init__")
+        self._fwd_emit(ev.GradMode, mode=mode, enter=enter, enabled=enabled,
+                       source=f"{user.f_code.co_filename}:{user.f_lineno}")  # fmt: skip
+
+    def _fwd_call(self, accumulate: bool, outs: list[Any], inputs: list[Any], keep: bool) -> None:
+        """backward()/grad() was called (the recorder's wrapper, before it begins the task)."""
+        if self._fwd_mode is None or self._running:
+            return
+        self._fwd_emit(ev.BackwardCall, api="backward" if accumulate else "grad",
+                       tensors=tuple(self._fwd_id(t) for t in outs if isinstance(t, torch.Tensor)),
+                       inputs=tuple(self._fwd_id(t) for t in inputs if isinstance(t, torch.Tensor)),
+                       retain_graph=keep, source=_where())  # fmt: skip
+
+    def tensors_at_end(self, scope: dict[str, Any] | None) -> None:
+        """One tensor_at_end event per tensor the program holds by name (call before stop())."""
+        if not scope or self._fwd_mode is None:
+            return
+        for name, t in named_tensors(scope, lambda v: isinstance(v, torch.Tensor)):
+            self._fwd_emit(ev.TensorAtEnd, name=name, tensor=self._fwd_id(t), leaf=t.is_leaf,
+                           requires_grad=t.requires_grad, grad=grad_state(t.grad if t.is_leaf else None))  # fmt: skip
+
+
+def _forget(ids: dict[int, Any], key: int, _ref: Any) -> None:
+    ids.pop(key, None)

@@ -1,0 +1,8 @@
+# why: --nan -> non_finite_backward
+import torch
+
+w = torch.randn(3, requires_grad=True)
+z = w * 0
+y = torch.sqrt(z)  # WHERE
+loss = (y * 2).sum()
+loss.backward()
