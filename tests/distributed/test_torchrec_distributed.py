@@ -196,6 +196,12 @@ def test_unused_parameter_failure_is_named(tmp_path: Path) -> None:
         assert a["where"].endswith("unused.py:24")
         assert "extra.weight, extra.bias" in a["text"] and "find_unused_parameters=True" in a["text"]
         assert set(a) >= {"question", "reason", "where", "node", "tensor", "text"}
+        # the CLI's answer (gradviz why, issue 28): the same reason, the parameters by module path
+        res = CliRunner().invoke(main, ["why", "--error", "--json", str(tmp_path / f"unused.rank{r}.trace.json")])
+        assert res.exit_code == 0, res.output
+        j = json.loads(res.output)
+        assert (j["reason"], j["tensor"]) == ("unused_parameters", "extra.weight")
+        assert j["where"].endswith("unused.py:24") and "extra.weight, extra.bias" in j["text"]
 
 
 @pytest.mark.slow
