@@ -31,19 +31,30 @@ def diff(ctx: click.Context, trace_a: str, trace_b: str, rtol: float, atol: floa
       gradviz diff torch.json gradviz.json
     """
     from gradviz.diff import Runs, compare
+    from gradviz.replay.ranks import compare_ranks, ranks  # ddp
     from gradviz.trace.provenance import label
 
     # One trace at a time, lazily (the events diff reads are made as it reads them, and not
     # kept), and let go once read: at most one trace is in memory beside the other's summary.
     sides = []
+    n_ranks = 0  # ddp
     for path in (trace_a, trace_b):
         # fold_to: the check's decoded lines are kept for diff's one pass, not decoded twice.
         trace = load_trace(path, lazy=True, fold_to=sys.maxsize)
         sides.append((label(trace), Runs(trace)))
+        n_ranks += ranks([trace])[0].rank is not None  # ddp
         del trace
     (label_a, a), (label_b, b) = sides
     result = compare(a, b, rtol=rtol, atol=atol)
     click.echo(f"A: {trace_a} ({label_a})\nB: {trace_b} ({label_b})")
+    # ddp: two ranks of a job: what DDP needs them to share (their rare kinds, read again)
+    ddp = compare_ranks(load_trace(trace_a, lazy=True), load_trace(trace_b, lazy=True)) if n_ranks == 2 else None
+    for line in ddp or ():
+        click.echo(f"ranks: {line}")
+    if ddp == []:
+        click.echo("ranks: DDP's gradients per iteration, buckets and collectives agree")
+    if ddp:
+        ctx.exit(1)
     for d in result.divergences:
         where = f" (events {d.seq_a} / {d.seq_b})" if d.seq_a is not None or d.seq_b is not None else ""
         click.echo(f"{d}{where}")

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gradviz.cli import ranks  # ddp
 from gradviz.cli._common import load_trace
 from gradviz.replay.phrases import Phrases
 
@@ -44,14 +45,19 @@ def _tasks_to_show(tasks: list[Any]) -> list[Any]:
 
 @click.command()
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.argument("more", nargs=-1, metavar="[TRACE]...", type=click.Path(dir_okay=False))  # ddp: rank traces
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
-def info(trace_path: str, as_json: bool) -> None:
+def info(trace_path: str, more: tuple[str, ...], as_json: bool) -> None:
     """Summarise a trace: tasks, graph, threads, events by kind, errors.
 
     \b
       gradviz info run.trace.json
       gradviz info run.trace.json --json | jq .tasks
     """
+    paths = ranks.paths_of(trace_path, more)  # ddp: several traces (a job's ranks, or a glob)
+    if len(paths) > 1:
+        return ranks.info(paths, as_json)
+    trace_path = paths[0]
     from gradviz.trace import provenance  # torchrec: which engine, which events were derived
     from gradviz.trace.summary import summarize
 

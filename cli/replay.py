@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from gradviz.cli import ranks  # ddp
 from gradviz.cli._common import load_trace, step_out_of_range
 from gradviz.render import describe_ids
 
@@ -113,6 +114,7 @@ def first_backward(trace: Any, task: int | None) -> int:
 
 @click.command(cls=_ReplayCommand)
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.argument("more", nargs=-1, metavar="[TRACE]...", type=click.Path(dir_okay=False))  # ddp: rank traces
 @click.option(
     "--step", "step", type=int, is_flag=False, flag_value=STEPPER, default=None, metavar="[N]",
     help="Print the engine state after the first N events and exit; --step alone (after TRACE) "
@@ -126,8 +128,8 @@ def first_backward(trace: Any, task: int | None) -> int:
 @click.option("--no-pager", "no_pager", is_flag=True,
               help="Print the timeline straight to the terminal. By default a timeline longer than the "
               "screen goes through $PAGER (less -R -F -X when unset: colours, no pager if it fits).")
-def replay(trace_path: str, step: int | None, at: str | None, task: int | None, width: int | None,
-           no_pager: bool) -> None:
+def replay(trace_path: str, more: tuple[str, ...], step: int | None, at: str | None, task: int | None,
+           width: int | None, no_pager: bool) -> None:
     """Replay a recorded TRACE: which thread ran which node, what sat in each ready queue,
     which InputBuffer slots were filled.
 
@@ -137,6 +139,10 @@ def replay(trace_path: str, step: int | None, at: str | None, task: int | None, 
       gradviz replay trace.json --at MulBackward0
       gradviz replay trace.json --step        # step through it interactively
     """
+    paths = ranks.paths_of(trace_path, more)  # ddp: a job's ranks: one lane group each, a merged order
+    if len(paths) > 1:
+        return ranks.replay(paths, step, width, STEPPER)
+    trace_path = paths[0]
     from gradviz.replay import views
     from gradviz.replay.state import fold
 

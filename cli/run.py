@@ -79,10 +79,12 @@ class _RunCommand(click.Command):
 )  # fmt: skip
 @click.option("-m", "module", metavar="MODULE",
               help="Run library module MODULE as a script, as 'python -m MODULE' does (then no SCRIPT).")
+@click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Launch N ranks through torch's launcher (torchrun); rank R writes NAME.rankR.trace.json.")  # ddp
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="(SCRIPT | -m MODULE) [ARGS]...")
 @click.pass_context
 def run(ctx: click.Context, args: tuple[str, ...], output: str | None, values: bool, engine: str | None,
-        module: str | None) -> None:  # fmt: skip
+        module: str | None, nproc: int | None) -> None:  # fmt: skip
     """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
 
     The trace is written even if the script fails, and gradviz exits with the script's exit
@@ -94,12 +96,15 @@ def run(ctx: click.Context, args: tuple[str, ...], output: str | None, values: b
       gradviz run train.py --epochs 2 -o model.pt    (the script gets --epochs 2 -o model.pt)
       gradviz run -m mypackage.train --epochs 2
     """
-    from gradviz.script import ScriptError, run_script
+    from gradviz.script import ScriptError, launch_ranks, run_script  # ddp: launch_ranks
 
     if module is None and not args:
         raise click.UsageError("Missing argument 'SCRIPT' (or -m MODULE).")
     target, script_args = (module, args) if module is not None else (args[0], args[1:])
     try:
+        if nproc is not None:  # ddp: each rank runs this command again, under torchrun
+            ctx.exit(launch_ranks(nproc, target, script_args, engine=engine, output=output, values=values,
+                                  module=module is not None))  # fmt: skip
         result = run_script(target, script_args, engine=engine, output=output, values=values,
                             module=module is not None, watch=_Progress)  # fmt: skip
     except ScriptError as e:

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from gradviz import launch  # ddp
 from gradviz.autograd import graph
 from gradviz.trace.errors import TraceError
 from gradviz.trace.file import HEAD_BYTES, read_events, sniff
@@ -107,6 +108,7 @@ def run_script(
             "(leave --engine out to record gradviz's engine)", usage=True,
         )
     out = os.fspath(output) if output is not None else default_output(str(path), module=module)
+    out = launch.output_for_rank(out)  # ddp: NAME.rankR.trace.json inside a distributed job
     Path(out).parent.mkdir(parents=True, exist_ok=True)  # missing folders of -o are created
     _check_writable(out)
     if chosen == "torch":
@@ -135,6 +137,22 @@ def run_script(
     if failed is not None:
         written = _events_in(out)
     return ScriptRun(status, code, chosen, out, recorded, written, failed)
+
+
+def launch_ranks(
+    nproc: int, path: str, args: Sequence[str] = (), *, engine: str | None = None, output: str | None = None,
+    values: bool = False, module: bool = False,
+) -> int:  # fmt: skip
+    """ddp: run ``path`` on ``nproc`` local ranks through torch's launcher, each rank recorded
+    by ``gradviz run`` into its own ``NAME.rankR.trace.json``; torchrun's exit code. A script
+    that cannot be run is refused here (``ScriptError``), before any rank starts."""
+    if engine is not None and engine not in ENGINES:
+        raise ScriptError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}", usage=True)
+    if not module:
+        _script_target(path)
+    opts = [*(["-o", output] if output else []), *(["--values"] if values else [])]
+    opts += ["--engine", engine] if engine else []
+    return launch.launch(nproc, [*opts, *(["-m", path] if module else [path]), *args])
 
 
 # --- before the script runs -------------------------------------------------------------------

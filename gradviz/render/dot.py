@@ -149,6 +149,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
             f"ran #{n.order} on {n.thread}" if n.order is not None else "",
             f"deps {n.deps}" if n.deps is not None else "",
             f"leaf {n.leaf.name or n.leaf.tensor} {_shape(n.leaf.shape)} {n.leaf.dtype}" if n.leaf else "",
+            f"-> DDP {n.bucket}" if n.bucket else "",  # ddp
             f"saved {', '.join(_shape(x) for x in n.saved[:8])}" if n.saved else "",
             f"{n.state}: {n.state_detail or ''}" if n.state and model.step is not None else "",
             n.error or "",
@@ -177,6 +178,8 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         if lf.grad_norm is not None and _seen(model, lf.grad_seq):
             colour = styles.MARKS["error"].border if lf.grad_bad else None
             rows.append(_small(f"grad norm {_fmt(lf.grad_norm)}", colour))
+    if n.bucket is not None:  # ddp
+        rows.append(_small(html(f"-> DDP {n.bucket}")))
     if n.saved:
         shown = ", ".join(_shape(s) for s in n.saved[:4]) + (" …" if len(n.saved) > 4 else "")
         released = " (released)" if n.released and _seen(model, n.release_seq) else ""

@@ -22,6 +22,7 @@ from typing import Any
 
 from gradviz.render.dominators import MAX_PERIOD, MIN_CHAIN, VROOT, _Graph, _UnionFind  # noqa: F401
 from gradviz.trace import events as ev
+from gradviz.trace.ddp import bucket_of_node  # ddp
 from gradviz.trace.model import Trace
 
 # Collapse passes, in the order they run: each runs only while the picture has too many boxes.
@@ -80,6 +81,7 @@ class GNode:
     captured: list[tuple[int, int, int]] = field(default_factory=list)  # (input_nr, output index, seq)
     state: str | None = None  # with a step: a key of styles.STATES
     state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
+    bucket: str | None = None  # ddp: the DDP bucket an AccumulateGrad's gradient went into
 
 
 @dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
@@ -178,6 +180,9 @@ def build(trace: Trace, task: int | None = None, *, grads: bool = False) -> Grap
     devices = list(dict.fromkeys(n.device for n in nodes.values()))
     title = _title(trace, task)
     model = GraphModel(title, task, None, nodes, edges, roots, devices, grads=grads)
+    for nid, bucket in bucket_of_node(trace).items():  # ddp: a rank's trace says its buckets
+        if nid in nodes:
+            nodes[nid].bucket = bucket
     if task is not None:
         _apply_task(trace, model, task)
     return model

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from gradviz.trace import events as ev
+from gradviz.trace.ddp import unused_parameters  # ddp
 from gradviz.trace.model import ANSWERERS
 
 REASONS = {
@@ -472,7 +473,17 @@ def _freed(facts: Facts, err: ev.Error) -> Answer | None:
 
 # The rules that explain an error, tried in order; each returns None if the error is not its
 # kind. The distributed recording appends its rule (unused_parameters) here.
-ERROR_RULES: list[Callable[[Facts, ev.Error], Answer | None]] = [_inplace, _no_grad_fn, _freed]
+def _unused_parameters(facts: Facts, err: ev.Error) -> Answer | None:  # ddp
+    """DDP's "Expected to have finished reduction": the parameters that got no gradient, by
+    module path (gradviz.trace.ddp reads the distributed recording's events)."""
+    a = unused_parameters(facts.trace)
+    if a is None:
+        return None
+    return Answer("error", "unused_parameters", a["where"], None, a["tensor"], a["text"], None, err.seq)
+
+
+ERROR_RULES: list[Callable[[Facts, ev.Error], Answer | None]] = [_inplace, _no_grad_fn, _freed,
+                                                                 _unused_parameters]  # fmt: skip  # ddp
 
 
 def why_error(facts: Facts) -> Answer:

@@ -45,6 +45,7 @@ import torch
 
 from gradviz.autograd.engine import compute_dependencies, compute_min_topological_nr
 from gradviz.autograd.graph_task import GraphTask
+from gradviz.torchrec import distributed as _dist  # ddp
 from gradviz.torchrec import lines
 from gradviz.torchrec.adapters import (
     LeafTensor,
@@ -117,11 +118,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._fwd_mode: Any = None  # forward.py's mode, once started
         self._saved: dict[str, Any] = {}
         self._closed = False
+        self._dist: _dist.DistObserver | None = None  # ddp: torch.distributed's collectives, DDP's buckets
 
     # -- the Source protocol ------------------------------------------------------------------
+    def header_fields(self) -> dict[str, Any]:  # ddp: trace_begin's rank fields, the backend among them
+        return _dist.header_fields()
+
     def start(self, rec: Recorder) -> None:
         self._rec = rec
         rec.engine_info("torch", torch.__version__)
+        self._dist = _dist.DistObserver(_dist.Sink(rec.emit, self._dist_leaf, rec.now))  # ddp
+        self._dist.start()  # ddp
         self._saved = {"backward": torch.autograd.backward, "grad": torch.autograd.grad}
         torch.autograd.backward = self._wrap(self._saved["backward"], accumulate=True)
         torch.autograd.grad = self._wrap(self._saved["grad"], accumulate=False)
@@ -134,6 +141,9 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._fwd_start()  # why: the forward side's mode, above SourceMode
 
     def stop(self, rec: Recorder) -> None:
+        if self._dist is not None:  # ddp: first: unwrap, and the last iteration's ddp_grads
+            self._dist, d = None, self._dist
+            d.stop()
         with self._lock:
             if self._closed:
                 return
@@ -189,6 +199,20 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             ref = weakref.ref(leaf, functools.partial(self._gone, id(leaf)))
             known = self._leaves[id(leaf)] = (ref, lt, self._fresh())
         return TorchLeafNode(fn, known[2], known[1], leaf)
+
+    def _dist_leaf(self, t: torch.Tensor, name: str) -> int:  # ddp: a DDP module's parameter
+        """A leaf's tensor id, announced if new: the id it keeps when it joins a graph."""
+        with self._lock:
+            known = self._leaves.get(id(t))
+            if known is None or known[0]() is not t:
+                tensor_id = self._fwd_known(t)  # as _leaf_node: the forward side's id, if it gave one
+                if tensor_id is None:
+                    self._tensor_ids += 1
+                    tensor_id = self._tensor_ids
+                ref = weakref.ref(t, functools.partial(self._gone, id(t)))
+                known = self._leaves[id(t)] = (ref, LeafTensor(tensor_id, name, t, stats(t)), self._fresh())
+            assert self._rec is not None
+            return self._rec.tensor(known[1], name)
 
     def _gone(self, key: int, ref: Any) -> None:
         # A weak reference's callback runs wherever the leaf happens to be freed, perhaps inside

@@ -82,6 +82,13 @@ class TraceBegin(Event):
     argv: tuple[str, ...]  # the recorded program's sys.argv
     pid: int  # process id of the recorded program
     values: bool  # whether small tensors' values are stored in the events (``values`` fields)
+    # a rank of a distributed job (torchrun's RANK, LOCAL_RANK, WORLD_SIZE in the environment when
+    # the trace began; None outside one). backend: the default process group's, when one existed
+    # as the trace began; else None, and ``dist_init`` says it once the program makes the group
+    rank: int | None = None
+    local_rank: int | None = None
+    world_size: int | None = None
+    backend: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,6 +417,117 @@ class Derived(Event):
     events: tuple[int, ...]  # seqs of earlier events that were derived from the graph and the observed order
 
 
+# --- distributed: torch.distributed and DDP (format 4, additive) ------------------------------
+# One trace per rank. All observed (a wrapper or hook of torch's saw it) unless a field says
+# derived. Collectives are numbered per process group in the order this rank called them; every
+# rank calls a group's collectives in the same order, so (group, number) names one collective
+# across the ranks' traces.
+
+
+@dataclass(frozen=True, slots=True)
+class DistInit(Event):
+    """The default process group exists (init_process_group returned), and the clock mark that
+    lines this rank's times up with the other ranks'."""
+
+    kind: ClassVar[str] = "dist_init"
+    backend: str  # the group's backend, e.g. "gloo" or "nccl"
+    rank: int  # this process's rank in the default group
+    world_size: int
+    clock: int | None  # ts when a barrier of all ranks returned here; None: no barrier was run
+    wall: int | None  # time.time_ns() at that moment (ranks on several machines)
+
+
+@dataclass(frozen=True, slots=True)
+class DdpInit(Event):
+    """A DistributedDataParallel module was made (its constructor returned)."""
+
+    kind: ClassVar[str] = "ddp_init"
+    ddp: int  # id of the DDP module in this trace, from 1
+    params: tuple[str, ...]  # module path of each parameter DDP reduces, in DDP's index order
+    tensors: tuple[int, ...]  # tensor id (tensor_created) of each of those parameters, same order
+    bucket_cap: int  # bytes: DDP's bucket_cap_mb
+    find_unused: bool  # find_unused_parameters
+    group: str  # the process group's name ("0": the default group)
+
+
+@dataclass(frozen=True, slots=True)
+class DdpForward(Event):
+    """An iteration begins: the DDP module's forward was called (a forward pre-hook)."""
+
+    kind: ClassVar[str] = "ddp_forward"
+    ddp: int
+    iteration: int  # from 1, counting forward calls of this DDP module
+    source: str | None = None  # "file:line" of the user's code that called the forward
+
+
+@dataclass(frozen=True, slots=True)
+class DdpGrads(Event):
+    """Which parameters one iteration's backward gave a gradient: written when the next forward
+    begins, or when the trace ends."""
+
+    kind: ClassVar[str] = "ddp_grads"
+    ddp: int
+    iteration: int  # the iteration that ended
+    ready: tuple[int, ...]  # ddp_init indices of the parameters given a gradient (post-accumulate-grad hook ran)
+    buckets: tuple[int, ...]  # indices of the buckets the comm hook was given in that iteration
+
+
+@dataclass(frozen=True, slots=True)
+class BucketReady(Event):
+    """DDP's reducer handed a full bucket to the comm hook (the hook was called)."""
+
+    kind: ClassVar[str] = "bucket_ready"
+    ddp: int
+    iteration: int
+    bucket: int  # GradBucket.index()
+    params: tuple[int, ...]  # ddp_init indices of GradBucket.parameters()
+    numel: int  # elements of GradBucket.buffer()
+    bytes: int  # size of the buffer
+    dtype: str
+    last: bool  # GradBucket.is_last(): the iteration's last bucket
+    hook: str  # the comm hook it went to: the user's (qualified name), or DDP's default allreduce
+
+
+@dataclass(frozen=True, slots=True)
+class BucketDone(Event):
+    """The future the comm hook returned for a bucket completed."""
+
+    kind: ClassVar[str] = "bucket_done"
+    ddp: int
+    iteration: int
+    bucket: int
+    status: str  # "ok" or "error"
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveBegin(Event):
+    """The program (or a comm hook) called a torch.distributed collective."""
+
+    kind: ClassVar[str] = "collective_begin"
+    op: str  # torch.distributed's function name: "all_reduce", "all_gather", "broadcast", "barrier", ...
+    group: str  # the process group's name ("0": the default group)
+    group_size: int
+    number: int  # derived: count of this group's collectives so far, from 1 (the same on every rank)
+    shape: tuple[int, ...] | None  # the first tensor argument's shape; None if there is none
+    dtype: str | None
+    bytes: int  # size of the tensor argument(s) given first (the input, or the output list)
+    async_op: bool
+    ddp: int | None = None  # the DDP module whose comm hook called it
+    bucket: int | None = None  # the bucket it reduces
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveEnd(Event):
+    """A collective returned (async_op=False) or its work's future completed (async_op=True)."""
+
+    kind: ClassVar[str] = "collective_end"
+    op: str
+    group: str
+    number: int  # as its collective_begin
+    status: str  # "ok" or "error"
+    error: str | None = None  # "Type: message" when status is "error"
+
+
 # --- the forward side (additive in format 4): what ``gradviz why`` reasons over -------------
 # Tensor ids here are the engine's ids for any tensor (not only leaves), so they may name
 # tensors no tensor_created announced. ``source`` is the user's "file:line", never a frame of
@@ -509,6 +627,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     QueuePush, QueuePop, BufferAdd, NotReadyPark, NotReadyTake,
     NodeBegin, NodeEnd, Hook, AccumulateGradUpdate, CapturedGrad, SavedRelease,
     Callback, PoolPush, PoolTake, Error, Anomaly, EngineInfo, Derived,
+    DistInit, DdpInit, DdpForward, DdpGrads, BucketReady, BucketDone, CollectiveBegin, CollectiveEnd,
     ForwardOp, VersionBump, GradMode, GradReset, Detach, BackwardCall, TensorAtEnd,
 )  # fmt: skip
 

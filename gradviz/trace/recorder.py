@@ -35,6 +35,7 @@ it was made before the recording started) gets its creation event just before th
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import platform
 import signal
@@ -55,6 +56,7 @@ from gradviz.trace import codec
 from gradviz.trace import events as ev
 from gradviz.trace.codec import Raw
 from gradviz.trace.model import Trace
+from gradviz.trace.ranks import header_fields  # ddp
 from gradviz.trace.recorder_forward import ForwardMixin
 from gradviz.trace.summaries import (  # noqa: F401 - _small_stats, stats_of: this module's names
     _NEVER,
@@ -321,6 +323,11 @@ def _queue_probe(kind: str) -> Callable[[Any, Any, Any, int], None]:
     return probe
 
 
+def _own_fields(cls: type[ev.Event]) -> list[dataclasses.Field]:  # ddp: Recorder.emit's row order
+    """An event class's fields after seq, ts and tid: a row's, in file order."""
+    return [f for f in dataclasses.fields(cls) if f.name not in ("seq", "ts", "tid")]
+
+
 class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side events
     """A probe that records. Make one with ``gradviz.trace(path)`` or ``gradviz.record()``.
 
@@ -417,10 +424,14 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             thread = threading.current_thread()
             with self._lock:
                 tid = self._assign_tid(thread)
+                # ddp: a rank of a distributed job says which (a source adds what only it can know:
+                # torch's backend, when the process group exists already)
+                rank = {**header_fields(), **getattr(self._source, "header_fields", dict)()}
                 self._put(
                     "trace_begin", tid, ev.FORMAT_VERSION, _gradviz_version(), np.__version__,
                     _PYTHON_VERSION, _PLATFORM,
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
+                    rank.get("rank"), rank.get("local_rank"), rank.get("world_size"), rank.get("backend"),  # ddp
                 )  # fmt: skip
                 self._announce_thread(thread, tid, None, None)
             if self._engine is not None:
@@ -535,6 +546,24 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         with self._lock:
             self._put_derived(self._current_tid())
 
+    # ddp: a source's events of kinds with no probe step (torch.distributed's), from any thread:
+    # a collective completes on the backend's own thread, announced as a "comm" thread.
+    def emit(self, cls: type[ev.Event], **fields: Any) -> None:
+        """One event of ``cls`` from the calling thread, its fields by name (left out: the default)."""
+        with self._lock:
+            tid = self._current_tid("comm")
+            self._put(cls.kind, tid, *[fields[f.name] if f.name in fields else f.default
+                                       for f in _own_fields(cls)])  # fmt: skip
+
+    def tensor(self, t: Any, name: str | None) -> int:  # ddp
+        """Announce a source's leaf (a leaf adapter: ``_id``, ``name``, shape...) if new; its id."""
+        with self._lock:
+            return self._tensor(t, self._current_tid("comm"), name)
+
+    def now(self) -> int:  # ddp
+        """The recording's clock: ns since the trace began (events' ts)."""
+        return _now() - self._t0
+
     def _put_derived(self, tid: int) -> None:
         if self._derived:
             seqs, self._derived = tuple(self._derived), []
@@ -623,7 +652,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             device = getattr(thread, "gv_device", None)
         self._put("thread_start", tid, thread.name if thread is not None else f"thread-{tid}", device, role)
 
-    def _current_tid(self) -> int:
+    def _current_tid(self, role: str | None = None) -> int:  # ddp: role, of a thread not seen yet
         tid = self._local.tid
         if tid is None:
             thread = threading.current_thread()
@@ -632,7 +661,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
                 tid = self._local.tid = known[0]
             else:
                 tid = self._assign_tid(thread)
-                self._announce_thread(thread, tid, None, None)
+                self._announce_thread(thread, tid, role, None)
         return tid
 
     def _tid_of(self, ident: int | None) -> int | None:

@@ -300,6 +300,19 @@ def _derived(c: _Checker, e: Any) -> None:
             raise _Bad("events", f"field 'events' names event {s}, which is not an earlier event")
 
 
+def _ddp_init(c: _Checker, e: Any) -> None:  # distributed kinds: the only ids they name are leaves
+    if len(e.tensors) != len(e.params):
+        raise _Bad("tensors", f"field 'tensors' has {len(e.tensors)} ids for {len(e.params)} params")
+    for t in e.tensors:
+        c.tensor(t, "tensors")
+
+
+def _collective(c: _Checker, e: Any) -> None:
+    _int(e.number, "number")
+    if e.kind == "collective_begin":
+        c.shape(e.shape, "shape")
+
+
 _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.TraceBegin: _trace_begin, ev.TraceEnd: _nothing, ev.ThreadStart: _thread_start, ev.ThreadEnd: _nothing,
     ev.QueueCreated: _queue_created, ev.TensorCreated: _tensor_created, ev.NodeCreated: _node_created,
@@ -310,6 +323,8 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.AccumulateGradUpdate: _accumulate_grad, ev.CapturedGrad: _captured_grad, ev.SavedRelease: _saved_release,
     ev.Callback: _task, ev.PoolPush: _pool_push, ev.PoolTake: _task, ev.Error: _error, ev.Anomaly: _task_node,
     ev.EngineInfo: _nothing, ev.Derived: _derived,
+    ev.DistInit: _nothing, ev.DdpInit: _ddp_init, ev.DdpForward: _nothing, ev.DdpGrads: _nothing,
+    ev.BucketReady: _nothing, ev.BucketDone: _nothing, ev.CollectiveBegin: _collective, ev.CollectiveEnd: _collective,
     # the forward side: tensor ids there name any tensor, not only announced leaves
     ev.ForwardOp: _forward_op, ev.VersionBump: _nothing, ev.GradMode: _nothing, ev.GradReset: _nothing,
     ev.Detach: _nothing, ev.BackwardCall: _nothing, ev.TensorAtEnd: _nothing,
