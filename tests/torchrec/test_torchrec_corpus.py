@@ -287,7 +287,7 @@ def test_recording_leaves_no_trace(name: str) -> None:
     assert len(recorded["records"]) == len(plain["records"])
     for i, (a, b) in enumerate(zip(plain["records"], recorded["records"])):
         for key in ("nodes", "seq", "edges", "order", "roots", "grads"):
-            assert b[key] == a[key], f"call {i + 1}: {key} differ with recording on"
+            assert b.get(key) == a.get(key), f"call {i + 1}: {key} differ with recording on"  # func records: no graph
 
 
 def test_reentrant_programs_nest() -> None:
