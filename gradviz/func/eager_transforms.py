@@ -95,6 +95,15 @@ def _wrap_args(args: tuple, nums: tuple[int, ...], nested: bool) -> tuple[list[A
     return new, wrapped
 
 
+def _per_argument(flat: list[Any], wrapped: list[tuple[list, Any]]) -> list[Any]:
+    """flat (one value per differentiated leaf, in order) rebuilt into each argument's structure."""
+    results, i = [], 0
+    for leaves, spec in wrapped:
+        results.append(tree_unflatten(flat[i : i + len(leaves)], spec))
+        i += len(leaves)
+    return results
+
+
 def _reads_outer_leaves(outputs: Sequence[Tensor], own: Sequence[Tensor]) -> bool:
     """Whether the outputs' graph reaches a leaf that requires grad and is not one of ``own``:
     then the results are functions of it and keep their graph (torch's transforms compose with
@@ -160,10 +169,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             keep = nested or (is_grad_enabled() and _reads_outer_leaves([out], flat))
             grads = _gradients([out], flat, None, create_graph=keep) if out.requires_grad else [
                 _F.zeros_like(t) for t in flat]  # fmt: skip
-            results, i = [], 0
-            for leaves, spec in wrapped:
-                results.append(tree_unflatten([_finish(g, keep) for g in grads[i : i + len(leaves)]], spec))
-                i += len(leaves)
+            results = _per_argument([_finish(g, keep) for g in grads], wrapped)
             g = results[0] if isinstance(argnums, int) else tuple(results)
             value = _finish(out, keep)
             if has_aux:
@@ -217,11 +223,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
             grads = (_gradients([o for o, _ in pairs], flat, [c for _, c in pairs], create_graph=build,
                                 retain_graph=retain_graph)
                      if pairs else [_F.zeros_like(t) for t in flat])  # fmt: skip
-        results, i = [], 0
-        for leaves, spec in wrapped:
-            results.append(tree_unflatten([_finish(g, build) for g in grads[i : i + len(leaves)]], spec))
-            i += len(leaves)
-        return tuple(results)
+        return tuple(_per_argument([_finish(g, build) for g in grads], wrapped))
 
     value = tree_unflatten([_finish(o, keep) for o in out_leaves], out_spec)
     if has_aux:
@@ -270,10 +272,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                     else:  # an output with no elements
                         j = _F.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype)
                     jac.append(_finish(j, keep))
-                results, i = [], 0
-                for leaves, spec in wrapped:
-                    results.append(tree_unflatten(jac[i : i + len(leaves)], spec))
-                    i += len(leaves)
+                results = _per_argument(jac, wrapped)
                 per_output.append(results[0] if isinstance(argnums, int) else tuple(results))
             result = tree_unflatten(per_output, out_spec)
             if has_aux:
@@ -379,10 +378,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
                 else:
                     j = _F.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype)
                 jac.append(j)
-            results, i = [], 0
-            for leaves, spec in inputs:
-                results.append(tree_unflatten(jac[i : i + len(leaves)], spec))
-                i += len(leaves)
+            results = _per_argument(jac, inputs)
             per_output.append(results[0] if isinstance(argnums, int) else tuple(results))
         result = tree_unflatten(per_output, out_spec)
         if has_aux:
