@@ -87,6 +87,9 @@ class Comparison:
         if unknown:
             leaves = "leaves" if unknown > 1 else "leaf"
             skipped.append(f"the values of {unknown:,} {leaves}: a trace does not record them")
+        unseen = c.get("retain_grad hooks, across engines", 0)
+        if unseen:
+            skipped.append(f"retain_grad() hooks ({unseen:,}): torch's run them where its hooks cannot see")
         across = c.get("saved, across engines", 0)
         if across:
             skipped.append(f"saved tensors ({across:,}): the two engines' nodes save different sets")
@@ -454,6 +457,14 @@ def _hooks_diff(i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, note: _Found,
     """Hooks as a multiset of (node position, hook kind, qualified name): the same hooks called
     in another order are no divergence; one more or one fewer is."""
     hx, hy = x.hooks, y.hooks
+    if ra.engine != rb.engine:
+        # torch keeps retain_grad()'s hook in C++, where its hooks do not see it: gradviz's engine
+        # records it, a torch recording cannot, so across engines it is left out (and said so)
+        unseen = sum(1 for h in hx + hy if h[1] == "retains_grad")
+        if unseen:
+            compared["retain_grad hooks, across engines"] += unseen
+            hx = [h for h in hx if h[1] != "retains_grad"]
+            hy = [h for h in hy if h[1] != "retains_grad"]
     compared["hooks"] += max(len(hx), len(hy))
     cx, cy = Counter(h[:3] for h in hx), Counter(h[:3] for h in hy)
     if cx == cy:
