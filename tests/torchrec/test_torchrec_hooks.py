@@ -137,3 +137,28 @@ def test_a_hook_that_raises_leaves_no_queue_entry_unpopped(where):
     assert invariants(t) == []
     end = [e for e in t.events if type(e) is ev.TaskEnd][-1]
     assert end.status == "error" and "hook says no" in end.error
+
+
+def test_diff_of_two_torch_recordings_differing_by_one_observe_only_hook_names_it(tmp_path):
+    """Issue 29 must-show 2: the hook is an event of torch's recording, so diff sees it."""
+    from gradviz.diff import compare
+
+    def run(path, hooked: bool) -> None:
+        torch.manual_seed(0)
+        w = torch.randn(3, 3, requires_grad=True)
+        x = torch.randn(2, 3)
+        with gradviz.trace(str(path), engine="torch"):
+            h = x @ w
+            if hooked:
+                def log_grad(g):  # observe only: returns None
+                    pass
+
+                h.register_hook(log_grad)
+            h.tanh().sum().backward()
+
+    run(tmp_path / "plain.json", False)
+    run(tmp_path / "hooked.json", True)
+    res = compare(gradviz.load(str(tmp_path / "plain.json")), gradviz.load(str(tmp_path / "hooked.json")))
+    kinds = [d.kind for d in res.divergences]
+    assert kinds == ["hook"], [str(d) for d in res.divergences]
+    assert "log_grad" in str(res.divergences[0]) and "B called" in str(res.divergences[0])
