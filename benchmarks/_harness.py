@@ -435,7 +435,7 @@ def markdown(result: dict[str, Any]) -> str:
                 cells.append(
                     "—" if r is None
                     else f"{fmt_ratio(r['ratio'])} ({fmt_ratio(r['ratio_min'])}; {fmt_ratio(r.get('ratio_paired'))})"
-                )  # fmt: skip
+                )
             lines.append(f"| {w['title']} | {w['subject']} | " + " | ".join(cells) + " |")
     notes = []
     for w in workloads:
@@ -500,7 +500,7 @@ def parser(description: str, repeats: int, warmup: int) -> argparse.ArgumentPars
     p.add_argument(
         "--in-process", action="store_true",
         help="time every implementation in this one process, alternating (default: one process each)",
-    )  # fmt: skip
+    )
     p.add_argument("--blocks", type=int, default=None, help="processes per implementation (default 3; quick 1)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--check", action="store_true", help="exit 1 if a must-show claim does not hold")
@@ -508,11 +508,11 @@ def parser(description: str, repeats: int, warmup: int) -> argparse.ArgumentPars
     p.add_argument(
         "--threads", type=int, default=DEFAULT_THREADS,
         help=f"BLAS/OpenMP threads for every engine (default {DEFAULT_THREADS}; 0: the libraries' own)",
-    )  # fmt: skip
+    )
     p.add_argument(
         "--clock", choices=CLOCKS, default=DEFAULT_CLOCK,
         help=f"what medians and ratios are of (default {DEFAULT_CLOCK}: process CPU time; wall for --threads > 1)",
-    )  # fmt: skip
+    )
     p.set_defaults(_repeats=repeats, _warmup=warmup)
     return p
 

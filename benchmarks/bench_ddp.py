@@ -68,7 +68,7 @@ def _job(recorded: bool, folder: Path, steps: int, width: int, again: bool = Tru
         cmd = [sys.executable, "-m", "gradviz", "run", "--nproc-per-node", "2", "-o", "b.trace.json", *prog]
     else:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
-               "--master-port", str(port), *prog]  # fmt: skip
+               "--master-port", str(port), *prog]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     wall = time.perf_counter() - t0
@@ -93,7 +93,7 @@ def main() -> None:
     runs = 1 if a.quick else a.runs
     steps, width = (5, 64) if a.quick else (30, 256)
     results: dict[str, dict[str, list[float]]] = {"plain": {"step_ms": [], "wall_s": []},
-                                                  "recorded": {"step_ms": [], "wall_s": []}}  # fmt: skip
+                                                  "recorded": {"step_ms": [], "wall_s": []}}
     with tempfile.TemporaryDirectory(prefix="gradviz-bench-ddp-") as d:
         folder = Path(d)
         (folder / "ddp_bench.py").write_text(PROGRAM)
@@ -109,13 +109,13 @@ def main() -> None:
     for name, r in results.items():
         s, w = r["step_ms"], r["wall_s"]
         print(f"| {name} | {statistics.median(s):.3f} | {min(s):.3f}..{max(s):.3f} | "
-              f"{statistics.median(w):.2f} | {min(w):.2f}..{max(w):.2f} |")  # fmt: skip
+              f"{statistics.median(w):.2f} | {min(w):.2f}..{max(w):.2f} |")
     print(f"\nrecording overhead per step: {statistics.median(ratios):.2f}x "
-          f"(range {min(ratios):.2f}x..{max(ratios):.2f}x over job pairs)")  # fmt: skip
+          f"(range {min(ratios):.2f}x..{max(ratios):.2f}x over job pairs)")
     if a.json:
         Path(a.json).write_text(json.dumps({"bench": "ddp", "quick": a.quick, "steps": steps, "width": width,
                                             "results": results, "overhead": {"median": statistics.median(ratios),
-                                            "min": min(ratios), "max": max(ratios)}}, indent=2))  # fmt: skip
+                                            "min": min(ratios), "max": max(ratios)}}, indent=2))
 
 
 if __name__ == "__main__":

@@ -411,7 +411,7 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
             note="micrograd works on scalars: no W3; each engine's own softmax cross-entropy (below)",
             repeats_factor=sizes["mlp_repeats_factor"], rewarm=True,
         ),
-    ]  # fmt: skip
+    ]
     claims = [
         h.Claim("W1 backward no slower than torch", "w1_backward", "torch", 1.0),
         h.Claim("W2 backward within 1.5× of torch", "w2_backward", "torch", 1.5),

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus" / "programs"
 # Training programs of the corpus: a model, a loss, an optimizer, a loop of steps.
 PROGRAMS = ["examples_regression.py", "tutorial_polynomial_nn.py", "tutorial_polynomial_optim.py",
-            "basics_optimization.py", "makemore_part2_mlp.py"]  # fmt: skip
+            "basics_optimization.py", "makemore_part2_mlp.py"]
 ENGINES = ["gradviz", "torch"]
 
 
@@ -34,7 +34,7 @@ def record_ms(prog: Path, engine: str, forward: bool, tmp: Path) -> float | None
     out = tmp / f"{prog.stem}.{engine}.{int(forward)}.json"
     env = {**os.environ, "GRADVIZ_FORWARD": "1" if forward else "0", "PYTHONHASHSEED": "0"}
     subprocess.run([sys.executable, "-m", "gradviz", "run", "--engine", engine, "-o", str(out), str(prog)],
-                   cwd=tmp, env=env, capture_output=True, timeout=600, check=False)  # fmt: skip
+                   cwd=tmp, env=env, capture_output=True, timeout=600, check=False)
     if not out.exists():
         return None
     sys.path.insert(0, str(REPO))
@@ -74,7 +74,7 @@ def main() -> None:
                 worst = max(worst, ratio)
                 rng = lambda xs: f"{min(xs):.0f}-{max(xs):.0f}"  # noqa: E731
                 print(f"{name:34} {engine:8} {off:8.0f} ({rng(times[False]):>8}) {on:8.0f} ({rng(times[True]):>8})"
-                      f" {ratio:5.2f}x")  # fmt: skip
+                      f" {ratio:5.2f}x")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"worst ratio {worst:.2f}x (goal: at most 2x)")

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GOALS = {  # name -> (seconds, MB)
     "info": (3.0, 500), "export": (10.0, 500), "render --step": (10.0, 1000), "replay --step": (2.0, 500),
     "diff": (10.0, 1000),
-}  # fmt: skip
+}
 
 RECORD = """
 import sys
@@ -63,7 +63,7 @@ print(rec.count)
 
 def record(steps: int, path: Path) -> int:
     out = subprocess.run([sys.executable, "-c", RECORD, str(steps), str(path)], capture_output=True, text=True,
-                         check=True, cwd=ROOT)  # fmt: skip
+                         check=True, cwd=ROOT)
     return int(out.stdout.split()[-1])
 
 
@@ -77,7 +77,7 @@ def measure(args: list[str]) -> tuple[float, float, int, float]:
     wall clock, not the CPU time."""
     t = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "gradviz", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, cwd=ROOT, env=_ENV)  # fmt: skip
+                         stderr=subprocess.PIPE, cwd=ROOT, env=_ENV)
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     err = p.stderr.read().decode() if p.stderr else ""
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--keep", help="a folder to keep (and reuse) the recorded traces in")
     ap.add_argument("--only", help="comma-separated command names to run "
-                    "(info,export,render --step,replay --step,diff)")  # fmt: skip
+                    "(info,export,render --step,replay --step,diff)")
     args = ap.parse_args(argv)
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gradviz-large-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -127,9 +127,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         goal_s, goal_mb = GOALS[name]
         ok = t < goal_s and mb < goal_mb and all(g[2] == 0 for g in got)
         results[name] = {"seconds": t, "seconds_range": [min(secs), max(secs)], "cpu_seconds": cpu, "peak_mb": mb,
-                         "goal_seconds": goal_s, "goal_mb": goal_mb, "ok": ok}  # fmt: skip
+                         "goal_seconds": goal_s, "goal_mb": goal_mb, "ok": ok}
         print(f"{name:15s} {t:6.2f} s ({min(secs):.2f}-{max(secs):.2f}), CPU {cpu:6.2f} s  {mb:6.0f} MB   "
-              f"goal < {goal_s:.0f} s / < {goal_mb} MB  {'ok' if ok else 'MISSED'}")  # fmt: skip
+              f"goal < {goal_s:.0f} s / < {goal_mb} MB  {'ok' if ok else 'MISSED'}")
     if not args.keep:
         import shutil
 

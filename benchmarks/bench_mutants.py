@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         t = time.perf_counter()
         subprocess.run([sys.executable, str(ROOT / "tests" / "mutants.py"), str(out), *pick], env=env,
-                       preexec_fn=mutants.capped, check=True)  # fmt: skip
+                       preexec_fn=mutants.capped, check=True)
         result = json.loads(out.read_text())
     result["seconds"] = time.perf_counter() - t
     print(f"{result['mutants']} mutants, {result['runs']} command runs ({result['refused']} mutants refused by "

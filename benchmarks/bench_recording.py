@@ -150,7 +150,7 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
             repeats_factor=sizes["mlp_repeats_factor"], rewarm=True,
             note="the recording began before the forward, as gradviz run's",
         ),
-    ]  # fmt: skip
+    ]
     claims = [
         h.Claim("Recording the W1 backward as gradviz run does costs at most 2.5×", "rec_w1_live", "untraced", 2.5),
         h.Claim("Recording the W3 backward as gradviz run does costs at most 2.5×", "rec_w3_live", "untraced", 2.5),

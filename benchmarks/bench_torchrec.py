@@ -89,9 +89,9 @@ def build(cfg: h.Config) -> tuple[list[h.Workload], list[h.Claim], list[h.Skip]]
     workloads = [
         h.Workload("torchrec_mlp", f"MLP training step backward (batch {batch}, width {width}), torch recorded",
                    impls, subject="torchrec", rewarm=True),
-    ]  # fmt: skip
+    ]
     claims = [h.Claim("Recording torch's MLP backward costs at most 3× the unrecorded one", "torchrec_mlp",
-                      "untraced", 3.0)]  # fmt: skip
+                      "untraced", 3.0)]
     return workloads, claims, []
 
 
@@ -165,7 +165,7 @@ def goals(rounds: int) -> None:
 
     def run(*args: str) -> list[float]:
         out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
-                             env=env, check=True).stdout  # fmt: skip
+                             env=env, check=True).stdout
         return [float(v) for v in out.split()]
 
     ratios: dict[str, list[float]] = {"mlp": [], "chain": []}
@@ -176,7 +176,7 @@ def goals(rounds: int) -> None:
                 pair[mode] = run(what, mode)[0]
             ratios[what].append(pair["rec"] / pair["plain"])
             print(f"round {r + 1}: {what}: unrecorded {pair['plain'] * 1e3:.2f} ms, recorded {pair['rec'] * 1e3:.2f} ms"
-                  f" ({ratios[what][-1]:.2f}x)", flush=True)  # fmt: skip
+                  f" ({ratios[what][-1]:.2f}x)", flush=True)
     for what, goal in (("mlp", 2.0), ("chain", 3.0)):
         lo, hi = min(ratios[what]), max(ratios[what])
         print(f"{what}: recorded/unrecorded {lo:.2f}x-{hi:.2f}x over {rounds} rounds (goal <= {goal}x)")

@@ -142,7 +142,7 @@ def bench_peak(n: int, tmp: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", _PEAK_SCRIPT, str(n), str(tmp / "peak.trace.json")],
         capture_output=True, text=True, check=True, cwd=BENCH_DIR.parent,
-    )  # fmt: skip
+    )
     count, before, after = (int(v) for v in out.stdout.split())
     peak = after / 1024
     print(

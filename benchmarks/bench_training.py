@@ -61,7 +61,7 @@ def build(T: Any, model: str) -> tuple[Any, Any, Any]:
             nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(16 * 7 * 7, 10),
-        )  # fmt: skip
+        )
         shape = (BATCH, 1, 28, 28)
     import numpy as np
 
@@ -102,7 +102,7 @@ def child(engine: str, model: str, steps: int, warmup: int, profile: int, cpu_cl
             first_loss = float(loss.item())
         if i >= warmup:
             for k, v in (("forward", t1 - t0), ("backward", t2 - t1), ("step", t3 - t2), ("total", t3 - t0),
-                         ("wall", w1 - w0)):  # fmt: skip
+                         ("wall", w1 - w0)):
                 phases[k].append(v * 1e3)
     out: dict[str, Any] = {"engine": engine, "model": model, "ms": phases, "first_loss": first_loss,
                            "blas": blas_name(engine)}
@@ -193,7 +193,7 @@ def run_child(engine: str, model: str, args: argparse.Namespace, profile: int) -
     env = dict(os.environ, **{v: "1" for v in THREAD_VARS})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     cmd = [sys.executable, __file__, "--child", engine, model, str(args.steps), str(args.warmup), str(profile),
-           args.clock]  # fmt: skip
+           args.clock]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -281,7 +281,7 @@ def report(result: dict[str, Any]) -> str:
              f"{result['clock']} clock, {result['rounds']} rounds x {result['steps_per_round']} steps", "",
              "| model | engine | products by | step median ms | forward | backward | optimizer step | wall ms "
              "| GEMMs alone | ratio (goal) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "|---|---|---|---|---|---|---|---|---|---|"]
     notes: list[str] = []  # after the table, which a line between its rows would end
     for model, entry in result["models"].items():
         for engine, e in entry["engines"].items():
@@ -293,7 +293,7 @@ def report(result: dict[str, Any]) -> str:
             lines.append(f"| {model} | {engine} | {e.get('blas', '')} | {e['total_median_ms']:.2f} | "
                          f"{e['forward_median_ms']:.2f} | "
                          f"{e['backward_median_ms']:.2f} | {e['step_median_ms']:.2f} | {e['wall_median_ms']:.2f} | "
-                         f"{gemm} | {ratio} |")  # fmt: skip
+                         f"{gemm} | {ratio} |")
         if "beyond_gemm_ratio" in entry:
             notes.append(f"{model}: the step less its matrix products (each engine's own BLAS, named in the table): "
                          f"{entry['beyond_gemm_ratio']:.2f}x torch; the products alone: {entry['gemm_ratio']:.2f}x.")

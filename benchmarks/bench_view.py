@@ -76,7 +76,7 @@ def chromium(exe: str, url: str, profile: Path, shot: Path) -> tuple[float, floa
     """(wall seconds, peak summed PSS MB, peak single RSS MB) of one headless load + screenshot."""
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
            f"--user-data-dir={profile}",
-           "--virtual-time-budget=60000", "--window-size=1400,1000", f"--screenshot={shot}", url]  # fmt: skip
+           "--virtual-time-budget=60000", "--window-size=1400,1000", f"--screenshot={shot}", url]
     peak = [0.0, 0.0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -116,7 +116,7 @@ def main() -> None:
         save(backward_graph("mlp", args.nodes).finish(), trace)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "gradviz", "view", str(trace), "-o", str(page)], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
+                   stdout=subprocess.DEVNULL)
     build = time.perf_counter() - t0
     n_events = sum(1 for _ in trace.open("rb")) - 1
     empty = work / "empty.html"
@@ -128,14 +128,14 @@ def main() -> None:
         base.append(chromium(exe, empty.resolve().as_uri(), profile, work / "empty.png"))
         runs.append(chromium(exe, url, profile, work / "page.png"))
     dump = [exe, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
-            "--virtual-time-budget=60000", "--dump-dom", url]  # fmt: skip
+            "--virtual-time-budget=60000", "--dump-dom", url]
     dom = subprocess.run(dump, capture_output=True, check=True)
     ready = b'data-ready="1"' in dom.stdout
     opens = [r[0] - b[0] for r, b in zip(runs, base)]
     pss = [r[1] for r in runs]
     rss = [r[2] for r in runs]
     print(f"trace: {args.nodes:,} nodes, {n_events:,} events ({trace.stat().st_size / 1e6:.0f} MB); "
-          f"page {page.stat().st_size / 1e6:.1f} MB")  # fmt: skip
+          f"page {page.stat().st_size / 1e6:.1f} MB")
     print(f"build (gradviz view): {build:.1f} s")
     print(f"open in chromium: median {statistics.median(opens):.2f} s (min {min(opens):.2f}, max {max(opens):.2f}; "
           f"empty page {statistics.median(b[0] for b in base):.2f} s subtracted)  goal < {GOAL_S} s")

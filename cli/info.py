@@ -74,13 +74,13 @@ def info(trace_path: str, more: tuple[str, ...], as_json: bool) -> None:
     # rather than the 80-column default.
     con = Console(highlight=False, markup=False, emoji=False, **({} if sys.stdout.isatty() else {"width": 120}))
     con.print(Text.assemble((trace_path, "bold"), f"  gradviz trace format {s.format_version}, "
-                            f"written by gradviz {s.gradviz_version}"))  # fmt: skip
+                            f"written by gradviz {s.gradviz_version}"))
     status_style = {"ok": "green", "error": "red", "interrupted": "yellow"}.get(s.status, "yellow")
     con.print(f"program: {' '.join(s.argv) or '-'}")
     con.print(Text.assemble(
         "status: ", (s.status, status_style), f" ({s.error})" if s.error else "",
         f"   duration: {_ms(s.duration_ns)}   events: {s.events:,}",
-    ))  # fmt: skip
+    ))
     con.print(provenance.summary_line(trace))
     if s.truncated:
         con.print("warning: the trace is incomplete (the recording was cut short)", style="yellow")
@@ -97,7 +97,7 @@ def info(trace_path: str, more: tuple[str, ...], as_json: bool) -> None:
         tasks.add_row(
             str(t.id), Text(t.status, style=st), t.thread, str(t.reentrant_depth), ", ".join(t.roots),
             str(t.nodes_run), _ms(t.duration_ns), t.error or "",
-        )  # fmt: skip
+        )
     if s.tasks:
         con.print(tasks)
     else:
@@ -111,7 +111,7 @@ def info(trace_path: str, more: tuple[str, ...], as_json: bool) -> None:
     con.print(Phrases([
         f"graph: {s.nodes:,} nodes", *(n + "," for n in names[:-1]), *(n + ")," for n in names[-1:]),
         f"{s.edges:,} edges,", f"{s.tensors:,} leaf tensors,", f"{s.queues} ready queues",
-    ], indent="  "))  # fmt: skip
+    ], indent="  "))
 
     threads = Table(title="Threads", box=box.SIMPLE, title_justify="left")
     for col in ("tid", "name", "role", "device", "events"):
@@ -135,7 +135,7 @@ def info(trace_path: str, more: tuple[str, ...], as_json: bool) -> None:
                 node = f", {e.node}" if e.node else ""
                 # whole lines, wrapped by the terminal if at all: rich would cut them mid-phrase
                 con.print(f"  event #{e.seq} ({where}{node}; replay --step {e.seq + 1}): {e.type}: {e.message}",
-                          soft_wrap=True)  # fmt: skip
+                          soft_wrap=True)
                 context = e.context()
                 if context:  # the forward line that made the node, and what reached it
                     con.print(f"    {context}", style="dim", soft_wrap=True)

@@ -51,7 +51,7 @@ def info(paths: Sequence[str], as_json: bool) -> None:
     con.print(ranks_table(rs))
     con.print(lineup(rs))
     con.print("each rank: gradviz info RANK_TRACE; all ranks' timelines: gradviz replay " + " ".join(paths),
-              markup=False, highlight=False)  # fmt: skip
+              markup=False, highlight=False)
 
 
 def replay(paths: Sequence[str], step: int | None, width: int | None, stepper: int) -> None:

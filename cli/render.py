@@ -90,7 +90,7 @@ def render(
     trace_path: str, output: str | None, fmt: str | None, task: int | None, all_tasks: bool,
     step: int | None, grads: bool, max_nodes: int, expand: bool, group_by: str | None, layout: str,
     why: bool = False,
-) -> None:  # fmt: skip
+) -> None:
     """Draw the backward graph the engine ran, from a trace file.
 
     Each node shows its torch name, sequence_nr, when and on which thread it ran, its
@@ -115,7 +115,7 @@ def render(
             trace, output, fmt, task=task, step=step, grads=grads, max_nodes=max_nodes, expand=expand,
             group_by=None if group_by == "none" else group_by, layout=None if layout == "auto" else layout,
             all_tasks=all_tasks, why=why,
-        )  # fmt: skip
+        )
     except RenderError as e:
         raise click.ClickException(str(e)) from None
     except OSError as e:  # an unwritable output: one line, as every command says it

@@ -25,7 +25,7 @@ def make_console(width: int | None, *, interactive: bool = False) -> Console:
     return Console(
         file=sys.stdout, width=width or 100, color_system=None, force_terminal=False, no_color=True,
         highlight=False, emoji=False, soft_wrap=False, markup=False,
-    )  # fmt: skip
+    )
 
 
 def resolve_node(trace: Any, spec: str) -> int:
@@ -119,7 +119,7 @@ def first_backward(trace: Any, task: int | None) -> int:
     "--step", "step", type=int, is_flag=False, flag_value=STEPPER, default=None, metavar="[N]",
     help="Print the engine state after the first N events and exit; --step alone (after TRACE) "
     "opens the interactive stepper (at the first backward pass).",
-)  # fmt: skip
+)
 @click.option("--at", "at", metavar="NODE",
               help="Jump to where NODE (an id, a name, or name#k for the k-th) starts running.")
 @click.option("--task", "task", type=int, metavar="ID", help="Show only graph task ID.")
@@ -178,7 +178,7 @@ def replay(trace_path: str, more: tuple[str, ...], step: int | None, at: str | N
         which = "the last step" if start is None else f"step {start}"
         start = total if start is None else start
         click.echo(f"gradviz: the stepper needs a terminal (stdin and stdout): printing {which} ({start}) "
-                   "instead", err=True)  # fmt: skip
+                   "instead", err=True)
 
     console = make_console(width)
     from gradviz.trace.provenance import engine, summary_line  # torchrec: say which engine recorded it

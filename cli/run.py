@@ -47,7 +47,7 @@ class _RunCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         takes_value = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag
-                       for o in p.opts if o != "-m"}  # fmt: skip
+                       for o in p.opts if o != "-m"}
         i = 0
         while i < len(args):
             a = args[i]
@@ -67,16 +67,16 @@ class _RunCommand(click.Command):
 @click.option(
     "-o", "--output", metavar="FILE",
     help="Where to write the trace. Default: <script name>.trace.json in the current directory.",
-)  # fmt: skip
+)
 @click.option(
     "--values", is_flag=True,
     help="Also store the values of small tensors (up to 64 elements), not only their statistics.",
-)  # fmt: skip
+)
 @click.option(
     "--engine", type=click.Choice(["torch", "gradviz"]), default=None,
     help=("Which engine to record. torch: torch's own engine, through its hooks; gradviz: gradviz standing in "
           "for torch. Default: torch when SCRIPT imports torch and not gradviz, else gradviz."),
-)  # fmt: skip
+)
 @click.option("-m", "module", metavar="MODULE",
               help="Run library module MODULE as a script, as 'python -m MODULE' does (then no SCRIPT).")
 @click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=None, metavar="N",
@@ -84,7 +84,7 @@ class _RunCommand(click.Command):
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="(SCRIPT | -m MODULE) [ARGS]...")
 @click.pass_context
 def run(ctx: click.Context, args: tuple[str, ...], output: str | None, values: bool, engine: str | None,
-        module: str | None, nproc: int | None) -> None:  # fmt: skip
+        module: str | None, nproc: int | None) -> None:
     """Run SCRIPT as __main__ (with ARGS as its sys.argv[1:]) and record what the engine does.
 
     The trace is written even if the script fails, and gradviz exits with the script's exit
@@ -104,9 +104,9 @@ def run(ctx: click.Context, args: tuple[str, ...], output: str | None, values: b
     try:
         if nproc is not None:  # ddp: each rank runs this command again, under torchrun
             ctx.exit(launch_ranks(nproc, target, script_args, engine=engine, output=output, values=values,
-                                  module=module is not None))  # fmt: skip
+                                  module=module is not None))
         result = run_script(target, script_args, engine=engine, output=output, values=values,
-                            module=module is not None, watch=_Progress)  # fmt: skip
+                            module=module is not None, watch=_Progress)
     except ScriptError as e:
         raise (InputError if e.usage else click.ClickException)(str(e)) from None
     out = result.output
@@ -115,5 +115,5 @@ def run(ctx: click.Context, args: tuple[str, ...], output: str | None, values: b
     else:
         why = result.write_error.strerror or result.write_error
         click.echo(f"gradviz: {out} holds {result.written:,} of the {result.recorded:,} events recorded "
-                   f"({result.status}; writing stopped: {why})", err=True)  # fmt: skip
+                   f"({result.status}; writing stopped: {why})", err=True)
     ctx.exit(result.exit_code)

@@ -27,7 +27,7 @@ from gradviz.view.page import DEFAULT_MAX_TASKS, default_output, write_page
 @click.option("--why", "why_path", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="Answers for the why panel: JSON {\"nodes\": {\"ID\": answer}, \"default\": answer}.")
 def view(trace_path: str, output: str | None, open_: bool, task: int | None, max_tasks: int, max_nodes: int,
-         expand: bool, why_path: str | None) -> None:  # fmt: skip
+         expand: bool, why_path: str | None) -> None:
     """Write one HTML page that shows the trace at any step.
 
     The page needs no network and works from file://: the graph of the task running at the

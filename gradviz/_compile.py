@@ -18,7 +18,7 @@ def _say() -> None:
 
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001
             backend: Any = "inductor", mode: str | None = None, options: dict | None = None,
-            disable: bool = False) -> Any:  # fmt: skip
+            disable: bool = False) -> Any:
     """``compile(fn)`` returns fn; ``compile(mode=...)`` returns a decorator that does."""
     _say()
     if model is None:

@@ -154,11 +154,11 @@ def set_default_dtype(d: dtype) -> None:
 _SCALAR_TYPE_NAMES = {
     "float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int", "int16": "Short",
     "int8": "Char", "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16",
-}  # fmt: skip
+}
 _CPP_NAMES = {
     "float32": "float", "float64": "double", "int64": "long int", "bool": "bool", "int32": "int", "int16": "short int",
     "int8": "signed char", "uint8": "unsigned char", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-}  # fmt: skip
+}
 
 
 def scalar_type_name(d: dtype) -> str:

@@ -95,7 +95,7 @@ def _vector_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter)
     per_line = max(1, int(math.floor((LINEWIDTH - indent) / element_length)))
     if summarize and data.shape[0] > 2 * EDGEITEMS:
         items = ([fmt.format(v) for v in data[:EDGEITEMS].tolist()] + [" ..."]
-                 + [fmt.format(v) for v in data[-EDGEITEMS:].tolist()])  # fmt: skip
+                 + [fmt.format(v) for v in data[-EDGEITEMS:].tolist()])
     else:
         items = [fmt.format(v) for v in data.tolist()]
     lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
@@ -111,7 +111,7 @@ def _tensor_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter)
     n = data.shape[0]
     if summarize and n > 2 * EDGEITEMS:
         slices = ([_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
-                  + [_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])  # fmt: skip
+                  + [_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
     else:
         slices = [_tensor_str(data[i], indent + 1, summarize, fmt) for i in range(n)]
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
@@ -155,7 +155,7 @@ def _format_sparse(t: Tensor) -> str:
         suffixes.append("requires_grad=True")
     ip, vp = "indices=tensor(", "values=tensor("
     body = (ip + _part_str(coo.indices, False, indent + len(ip)) + "),\n" + " " * indent + vp
-            + _part_str(coo.values, t.dtype.is_floating_point, indent + len(vp)) + ")")  # fmt: skip
+            + _part_str(coo.values, t.dtype.is_floating_point, indent + len(vp)) + ")")
     return _add_suffixes(_PREFIX + body, suffixes, indent, force_newline=True)
 
 

@@ -240,9 +240,9 @@ class SparseCOO:
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
         if self.shape != other.shape:
             raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but {list(self.shape)} != "
-                               f"{list(other.shape)}")  # fmt: skip
+                               f"{list(other.shape)}")
         both = SparseCOO(np.concatenate([self.indices, other.indices], 1),
-                         np.concatenate([self.values, other.values]), self.shape, False)  # fmt: skip
+                         np.concatenate([self.values, other.values]), self.shape, False)
         # two coalesced operands merge into a coalesced sum (entries that cancel are kept), as
         # torch's kernel does; otherwise the entries are concatenated
         return both.coalesce() if self.coalesced and other.coalesced else both

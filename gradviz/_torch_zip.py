@@ -28,7 +28,7 @@ _STORAGE_DTYPES = {
     "DoubleStorage": "float64", "FloatStorage": "float32", "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
     "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16", "CharStorage": "int8",
     "ByteStorage": "uint8", "BoolStorage": "bool",
-}  # fmt: skip
+}
 
 
 class _StorageType:
@@ -42,7 +42,7 @@ class _Storage:
 
 
 def _rebuild_tensor_v2(storage: _Storage, offset: int, size: tuple, stride: tuple, requires_grad: bool,
-                       backward_hooks: Any, metadata: Any = None) -> Tensor:  # fmt: skip
+                       backward_hooks: Any, metadata: Any = None) -> Tensor:
     item = storage.data.itemsize
     if not size:
         arr = storage.data[offset : offset + 1].reshape(())

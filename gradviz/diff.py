@@ -179,7 +179,7 @@ class Runs:
         self._by_id: dict[int, _Task] = {}
         self._budget = [WALK_PER_EVENT * self.n_events + WALK_FLOOR]
         types = frozenset({ev.TaskBegin, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.AccumulateGradUpdate,
-                           ev.CapturedGrad, ev.Error, ev.Hook})  # fmt: skip
+                           ev.CapturedGrad, ev.Error, ev.Hook})
         lazy = trace._lazy
         if lazy is not None:
             events = lazy.iter_task_events(0, None, types, self)
@@ -345,7 +345,7 @@ def compare(a: Any, b: Any, *, rtol: float = 1e-4, atol: float = 1e-6) -> Compar
     else:
         if cut <= n:
             note.skip(f"tasks {cut}..{n}: their graphs hold more nodes than the traces have events "
-                      f"(a walk of {WALK_PER_EVENT} nodes an event was spent)")  # fmt: skip
+                      f"(a walk of {WALK_PER_EVENT} nodes an event was spent)")
     found = note.found
     return Comparison([found[k] for k in KINDS if k in found], dict(compared), note.skipped, rtol, atol)
 
@@ -358,7 +358,7 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[Dive
 def _task_diff(
     i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, rtol: float, atol: float, note: _Found,
     compared: Counter[str],
-) -> bool:  # fmt: skip
+) -> bool:
     """Compare task ``i`` of both; False when its structure differs (nothing more is comparable)."""
     bx, by = x.begin, y.begin
     # Errors first: a task that raised in one run only says more than the gradients after it.
@@ -380,7 +380,7 @@ def _task_diff(
                 return False
             if nx[1] != ny[1]:
                 note(Divergence("structure", i, f"{nx[0]} (#{p}) edges {_shown(list(nx[1]))} vs "
-                                f"{_shown(list(ny[1]))}", bx.seq, by.seq))  # fmt: skip
+                                f"{_shown(list(ny[1]))}", bx.seq, by.seq))
                 return False
         if len(sx) != len(sy):
             note(Divergence("structure", i, f"{len(sx)} nodes vs {len(sy)} nodes", bx.seq, by.seq))
@@ -400,7 +400,7 @@ def _task_diff(
         for k, (qx, qy) in enumerate(zip(x.ran, y.ran)):
             if qx[0] != qy[0]:
                 note(Divergence("order", i, f"step {k}: {_ran_label(ra, x, qx[0])} ran vs {_ran_label(rb, y, qy[0])}",
-                                qx[1], qy[1]))  # fmt: skip
+                                qx[1], qy[1]))
                 break
         else:
             note(Divergence("order", i, f"{len(x.ran)} nodes ran vs {len(y.ran)}"))
@@ -425,11 +425,11 @@ def _saved_diff(i: int, x: _Task, y: _Task, note: _Found, compared: Counter[str]
         compared["saved tensors"] += len(nx[2])
         if nx[2] != ny[2] and not note.has("saved"):
             note(Divergence("saved", i, f"{nx[0]} (#{p}) saved shapes {_shown(list(nx[2]))} vs {_shown(list(ny[2]))}",
-                            x.begin.seq, y.begin.seq))  # fmt: skip
+                            x.begin.seq, y.begin.seq))
 
 
 def _inputs_diff(i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, rtol: float, atol: float,
-                 note: _Found, compared: Counter[str]) -> None:  # fmt: skip
+                 note: _Found, compared: Counter[str]) -> None:
     """The leaves met in this task for the first time: their values as they joined the graph."""
     leaves_b = dict(y.leaves)
     for p, tensor_a in x.leaves:
@@ -448,12 +448,12 @@ def _inputs_diff(i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, rtol: float, at
             name = ta.name or tb.name or f"tensor {tensor_a}"
             note(Divergence("inputs", i, f"leaf {name} at {ra.label(x, p)} differs before any gradient: {why}; "
                             "the runs start from different values (an unseeded script?), so no gradient is blamed",
-                            ta.seq, tb.seq))  # fmt: skip
+                            ta.seq, tb.seq))
             return
 
 
 def _hooks_diff(i: int, ra: Runs, rb: Runs, x: _Task, y: _Task, note: _Found,
-                compared: Counter[str]) -> None:  # fmt: skip
+                compared: Counter[str]) -> None:
     """Hooks as a multiset of (node position, hook kind, qualified name): the same hooks called
     in another order are no divergence; one more or one fewer is."""
     hx, hy = x.hooks, y.hooks
@@ -497,7 +497,7 @@ def _canon(st: Any) -> tuple | None:
 
 
 def _grads_diff(i: int, ra: Runs, x: _Task, y: _Task, rtol: float, atol: float, note: _Found,
-                compared: Counter[str]) -> None:  # fmt: skip
+                compared: Counter[str]) -> None:
     gy = y.grads
     first: tuple[int, Divergence] | None = None
     n = 0

@@ -65,7 +65,7 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, pro
 
 def load_state_dict_from_url(url: str, model_dir: str | None = None, map_location: Any = None, progress: bool = True,
                              check_hash: bool = False, file_name: str | None = None,
-                             weights_only: bool = False) -> dict[str, Any]:  # fmt: skip
+                             weights_only: bool = False) -> dict[str, Any]:
     if model_dir is None:
         model_dir = os.path.join(get_dir(), "checkpoints")
     filename = file_name if file_name is not None else os.path.basename(urlparse(url).path)
@@ -122,17 +122,17 @@ def _entry(module: types.ModuleType, model: str) -> Any:
 
 
 def list(github: str, force_reload: bool = False, skip_validation: bool = False, trust_repo: Any = None,  # noqa: A001
-         verbose: bool = True) -> list[str]:  # fmt: skip
+         verbose: bool = True) -> list[str]:
     module = _hubconf(_repo_dir(github, "github" if not os.path.isdir(github) else "local"))
     return [f for f in dir(module) if callable(getattr(module, f)) and not f.startswith("_")]
 
 
 def help(github: str, model: str, force_reload: bool = False, skip_validation: bool = False,  # noqa: A001
-         trust_repo: Any = None) -> str | None:  # fmt: skip
+         trust_repo: Any = None) -> str | None:
     return _entry(_hubconf(_repo_dir(github, "github" if not os.path.isdir(github) else "local")), model).__doc__
 
 
 def load(repo_or_dir: str, model: str, *args: Any, source: str = "github", trust_repo: Any = None,
          force_reload: bool = False, verbose: bool = True, skip_validation: bool = False,
-         **kwargs: Any) -> Any:  # fmt: skip
+         **kwargs: Any) -> Any:
     return _entry(_hubconf(_repo_dir(repo_or_dir, source.lower())), model)(*args, **kwargs)

@@ -24,7 +24,7 @@ from gradviz.ops.math_more import diagonal as _diagonal
 from gradviz.tensor import Tensor
 
 __all__ = ["cholesky", "cholesky_ex", "det", "diagonal", "inv", "inv_ex", "matmul", "matrix_norm", "matrix_power",
-           "multi_dot", "norm", "slogdet", "solve", "solve_ex", "vecdot", "vector_norm"]  # fmt: skip
+           "multi_dot", "norm", "slogdet", "solve", "solve_ex", "vecdot", "vector_norm"]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:  # noqa: N803

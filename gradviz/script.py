@@ -89,7 +89,7 @@ def run_script(
     path: str | os.PathLike[str], args: Sequence[str] = (), *, engine: str | None = None,
     output: str | os.PathLike[str] | None = None, values: bool = False, module: bool = False,
     watch: Watch | None = None,
-) -> ScriptRun:  # fmt: skip
+) -> ScriptRun:
     """Run ``path`` as ``__main__`` with ``args`` as its ``sys.argv[1:]`` and record it.
 
     ``module``: ``path`` names a module, run as ``python -m`` runs it. ``engine``: "torch"
@@ -142,7 +142,7 @@ def run_script(
 def launch_ranks(
     nproc: int, path: str, args: Sequence[str] = (), *, engine: str | None = None, output: str | None = None,
     values: bool = False, module: bool = False,
-) -> int:  # fmt: skip
+) -> int:
     """ddp: run ``path`` on ``nproc`` local ranks through torch's launcher, each rank recorded
     by ``gradviz run`` into its own ``NAME.rankR.trace.json``; torchrun's exit code. A script
     that cannot be run is refused here (``ScriptError``), before any rank starts."""
@@ -295,7 +295,7 @@ class _Signals:
 
 
 def _run(target: _Target, recorder: Any, out: str, engine: str | None,
-         watch: Watch | None) -> tuple[str, int, BaseException | None, Any]:  # fmt: skip
+         watch: Watch | None) -> tuple[str, int, BaseException | None, Any]:
     """Run the target under the recording: (status, exit code, the error to book, the script's
     globals as it ended: runpy's result, or None when it raised)."""
     status, error, code, scope = "ok", None, 0, None
@@ -385,7 +385,7 @@ def _library_frame(filename: str) -> bool:
         return True
     paths = sysconfig.get_paths()
     return any(path.startswith(os.path.abspath(paths[k]) + os.sep)
-               for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)  # fmt: skip
+               for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)
 
 
 def _print_exception(e: BaseException, file: str) -> None:

@@ -69,7 +69,7 @@ class _Pickler(pickle.Pickler):
 
 def save(obj: Any, f: str | os.PathLike[str] | io.IOBase, pickle_module: Any = pickle,
          pickle_protocol: int = DEFAULT_PROTOCOL, _use_new_zipfile_serialization: bool = True,
-         _disable_byteorder_record: bool = False) -> None:  # fmt: skip
+         _disable_byteorder_record: bool = False) -> None:
     """torch.save: ``obj`` pickled into the path or file object ``f``."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
@@ -79,7 +79,7 @@ def save(obj: Any, f: str | os.PathLike[str] | io.IOBase, pickle_module: Any = p
 
 
 def load(f: str | os.PathLike[str] | io.IOBase, map_location: Any = None, pickle_module: Any = None, *,
-         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args: Any) -> Any:  # fmt: skip
+         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args: Any) -> Any:
     """torch.load of a file that ``save`` wrote, or that torch's torch.save wrote (its zip format:
     gradviz/_torch_zip.py); map_location: every gradviz tensor loads on the cpu."""
     if _torch_zip.is_torch_zip(f):

@@ -121,5 +121,5 @@ def _sum_grad(n: Any, g: Tensor) -> Tensor:
 
 
 _ADDMM_NODE = _register("sparse_addmm", D("SparseAddmmBackward0", (None, _addmm_mat1_grad, _addmm_mat2_grad),
-                                          order=(1, 2, 0)))  # fmt: skip
+                                          order=(1, 2, 0)))
 _SUM_NODE = _register("sparse_sum", D("SparseSumBackward0", (_sum_grad,)))

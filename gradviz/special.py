@@ -9,7 +9,7 @@ from gradviz.ops import functions as _F
 from gradviz.tensor import Tensor
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax",
-           "logit", "logsumexp", "psi", "softmax", "xlogy"]  # fmt: skip
+           "logit", "logsumexp", "psi", "softmax", "xlogy"]
 
 digamma = psi = _F.digamma
 erf, erfc, erfinv = _F.erf, _F.erfc, _F.erfinv

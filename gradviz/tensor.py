@@ -65,7 +65,7 @@ class Tensor:
     __slots__ = (
         "_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_id", "dtype", "device",
         "_base", "__dict__", "__weakref__",
-    )  # fmt: skip
+    )
     _grad: Tensor | None = None
     _grad_accumulator: Any = None
     _retains_grad: bool = False

@@ -53,7 +53,7 @@ MODULES = [
     "torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.autograd.graph",
     "torch.func", "torch.distributions", "torch.linalg", "torch.fft", "torch.special", "torch.utils.data",
     "torch.utils.checkpoint",
-]  # fmt: skip
+]
 _SYMBOLIC = ("SymInt", "SymFloat", "SymBool")  # torch.compile's symbolic shapes
 _NOT_API_MODULES = ("typing", "collections.abc", "builtins", "torch._jit_internal", "torch.overrides", "torch._C")
 
@@ -214,7 +214,7 @@ def measure() -> list[dict]:
         calls_have = sum(uses[path, n] for n in have)
         missing_used = sorted(((uses[path, n], n) for n in missing if uses[path, n]), reverse=True)
         out.append({"path": path, "names": len(names), "have": len(have), "missing": missing,
-                    "calls": calls, "calls_have": calls_have, "missing_used": missing_used})  # fmt: skip
+                    "calls": calls, "calls_have": calls_have, "missing_used": missing_used})
     return out
 
 
@@ -228,7 +228,7 @@ def _summary(table: list[dict]) -> list[str]:
     for r in table:
         name = "`torch.Tensor` (members)" if r["path"] == "Tensor" else f"`{r['path']}`"
         lines.append(f"| {name} | {r['names']} | {r['have']} | {_pct(r['have'], r['names'])} | {r['calls']} | "
-                     f"{_pct(r['calls_have'], r['calls'])} |")  # fmt: skip
+                     f"{_pct(r['calls_have'], r['calls'])} |")
     n, h = sum(r["names"] for r in table), sum(r["have"] for r in table)
     c, ch = sum(r["calls"] for r in table), sum(r["calls_have"] for r in table)
     lines.append(f"| **all** | {n} | {h} | **{_pct(h, n)}** | {c} | **{_pct(ch, c)}** |")
@@ -278,7 +278,7 @@ def render_readme_block(table: list[dict]) -> str:
     for r in table:
         name = "`Tensor`" if r["path"] == "Tensor" else f"`{r['path']}`"
         small.append(f"| {name} | {r['have']}/{r['names']} | {_pct(r['have'], r['names'])} | "
-                     f"{_pct(r['calls_have'], r['calls'])} |")  # fmt: skip
+                     f"{_pct(r['calls_have'], r['calls'])} |")
     return "\n".join([
         BEGIN,
         f"Measured coverage of torch 2.13's public API: **{h} of {n} names ({_pct(h, n)})**; weighted by how often "
@@ -287,7 +287,7 @@ def render_readme_block(table: list[dict]) -> str:
         "",
         *small,
         END,
-    ])  # fmt: skip
+    ])
 
 
 def readme_with_block(readme: str, block: str) -> str:
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     new_readme = readme_with_block(readme, render_readme_block(table))
     if args.check:
         stale = [str(f.relative_to(ROOT)) for f, new in ((DOC, doc), (README, new_readme))
-                 if not f.exists() or f.read_text(encoding="utf-8") != new]  # fmt: skip
+                 if not f.exists() or f.read_text(encoding="utf-8") != new]
         if stale:
             print(f"stale: {', '.join(stale)}; run scripts/python scripts/coverage.py", file=sys.stderr)
             return 1

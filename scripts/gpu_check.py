@@ -125,7 +125,7 @@ def part_ops(torch, dev: str) -> None:
             (gy, gg, gn, gdev), (ty, tg, tn, tdev) = outs["gradviz"], outs["torch"]
             ok = np.allclose(gy, ty, rtol=1e-4, atol=1e-5) and all(
                 (a is None and b is None) or (a is not None and b is not None and np.allclose(a, b, rtol=1e-4, atol=1e-5))
-                for a, b in zip(gg, tg))  # fmt: skip
+                for a, b in zip(gg, tg))
             where_ok = gdev == tdev
             report("ops", name, ok and where_ok, "" if ok and where_ok else f"value {gy} vs {ty}; grad device {gdev} vs {tdev}")
             if gn != tn:
@@ -255,10 +255,10 @@ def part_timing(torch, dev: str) -> None:
     try:
         for engine, where in runs:
             r = subprocess.run([sys.executable, __file__, "--time", engine, where], capture_output=True, text=True,
-                               timeout=300, check=True)  # fmt: skip
+                               timeout=300, check=True)
             label = f"torch {torch.__version__}" if engine == "torch" else engine
             print(f"TIME mlp training step (batch 64, 784-256-256-10): {label} {where}: {float(r.stdout):.3f} ms "
-                  "median of 50, in its own process", flush=True)  # fmt: skip
+                  "median of 50, in its own process", flush=True)
         report("timing", "mlp_step", True)
     except Exception as exc:  # noqa: BLE001
         report("timing", "mlp_step", False, f"{type(exc).__name__}: {exc}")
@@ -287,7 +287,7 @@ def main() -> int:
         import cupy
 
         print(f"cupy {cupy.__version__}, {cupy.cuda.runtime.getDeviceCount()} GPU(s): "
-              f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")  # fmt: skip
+              f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
     part_ops(torch, args.device)
     part_mlp(torch, args.device)
     part_multi_device(args.device, out)

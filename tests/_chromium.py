@@ -16,7 +16,7 @@ SKIP_REASON = "Debian's chromium is not installed (bash scripts/setup.sh --test 
 
 def _run(args: list[str], profile: Path, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     cmd = [CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           "--disable-extensions", "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args]  # fmt: skip
+           "--disable-extensions", "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args]
     return subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
 
 

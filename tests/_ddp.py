@@ -22,7 +22,7 @@ def free_port() -> int:
 def job_env(port: int | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port or free_port()), OMP_NUM_THREADS="1",
-               GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(ROOT))  # fmt: skip
+               GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(ROOT))
     return env
 
 
@@ -48,4 +48,4 @@ def checksums(out: str) -> dict[str, str]:
 
 def torchrun(nproc: int, port: int) -> list[str]:
     return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc),
-            "--master-addr", "127.0.0.1", "--master-port", str(port)]  # fmt: skip
+            "--master-addr", "127.0.0.1", "--master-port", str(port)]

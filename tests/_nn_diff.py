@@ -20,7 +20,7 @@ def copy_params(ref: torch.nn.Module, mine: gradviz.nn.Module) -> None:
 
 
 def module_prog(make: Callable[[Any], Any], inputs: Callable[[Any], tuple], train: bool = True,
-                out_index: int | None = None) -> Callable[[Any], Case]:  # fmt: skip
+                out_index: int | None = None) -> Callable[[Any], Case]:
     """A program: ``make(nn)`` builds the module (float64), ``inputs(T)`` its inputs; the
     backward feeds a fixed gradient to the output; compared: the graph, order, output, and the
     gradients of the inputs that require grad and of every parameter."""
@@ -46,7 +46,7 @@ def module_prog(make: Callable[[Any], Any], inputs: Callable[[Any], tuple], trai
             out.backward(g)
 
         return Case(roots=[out], run=run, grads_of=tensors + params,
-                    values=[b for b in m.buffers() if b.dtype in (T.float64, T.float32)])  # fmt: skip
+                    values=[b for b in m.buffers() if b.dtype in (T.float64, T.float32)])
 
     return prog
 

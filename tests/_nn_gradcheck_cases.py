@@ -36,7 +36,7 @@ def _lstm32(x, w_ih, w_hh, b_ih, b_hh):
     f32 = gv.float32
     h0 = gv.zeros(x.shape[1], w_hh.shape[1])
     out, hy, cy = mkldnn_lstm_layer(x.to(f32), w_ih.to(f32), w_hh.to(f32), b_ih.to(f32), b_hh.to(f32), h0, h0,
-                                    False)  # fmt: skip
+                                    False)
     return out.to(gv.float64), cy.to(gv.float64)
 
 
@@ -174,7 +174,7 @@ NN_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("prelu", lambda x, w: F.prelu(x, w), [_away(_randn(4), (0.0,)), _randn(1, seed=1)]),
     ("hardtanh_backward", lambda x, w: gv.autograd.grad((F.hardtanh(x, -0.5, 0.8) * w).sum(), x, create_graph=True)[0],
      [_away(_randn(2, 3), (-0.5, 0.8)), _randn(2, 3, seed=1)]),
-]  # fmt: skip
+]
 
 # node name -> (step, rtol) for cases through float32
 NN_WIDE_STEP = {"MkldnnRnnLayerBackward0": (1e-2, 2e-2)}

@@ -51,4 +51,4 @@ SPARSE_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("diag_diagonal_copy", lambda a: gv.diag(a, -1), [_randn(3, 4)]),
     ("elu", lambda a: F.elu(a, 0.7), [_away(_randn(3, 4))]),
     ("elu_", lambda a: F.elu(a * 1, 0.7, inplace=True), [_away(_randn(3, 4))]),
-]  # fmt: skip
+]

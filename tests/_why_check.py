@@ -30,7 +30,7 @@ def record(prog: Path, engine: str, out: Path) -> None:
     """`gradviz run --engine ENGINE -o OUT PROG`, in its own process, as a user runs it."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     subprocess.run([sys.executable, "-m", "gradviz", "run", "--engine", engine, "-o", str(out), str(prog)],
-                   capture_output=True, env=env, timeout=300, check=False)  # fmt: skip
+                   capture_output=True, env=env, timeout=300, check=False)
     assert out.exists(), f"no trace from {prog.name}"
 
 

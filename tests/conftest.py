@@ -41,13 +41,13 @@ def untracked() -> set[str] | None:
     the virtual environment aside; None without git."""
     try:
         r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+                           capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if r.returncode != 0:
         return None
     return {line[3:] for line in r.stdout.splitlines()
-            if line[:3] in ("?? ", "!! ") and not any(c in line for c in _CACHES)}  # fmt: skip
+            if line[:3] in ("?? ", "!! ") and not any(c in line for c in _CACHES)}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

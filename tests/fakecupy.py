@@ -329,7 +329,7 @@ for _name in (
     "all", "any", "argmax", "argmin", "astype", "clip", "copy", "cumsum", "fill", "max", "mean", "min",
     "nonzero", "prod", "ravel", "reshape", "squeeze", "std", "sum", "swapaxes", "transpose",
     "var", "view",
-):  # fmt: skip
+):
     setattr(ndarray, _name, _method(_name))
 
 
@@ -458,6 +458,6 @@ def install(device_count: int = 1, strict_indices: bool = True) -> types.ModuleT
     for name in ("zeros_like", "ones_like", "empty_like", "full_like"):
         setattr(mod, name, _creation(getattr(np, name)))
     for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                 "uint32", "uint64", "bool_", "dtype"):  # fmt: skip
+                 "uint32", "uint64", "bool_", "dtype"):
         setattr(mod, name, getattr(np, name))
     return mod

@@ -80,7 +80,7 @@ class TraceBuilder:
             ev.TraceBegin, tid=1, format_version=ev.FORMAT_VERSION, gradviz_version="synthetic",
             numpy_version="", python_version="", platform="synthetic", devices=tuple(devices),
             argv=tuple(argv), pid=0, values=False,
-        )  # fmt: skip
+        )
         self.main_tid = self.thread("MainThread", None, "caller")
         self.cpu_queue = self.queue("cpu", self.main_tid, "cpu@MainThread")
 
@@ -117,7 +117,7 @@ class TraceBuilder:
     def leaf(
         self, name: str | None = None, shape: tuple[int, ...] = (2,), *, dtype: str = "float32",
         device: str = "cpu", source: str | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """A leaf tensor that requires grad, and its AccumulateGrad node. Returns the node id."""
         t = self._next("tensor")
         self.tensors[t] = self.emit(
@@ -126,13 +126,13 @@ class TraceBuilder:
         return self.op(
             "AccumulateGrad", [], num_inputs=1, device=device, source=source, shape=shape, tensor=t,
             sequence_nr=ev.MAX_SEQUENCE_NR,
-        )  # fmt: skip
+        )
 
     def op(
         self, name: str, inputs: Sequence[Target], *, num_inputs: int = 1, device: str = "cpu",
         saved: Sequence[tuple[int, ...]] = (), source: str | None = None, shape: tuple[int, ...] = (2,),
         tensor: int | None = None, sequence_nr: int | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """A backward node whose next_edges point at ``inputs``. Returns the node id."""
         nid = self._next("node")
         edges: list[tuple[int | None, int]] = []
@@ -151,7 +151,7 @@ class TraceBuilder:
             ev.NodeCreated, node=nid, name=name, sequence_nr=seqnr, topological_nr=topo,
             num_inputs=num_inputs, num_outputs=len(edges), device=device, saved=tuple(saved),
             source=source, tensor=tensor,
-        )  # fmt: skip
+        )
         for slot, (dst, input_nr) in enumerate(edges):
             self.emit(ev.EdgeCreated, src=nid, slot=slot, dst=dst, input_nr=input_nr)
         return nid
@@ -165,7 +165,7 @@ class TraceBuilder:
         error_at: int | None = None, nan_at: int | None = None,
         during: dict[int, Callable[[TraceBuilder], object]] | None = None,
         norm: Callable[[int], float] | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Simulate ``root``'s backward() as one graph task; returns the task id.
 
         inputs: like backward(inputs=...): only the paths to these AccumulateGrad nodes run
@@ -187,7 +187,7 @@ class TraceBuilder:
             ev.TaskBegin, task=task.id, roots=((root, 0),), graph_root=None, keep_graph=keep_graph,
             create_graph=False, accumulate_grad=True, outputs=(), reentrant_depth=task.depth,
             owner=tid, cpu_queue=self.cpu_queue,
-        )  # fmt: skip
+        )
         self.emit(ev.Dependencies, task=task.id, counts=tuple(sorted(task.dependencies.items())))
         if inputs:
             gt.init_to_execute(stand[root], outputs, True, min_topo)
@@ -210,7 +210,7 @@ class TraceBuilder:
             self.emit(
                 ev.QueuePush, tid=by_tid, queue=q, device=dev, task=task.id, node=nid, what="node",
                 priority=prio, size=len(ready[q]),
-            )  # fmt: skip
+            )
 
         def stats(nid: int) -> ev.Stats:
             if nid == nan_at:
@@ -223,7 +223,7 @@ class TraceBuilder:
             ev.BufferAdd, task=task.id, node=root, slot=0, mode="set", producer=None,
             shape=root_node.shape, dtype="float32", device=root_node.device,
             stats=ev.Stats(1.0, 1.0, 1.0, 0, 0),
-        )  # fmt: skip
+        )
         push(root, tid)
         status, error = "ok", None
         while any(ready.values()):
@@ -236,7 +236,7 @@ class TraceBuilder:
             self.emit(
                 ev.QueuePop, tid=run_tid, queue=q, device=dev, task=task.id, node=nid, what="node",
                 priority=(ev.PRIORITY_NODE, task.depth, node.sequence_nr), size=len(ready[q]),
-            )  # fmt: skip
+            )
             self.emit(ev.NodeBegin, tid=run_tid, task=task.id, node=nid, depth=task.depth)
             if during and nid in during:
                 self._depth += 1
@@ -253,13 +253,13 @@ class TraceBuilder:
                 self.emit(
                     ev.AccumulateGradUpdate, tid=run_tid, task=task.id, node=nid, tensor=node.tensor,
                     mode="set", before=None, after=s,
-                )  # fmt: skip
+                )
             self.emit(ev.NodeEnd, tid=run_tid, task=task.id, node=nid, status="ok")
             if nid == nan_at:
                 self.emit(
                     ev.Anomaly, tid=run_tid, task=task.id, node=nid, forward=None,
                     message=f"Function '{node.name}' returned nan values in its 0th output.",
-                )  # fmt: skip
+                )
             if node.saved and not keep_graph:
                 self.emit(ev.SavedRelease, tid=run_tid, node=nid, count=len(node.saved))
             for dst, input_nr in node.next_edges:
@@ -278,7 +278,7 @@ class TraceBuilder:
                 self.emit(
                     ev.BufferAdd, tid=run_tid, task=task.id, node=dst, slot=input_nr, mode=mode, producer=nid,
                     shape=target.shape, dtype="float32", device=target.device, stats=stats(nid),
-                )  # fmt: skip
+                )
                 if parked is None:
                     if remaining == 0:
                         push(dst, run_tid)
@@ -390,13 +390,13 @@ def synthetic_trace(n_events: int = 1_000_000, *, width: int = 8, depth: int = 6
             b.op("MulBackward0", [params[i], params[(i + 1) % width]], saved=((4,), (4,)),
                  source="synthetic_steps.py:6", shape=(4,))
             for i in range(width)
-        ]  # fmt: skip
+        ]
         for _ in range(depth - 1):
             layer = [
                 b.op("AddBackward0", [layer[i], layer[(i + 1) % width]], source="synthetic_steps.py:8",
                      shape=(4,))
                 for i in range(width)
-            ]  # fmt: skip
+            ]
         root = b.op("SumBackward0", layer, source="synthetic_steps.py:10", shape=())
         b.backward(root)
     return b.trace()

@@ -32,7 +32,7 @@ def mlp() -> list[torch.Tensor]:
 def conv() -> list[torch.Tensor]:
     torch.manual_seed(1)
     net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
-                        nn.Flatten(), nn.Linear(4 * 4 * 4, 5))  # fmt: skip
+                        nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
     x = torch.randn(3, 2, 8, 8)
     net(x).logsumexp(1).mean().backward()
     return list(net.parameters())
@@ -94,7 +94,7 @@ def checkpointed() -> list[torch.Tensor]:
 
 
 PROGRAMS = {"mlp": mlp, "conv": conv, "transformer": transformer, "grad": grad_call,
-            "custom_reentrant": custom_reentrant, "checkpoint": checkpointed}  # fmt: skip
+            "custom_reentrant": custom_reentrant, "checkpoint": checkpointed}
 
 
 class Block(nn.Module):

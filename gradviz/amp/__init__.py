@@ -17,7 +17,7 @@ from typing import Any
 __all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
 
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
-          "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")  # fmt: skip
+          "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _enabled: dict[str, bool] = {}
 
 
@@ -83,7 +83,7 @@ class GradScaler:
     """torch.amp.GradScaler: loss scaling with dynamic growth and back-off."""
 
     def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:  # fmt: skip
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
         self._device = device
         self._enabled = enabled
         if enabled and device == "cuda":
@@ -91,7 +91,7 @@ class GradScaler:
 
             if not cuda.is_available():
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                              stacklevel=2)  # fmt: skip
+                              stacklevel=2)
                 self._enabled = False
         self._scale = float(init_scale)
         self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
@@ -177,14 +177,14 @@ class GradScaler:
         if not self._enabled:
             return {}
         return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
-                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}  # fmt: skip
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
 
     def load_state_dict(self, state_dict: dict) -> None:
         if not self._enabled:
             return
         if len(state_dict) == 0:
             raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
-                               "instance of GradScaler.")  # fmt: skip
+                               "instance of GradScaler.")
         self._scale = float(state_dict["scale"])
         self._growth_factor = state_dict["growth_factor"]
         self._backoff_factor = state_dict["backoff_factor"]

@@ -85,7 +85,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
 
 
 def _run_backward(outputs: tuple, grads: list, keep_graph: bool, create_graph: bool, inputs: tuple,
-                  allow_unreachable: bool, accumulate_grad: bool) -> list:  # fmt: skip
+                  allow_unreachable: bool, accumulate_grad: bool) -> list:
     """torch's run_backward: root edges from outputs, output edges from inputs, then execute."""
     if _forward.engine.probe is not None:
         _forward.backward_call("backward" if accumulate_grad else "grad", outputs, inputs, keep_graph)
@@ -161,7 +161,7 @@ def _one_root(tensor: _tensor.Tensor, retain_graph: bool | None, create_graph: b
     itself) calls execute: one Python frame less for each nested backward level."""
     d = tensor._data
     if (type(d) is np.ndarray and d.shape == () and (tensor._requires_grad or tensor._grad_fn is not None)
-            and tensor.dtype.is_floating_point):  # fmt: skip
+            and tensor.dtype.is_floating_point):
         # The scalar loss (_make_grads' checks hold): a copy of a cached one as its gradient.
         grad = _tensor.Tensor._wrap(_scalar_one(d.dtype), tensor.dtype, tensor.device)
     else:
@@ -249,7 +249,7 @@ class _ExecutionEngine:
         get_default_engine().queue_callback(callback)
 
     def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(),
-                     allow_unreachable=True, accumulate_grad=True):  # fmt: skip
+                     allow_unreachable=True, accumulate_grad=True):
         return tuple(
             _run_backward(
                 tuple(tensors),

@@ -73,7 +73,7 @@ class Engine(DeviceThreads):
 
     # -- the main entry point
     def execute(self, roots: list[Edge], inputs: list[Any], keep_graph: bool, create_graph: bool,
-                accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:  # fmt: skip
+                accumulate_grad: bool, outputs: list[Edge] | None = None) -> list[Any]:
         outputs = outputs or []
         validate_outputs(roots, inputs, _message_as_is)
         tls = _state.tls
@@ -84,7 +84,7 @@ class Engine(DeviceThreads):
         task = GraphTask(
             keep_graph, create_graph, accumulate_grad,
             0 if not_reentrant else tls.total_depth + 1, local_queue,
-        )  # fmt: skip
+        )
         task.outputs = outputs
         # One root: it is the graph root itself (torch's skip_dummy_node).
         skip_dummy = len(roots) == 1
@@ -450,7 +450,7 @@ def compute_min_topological_nr(outputs: list[Edge]) -> int:
 
 
 def validate_outputs(edges: list[Edge], grads: list[Any], format_error: Callable[[str], str] | None,
-                     fn: Node | None = None, fresh: bool = False) -> list[Any]:  # fmt: skip
+                     fn: Node | None = None, fresh: bool = False) -> list[Any]:
     """Check each gradient against the metadata of the input it flows into; reduce broadcasts
     and cast dtypes as torch does. Errors name ``fn`` ("Function X returned an ...") unless
     ``format_error`` is given. Returns a new list (the given one is left as it is), or with
@@ -488,7 +488,7 @@ def _fit_gradient(grad: Any, meta: Any, i: int, format_error: Callable[[str], st
             raise RuntimeError(_validate_error(format_error, fn,
                 f"invalid gradient at index {i} - got {list(grad.shape)} but expected shape "
                 f"compatible with {list(meta[0])}"
-            ))  # fmt: skip
+            ))
     if grad.dtype is not meta[1]:
         grad = grad.to(meta[1])
     device = meta[2]
@@ -500,7 +500,7 @@ def _fit_gradient(grad: Any, meta: Any, i: int, format_error: Callable[[str], st
         else:
             raise RuntimeError(_validate_error(format_error, fn,
                 f"invalid gradient at index {i} - expected device {device} but got {grad.device}"
-            ))  # fmt: skip
+            ))
     return grad
 
 

@@ -23,7 +23,7 @@ class BackwardCFunction(Node):
     __slots__ = (
         "_forward_cls", "_saved", "to_save", "needs_input_grad", "_is_tensor_input", "dirty_tensors",
         "non_differentiable", "materialize_grads", "_non_tensor_outputs",
-    )  # fmt: skip  (Node already has a __dict__)
+    )  # (Node already has a __dict__)
 
     def __init__(self, forward_cls: type) -> None:
         # Torch numbers the node before forward runs; edges are set once inputs are known.

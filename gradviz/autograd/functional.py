@@ -107,7 +107,7 @@ def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
 
 
 def _grad(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, create_graph: bool = False,
-          retain_graph: bool | None = None) -> tuple:  # fmt: skip
+          retain_graph: bool | None = None) -> tuple:
     """autograd.grad over the outputs that need a gradient (None for every input if none does)."""
     from gradviz.autograd import grad
 
@@ -119,7 +119,7 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, crea
     return grad(
         tuple(o for o, _ in pairs), inputs, tuple(g for _, g in pairs),
         allow_unused=True, create_graph=create_graph, retain_graph=retain_graph,
-    )  # fmt: skip
+    )
 
 
 _FILL_MESSAGES = {
@@ -164,7 +164,7 @@ def _single_element_v_error(of_output: bool) -> RuntimeError:
 
 
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
+        strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), v^T J)``: the vector-Jacobian product at ``inputs``."""
     with enable_grad():
         ins_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
@@ -188,7 +188,7 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
+        strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), J v)``, by the double-backward trick."""
     zeros_like = _gv().zeros_like
     with enable_grad():
@@ -221,7 +221,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:  # fmt: skip
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
     """The Jacobian of ``func`` at ``inputs``: entry [i][j] has shape ``out_i.shape + in_j.shape``
     (tuples collapse where the user passed a single tensor)."""
     if strategy not in ("forward-mode", "reverse-mode"):
@@ -294,7 +294,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:  # fmt: skip
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """The Hessian of a scalar ``func`` at ``inputs``: the Jacobian of its Jacobian."""
     Tensor = _gv().Tensor
     ins_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
@@ -321,7 +321,7 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
 
 
 def _scalar_function_jacobian(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool,
-                              name: str) -> tuple:  # fmt: skip
+                              name: str) -> tuple:
     """vhp's and hvp's first part: (inputs, v, outputs, their gradients with a graph)."""
     Tensor = _gv().Tensor
     ins_tuple, ins = _as_tuple(inputs, "inputs", name)
@@ -346,11 +346,11 @@ def _scalar_function_jacobian(func: Callable[..., Any], inputs: Any, v: Any, cre
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
+        strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), v^T H)`` for a scalar func."""
     with enable_grad():
         ins_tuple, ins, vs, outs_tuple, outs, jac = _scalar_function_jacobian(func, inputs, v, create_graph, strict,
-                                                                              "vhp")  # fmt: skip
+                                                                              "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _fill_in_zeros(_grad(jac, ins, vs, create_graph=create_graph), ins, strict, create_graph, "double_back")
     return (
@@ -360,12 +360,12 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
+        strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), H v)`` for a scalar func, by the double-backward trick."""
     zeros_like = _gv().zeros_like
     with enable_grad():
         ins_tuple, ins, vs, outs_tuple, outs, jac = _scalar_function_jacobian(func, inputs, v, create_graph, strict,
-                                                                              "hvp")  # fmt: skip
+                                                                              "hvp")
         grad_jac = tuple(zeros_like(t, requires_grad=True) for t in ins)
         double_back = _grad(jac, ins, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)

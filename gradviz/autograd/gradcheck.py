@@ -154,7 +154,7 @@ def _allclose(a: np.ndarray, n: np.ndarray, rtol: float, atol: float) -> bool:
 
 
 def _slow_check(func: Callable, inputs: tuple, func_out: Any, outputs: tuple, eps: float, rtol: float,
-                atol: float, check_grad_dtypes: bool, nondet_tol: float) -> None:  # fmt: skip
+                atol: float, check_grad_dtypes: bool, nondet_tol: float) -> None:
     Tensor = _tensor_cls()
     all_out = _float_outputs(func_out)
     with no_grad():

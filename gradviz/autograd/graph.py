@@ -348,7 +348,7 @@ class AccumulateGrad(Node):
                 d = vd = None
                 mode = "set"
             elif not grad_enabled and (type(od := old._data) is not SparseCOO
-                                       and type(nd := new_grad._data) is not SparseCOO):  # fmt: skip
+                                       and type(nd := new_grad._data) is not SparseCOO):
                 od += nd if nd.dtype is od.dtype else nd.astype(od.dtype, copy=False)
                 old._version_counter[0] += 1
                 result, mode = old, "accumulate"

@@ -175,7 +175,7 @@ def _flush_pending(saved: dict[str, Any] | None = None) -> None:
         if sv.released:
             continue
         sv._packed = _Packed(_pack_checked(pack, tensor, tensor), unpack, grad_fn, accumulator,
-                             bool(tensor.requires_grad))  # fmt: skip
+                             bool(tensor.requires_grad))
 
 
 def flush_recorded(saved: dict[str, Any]) -> None:

@@ -114,7 +114,7 @@ class GraphTask:
     captured_vars: list[Any] | tuple = ()
 
     def __init__(self, keep_graph: bool, create_graph: bool, accumulate_grad: bool,
-                 reentrant_depth: int, cpu_ready_queue: ReadyQueue, exit_on_error: bool = False):  # fmt: skip
+                 reentrant_depth: int, cpu_ready_queue: ReadyQueue, exit_on_error: bool = False):
         self.id = next(_task_ids)
         self.keep_graph = keep_graph
         self.create_graph = create_graph
@@ -146,7 +146,7 @@ class GraphTask:
         return self.outstanding_tasks == 0 or (self.exit_on_error and self.has_error)
 
     def init_to_execute(self, graph_root: Node, outputs: list[Edge], accumulate_grad: bool,
-                        min_topo_nr: int) -> None:  # fmt: skip
+                        min_topo_nr: int) -> None:
         """Mark the nodes on a path from graph_root to an output as needed (iterative DFS)."""
         exec_info = self.exec_info
         output_idx = 0

@@ -87,7 +87,7 @@ class Probe:
     # -- a node's steps, several at a time (the default makes the single calls above, in order,
     # so a probe that overrides only those hears all)
     def gradient_in(self, task: Any, node: Any, by: Any, slot: int, grad: Any, mode: str, remaining: int,
-                    not_ready: str | None, queue: Any, size: int) -> None:  # fmt: skip
+                    not_ready: str | None, queue: Any, size: int) -> None:
         """`by` handed node a gradient: dependency_decrement(remaining), buffer_add(slot, grad,
         mode, by), then not_ready_park(remaining) if not_ready is "park", not_ready_take if it is
         "take", then queue_push of node's NodeTask (of task) to `queue` with `size` if queue is
@@ -148,7 +148,7 @@ class Probe:
         """``op`` took ``tensor``'s value out of autograd; ``output`` the new tensor or None."""
 
     def backward_call(self, api: str, tensors: tuple, inputs: tuple, retain_graph: bool,
-                      source: str | None) -> None:  # fmt: skip
+                      source: str | None) -> None:
         """backward()/grad() was called on ``tensors`` (``inputs``: inputs=, or empty)."""
 
     def call_error(self, exc: BaseException) -> None:

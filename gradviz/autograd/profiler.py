@@ -31,13 +31,13 @@ _DUNDER_OPS = {
     "__getitem__": "index", "__setitem__": "index_put_", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt",
     "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__invert__": "bitwise_not", "__and__": "bitwise_and",
     "__or__": "bitwise_or", "__xor__": "bitwise_xor", "__floordiv__": "floor_divide", "__mod__": "remainder",
-}  # fmt: skip
+}
 # Tensor methods that read metadata or drive autograd rather than run an op.
 _NOT_OPS = frozenset({
     "size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "data_ptr", "element_size",
     "is_floating_point", "is_complex", "type", "backward", "register_hook", "register_post_accumulate_grad_hook",
     "retain_grad", "requires_grad_", "tolist", "numpy", "storage_offset", "untyped_storage", "get_device",
-})  # fmt: skip
+})
 
 _US_IN_SECOND = 1000.0 * 1000.0
 _US_IN_MS = 1000.0
@@ -61,7 +61,7 @@ class FunctionEvent:
     """One op call (or record_function block): its name, thread, start and end in microseconds."""
 
     def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float = 0.0,
-                 input_shapes: list | None = None, is_user_annotation: bool = False) -> None:  # fmt: skip
+                 input_shapes: list | None = None, is_user_annotation: bool = False) -> None:
         self.id = id
         self.name = name
         self.key = name
@@ -90,7 +90,7 @@ class FunctionEvent:
 
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={_format_time(self.cpu_time_total)} "
-                f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} thread={self.thread}>")  # fmt: skip
+                f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} thread={self.thread}>")
 
 
 class FunctionEventAvg:
@@ -125,14 +125,14 @@ class FunctionEventAvg:
 
     def __repr__(self) -> str:
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
-                f"cpu_time={_format_time(self.cpu_time)} count={self.count}>")  # fmt: skip
+                f"cpu_time={_format_time(self.cpu_time)} count={self.count}>")
 
 
 class EventList(list):
     """A list of events (or of their averages) that prints as torch's table."""
 
     def key_averages(self, group_by_input_shapes: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:  # fmt: skip
+                     group_by_overload_name: bool = False) -> EventList:
         groups: dict[Any, FunctionEventAvg] = {}
         for evt in self:
             key = (evt.key, str(evt.input_shapes)) if group_by_input_shapes else evt.key
@@ -152,7 +152,7 @@ class EventList(list):
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
               max_name_column_width: int = 55, max_shapes_column_width: int = 80, header: str | None = None,
-              top_level_events_only: bool = False, time_unit: str | None = None) -> str:  # fmt: skip
+              top_level_events_only: bool = False, time_unit: str | None = None) -> str:
         """torch's table: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, # of Calls."""
         events = list(self)
         if not events:
@@ -181,7 +181,7 @@ class EventList(list):
                 name, _format_time_share(evt.self_cpu_time_total, sum_self), _format_time(evt.self_cpu_time_total),
                 _format_time_share(evt.cpu_time_total, sum_self), _format_time(evt.cpu_time_total),
                 _format_time(evt.cpu_time), evt.count,
-            ))  # fmt: skip
+            ))
         out += [line, f"Self CPU time total: {_format_time(sum_self)}", ""]
         return "\n".join(out)
 
@@ -189,7 +189,7 @@ class EventList(list):
         """The events as Chrome trace 'X' events (chrome://tracing, ui.perfetto.dev)."""
         trace = [{"name": e.name, "ph": "X", "ts": e.start_us, "dur": e.cpu_time_total, "pid": 0,
                   "tid": e.thread, "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                  "args": {}} for e in self if isinstance(e, FunctionEvent)]  # fmt: skip
+                  "args": {}} for e in self if isinstance(e, FunctionEvent)]
         with open(path, "w") as f:
             json.dump({"traceEvents": trace}, f)
 
@@ -263,7 +263,7 @@ def _targets() -> Iterator[tuple[Any, str, Callable, str]]:
     for owner in (gradviz, nnf):
         for attr, value in list(vars(owner).items()):
             if (isinstance(value, types.FunctionType) and not attr.startswith("_")
-                    and (value.__module__ or "").startswith(("gradviz.ops", "gradviz.nn"))):  # fmt: skip
+                    and (value.__module__ or "").startswith(("gradviz.ops", "gradviz.nn"))):
                 yield owner, attr, value, attr
 
 
@@ -289,7 +289,7 @@ class profile:
                  record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
                  use_cpu: bool = True, experimental_config: Any = None, acc_events: bool = False,
-                 custom_trace_id_callback: Any = None) -> None:  # fmt: skip
+                 custom_trace_id_callback: Any = None) -> None:
         self.enabled = enabled
         self.use_device = use_device or ("cuda" if use_cuda else None)
         self.record_shapes = record_shapes
@@ -339,7 +339,7 @@ class profile:
         return self._check_finish()
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:  # fmt: skip
+                     group_by_overload_name: bool = False) -> EventList:
         return self._check_finish().key_averages(group_by_input_shape)
 
     def total_average(self) -> FunctionEventAvg:

@@ -204,7 +204,7 @@ class DeviceThreads:
                 t = threading.Thread(
                     target=self._reentrant_thread_init, args=(shared.generation,),
                     name=f"gradviz-reentrant-{next(_pool_thread_ids)}", daemon=True,
-                )  # fmt: skip
+                )
                 t.gv_role = "reentrant_pool"  # type: ignore[attr-defined]
                 t.gv_device = None  # type: ignore[attr-defined]
                 shared.threads.append(t)

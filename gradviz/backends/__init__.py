@@ -26,4 +26,4 @@ from gradviz.backends import (
 __all__ = [
     "cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "mkl", "mkldnn", "mps", "nnpack", "openmp",
     "opt_einsum", "quantized", "xnnpack",
-]  # fmt: skip
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 matmul = SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
-                         allow_bf16_reduced_precision_reduction=True)  # fmt: skip
+                         allow_bf16_reduced_precision_reduction=True)
 _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 

@@ -22,7 +22,7 @@ def version() -> None:
 
 @contextlib.contextmanager
 def flags(enabled: bool = False, benchmark: bool = False, deterministic: bool = False,
-          allow_tf32: bool = True) -> Iterator[None]:  # fmt: skip
+          allow_tf32: bool = True) -> Iterator[None]:
     g = globals()
     old = {k: g[k] for k in ("enabled", "benchmark", "deterministic", "allow_tf32")}
     g.update(enabled=enabled, benchmark=benchmark, deterministic=deterministic, allow_tf32=allow_tf32)

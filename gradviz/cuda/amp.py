@@ -10,7 +10,7 @@ def autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = True
     from gradviz.amp import autocast as _autocast
 
     warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` "
-                  "instead.", FutureWarning, stacklevel=2)  # fmt: skip
+                  "instead.", FutureWarning, stacklevel=2)
     return _autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
@@ -18,5 +18,5 @@ def GradScaler(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - torch's class 
     from gradviz.amp import GradScaler as _GradScaler
 
     warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', "
-                  "args...)` instead.", FutureWarning, stacklevel=2)  # fmt: skip
+                  "args...)` instead.", FutureWarning, stacklevel=2)
     return _GradScaler("cuda", *args, **kwargs)

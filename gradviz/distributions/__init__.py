@@ -27,7 +27,7 @@ __all__ = [
     "AffineTransform", "Bernoulli", "Categorical", "ComposeTransform", "Distribution", "ExpTransform", "Exponential",
     "Independent", "Normal", "SigmoidTransform", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
     "constraints", "kl_divergence", "register_kl", "transforms",
-]  # fmt: skip
+]
 
 
 # A torch name this module lacks: one line naming it (gradviz/_missing.py)

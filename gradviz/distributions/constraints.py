@@ -12,7 +12,7 @@ __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
     "half_open_interval", "independent", "integer_interval", "interval", "less_than", "nonnegative",
     "nonnegative_integer", "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
-]  # fmt: skip
+]
 
 
 class Constraint:

@@ -37,7 +37,7 @@ class Distribution:
                 arg_constraints = {}
                 warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = "
                               "{}` or initialize the distribution with `validate_args=False` to turn off "
-                              "validation.", stacklevel=2)  # fmt: skip
+                              "validation.", stacklevel=2)
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue  # skip constraints that cannot be checked
@@ -121,19 +121,19 @@ class Distribution:
         event_dim_start = len(value.size()) - len(self._event_shape)
         if value.size()[event_dim_start:] != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: {value.size()} vs "
-                             f"{self._event_shape}.")  # fmt: skip
+                             f"{self._event_shape}.")
         actual_shape = value.size()
         expected_shape = Size(tuple(self._batch_shape) + tuple(self._event_shape))
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {actual_shape} vs "
-                                 f"{expected_shape}.")  # fmt: skip
+                                 f"{expected_shape}.")
         try:
             support = self.support
         except NotImplementedError:
             warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please "
                           "initialize the distribution with `validate_args=False` to turn off validation.",
-                          stacklevel=2)  # fmt: skip
+                          stacklevel=2)
             return
         if not bool(support.check(value).all()):
             raise ValueError(

@@ -17,7 +17,7 @@ class Independent(Distribution):
     arg_constraints: dict[str, constraints.Constraint] = {}
 
     def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int,
-                 validate_args: bool | None = None) -> None:  # fmt: skip
+                 validate_args: bool | None = None) -> None:
         if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
             raise ValueError(
                 "Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual "

@@ -39,7 +39,7 @@ def register_kl(type_p: type, type_q: type) -> Callable[[Callable[[Any, Any], Te
 def _dispatch_kl(type_p: type, type_q: type) -> Callable[[Any, Any], Tensor] | None:
     """The registered pair nearest to (type_p, type_q) in their method resolution orders."""
     matches = [(type_p.__mro__.index(p), type_q.__mro__.index(q), fun) for (p, q), fun in _KL_REGISTRY.items()
-               if issubclass(type_p, p) and issubclass(type_q, q)]  # fmt: skip
+               if issubclass(type_p, p) and issubclass(type_q, q)]
     if not matches:
         return None
     return min(matches, key=lambda m: (m[0], m[1]))[2]
@@ -50,7 +50,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     fun = _dispatch_kl(type(p), type(q))
     if fun is None:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
-                                  f"{q.__class__.__name__}")  # fmt: skip
+                                  f"{q.__class__.__name__}")
     return fun(p, q)
 
 

@@ -20,7 +20,7 @@ class TransformedDistribution(Distribution):
     arg_constraints: dict[str, constraints.Constraint] = {}
 
     def __init__(self, base_distribution: Distribution, transforms: Transform | list[Transform],
-                 validate_args: bool | None = None) -> None:  # fmt: skip
+                 validate_args: bool | None = None) -> None:
         if isinstance(transforms, Transform):
             self.transforms = [transforms]
         elif isinstance(transforms, list):
@@ -34,7 +34,7 @@ class TransformedDistribution(Distribution):
         transform = ComposeTransform(self.transforms)
         if len(base_shape) < transform.domain.event_dim:
             raise ValueError(f"base_distribution needs to have shape with size at least "
-                             f"{transform.domain.event_dim}, but got {base_shape}.")  # fmt: skip
+                             f"{transform.domain.event_dim}, but got {base_shape}.")
         forward_shape = tuple(transform.forward_shape(base_shape))
         expanded_base_shape = tuple(transform.inverse_shape(forward_shape))
         if base_shape != expanded_base_shape:
@@ -84,7 +84,7 @@ class TransformedDistribution(Distribution):
             x = transform.inv(y)
             event_dim += transform.domain.event_dim - transform.codomain.event_dim
             log_prob = log_prob - _sum_rightmost(transform.log_abs_det_jacobian(x, y),
-                                                 event_dim - transform.domain.event_dim)  # fmt: skip
+                                                 event_dim - transform.domain.event_dim)
             y = x
         log_prob = log_prob + _sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
         return log_prob

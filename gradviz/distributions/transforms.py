@@ -340,6 +340,6 @@ class AffineTransform(Transform):
 
     def forward_shape(self, shape: Any) -> Any:
         return tuple(np.broadcast_shapes(tuple(shape), tuple(getattr(self.loc, "shape", ())),
-                                         tuple(getattr(self.scale, "shape", ()))))  # fmt: skip
+                                         tuple(getattr(self.scale, "shape", ()))))
 
     inverse_shape = forward_shape

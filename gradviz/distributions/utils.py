@@ -22,7 +22,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
     so it records no ExpandBackward0."""
     if not all(isinstance(v, (Tensor, Number)) for v in values):
         raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
-                         "implementing __torch_function__.")  # fmt: skip
+                         "implementing __torch_function__.")
     like = next((v for v in values if isinstance(v, Tensor)), None)
     dtype = like.dtype if like is not None else gradviz.get_default_dtype()
     tensors = [v if isinstance(v, Tensor) else gradviz.tensor(v, dtype=dtype) for v in values]

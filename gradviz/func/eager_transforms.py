@@ -135,7 +135,7 @@ def _gradients(outputs: Sequence[Tensor], inputs: Sequence[Tensor], grad_outputs
     if not inputs:
         return []
     grads = _autograd_grad(list(outputs), list(inputs), grad_outputs=grad_outputs, retain_graph=retain_graph,
-                           create_graph=create_graph, allow_unused=True)  # fmt: skip
+                           create_graph=create_graph, allow_unused=True)
     return [_F.zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
 
@@ -144,12 +144,12 @@ def _split_aux(out: Any, has_aux: bool, api: str) -> tuple[Any, Any]:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
         raise RuntimeError(f"{api}(f)(*args): output of function f should be a tuple: (output, aux) "
-                           "if has_aux is True")  # fmt: skip
+                           "if has_aux is True")
     return out
 
 
 def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+                   has_aux: bool = False) -> Callable[..., Any]:
     """torch.func.grad_and_value: ``(gradient, value)``, or ``((gradient, (value, aux)))`` with has_aux."""
 
     @functools.wraps(func)
@@ -168,7 +168,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             flat = [t for leaves, _ in wrapped for t in leaves]
             keep = nested or (is_grad_enabled() and _reads_outer_leaves([out], flat))
             grads = _gradients([out], flat, None, create_graph=keep) if out.requires_grad else [
-                _F.zeros_like(t) for t in flat]  # fmt: skip
+                _F.zeros_like(t) for t in flat]
             results = _per_argument([_finish(g, keep) for g in grads], wrapped)
             g = results[0] if isinstance(argnums, int) else tuple(results)
             value = _finish(out, keep)
@@ -202,7 +202,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     for o in out_leaves:
         if not isinstance(o, Tensor):
             raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has only Tensors as outputs, "
-                               f"got {type(o)}")  # fmt: skip
+                               f"got {type(o)}")
     flat = [t for leaves, _ in wrapped for t in leaves]
     keep = nested or (is_grad_enabled() and _reads_outer_leaves(out_leaves, flat))
 
@@ -216,13 +216,13 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
         for c, o in zip(ct_leaves, out_leaves):
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {_size(c)} and output[0] "
-                                   f"has a shape of {_size(o)}.")  # fmt: skip
+                                   f"has a shape of {_size(o)}.")
         pairs = [(o, c) for o, c in zip(out_leaves, ct_leaves) if o.requires_grad]
         with _level() as inner_nested, enable_grad():
             build = keep or inner_nested if create_graph is None else create_graph
             grads = (_gradients([o for o, _ in pairs], flat, [c for _, c in pairs], create_graph=build,
                                 retain_graph=retain_graph)
-                     if pairs else [_F.zeros_like(t) for t in flat])  # fmt: skip
+                     if pairs else [_F.zeros_like(t) for t in flat])
         return tuple(_per_argument([_finish(g, build) for g in grads], wrapped))
 
     value = tree_unflatten([_finish(o, keep) for o in out_leaves], out_spec)
@@ -236,7 +236,7 @@ def _size(t: Tensor) -> str:
 
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
-           chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:  # fmt: skip
+           chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:
     """torch.func.jacrev: the Jacobian by reverse mode, one vjp per output element; each output's
     Jacobian has shape ``output.shape + input.shape``, in the inputs' and outputs' structures.
     chunk_size only groups torch's batched vjps: the values are the same."""
@@ -253,7 +253,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
             for o in out_leaves:
                 if not isinstance(o, Tensor):
                     raise RuntimeError(f"jacrev(f, ...)(*args): Expected f to be a function that has only Tensors "
-                                       f"as outputs, got {type(o)}")  # fmt: skip
+                                       f"as outputs, got {type(o)}")
             flat = [t for leaves, _ in wrapped for t in leaves]
             keep = nested or (is_grad_enabled() and _reads_outer_leaves(out_leaves, flat))
             per_output = []
@@ -262,7 +262,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                 o_flat = o.reshape(-1)
                 for k in range(o_flat.shape[0]):
                     gs = (_gradients([o_flat[k]], flat, None, create_graph=keep) if o.requires_grad
-                          else [_F.zeros_like(t) for t in flat])  # fmt: skip
+                          else [_F.zeros_like(t) for t in flat])
                     for r, g in zip(rows, gs):
                         r.append(g)
                 jac = []
@@ -284,24 +284,24 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
-        has_aux: bool = False) -> tuple[Any, ...]:  # fmt: skip
+        has_aux: bool = False) -> tuple[Any, ...]:
     """torch.func.jvp: ``(output, jvp_out)``: the Jacobian-vector product along ``tangents``."""
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. "
-                           "E.g. it should be valid to call f(*primals).")  # fmt: skip
+                           "E.g. it should be valid to call f(*primals).")
     if not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple. "
-                           "E.g. it should be valid to call f(*primals).")  # fmt: skip
+                           "E.g. it should be valid to call f(*primals).")
     p_leaves, p_spec = tree_flatten(primals)
     t_leaves, t_spec = tree_flatten(tangents)
     if len(p_leaves) != len(t_leaves):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
-                           f"Got primals with structure {p_spec} and tangents with structure {t_spec}")  # fmt: skip
+                           f"Got primals with structure {p_spec} and tangents with structure {t_spec}")
     for p, t in zip(p_leaves, t_leaves):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
-                               f"Got primal of shape {_size(p)} and tangent of shape {_size(t)}")  # fmt: skip
+                               f"Got primal of shape {_size(p)} and tangent of shape {_size(t)}")
     with _level() as nested, enable_grad():
         new_args, wrapped = _wrap_args(primals, tuple(range(len(primals))), nested)
         out, aux = _split_aux(func(*new_args), has_aux, "jvp")
@@ -313,13 +313,13 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         live = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
         if live:
             vjps = _autograd_grad([o for o, _ in live], flat, grad_outputs=[u for _, u in live], create_graph=True,
-                                  allow_unused=True)  # fmt: skip
+                                  allow_unused=True)
             pairs = [(g, t) for g, t in zip(vjps, t_leaves) if g is not None and g.requires_grad]
         else:
             pairs = []
         if pairs:
             outs = _autograd_grad([g for g, _ in pairs], us, grad_outputs=[t for _, t in pairs], create_graph=keep,
-                                  allow_unused=True)  # fmt: skip
+                                  allow_unused=True)
             tangents_out = [_F.zeros_like(o) if g is None else g for g, o in zip(outs, out_leaves)]
         else:
             tangents_out = [_F.zeros_like(o) for o in out_leaves]
@@ -331,7 +331,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
 
 
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
-           randomness: str = "error") -> Callable[..., Any]:  # fmt: skip
+           randomness: str = "error") -> Callable[..., Any]:
     """torch.func.jacfwd: the Jacobian by forward products, one jvp per input element."""
 
     @functools.wraps(func)

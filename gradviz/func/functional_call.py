@@ -65,7 +65,7 @@ _ABSENT = object()
 
 def functional_call(module: Any, parameter_and_buffer_dicts: dict[str, Any] | Sequence[dict[str, Any]],
                     args: Any = None, kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
-                    strict: bool = False) -> Any:  # fmt: skip
+                    strict: bool = False) -> Any:
     """torch.func.functional_call: ``module(*args, **kwargs)`` computed with the given tensors in
     place of the parameters and buffers of those names."""
     if isinstance(parameter_and_buffer_dicts, dict):
@@ -73,7 +73,7 @@ def functional_call(module: Any, parameter_and_buffer_dicts: dict[str, Any] | Se
     elif isinstance(parameter_and_buffer_dicts, Sequence):
         if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
             raise ValueError(f"Expected all elements of parameter_and_buffer_dicts to be dictionaries, got "
-                             f"{[type(d) for d in parameter_and_buffer_dicts]}")  # fmt: skip
+                             f"{[type(d) for d in parameter_and_buffer_dicts]}")
         merged = {}
         seen: dict[str, int] = {}
         for d in parameter_and_buffer_dicts:
@@ -86,7 +86,7 @@ def functional_call(module: Any, parameter_and_buffer_dicts: dict[str, Any] | Se
             merged.update(d)
     else:
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
-                         f"{type(parameter_and_buffer_dicts)}")  # fmt: skip
+                         f"{type(parameter_and_buffer_dicts)}")
     if args is None:
         args = ()
     elif not isinstance(args, tuple):

@@ -43,7 +43,7 @@ def _dims_for(in_dims: Any, args: tuple, fname: str) -> list[tuple[Any, Any]]:
         per_arg = list(in_dims)
     else:
         raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...): expected `in_dims` to be int or a (potentially "
-                         f"nested) tuple matching the structure of inputs, got: {type(in_dims)}.")  # fmt: skip
+                         f"nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
     out = []
     for arg, d in zip(args, per_arg):
         leaves, spec = tree_flatten(arg)
@@ -53,7 +53,7 @@ def _dims_for(in_dims: Any, args: tuple, fname: str) -> list[tuple[Any, Any]]:
             dims, _ = tree_flatten(d)
             if len(dims) != len(leaves):
                 raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
-                                 "with the structure of `inputs`.")  # fmt: skip
+                                 "with the structure of `inputs`.")
         out.append((leaves, spec, dims))
     return out
 
@@ -63,12 +63,12 @@ def _structure(x: Any) -> str:
 
 
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable[..., Any]:  # fmt: skip
+         chunk_size: int | None = None) -> Callable[..., Any]:
     """torch.func.vmap: ``func`` mapped over dimension ``in_dims`` of its inputs, the results
     stacked along ``out_dims``."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
-                           f"Got {randomness}")  # fmt: skip
+                           f"Got {randomness}")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     fname = _name(func)
@@ -77,7 +77,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if not args:
             raise ValueError(f"vmap({fname})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
-                             "trying to vmap over a function with no inputs. The latter is unsupported.")  # fmt: skip
+                             "trying to vmap over a function with no inputs. The latter is unsupported.")
         per_arg = _dims_for(in_dims, args, fname)
         size = None
         sizes = []
@@ -93,7 +93,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
                     )
                 if not isinstance(d, int):
                     raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): in_dims must be int or "
-                                     f"None, got {type(d)}")  # fmt: skip
+                                     f"None, got {type(d)}")
                 n = leaf.dim()
                 if not -n <= d < n:
                     raise ValueError(
@@ -109,7 +109,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
         size = sizes[0]
         if any(s != size for s in sizes):
             raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
-                             f"{sizes} for the mapped dimension")  # fmt: skip
+                             f"{sizes} for the mapped dimension")
         results = []
         for i in range(size):
             call_args = []
@@ -130,7 +130,7 @@ def _stack_outputs(results: list[Any], out_dims: Any, fname: str, size: int) -> 
         dims, _ = tree_flatten(out_dims)
         if len(dims) != len(first_leaves):
             raise ValueError(f"vmap({fname}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
-                             "the structure of `outputs`.")  # fmt: skip
+                             "the structure of `outputs`.")
     per_result = [tree_flatten(r)[0] for r in results]
     stacked = []
     for j, d in enumerate(dims):
@@ -141,7 +141,7 @@ def _stack_outputs(results: list[Any], out_dims: Any, fname: str, size: int) -> 
         if not all(isinstance(c, Tensor) for c in column):
             bad = next(type(c) for c in column if not isinstance(c, Tensor))
             raise ValueError(f"vmap({fname}, ...): `{fname}` must only return Tensors, got type {bad}. Did you "
-                             "mean to set out_dims= to None for output?")  # fmt: skip
+                             "mean to set out_dims= to None for output?")
         n = column[0].dim() + 1
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")

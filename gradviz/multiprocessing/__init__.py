@@ -12,7 +12,7 @@ from typing import Any
 __all__ = [  # noqa: PLE0604
     "set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies", "spawn", "start_processes",
     "ProcessContext", "ProcessRaisedException", "ProcessExitedException", *multiprocessing.__all__,
-]  # fmt: skip
+]
 
 _sharing_strategy = "file_descriptor"
 _all_sharing_strategies = {"file_descriptor", "file_system"}
@@ -72,12 +72,12 @@ class ProcessContext:
                 raise ProcessRaisedException(msg, i, p.pid)
             if p.exitcode not in (0, None):
                 raise ProcessExitedException(f"process {i} terminated with exit code {p.exitcode}", i, p.pid,
-                                             p.exitcode)  # fmt: skip
+                                             p.exitcode)
         return all(p.exitcode is not None for p in self.processes)
 
 
 def start_processes(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
-                    start_method: str = "spawn") -> ProcessContext | None:  # fmt: skip
+                    start_method: str = "spawn") -> ProcessContext | None:
     ctx = multiprocessing.get_context(start_method)
     processes, queues = [], []
     for i in range(nprocs):
@@ -94,6 +94,6 @@ def start_processes(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = Tru
 
 
 def spawn(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
-          start_method: str = "spawn") -> ProcessContext | None:  # fmt: skip
+          start_method: str = "spawn") -> ProcessContext | None:
     """torch.multiprocessing.spawn: ``fn(i, *args)`` in ``nprocs`` new processes."""
     return start_processes(fn, args, nprocs, join, daemon, start_method)

@@ -14,7 +14,7 @@ from gradviz.tensor import Tensor
 __all__ = [
     "celu", "celu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "logsigmoid", "mish", "prelu",
     "relu6", "selu", "selu_", "softmin", "softplus", "softsign", "tanhshrink", "threshold", "threshold_",
-]  # fmt: skip
+]
 
 
 def _run(key: str, input: Tensor, params: dict, inplace: bool, kernel: str | None) -> Tensor:  # noqa: A002
@@ -113,7 +113,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
         channels = input.shape[1] if ndim > 1 else 1
         if channels != num:
             raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{num} and channel size = {channels}.")  # fmt: skip
+                               f"{num} and channel size = {channels}.")
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     if ndim != weight.ndim:

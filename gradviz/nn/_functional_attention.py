@@ -17,11 +17,11 @@ __all__ = ["scaled_dot_product_attention"]
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:  # fmt: skip
+                                 enable_gqa: bool = False) -> Tensor:
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     fused = (query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and dropout_p == 0.0
-             and all(t._data.strides[-1] == t._data.itemsize for t in (query, key, value)))  # fmt: skip
+             and all(t._data.strides[-1] == t._data.itemsize for t in (query, key, value)))
     if fused:
         return flash_attention_cpu(query, key, value, attn_mask, is_causal, scale)
     from gradviz.nn._functional_layers import dropout

@@ -10,7 +10,7 @@ from gradviz.tensor import Tensor
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool1d", "max_pool2d",
-]  # fmt: skip
+]
 
 
 def _size_list(shape: Any) -> str:
@@ -18,7 +18,7 @@ def _size_list(shape: Any) -> str:
 
 
 def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
-          groups: int, dims: int) -> Tensor:  # fmt: skip
+          groups: int, dims: int) -> Tensor:
     name = f"conv{dims}d"
     if input.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
@@ -53,40 +53,40 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, paddi
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+           dilation: Any = 1, groups: int = 1) -> Tensor:
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+           dilation: Any = 1, groups: int = 1) -> Tensor:
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
     k = C._pair(kernel_size)
     s = C._pair(stride) if stride not in (None, [], ()) else k
     p = C._pair(padding)
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
         raise RuntimeError("pad should be at most half of effective kernel size, but got pad="
-                           f"{p[0]}, kernel_size={k[0]} and dilation={C._pair(dilation)[0]}")  # fmt: skip
+                           f"{p[0]}, kernel_size={k[0]} and dilation={C._pair(dilation)[0]}")
     out, idx = C.max_pool2d_with_indices(input, k, s, p, C._pair(dilation), ceil_mode)
     return (out, idx) if return_indices else out
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
     k = C._pair(kernel_size, 1)[0]
     s = C._pair(stride, 1)[0] if stride not in (None, [], ()) else k
     x = F.unsqueeze(input, -2)
     out, idx = C.max_pool2d_with_indices(x, (1, k), (1, s), (0, C._pair(padding, 1)[0]),
-                                         (1, C._pair(dilation, 1)[0]), ceil_mode)  # fmt: skip
+                                         (1, C._pair(dilation, 1)[0]), ceil_mode)
     out = F.squeeze(out, -2)
     return (out, F.squeeze(idx, -2)) if return_indices else out
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     k = C._pair(kernel_size)
     s = C._pair(stride) if stride not in (None, [], ()) else k
     return C.avg_pool2d(input, k, s, C._pair(padding), ceil_mode, count_include_pad, divisor_override)
@@ -102,7 +102,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
-               eps: float = 1e-5) -> Tensor:  # fmt: skip
+               eps: float = 1e-5) -> Tensor:
     if training:
         size = input.shape
         count = size[0]

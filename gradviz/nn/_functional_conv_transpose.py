@@ -31,7 +31,7 @@ def _expand(name: str, v: Any, dims: int) -> tuple[int, ...]:
 
 
 def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
-                    output_padding: Any, groups: int, dilation: Any, dims: int) -> Tensor:  # fmt: skip
+                    output_padding: Any, groups: int, dilation: Any, dims: int) -> Tensor:
     name = f"conv_transpose{dims}d"
     if input.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
@@ -87,12 +87,12 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
 
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 

@@ -56,7 +56,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
         _forward.version_bump(input, None)
     if grad:
         record(_ELU_INPLACE, (old,), [input], {"result": SavedVariable(input, True), "alpha": alpha},
-               sequence_nr=seq)  # fmt: skip
+               sequence_nr=seq)
         _after_inplace(input)
     return input
 

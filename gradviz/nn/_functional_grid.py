@@ -67,7 +67,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool | None = None) -> Tensor:  # fmt: skip
+                align_corners: bool | None = None) -> Tensor:
     """``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2), coordinates in [-1, 1], or
     (N, C, D, H, W) at (N, Do, Ho, Wo, 3): one GridSampler2DBackward0 or GridSampler3DBackward0
     node. Modes bilinear (trilinear in 3-d) and nearest; bicubic is not implemented."""
@@ -87,7 +87,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
 
 
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
-                 align_corners: bool) -> Tensor:  # fmt: skip
+                 align_corners: bool) -> Tensor:
     """torch.grid_sampler: the checks of torch's check_grid_sampler_common and _2d, in order."""
     if input.device != grid.device:
         raise RuntimeError(

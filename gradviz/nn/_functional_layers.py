@@ -21,7 +21,7 @@ __all__ = [
     "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "embedding", "gelu",
     "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "one_hot", "sigmoid", "silu",
     "smooth_l1_loss", "tanh",
-]  # fmt: skip
+]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -65,7 +65,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     if padding_idx is not None:
         n = weight.shape[0]
         if padding_idx > 0:
@@ -119,7 +119,7 @@ def _check_sizes(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-            reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
+            reduction: str = "mean", weight: Any = None) -> Tensor:
     """|input - target|, reduced: torch composes it (SubBackward0, AbsBackward0, MeanBackward0)."""
     _check_sizes(input, target)
     red = _reduction(reduction, size_average, reduce)
@@ -132,7 +132,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-                   reduction: str = "mean", beta: float = 1.0) -> Tensor:  # fmt: skip
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
     _check_sizes(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -142,13 +142,13 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
-               weight: Any = None) -> Tensor:  # fmt: skip
+               weight: Any = None) -> Tensor:
     _check_sizes(input, target)
     return L.huber_loss(input, target, _reduction(reduction), delta)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -160,7 +160,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: Any = None, reduce: Any = None, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:  # fmt: skip
+                                     pos_weight: Tensor | None = None) -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -170,7 +170,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
-           log_target: bool = False) -> Tensor:  # fmt: skip
+           log_target: bool = False) -> Tensor:
     """torch's composition: xlogy(target, target) - target * input (or exp(target) * (target -
     input) for a log target), then the reduction."""
     if reduction == "mean":

@@ -23,7 +23,7 @@ from gradviz.tensor import Tensor
 __all__ = [
     "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
     "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
-]  # fmt: skip
+]
 
 
 def _apply_reduction(loss: Tensor, red: int) -> Tensor:
@@ -36,18 +36,18 @@ def _apply_reduction(loss: Tensor, red: int) -> Tensor:
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+                        size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {list(input1.shape)}, input2: {list(input2.shape)}, target: "
-                           f"{list(target.shape)} ")  # fmt: skip
+                           f"{list(target.shape)} ")
     out = F.add_scalar(F.mul(F.neg(target), F.sub(input1, input2)), margin)
     return _apply_reduction(F.clamp_min_(out, 0), red)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,  # noqa: A002
-                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     zeros = F.zeros_like(input)
     margin_clamp = F.clamp_min_(F.sub(F.full_like(input, margin), input), 0)  # C++'s Scalar - Tensor
@@ -60,11 +60,11 @@ _EPSILON = 1e-12
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+                          size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"cosine_embedding_loss : Input1 and Input2 should have same dimension but got sizes: "
-                           f"input1: {list(input1.shape)}, input2: {list(input2.shape)}")  # fmt: skip
+                           f"input1: {list(input1.shape)}, input2: {list(input2.shape)}")
     targ_dim = 1 if input1.ndim == 2 else 0
     prod_sum = F.sum(F.mul(input1, input2), targ_dim)
     mag_square1 = F.add_scalar(F.sum(F.mul(input1, input1), targ_dim), _EPSILON)
@@ -81,7 +81,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
-                     reduction: str = "mean") -> Tensor:  # fmt: skip
+                     reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     if log_input:
         loss = F.sub(F.exp(input), F.mul(target, input))
@@ -89,14 +89,14 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
         loss = F.sub(input, F.mul(target, F.log(F.add_scalar(input, eps))))
     if full:
         stirling = F.add(F.sub(F.mul(target, F.log(target)), target),
-                         F.mul_scalar(F.log(F.mul_scalar(target, 2 * math.pi)), 0.5))  # fmt: skip
+                         F.mul_scalar(F.log(F.mul_scalar(target, 2 * math.pi)), 0.5))
         loss = F.add_(loss, F.masked_fill(stirling, F.le(target, 1), 0))
     return _apply_reduction(loss, red)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average: Any = None, reduce: Any = None,
-                        reduction: str = "mean") -> Tensor:  # fmt: skip
+                        reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     dist_pos = pairwise_distance(anchor, positive, p, eps)
     dist_neg = pairwise_distance(anchor, negative, p, eps)
@@ -108,7 +108,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,  # noqa: A002
-                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:  # fmt: skip
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """torch.nn.functional's Python: var cloned and clamped under no_grad, then
     0.5 * (log(var) + (input - target)**2 / var)."""
     if not isinstance(var, Tensor):
@@ -137,7 +137,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                                 size_average: Any = None, reduce: Any = None,
-                                reduction: str = "mean") -> Tensor:  # fmt: skip
+                                reduction: str = "mean") -> Tensor:
     red = _reduction(reduction, size_average, reduce)
     loss = F.neg(F.add(F.mul(target, logsigmoid(input)), F.mul(F.rsub(target, 1), logsigmoid(F.neg(input)))))
     if weight is not None:
@@ -148,12 +148,12 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
-                     reduction: str = "mean") -> Tensor:  # fmt: skip
+                     reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), reduced: torch's own kernel (SoftMarginLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     if _grad_state.enabled and target.requires_grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
-                           "This input cannot have requires_grad True.")  # fmt: skip
+                           "This input cannot have requires_grad True.")
     x, y = input._data, target._data
     with np.errstate(all="ignore"):
         loss = np.log1p(np.exp(-y * x)).astype(x.dtype, copy=False)

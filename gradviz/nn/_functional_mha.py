@@ -34,7 +34,7 @@ def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor 
         if q is k:
             proj = linear(q, w, b)
             proj = F.contiguous(F.squeeze(F.transpose(F.unsqueeze(F.view(proj, (*proj.shape[:-1], 3, e)), 0), 0, -2),
-                                          -2))  # fmt: skip
+                                          -2))
             return F.select(proj, 0, 0), F.select(proj, 0, 1), F.select(proj, 0, 2)
         w_q, w_kv = F.split(w, [e, e * 2])
         if b is None:
@@ -58,7 +58,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                  attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
                                  q_proj_weight: Any = None, k_proj_weight: Any = None, v_proj_weight: Any = None,
                                  static_k: Any = None, static_v: Any = None, average_attn_weights: bool = True,
-                                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+                                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
     if bias_k is not None or add_zero_attn or use_separate_proj_weight or static_k is not None:
         raise NotImplementedError("gradviz: MultiheadAttention with bias_k/add_zero_attn/kdim/vdim is not implemented")
     batched = query.dim() == 3

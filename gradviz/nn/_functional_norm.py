@@ -20,7 +20,7 @@ def _size_list(size: tuple) -> str:
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,  # noqa: A002
                   weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:  # fmt: skip
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each (sample, channel) plane by its own mean and variance."""
     size = tuple(input.shape)
     if use_input_stats and math.prod(size[2:]) == 1:

@@ -16,7 +16,7 @@ _KERNEL_DIMS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,)
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Tensor:  # fmt: skip
+                antialias: bool = False) -> Tensor:
     """Resize the spatial dims of an (N, C, *spatial) tensor by ``size`` or ``scale_factor``."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:

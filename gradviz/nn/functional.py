@@ -146,7 +146,7 @@ def _check_devices(input: Tensor, target: Tensor, weight: Tensor | None) -> None
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """The negative log likelihood of ``target`` (class indices) under ``input`` (log-probabilities,
     classes along dim 1, or dim 0 for a single sample). torch's node: NllLossBackward0, one edge."""
     red = _reduction_enum(reduction)
@@ -189,7 +189,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
             record(_NLL, (input,), [out], {
                 "self": save(input), "target": target.detach(), "weight": None, "total_weight": float(total),
                 "reduction": red, "ignore_index": ignore_index,
-            })  # fmt: skip
+            })
         return out
     xb, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
     if xb.ndim == 2:
@@ -210,12 +210,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         record(_NLL2D if x.ndim == 4 else _NLL, (input,), [out], {
             "self": save(input), "target": target.detach(), "weight": weight, "total_weight": float(total_weight),
             "reduction": red, "ignore_index": ignore_index,
-        })  # fmt: skip
+        })
     return out
 
 
 def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
-                      ignore_index: int, total_weight: float) -> Tensor:  # fmt: skip
+                      ignore_index: int, total_weight: float) -> Tensor:
     """torch's nll_loss_backward kernel: -grad (times the target's weight, over the total weight
     for a mean) at each target's class, 0 elsewhere. A node (NllLossBackwardBackward0) only under
     create_graph=True."""
@@ -237,7 +237,7 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
         if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
             record(_NLL_BACKWARD, (grad_output, input), [out], {
                 "target": target, "weight": weight, "reduction": reduction, "ignore_index": ignore_index,
-            })  # fmt: skip
+            })
         return out
     _, t, safe_t, w = _nll_parts(x, target._data, weight, ignore_index)
     coef = -w * (g.reshape(t.shape) if reduction == 0 else g)
@@ -254,7 +254,7 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
     if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
         record(_NLL_BACKWARD, (grad_output, input), [out], {
             "target": target, "weight": weight, "reduction": reduction, "ignore_index": ignore_index,
-        })  # fmt: skip
+        })
     return out
 
 
@@ -264,13 +264,13 @@ _REDUCTION_NAMES = {v: k for k, v in _REDUCTIONS.items()}
 def _nll_grad(n: Any, g: Tensor) -> Tensor:
     saved = n.saved
     return nll_loss_backward(g, n["self"], saved["target"], saved["weight"], saved["reduction"],
-                             saved["ignore_index"], saved["total_weight"])  # fmt: skip
+                             saved["ignore_index"], saved["total_weight"])
 
 
 def _nll_backward_grad_output(n: Any, g: Tensor) -> Tensor:
     # torch: nll_loss(grad, target, weight, reduction, ignore_index)
     return nll_loss(g, n["target"], n["weight"], ignore_index=n["ignore_index"],
-                    reduction=_REDUCTION_NAMES[n["reduction"]])  # fmt: skip
+                    reduction=_REDUCTION_NAMES[n["reduction"]])
 
 
 def _nll_backward_self(n: Any, g: Tensor) -> Tensor:
@@ -285,12 +285,12 @@ def _size_list(shape: Any) -> str:
     return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 _NLL_BACKWARD = node_class(Derivative(
     "NllLossBackwardBackward0", (_nll_backward_grad_output, _nll_backward_self), order=(0, 1)
-))  # fmt: skip
+))
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
                   ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:  # fmt: skip
+                  label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross-entropy against class indices: ``nll_loss(log_softmax(input, 1), target)``,
     as torch computes it (LogSoftmaxBackward0, then NllLossBackward0)."""
     class_dim = 0 if input.ndim == 1 else 1
@@ -299,11 +299,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if label_smoothing > 0.0:
         return _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, label_smoothing, class_dim)
     return nll_loss(F.log_softmax(input, class_dim), target, weight, ignore_index=ignore_index,
-                    reduction=reduction)  # fmt: skip
+                    reduction=reduction)
 
 
 def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
-                         label_smoothing: float, class_dim: int) -> Tensor:  # fmt: skip
+                         label_smoothing: float, class_dim: int) -> Tensor:
     """Class probabilities as the target: -(log_softmax(input) * target) summed over classes,
     as torch composes it."""
     if tuple(input.shape) != tuple(target.shape):
@@ -328,7 +328,7 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, r
 
 
 def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
-                            reduction: str, label_smoothing: float, class_dim: int) -> Tensor:  # fmt: skip
+                            reduction: str, label_smoothing: float, class_dim: int) -> Tensor:
     """torch's label smoothing for class indices: (1 - ls) nll + ls / C * (the summed negative
     log-probabilities, 0 where the target is ignore_index), reduced."""
     red = _reduction_enum(reduction)
@@ -403,7 +403,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-             reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
+             reduction: str = "mean", weight: Any = None) -> Tensor:
     """Mean (or summed, or per-element) squared error. torch's node: MseLossBackward0, with an
     edge for input and one for target."""
     if weight is not None:
@@ -444,7 +444,7 @@ def mse_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, reduct
     if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad or target.requires_grad):
         record(_MSE_BACKWARD, (grad_output, input, target), [out], {
             "grad_output": save(grad_output), "self": save(input), "target": save(target), "reduction": reduction,
-        })  # fmt: skip
+        })
     return out
 
 
@@ -471,10 +471,10 @@ def _mse_double_target(n: Any, g: Tensor) -> Tensor:
 _MSE = node_class(Derivative("MseLossBackward0", (
     lambda n, g: mse_loss_backward(g, n["self"], n["target"], n["reduction"]),
     lambda n, g: mse_loss_backward(g, n["target"], n["self"], n["reduction"]),
-)))  # fmt: skip
+)))
 _MSE_BACKWARD = node_class(Derivative(
     "MseLossBackwardBackward0", (_mse_double_grad_output, _mse_double_self, _mse_double_target),
-))  # fmt: skip
+))
 
 
 # A torch name this module lacks: one line naming it (gradviz/_missing.py)

@@ -19,7 +19,7 @@ from gradviz.tensor import Tensor
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
     "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
-]  # fmt: skip
+]
 
 
 def _write(t: Tensor, data: Any) -> Tensor:
@@ -51,7 +51,7 @@ def _draw_normal(t: Tensor, mean: float, std: float, generator: Any = None) -> T
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                  "conv_transpose3d"]  # fmt: skip
+                  "conv_transpose3d"]
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
         return 1
     if nonlinearity == "tanh":
@@ -102,7 +102,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
-                  generator: Any = None) -> Tensor:  # fmt: skip
+                  generator: Any = None) -> Tensor:
     """torch's inverse-CDF method: uniform in the CDF's [l, u], mapped back through erfinv."""
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -196,7 +196,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                     generator: Any = None) -> Tensor:  # fmt: skip
+                     generator: Any = None) -> Tensor:
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -209,7 +209,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                    generator: Any = None) -> Tensor:  # fmt: skip
+                    generator: Any = None) -> Tensor:
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor

@@ -283,7 +283,7 @@ def _number_result(d: Any) -> Any:
     return d if type(d) is np.ndarray or not isinstance(d, np.generic) else np.asarray(d)
 
 def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool = False,
-           floating: bool = False) -> Tensor:  # fmt: skip
+           floating: bool = False) -> Tensor:
     data = fn(a._data)
     if (floating and data.dtype.kind != "f" and not _dtype.is_bfloat16(data.dtype)) or (
             data.dtype == np.float64 and a.dtype is not _dtype.float64):

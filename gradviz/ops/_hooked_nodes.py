@@ -70,7 +70,7 @@ def _resolve(node: Any) -> _Resolved:
         return (v[0] if type(v) is list else v).is_output
 
     names = [k for k, v in saved.items()
-             if type(v) is SavedVariable or (type(v) is list and v and type(v[0]) is SavedVariable)]  # fmt: skip
+             if type(v) is SavedVariable or (type(v) is list and v and type(v[0]) is SavedVariable)]
     for k in sorted(names, key=lambda k: (is_output(saved[k]), k)):
         v = saved[k]
         if type(v) is list:
@@ -108,7 +108,7 @@ def hooked_class(cls: type) -> type:
     sub = type(cls.__name__, (cls,), {
         "__slots__": (), "__qualname__": cls.__qualname__, "__module__": cls.__module__,
         "apply": apply, "_apply_all": _apply_all, "apply_needed": apply_needed,
-    })  # fmt: skip
+    })
     _HOOKED[cls] = sub
     _SUBCLASSES.add(sub)
     return sub

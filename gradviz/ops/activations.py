@@ -384,6 +384,6 @@ ROWS: dict[str, D] = {
         lambda n, g: _arith.mul(_arith.mul(_arith.neg(_reductions.sum(n["grad_output"], n["dim"], True)),
                                            _pointwise.exp(n["output"])), g),
     )),
-}  # fmt: skip
+}
 register(ROWS)
 _TANH_NODE = NODES["tanh"]  # the hot path's node class, looked up once

@@ -29,13 +29,13 @@ FUNCTIONS = {
     "ger": _math_binary.outer,
     # torch.det, torch.inverse, torch.matrix_power: linalg's ops under their old names
     "det": _linalg_solvers.det, "inverse": _linalg_solvers.inv, "matrix_power": _linalg_solvers.matrix_power,
-}  # fmt: skip
+}
 
 # Tensor methods: the functions' aliases (torch has no Tensor.concatenate) and the in-place ones
 METHODS = {
     **{k: v for k, v in FUNCTIONS.items() if k != "concatenate"},
     "divide_": _inplace.div_, "true_divide_": _inplace.div_, "multiply_": _inplace.mul_, "subtract_": _inplace.sub_,
-}  # fmt: skip
+}
 
 __all__ = sorted(FUNCTIONS)
 globals().update(FUNCTIONS)

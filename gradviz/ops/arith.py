@@ -489,7 +489,7 @@ ROWS: dict[str, D] = {
     "remainder": D("RemainderBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True),
     "fmod_scalar": D("FmodBackward0", (lambda n, g: g,)),
     "fmod": D("FmodBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True),
-}  # fmt: skip
+}
 register(ROWS)
 
 # torch saves a Python number operand of mul and div as a tensor (a wrapped number), which a

@@ -19,7 +19,7 @@ __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to", "column_stack", "dsplit", "dstack",
     "fliplr", "flipud", "hsplit", "hstack", "positive", "ravel", "row_stack", "take_along_dim",
     "tensor_split", "tile", "unflatten", "vsplit", "vstack",
-]  # fmt: skip
+]
 # Tensor methods only (torch has no torch.sum_to_size)
 METHOD_ONLY = ["sum_to_size"]
 
@@ -62,7 +62,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
             if s != 1:
                 if shape[i] not in (1, s):
                     raise RuntimeError(f"The size of tensor a ({shape[i]}) must match the size of tensor b ({s}) at "
-                                       f"non-singleton dimension {i}")  # fmt: skip
+                                       f"non-singleton dimension {i}")
                 shape[i] = s
     # as ATen's expand_outplace: a tensor that has the shape already is returned as it is (no ExpandBackward0)
     return tuple(t if tuple(t.shape) == tuple(shape) else _views.expand(t, tuple(shape)) for t in tensors)
@@ -139,10 +139,10 @@ def tensor_split(a: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Ten
 def _split_dims(a: Tensor, indices_or_sections: Any, dim: int, name: str, min_dims: int) -> tuple[Tensor, ...]:
     if a.ndim < min_dims:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
-                           f"with {a.ndim} dimensions!")  # fmt: skip
+                           f"with {a.ndim} dimensions!")
     if isinstance(indices_or_sections, int) and a.shape[dim] % indices_or_sections:
         raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
-                           f"{a.shape[dim]} is not divisible by the split_size {indices_or_sections}!")  # fmt: skip
+                           f"{a.shape[dim]} is not divisible by the split_size {indices_or_sections}!")
     return tensor_split(a, indices_or_sections, dim)
 
 

@@ -206,7 +206,7 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: DType | None, device: Any
 
 
 def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
-          **kw: Any) -> Tensor:  # fmt: skip
+          **kw: Any) -> Tensor:
     shape = _size(size, kw.get("size"))
     if any(s < 0 for s in shape):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -214,18 +214,18 @@ def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_g
 
 
 def ones(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
-         **kw: Any) -> Tensor:  # fmt: skip
+         **kw: Any) -> Tensor:
     return _filled(_size(size, kw.pop("size", None)), 1, dtype or _dtype._default[0], device, requires_grad)
 
 
 def empty(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
-          **kw: Any) -> Tensor:  # fmt: skip
+          **kw: Any) -> Tensor:
     """torch leaves an empty tensor's memory uninitialized; gradviz's holds zeros."""
     return _filled(_size(size, kw.pop("size", None)), 0, dtype or _dtype._default[0], device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: DType | None = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+         requires_grad: bool = False) -> Tensor:
     """The fill value's dtype when none is given: bool, int64, or the default float dtype."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -237,22 +237,22 @@ def _like(t: Tensor, value: Any, dtype: DType | None, device: Any, requires_grad
 
 
 def zeros_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
-               **_: Any) -> Tensor:  # fmt: skip
+               **_: Any) -> Tensor:
     return _like(t, 0, dtype, device, requires_grad)
 
 
 def ones_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
-              **_: Any) -> Tensor:  # fmt: skip
+              **_: Any) -> Tensor:
     return _like(t, 1, dtype, device, requires_grad)
 
 
 def empty_like(t: Tensor, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
-               **_: Any) -> Tensor:  # fmt: skip
+               **_: Any) -> Tensor:
     return _like(t, 0, dtype, device, requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: DType | None = None, device: Any = None,
-              requires_grad: bool = False, **_: Any) -> Tensor:  # fmt: skip
+              requires_grad: bool = False, **_: Any) -> Tensor:
     return _like(t, fill_value, dtype, device, requires_grad)
 
 
@@ -260,7 +260,7 @@ def full_like(t: Tensor, fill_value: Any, dtype: DType | None = None, device: An
 
 
 def new_tensor(self: Tensor, data: Any, dtype: DType | None = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:  # fmt: skip
+               requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor):
         warnings.warn(_COPY_CONSTRUCT_WARNING.replace("torch.tensor(", "sourceTensor.new_tensor("), UserWarning,
                       stacklevel=2)
@@ -269,22 +269,22 @@ def new_tensor(self: Tensor, data: Any, dtype: DType | None = None, device: Any 
 
 
 def new_zeros(self: Tensor, *size: Any, dtype: DType | None = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+              requires_grad: bool = False) -> Tensor:
     return _filled(_shape(size), 0, dtype or self.dtype, device or self.device, requires_grad)
 
 
 def new_ones(self: Tensor, *size: Any, dtype: DType | None = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:  # fmt: skip
+             requires_grad: bool = False) -> Tensor:
     return _filled(_shape(size), 1, dtype or self.dtype, device or self.device, requires_grad)
 
 
 def new_empty(self: Tensor, *size: Any, dtype: DType | None = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+              requires_grad: bool = False) -> Tensor:
     return _filled(_shape(size), 0, dtype or self.dtype, device or self.device, requires_grad)
 
 
 def new_full(self: Tensor, size: Any, fill_value: Any, dtype: DType | None = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:  # fmt: skip
+             requires_grad: bool = False) -> Tensor:
     return _filled(_shape((size,)), fill_value, dtype or self.dtype, device or self.device, requires_grad)
 
 
@@ -292,7 +292,7 @@ def new_full(self: Tensor, size: Any, fill_value: Any, dtype: DType | None = Non
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: DType | None = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """torch's arange: int64 when start, end and step are all integers, else the default dtype;
     the length is ceil((end - start) / step), computed in double."""
     if end is None:
@@ -398,7 +398,7 @@ def _linspace_int(start: Any, end: Any, n: int) -> np.ndarray:
 
 
 def linspace(start: Any, end: Any, steps: int, dtype: DType | None = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:  # fmt: skip
+             requires_grad: bool = False) -> Tensor:
     """torch's linspace: the first half stepped up from start, the second stepped down from end
     (so both ends are exact), in the output dtype's precision."""
     n = _steps(steps)
@@ -435,7 +435,7 @@ def _pow(base: float, x: float) -> float:
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, dtype: DType | None = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+             device: Any = None, requires_grad: bool = False) -> Tensor:
     """torch's logspace kernel: the ends in the output dtype, the exponent stepped in double from
     the start for the first half and back from the end for the second, C's pow on each."""
     n = _steps(steps)
@@ -467,7 +467,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, dtype: DType 
 
 
 def eye(n: int, m: int | None = None, dtype: DType | None = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:  # fmt: skip
+        requires_grad: bool = False) -> Tensor:
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
@@ -505,7 +505,7 @@ def as_tensor(data: Any, dtype: DType | None = None, device: Any = None) -> Tens
 
 
 def asarray(obj: Any, dtype: DType | None = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:  # fmt: skip
+            requires_grad: bool = False) -> Tensor:
     t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype, device)
     return t.requires_grad_(requires_grad) if requires_grad else t
 

@@ -334,7 +334,7 @@ def node_class(d: Derivative) -> type[OpNode]:
             "_reduce": d.reduce_broadcast,
             # torch's hand-written C++ nodes name themselves with their namespace
             "_namespace": "torch::autograd::" if d.name in _CPP_NODES else "",
-        })  # fmt: skip
+        })
         _NODE_CLASSES[id(d)] = cls  # the class holds d, so its id is never reused
     return cls
 

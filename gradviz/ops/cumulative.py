@@ -32,7 +32,7 @@ def _acc_dtype(a: Tensor, dtype: _dtype.dtype | None) -> Any:
 
 
 def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None,
-         **kw: Any) -> Tensor:  # fmt: skip
+         **kw: Any) -> Tensor:
     """The product of all elements (ProdBackward0) or along dim (ProdBackward1)."""
     if kw:
         dim, keepdim = _np_aliases("prod", kw, dim, keepdim)
@@ -195,5 +195,5 @@ ROWS: dict[str, D] = {
     "cumsum": D("CumsumBackward0", (_cumsum_grad,)),
     "cumprod": D("CumprodBackward0", (_cumprod,)),
     "logsumexp": D("LogsumexpBackward0", (_logsumexp,)),
-}  # fmt: skip
+}
 register(ROWS)

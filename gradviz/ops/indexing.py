@@ -423,5 +423,5 @@ ROWS: dict[str, D] = {
     "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: getitem_raw(g, n["key"], "index"))),
     "index_select": D("IndexSelectBackward0", (_index_select,)),
     "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source)),
-}  # fmt: skip
+}
 register(ROWS)

@@ -535,5 +535,5 @@ ROWS: dict[str, D] = {
     "fill": D("FillBackward2", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),)),
     "fill_tensor": D("FillBackward3", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),
                                        lambda n, g: _reductions.sum(g))),
-}  # fmt: skip
+}
 register(ROWS)

@@ -24,7 +24,7 @@ from gradviz.tensor import Tensor
 __all__ = [  # torch.abs_ and the like are functions too
     "abs_", "ceil_", "cos_", "expm1_", "fix_", "floor_", "log10_", "log1p_", "log2_", "log_", "reciprocal_",
     "round_", "rsqrt_", "sin_", "square_", "trunc_",
-]  # fmt: skip
+]
 # Tensor methods only: torch has no torch.sgn_, torch.scatter_ ...
 METHOD_ONLY = ["index_add_", "scatter_", "scatter_add_", "sgn_", "sign_"]
 
@@ -44,7 +44,7 @@ def _inplace_unary(key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
         r = op(a)
     if r.dtype is not a.dtype and not a.dtype.is_floating_point and r.dtype.is_floating_point:
         raise RuntimeError(f"result type {_dtype.scalar_type_name(r.dtype)} can't be cast to the desired output type "
-                           f"{_dtype.scalar_type_name(a.dtype)}")  # fmt: skip
+                           f"{_dtype.scalar_type_name(a.dtype)}")
     a._data[...] = r._data
     a._version_counter[0] += 1
     if grad:
@@ -125,16 +125,16 @@ def scatter_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         raise NotImplementedError("gradviz has no torch.Tensor.scatter_ with a number (value=)")
     d = dim + a.ndim if dim < 0 else dim
     return _inplace_with("scatter", a, (src,), lambda: _indexing.scatter(a, dim, index, src),
-                         {"dim": d, "index": index.detach()})  # fmt: skip
+                         {"dim": d, "index": index.detach()})
 
 
 def scatter_add_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = dim + a.ndim if dim < 0 else dim
     return _inplace_with("scatter_add", a, (src,), lambda: _indexing.scatter_add(a, dim, index, src),
-                         {"dim": d, "index": index.detach()})  # fmt: skip
+                         {"dim": d, "index": index.detach()})
 
 
 def index_add_(a: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     d = dim + a.ndim if dim < 0 else dim
     return _inplace_with("index_add", a, (source,), lambda: _indexing.index_add(a, dim, index, source, alpha=alpha),
-                         {"dim": d, "index": index.detach(), "alpha": alpha})  # fmt: skip
+                         {"dim": d, "index": index.detach(), "alpha": alpha})

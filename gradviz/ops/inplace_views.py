@@ -122,7 +122,7 @@ ROWS: dict[str, D] = {
     "squeeze_dims_": D("SqueezeBackward5", (lambda n, g: _views.unsqueeze_to(g, n["shape"], n["dims"]),)),
     "t_": D("TBackward1", (lambda n, g: _views.t(g),)),
     "transpose_": D("TransposeBackward1", (lambda n, g: _views.transpose(g, n["dim0"], n["dim1"]),)),
-}  # fmt: skip
+}
 register(ROWS)
 
 
@@ -134,6 +134,6 @@ def install() -> None:
         "swapdims_": transpose_, "swapaxes_": transpose_,
         "add_": _with_deprecated_alpha("add_", F.add_), "sub_": _with_deprecated_alpha("sub_", F.sub_),
         "add": _with_deprecated_alpha("add", F.add), "sub": _with_deprecated_alpha("sub", F.sub),
-    }  # fmt: skip
+    }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

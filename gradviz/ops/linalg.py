@@ -278,7 +278,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
         saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha,
                  "mat1_colmajor": _dense_colmajor(mat1._data),
-                 "mat2_colmajor": _dense_colmajor(mat2._data)}  # fmt: skip
+                 "mat2_colmajor": _dense_colmajor(mat2._data)}
         record(NODES["addmm"], (input, mat1, mat2), [out], saved)
     return out
 
@@ -575,7 +575,7 @@ ROWS: dict[str, D] = {
     "einsum_diagonal": D("DiagonalBackward0", (_diagonal_grad,)),
     "baddbmm": D("BaddbmmBackward0", (_beta_grad, _baddbmm_b1, _baddbmm_b2), reduce_broadcast=True,
                  order=(1, 2, 0)),
-}  # fmt: skip
+}
 register(ROWS)
 _MM_NODE = NODES["mm"]  # the hot path's node class, looked up once
 

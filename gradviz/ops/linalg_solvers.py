@@ -27,7 +27,7 @@ from gradviz.tensor import Tensor
 
 # torch.linalg's names (gradviz/linalg.py); cholesky is linalg_cholesky here, beside torch.cholesky's name
 __all__ = ["cholesky_ex", "det", "inv", "inv_ex", "matrix_power", "multi_dot", "slogdet", "solve", "solve_ex",
-           "vecdot"]  # fmt: skip
+           "vecdot"]
 
 
 def _square(a: Tensor, name: str) -> None:
@@ -35,13 +35,13 @@ def _square(a: Tensor, name: str) -> None:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
-                           f"{a.shape[-1]} matrices")  # fmt: skip
+                           f"{a.shape[-1]} matrices")
 
 
 def _float(a: Tensor, name: str) -> None:
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{a.dtype.name.capitalize()}")  # fmt: skip
+                           f"{a.dtype.name.capitalize()}")
 
 
 def _mT(x: np.ndarray) -> np.ndarray:  # noqa: N802
@@ -80,7 +80,7 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803
         np.linalg.inv(A._data) if A.dtype.is_floating_point else None
     except np.linalg.LinAlgError:
         raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed "
-                           "because the input matrix is singular.") from None  # fmt: skip
+                           "because the input matrix is singular.") from None
     return inv_ex(A)[0]
 
 
@@ -108,7 +108,7 @@ def _linalg_return(name: str, fields: tuple[str, str], a: Tensor, b: Tensor) -> 
     if cls is None:
         cls = _RETURN_TYPES[name] = collections.namedtuple(name, fields)  # noqa: PYI024
         cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n{fields[0]}={self[0]!r},\n"
-                                     f"{fields[1]}={self[1]!r})")  # fmt: skip
+                                     f"{fields[1]}={self[1]!r})")
     return cls(a, b)
 
 
@@ -141,7 +141,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     except np.linalg.LinAlgError:
         if check_errors:
             raise RuntimeError("linalg.cholesky: The factorization could not be completed because the input is not "
-                               "positive-definite.") from None  # fmt: skip
+                               "positive-definite.") from None
         L, info = np.zeros_like(A._data), 1
     out = _out(_mT(L) if upper else L, A)
     if _grad_state.enabled and A.requires_grad:
@@ -154,7 +154,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     if int(info.item()):
         raise RuntimeError(f"linalg.cholesky: The factorization could not be completed because the input is not "
                            f"positive-definite (the leading minor of order {int(info.item())} is not "
-                           "positive-definite).")  # fmt: skip
+                           "positive-definite).")
     return L
 
 

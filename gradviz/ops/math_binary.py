@@ -249,5 +249,5 @@ ROWS: dict[str, D] = {
         lambda n, g: _arith.mul(g, n["weight"]),
         lambda n, g: _arith.mul(g, _arith.sub(n["end"], n["self"])),
     ), reduce_broadcast=True),
-}  # fmt: skip
+}
 register(ROWS)

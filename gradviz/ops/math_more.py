@@ -29,7 +29,7 @@ __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
     "addcdiv", "addcmul", "copysign", "count_nonzero", "deg2rad", "diagonal", "diff", "exp2", "float_power", "fmax",
     "fmin", "isneginf", "isposinf", "isreal", "logaddexp2", "logical_xor", "masked_select", "nanmean", "nansum",
     "rad2deg", "signbit", "take", "tan", "vdot",
-]  # fmt: skip
+]
 # Tensor.trace; torch.trace is a function too, but gradviz.trace is the trace recorder
 METHOD_ONLY = ["trace"]
 
@@ -103,12 +103,12 @@ def addcdiv(a: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> T
                            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
                            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
-                           "for all dtypes.")  # fmt: skip
+                           "for all dtypes.")
     return _addc("addcdiv", a, tensor1, tensor2, value, np.true_divide)
 
 
 def nansum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-           dtype: _dtype.dtype | None = None) -> Tensor:  # fmt: skip
+           dtype: _dtype.dtype | None = None) -> Tensor:
     dims = _dims(dim, a.ndim)
     x = a._data if dtype is None else a._data.astype(dtype.np)
     data = np.nansum(x, axis=dims, keepdims=keepdim)
@@ -121,11 +121,11 @@ def nansum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fa
 
 
 def nanmean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-            dtype: _dtype.dtype | None = None) -> Tensor:  # fmt: skip
+            dtype: _dtype.dtype | None = None) -> Tensor:
     """torch's composition: nansum divided by the count of non-NaN elements (DivBackward0)."""
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{_dtype.scalar_type_name(a.dtype)}")  # fmt: skip
+                           f"{_dtype.scalar_type_name(a.dtype)}")
     count = _reductions.sum(_pointwise.logical_not(_pointwise.isnan(a)), dim, keepdim)
     return _arith.div(nansum(a, dim, keepdim, dtype=dtype), count)
 
@@ -229,7 +229,7 @@ def copysign(a: Tensor, other: Any) -> Tensor:
         out = _new(data, a.device)
         if _grad_state.enabled and (a.requires_grad or other.requires_grad):
             record(NODES["copysign"], (a, other), [out],
-                   {"self": save(a), "result": save(out, True), "other_shape": tuple(other.shape)})  # fmt: skip
+                   {"self": save(a), "result": save(out, True), "other_shape": tuple(other.shape)})
         return out
     data, _ = _binary_data(a, other, np.copysign, floating=True)
     out = _new(data, a.device)
@@ -341,5 +341,5 @@ ROWS: dict[str, D] = {
         _copysign_grad, lambda n, g: _construction.zeros(n["other_shape"], dtype=g.dtype)), reduce_broadcast=True),
     "copysign_scalar": D("CopysignBackward1", (_copysign_grad,)),
     "vdot": D("VdotBackward0", (lambda n, g: _arith.mul(g, n["other"]), lambda n, g: _arith.mul(g, n["self"]))),
-}  # fmt: skip
+}
 register(ROWS)

@@ -324,5 +324,5 @@ ROWS: dict[str, D] = {
     # the replaced numbers pass no gradient; torch's in-place form keeps the name (no Backward1)
     "nan_to_num": D("NanToNumBackward0", (lambda n, g: _arith.mul(g, _pointwise.isfinite(n["self"])),)),
     **{k + "_": D(k.capitalize() + "Backward1", (_inplace_not_implemented,)) for k in _INPLACE_NOT_IMPLEMENTED},
-}  # fmt: skip
+}
 register(ROWS)

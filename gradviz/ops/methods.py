@@ -168,7 +168,7 @@ def bind() -> None:
         "char": lambda s: F.to_copy(s, _dtype.int8), "byte": lambda s: F.to_copy(s, _dtype.uint8),
         "element_size": lambda s: s.dtype.itemsize, "is_floating_point": lambda s: s.dtype.is_floating_point,
         "var_mean": F.var_mean, "std_mean": F.std_mean,
-    }  # fmt: skip
+    }
     # the math families' ops are all Tensor methods too (torch.atan and Tensor.atan, ...)
     for name in (*_math_ops.__all__, *_math_ops.METHOD_ONLY, *_math_binary.__all__,
                  *_math_binary.METHOD_ONLY):

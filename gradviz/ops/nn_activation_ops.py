@@ -76,7 +76,7 @@ def _threshold(x: np.ndarray, threshold: float, value: float) -> np.ndarray:
 KERNELS: dict[str, Callable[..., np.ndarray]] = {
     "softplus": _softplus, "hardtanh": _hardtanh, "hardsigmoid": _hardsigmoid, "hardswish": _hardswish,
     "mish": _mish, "selu": _elu, "celu": _elu, "threshold": _threshold,
-}  # fmt: skip
+}
 
 
 def _elu_args(key: str, params: dict) -> tuple:
@@ -111,7 +111,7 @@ _INPLACE = {
     "softplus": None, "hardtanh": ("hardtanh", False), "hardsigmoid": ("hardsigmoid", False),
     "hardswish": ("hardswish", False), "mish": ("mish", False), "threshold": ("threshold_", False),
     "selu": ("selu_", True), "celu": ("celu_", True),
-}  # fmt: skip
+}
 
 
 def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
@@ -292,7 +292,7 @@ def log_sigmoid(input: Tensor) -> Tensor:  # noqa: A002
     x = input._data
     z = np.exp(-np.abs(x))
     out = Tensor._wrap((np.minimum(x, _c(x, 0)) - np.log1p(z)).astype(x.dtype, copy=False), input.dtype,
-                       input.device)  # fmt: skip
+                       input.device)
     if _grad_state.enabled and _requires(input):
         buffer = Tensor._wrap(z.astype(x.dtype, copy=False), input.dtype, input.device)
         record(_NODES["log_sigmoid"], (input,), [out], {"self": SavedVariable(input), "buffer": SavedVariable(buffer)})
@@ -305,7 +305,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     wrapped = dim + input.ndim if dim < 0 else dim
     if not 0 <= wrapped < input.ndim:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], "
-                         f"but got {dim})")  # fmt: skip
+                         f"but got {dim})")
     if input.shape[wrapped] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {wrapped} is size {input.shape[wrapped]}")
     check_float(input, "glu_cpu")
@@ -346,15 +346,15 @@ _ROWS = {
     "log_sigmoid": D("LogSigmoidBackward0", (_log_sigmoid_grad,)),
     "glu": D("GluBackward0", (_glu_grad,)),
     "prelu": D("PreluKernelBackward0", (_prelu_grad_input, _prelu_grad_weight), reduce_broadcast=True),
-}  # fmt: skip
+}
 _ROWS["hardtanh_backward"] = D("HardtanhBackwardBackward0", (
     lambda n, g: hardtanh_backward(g, n["self"], n["min_val"], n["max_val"]),
     _zeros,
-))  # fmt: skip
+))
 _ROWS["softplus_backward"] = D("SoftplusBackwardBackward0", (
     lambda n, g: softplus_backward(g, n["self"], n["beta"], n["threshold"]),
     _softplus_double_self,
-))  # fmt: skip
+))
 # rows whose formulas build a graph under create_graph=True (the others refuse there)
 _GRAPH = {"hardtanh", "hardtanh_backward", "threshold", "threshold_", "softplus", "softplus_backward"}
 _NODES = {key: _register(key, row, key in _GRAPH) for key, row in _ROWS.items()}

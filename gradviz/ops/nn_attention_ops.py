@@ -39,7 +39,7 @@ def safe_softmax(input: Tensor, dim: int) -> Tensor:
 
 _SAFE_SOFTMAX = _register("_safe_softmax", D("SafeSoftmaxBackward0", (
     lambda n, g: F.softmax_backward_data(g, n["result"], n["dim"]),
-)), graph=True)  # fmt: skip
+)), graph=True)
 
 
 def _mask_bias(mask: Tensor | None, is_causal: bool, shape: tuple, dtype: Any) -> np.ndarray | None:
@@ -56,7 +56,7 @@ def _mask_bias(mask: Tensor | None, is_causal: bool, shape: tuple, dtype: Any) -
 
 
 def flash_attention_cpu(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool,
-                        scale: float | None) -> Tensor:  # fmt: skip
+                        scale: float | None) -> Tensor:
     qd, kd, vd = q._data, k._data, v._data
     sc = 1.0 / math.sqrt(qd.shape[-1]) if scale is None else scale
     s = np.matmul(qd, np.swapaxes(kd, -1, -2)) * sc
@@ -76,7 +76,7 @@ def flash_attention_cpu(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is
     if _grad_state.enabled and (_requires(q) or _requires(k) or _requires(v)):
         record(_FLASH, (q, k, v), [out], {
             "query": SavedVariable(q), "key": SavedVariable(k), "value": SavedVariable(v), "p": p, "scale": sc,
-        })  # fmt: skip
+        })
     return out
 
 
@@ -103,7 +103,7 @@ def _flash_part(i: int) -> Any:
 
 _FLASH = _register("_scaled_dot_product_flash_attention_for_cpu", D(
     "ScaledDotProductFlashAttentionForCpuBackward0", (_flash_part(0), _flash_part(1), _flash_part(2)),
-))  # fmt: skip
+))
 
 
 # -- baddbmm -------------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor) -> Tensor:
     if _grad_state.enabled and (_requires(input) or _requires(batch1) or _requires(batch2)):
         record(_BADDBMM, (input, batch1, batch2), [out], {
             "self_shape": input._data.shape, "batch1": SavedVariable(batch1), "batch2": SavedVariable(batch2),
-        })  # fmt: skip
+        })
     return out
 
 
@@ -125,4 +125,4 @@ _BADDBMM = _register("attention_baddbmm", D("BaddbmmBackward0", (
     lambda n, g: F.sum_to(g, n["self_shape"]),
     lambda n, g: F.bmm(g, F.transpose(n["batch2"], 1, 2)),
     lambda n, g: F.bmm(F.transpose(n["batch1"], 1, 2), g),
-), order=(1, 2, 0)), graph=True)  # fmt: skip
+), order=(1, 2, 0)), graph=True)

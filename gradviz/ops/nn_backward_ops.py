@@ -52,7 +52,7 @@ def _max_pool_double(n: Any, gg: Tensor) -> Tensor:
 
 
 _MAXPOOL_BWD = _register("max_pool2d_with_indices_backward", D(
-    "MaxPool2DWithIndicesBackwardBackward0", (_max_pool_double, _zeros_of_self)), graph=True)  # fmt: skip
+    "MaxPool2DWithIndicesBackwardBackward0", (_max_pool_double, _zeros_of_self)), graph=True)
 
 
 # -- average pooling ------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def avg_pool2d_backward(n: Any, g: Tensor, arrays: Any) -> Tensor:
 _AVGPOOL_BWD = _register("avg_pool2d_backward", D("AvgPool2DBackwardBackward0", (
     lambda n, gg: C.avg_pool2d(gg, *(n.saved[k] for k in _AVG_KEYS)),
     _zeros_of_self,
-)), graph=True)  # fmt: skip
+)), graph=True)
 
 
 def adaptive_avg_pool2d_backward(n: Any, g: Tensor, arrays: Any) -> Tensor:
@@ -78,14 +78,14 @@ def adaptive_avg_pool2d_backward(n: Any, g: Tensor, arrays: Any) -> Tensor:
     return _as_op(_ADAPTIVE_BWD, g, self_, arrays(n, g), {
         "grad_output_sym_argsize_minus_2": oh, "grad_output_sym_argsize_minus_1": ow,
         "_self_shape": tuple(self_.shape),
-    })  # fmt: skip
+    })
 
 
 _ADAPTIVE_BWD = _register("adaptive_avg_pool2d_backward", D("AdaptiveAvgPool2DBackwardBackward0", (
     lambda n, gg: C.adaptive_avg_pool2d(gg, (n.saved["grad_output_sym_argsize_minus_2"],
                                              n.saved["grad_output_sym_argsize_minus_1"])),
     _zeros_of_self,
-)), graph=True)  # fmt: skip
+)), graph=True)
 
 
 # -- gelu ---------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def gelu_backward(grad: Tensor, self_: Tensor, approximate: str) -> Tensor:
     out = _out(_gelu_backward_data(grad._data, self_._data, approximate), grad)
     return _as_op(_GELU_BWD, grad, self_, out, {
         "grad_output": SavedVariable(grad), "self": SavedVariable(self_), "approximate": approximate,
-    })  # fmt: skip
+    })
 
 
 def _gelu_second(x: np.ndarray, approximate: str) -> np.ndarray:
@@ -127,4 +127,4 @@ def _gelu_double_self(n: Any, gg: Tensor) -> Tensor:
 _GELU_BWD = _register("gelu_backward", D("GeluBackwardBackward0", (
     lambda n, gg: gelu_backward(gg, n["self"], n.saved["approximate"]),
     _gelu_double_self,
-)), graph=True)  # fmt: skip
+)), graph=True)

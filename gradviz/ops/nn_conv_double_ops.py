@@ -36,7 +36,7 @@ def _user_params(saved: dict) -> tuple:
 
 
 def convolution_backward(grad: Tensor, input: Tensor, weight: Tensor, saved: dict,  # noqa: A002
-                         need: tuple[bool, bool, bool]) -> list[Tensor | None]:  # fmt: skip
+                         need: tuple[bool, bool, bool]) -> list[Tensor | None]:
     """(grad_input, grad_weight, grad_bias) of a convolution with ``saved``'s parameters, those
     ``need`` marks; one ConvolutionBackwardBackward0 node over (grad, input, weight) when a graph
     is being built."""
@@ -45,7 +45,7 @@ def convolution_backward(grad: Tensor, input: Tensor, weight: Tensor, saved: dic
     if one_d:
         gd, x, w = gd[:, :, None, :], x[:, :, None, :], w[:, :, None, :]
     arrays = conv_grad_arrays(gd, x, w, None, saved["stride"], saved["padding"], saved["dilation"], saved["groups"],
-                              need)  # fmt: skip
+                              need)
     dev = grad.device
     outs: list[Tensor | None] = []
     for a, like in zip(arrays, (input, weight, None)):
@@ -63,7 +63,7 @@ def convolution_backward(grad: Tensor, input: Tensor, weight: Tensor, saved: dic
         record(_CONV_BACKWARD, (grad, input, weight), placeholders, {
             "grad_output": SavedVariable(grad), "input": SavedVariable(input), "weight": SavedVariable(weight),
             **params,
-        })  # fmt: skip
+        })
     return outs
 
 
@@ -113,4 +113,4 @@ def _double_backward(n: Any, grads: list) -> list[Tensor | None]:
 
 _CONV_BACKWARD = _register("convolution_backward", D(
     "ConvolutionBackwardBackward0", tuple(_cached_outputs(_double_backward, i) for i in range(3)), multi_output=True,
-), graph=True)  # fmt: skip
+), graph=True)

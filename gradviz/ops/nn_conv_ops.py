@@ -41,7 +41,7 @@ def _windows(xp: np.ndarray, kh: int, kw: int, ho: int, wo: int, stride: tuple, 
     sn, sc, sh, sw = xp.strides
     return as_strided(xp, (n, c, kh, kw, ho, wo),  # the array's own module: cupy's for device data
                       (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
-                      writeable=False)  # fmt: skip
+                      writeable=False)
 
 
 def _pad(x: np.ndarray, padding: tuple, value: float = 0.0) -> np.ndarray:
@@ -62,7 +62,7 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil: bool = False) -> 
 
 
 def _columns(x: Any, kh: int, kw: int, ho: int, wo: int, stride: tuple, padding: tuple, dilation: tuple,
-             groups: int) -> Any:  # fmt: skip
+             groups: int) -> Any:
     """(groups, K, N * L), channel-major: one copy of the receptive fields, and every product
     after it (forward, the weight's gradient, the input's) one matmul per group on contiguous or
     transposed operands, with no further copy of this, the largest array."""
@@ -72,7 +72,7 @@ def _columns(x: Any, kh: int, kw: int, ho: int, wo: int, stride: tuple, padding:
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
-                groups: int) -> Tensor:  # fmt: skip
+                groups: int) -> Tensor:
     """A batched 1-d or 2-d convolution (N, C, [H,] W); one ConvolutionBackward0 node."""
     x, w = input._data, weight._data
     one_d = x.ndim == 3
@@ -108,7 +108,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
             "input": SavedVariable(input), "weight": SavedVariable(weight), "cols": cols,
             "stride": stride, "padding": padding, "dilation": dilation, "groups": groups,
             "bias_defined": bias is not None, "one_d": one_d,
-        })  # fmt: skip
+        })
     return out
 
 
@@ -128,7 +128,7 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
     edges = n.next_edges
     dx, gw, gb = conv_grad_arrays(gd, x, w, saved["cols"], saved["stride"], saved["padding"], saved["dilation"],
                                   saved["groups"], (edges[0][0] is not None, edges[1][0] is not None,
-                                                    saved["bias_defined"]))  # fmt: skip
+                                                    saved["bias_defined"]))
     if saved["one_d"]:
         dx = None if dx is None else dx[:, :, 0, :]
         gw = None if gw is None else gw[:, :, 0, :]
@@ -136,7 +136,7 @@ def _conv_grads(n: Any, g: Tensor) -> tuple:
 
 
 def conv_grad_arrays(gd: Any, x: Any, w: Any, cols: Any, stride: tuple, padding: tuple, dilation: tuple,
-                     groups: int, need: tuple) -> tuple:  # fmt: skip
+                     groups: int, need: tuple) -> tuple:
     """A 2-d convolution's (input, weight, bias) gradients from its output's, as arrays; only those
     ``need`` marks (torch's output_mask). ``cols``: the input's columns, or None to make them."""
     nb, c, h, wd = x.shape
@@ -196,7 +196,7 @@ def _offset_slice(i: int, j: int, ho: int, wo: int, stride: tuple, dilation: tup
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple,
-                            ceil_mode: bool) -> tuple[Tensor, Tensor]:  # fmt: skip
+                            ceil_mode: bool) -> tuple[Tensor, Tensor]:
     """Each window's maximum and its index in the unpadded plane, as torch's CPU kernel picks it:
     the first among equals in row-major kernel order, and a NaN over any number (the last NaN, as
     its ``val > max || isnan(val)`` keeps replacing). One pass per kernel offset over output-sized
@@ -244,7 +244,7 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: tuple, stride: tuple, pa
         record(_MAXPOOL, (input,), [out], {
             "self": SavedVariable(input), "result1": ind, "kernel_size": kernel_size, "stride": stride,
             "dilation": dilation,
-        })  # fmt: skip
+        })
     return out, ind
 
 
@@ -281,11 +281,11 @@ def _graph_or_arrays(arrays: Any, as_op: str) -> Any:
 
 
 _MAXPOOL = _register("max_pool2d_with_indices", D("MaxPool2DWithIndicesBackward0", (
-    _graph_or_arrays(_maxpool_grad, "max_pool2d_backward"),)), graph=True)  # fmt: skip
+    _graph_or_arrays(_maxpool_grad, "max_pool2d_backward"),)), graph=True)
 
 
 def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, ceil_mode: bool,
-               count_include_pad: bool, divisor_override: int | None) -> Tensor:  # fmt: skip
+               count_include_pad: bool, divisor_override: int | None) -> Tensor:
     x = input._data
     unbatched = x.ndim == 3
     if unbatched:
@@ -314,7 +314,7 @@ def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple,
         record(_AVGPOOL, (input,), [out], {
             "self": SavedVariable(input), "kernel_size": kernel_size, "stride": stride, "padding": padding,
             "ceil_mode": ceil_mode, "count_include_pad": count_include_pad, "divisor_override": divisor_override,
-        })  # fmt: skip
+        })
     return out
 
 
@@ -331,7 +331,7 @@ def _pad_for_windows(x: np.ndarray, padding: tuple, extra_h: int, extra_w: int) 
 
 
 def _divisors(xm: Any, h: int, w: int, k: tuple, s: tuple, p: tuple, ho: int, wo: int, include_pad: bool,
-              override: int | None) -> Any:  # fmt: skip
+              override: int | None) -> Any:
     """torch's divide factor per window: the window clipped to the padded input (count_include_pad;
     only ceil_mode's last windows are clipped there) or to the input itself. An array of them
     is made in xm, the data's module."""
@@ -408,14 +408,14 @@ def _adaptive_grad(n: Any, g: Tensor) -> Tensor:
 
 
 _ADAPTIVE = _register("adaptive_avg_pool2d", D("AdaptiveAvgPool2DBackward0", (
-    _graph_or_arrays(_adaptive_grad, "adaptive_avg_pool2d_backward"),)), graph=True)  # fmt: skip
+    _graph_or_arrays(_adaptive_grad, "adaptive_avg_pool2d_backward"),)), graph=True)
 
 
 # -- batch norm --------------------------------------------------------------------------------
 
 
 def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
-                      running_var: Tensor | None, training: bool, momentum: float, eps: float) -> Tensor:  # fmt: skip
+                      running_var: Tensor | None, training: bool, momentum: float, eps: float) -> Tensor:
     """Normalise over every dim but the channels (dim 1); in training, update the running
     statistics in place (the unbiased variance), as torch's CPU kernel does."""
     x = input._data
@@ -449,7 +449,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         record(_BATCH_NORM, (input, weight, bias), [out], {
             "input": SavedVariable(input), "weight": None if weight is None else SavedVariable(weight),
             "mean": mean, "invstd": invstd, "training": training, "has_bias": bias is not None,
-        })  # fmt: skip
+        })
     return out
 
 

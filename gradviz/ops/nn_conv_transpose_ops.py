@@ -34,7 +34,7 @@ def transposed_size(size: int, k: int, s: int, p: int, d: int, op: int) -> int:
 
 
 def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple, padding: tuple,
-                   output_padding: tuple, groups: int, dilation: tuple) -> Tensor:  # fmt: skip
+                   output_padding: tuple, groups: int, dilation: tuple) -> Tensor:
     """A batched 1-d or 2-d transposed convolution (N, C, [H,] W) with a (C, O / groups, [kh,] kw)
     weight; one ConvolutionBackward0 node."""
     x, w = input._data, weight._data
@@ -80,7 +80,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: t
             "input": SavedVariable(input), "weight": SavedVariable(weight), "stride": stride, "padding": padding,
             "dilation": dilation, "output_padding": output_padding, "groups": groups, "transposed": True,
             "bias_defined": bias is not None, "one_d": one_d,
-        })  # fmt: skip
+        })
     return out
 
 
@@ -111,7 +111,7 @@ def _conv_t_grads(n: Any, g: Tensor) -> tuple:
 
 _CONV_T = _register("convolution_transposed", D("ConvolutionBackward0", (
     _cached_part(_conv_t_grads, 0), _cached_part(_conv_t_grads, 1), _cached_part(_conv_t_grads, 2),
-)))  # fmt: skip
+)))
 
 
 # -- pixel shuffle -----------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 # Each backward is the other op, as in torch: under create_graph=True it records that op's node.
 _PIXEL_SHUFFLE = _register("pixel_shuffle", D("PixelShuffleBackward0", (
     lambda n, g: pixel_unshuffle(g, n["upscale_factor"]),
-)), graph=True)  # fmt: skip
+)), graph=True)
 _PIXEL_UNSHUFFLE = _register("pixel_unshuffle", D("PixelUnshuffleBackward0", (
     lambda n, g: pixel_shuffle(g, n["downscale_factor"]),
-)), graph=True)  # fmt: skip
+)), graph=True)

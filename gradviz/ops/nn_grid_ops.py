@@ -184,7 +184,7 @@ def _geometry(n: Any, grid: Any, spatial: tuple[int, ...]) -> dict[str, Any]:
     if mode == NEAREST:
         # rint: round half to even, as torch's nearbyint
         geo["corners"] = [(*_corner([_as_index(np.rint(c), spatial[k - 1 - a]) for a, (c, _) in enumerate(locs)],
-                                    spatial), None)]  # fmt: skip
+                                    spatial), None)]
         return geo
     lo = [np.floor(c) for c, _ in locs]
     fr = [c - f for (c, _), f in zip(locs, lo)]  # distance past the low pixel: x - x_west
@@ -239,7 +239,7 @@ def grid_sampler(input: Tensor, grid: Tensor, mode: int, padding: int, align_cor
         record(_GRID_2D if len(spatial) == 2 else _GRID_3D, (input, grid), [res], {
             "input": SavedVariable(input), "grid": SavedVariable(grid), "interpolation_mode": mode,
             "padding_mode": padding, "align_corners": align_corners,
-        })  # fmt: skip
+        })
     return res
 
 

@@ -22,7 +22,7 @@ def _affine_shape(c: int, ndim: int) -> tuple[int, ...]:
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, n: int, c: int, hxw: int,
-                      group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+                      group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     x = input._data
     xg = x.reshape(n, group, -1)
     mean = xg.mean(axis=2, keepdims=True, dtype=x.dtype)
@@ -41,7 +41,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
             "input": SavedVariable(input), "weight": None if weight is None else SavedVariable(weight),
             "mean": SavedVariable(m, True), "rstd": SavedVariable(r, True), "N": n, "C": c, "HxW": hxw,
             "group": group, "has_bias": bias is not None,
-        })  # fmt: skip
+        })
     return out, m, r
 
 
@@ -77,11 +77,11 @@ def _gn_part(i: int) -> Any:
 
 _GROUP_NORM = _register("native_group_norm", D(
     "NativeGroupNormBackward0", (_gn_part(0), _gn_part(1), _gn_part(2)), multi_output=True,
-))  # fmt: skip
+))
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:  # fmt: skip
+               eps: float = 1e-5) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     n, c = input.shape[0], input.shape[1]

@@ -42,7 +42,7 @@ def leaky_relu_(a: Tensor, negative_slope: float = 0.01) -> Tensor:
         _forward.version_bump(a, None)
     if grad:
         record(_LEAKY_INPLACE, (old,), [a], {"result": SavedVariable(a, True), "negative_slope": negative_slope},
-               sequence_nr=seq)  # fmt: skip
+               sequence_nr=seq)
         _after_inplace(a)
     return a
 

@@ -65,7 +65,7 @@ def _smooth_l1_grad(n: Any, g: Tensor, sign: float) -> Tensor:
 
 _SMOOTH_L1 = _register("smooth_l1_loss", D("SmoothL1LossBackward0", (
     lambda n, g: _smooth_l1_grad(n, g, 1.0), lambda n, g: _smooth_l1_grad(n, g, -1.0),
-)))  # fmt: skip
+)))
 
 
 def huber_loss(input: Tensor, target: Tensor, red: int, delta: float) -> Tensor:
@@ -87,7 +87,7 @@ def _huber_grad(n: Any, g: Tensor, sign: float) -> Tensor:
 
 _HUBER = _register("huber_loss", D("HuberLossBackward0", (
     lambda n, g: _huber_grad(n, g, 1.0), lambda n, g: _huber_grad(n, g, -1.0),
-)))  # fmt: skip
+)))
 
 
 # -- binary cross entropy ----------------------------------------------------------------------
@@ -133,7 +133,7 @@ def _softplus_neg(x: np.ndarray) -> np.ndarray:
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None,
-                                     pos_weight: Tensor | None, red: int) -> Tensor:  # fmt: skip
+                                     pos_weight: Tensor | None, red: int) -> Tensor:
     x, t = input._data, target._data
     if pos_weight is not None:
         lw = 1 + (pos_weight._data - 1) * t
@@ -144,7 +144,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         data = data * weight._data
     out = _out(_reduce(data.astype(x.dtype, copy=False), red), input)
     saved = {"reduction": red, "weight": None if weight is None else weight.detach(),
-             "pos_weight": None if pos_weight is None else pos_weight.detach()}  # fmt: skip
+             "pos_weight": None if pos_weight is None else pos_weight.detach()}
     return _record(_BCE_LOGITS, input, target, out, saved)
 
 
@@ -177,4 +177,4 @@ def _bcel_target(n: Any, g: Tensor) -> Tensor:
 
 _BCE_LOGITS = _register("binary_cross_entropy_with_logits", D(
     "BinaryCrossEntropyWithLogitsBackward0", (_bcel_self, _bcel_target),
-))  # fmt: skip
+))

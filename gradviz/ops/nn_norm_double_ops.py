@@ -47,18 +47,18 @@ def layer_norm_backward_of(n: Any, grads: list) -> list[Tensor | None]:
         xm = module_of(g._data)
         shapes = (x.shape, None if w is None else w.shape, None if b is None else b.shape)
         placeholders = [o if o is not None else _wrap(xm.broadcast_to(xm.zeros((), g._data.dtype), s or (0,)),
-                                                        g.dtype, g.device) for o, s in zip(outs, shapes)]  # fmt: skip
+                                                        g.dtype, g.device) for o, s in zip(outs, shapes)]
         record(_LN_BACKWARD, (g, x, None, None, w, b), placeholders, {
             "grad_out": SavedVariable(g), "input": SavedVariable(x), "mean": n["mean"].detach(),
             "rstd": n["rstd"].detach(), "weight": None if w is None else SavedVariable(w),
             "normalized_shape": n.saved["normalized_shape"],
-        })  # fmt: skip
+        })
     n.saved["_graph_parts"] = (g, outs)
     return outs
 
 
 def norm_double_backward(go: Any, x: Any, mean: Any, r: Any, wd: Any, ggi: Any, ggw: Any, ggb: Any, axes: tuple,
-                         w_axes: tuple, training: bool, need: tuple) -> tuple:  # fmt: skip
+                         w_axes: tuple, training: bool, need: tuple) -> tuple:
     """(d grad_out, d input, d weight) of a normalisation's backward, as arrays. ``axes``: the axes
     normalised over (mean and r broadcast along them); ``w_axes``: those the weight's gradient
     sums over; ``training``: mean and r are the input's own (else constants: running stats);
@@ -104,7 +104,7 @@ def norm_double_backward(go: Any, x: Any, mean: Any, r: Any, wd: Any, ggi: Any, 
 def _double_backward(n: Any, grads: list) -> list[Any]:
     if _grad_state.enabled:
         raise NotImplementedError("gradviz: a third derivative through NativeLayerNormBackwardBackward0 is not "
-                                  "implemented")  # fmt: skip
+                                  "implemented")
     ggi, ggw, ggb = (None if t is None else t._data for t in grads)
     go, x = n["grad_out"]._data, n["input"]._data
     w = n["weight"]
@@ -113,7 +113,7 @@ def _double_backward(n: Any, grads: list) -> list[Any]:
     edges = n.next_edges
     d = norm_double_backward(go, x, n["mean"]._data, n["rstd"]._data, None if w is None else w._data, ggi, ggw, ggb,
                              axes, tuple(range(x.ndim - k)), True,
-                             (edges[0][0] is not None, edges[1][0] is not None, edges[4][0] is not None))  # fmt: skip
+                             (edges[0][0] is not None, edges[1][0] is not None, edges[4][0] is not None))
     like = next(t for t in grads if t is not None)
     d_go, d_x, d_w = (None if v is None else _out(v.astype(x.dtype, copy=False), like) for v in d)
     return [d_go, d_x, None, None, d_w, None]
@@ -125,7 +125,7 @@ _LN_BACKWARD = _register("native_layer_norm_backward", D(
     "NativeLayerNormBackwardBackward0",
     (_cached_outputs(_double_backward, 0), _cached_outputs(_double_backward, 1), None, None,
      _cached_outputs(_double_backward, 4), None), multi_output=True,
-), graph=True)  # fmt: skip
+), graph=True)
 
 
 # -- batch norm -----------------------------------------------------------------------------------
@@ -143,12 +143,12 @@ def batch_norm_backward_of(n: Any, g: Tensor, parts: tuple) -> list[Tensor | Non
         c = x.shape[1]
         zero = xm.zeros((), g._data.dtype)
         placeholders = [o if o is not None else _wrap(xm.broadcast_to(zero, s), g.dtype, g.device)
-                        for o, s in zip(outs, (x.shape, (c,), (c,)))]  # fmt: skip
+                        for o, s in zip(outs, (x.shape, (c,), (c,)))]
         saved = n.saved
         record(_BN_BACKWARD, (g, x, w, None, None), placeholders, {
             "grad_out": SavedVariable(g), "input": SavedVariable(x), "weight": None if w is None else SavedVariable(w),
             "save_mean": saved["mean"], "save_invstd": saved["invstd"], "train": saved["training"],
-        })  # fmt: skip
+        })
     n.saved["_graph_parts"] = (g, outs)
     return outs
 
@@ -156,7 +156,7 @@ def batch_norm_backward_of(n: Any, g: Tensor, parts: tuple) -> list[Tensor | Non
 def _bn_double_backward(n: Any, grads: list) -> list[Any]:
     if _grad_state.enabled:
         raise NotImplementedError("gradviz: a third derivative through NativeBatchNormBackwardBackward0 is not "
-                                  "implemented")  # fmt: skip
+                                  "implemented")
     ggi, ggw, ggb = (None if t is None else t._data for t in grads)
     go, x = n["grad_out"]._data, n["input"]._data
     shape = [1] * x.ndim
@@ -171,7 +171,7 @@ def _bn_double_backward(n: Any, grads: list) -> list[Any]:
     d = norm_double_backward(go, x, per_channel(n.saved["save_mean"]), per_channel(n.saved["save_invstd"]),
                              per_channel(None if w is None else w._data), ggi, per_channel(ggw), per_channel(ggb),
                              axes, axes, n.saved["train"],
-                             (edges[0][0] is not None, edges[1][0] is not None, edges[2][0] is not None))  # fmt: skip
+                             (edges[0][0] is not None, edges[1][0] is not None, edges[2][0] is not None))
     like = next(t for t in grads if t is not None)
     d_go, d_x, d_w = (None if v is None else _out(v.astype(x.dtype, copy=False), like) for v in d)
     return [d_go, d_x, d_w, None, None]
@@ -180,4 +180,4 @@ def _bn_double_backward(n: Any, grads: list) -> list[Any]:
 _BN_BACKWARD = _register("native_batch_norm_backward", D(
     "NativeBatchNormBackwardBackward0", (*(_cached_outputs(_bn_double_backward, i) for i in range(3)), None, None),
     multi_output=True,
-), graph=True)  # fmt: skip
+), graph=True)

@@ -49,7 +49,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 def _requires(t: Tensor | None) -> bool:
     return t is not None and (t._requires_grad or t._grad_fn is not None or
-                              (t._base is not None and t._base.requires_grad))  # fmt: skip
+                              (t._base is not None and t._base.requires_grad))
 
 
 def _no_double(name: str, fn: Any) -> Any:
@@ -130,7 +130,7 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     x, y, b = mat1._data, mat2._data, bias._data
     if x.ndim != 2 or y.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {x.ndim}-D tensor" if x.ndim != 2
-                           else f"mat2 must be a matrix, got {y.ndim}-D tensor")  # fmt: skip
+                           else f"mat2 must be a matrix, got {y.ndim}-D tensor")
     if x.shape[1] != y.shape[0]:
         raise _mm_shape_error(x.shape, y.shape)
     if mat1.dtype is not mat2.dtype or bias.dtype is not mat1.dtype:
@@ -150,7 +150,7 @@ def addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
             # (weight.t()) column-major, but an input can be either
             saved: dict[str, Any] = {
                 "self_shape": b.shape, "mat1_colmajor": _colmajor(x), "mat2_colmajor": _colmajor(y),
-            }  # fmt: skip
+            }
             if r1:
                 saved["mat2"] = SavedVariable(mat2)
             if r2:
@@ -224,7 +224,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, scale_grad_by_freq: bool = False,
-              sparse: bool = False) -> Tensor:  # fmt: skip
+              sparse: bool = False) -> Tensor:
     """Rows of ``weight`` picked by ``input`` (indices). torch's node: EmbeddingBackward0."""
     if input.dtype is not _dtype.int64 and input.dtype is not getattr(_dtype, "int32", None):
         raise RuntimeError(
@@ -242,12 +242,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, sca
         record(_EMBEDDING, (weight,), [out], {
             "indices": input.detach(), "num_weights": n, "padding_idx": pad,
             "scale_grad_by_freq": scale_grad_by_freq, "sparse": sparse,
-        })  # fmt: skip
+        })
     return out
 
 
 def embedding_dense_backward(g: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
-                             scale_grad_by_freq: bool) -> Tensor:  # fmt: skip
+                             scale_grad_by_freq: bool) -> Tensor:
     gd = g._data
     dim = gd.shape[-1]
     idx = indices._data.reshape(-1)
@@ -267,14 +267,14 @@ def embedding_dense_backward(g: Tensor, indices: Tensor, num_weights: int, paddi
 _EMBEDDING = _register("embedding", D("EmbeddingBackward0", (
     lambda n, g: embedding_dense_backward(g, n["indices"], n["num_weights"], n["padding_idx"],
                                           n["scale_grad_by_freq"]),
-)))  # fmt: skip
+)))
 
 
 # -- layer norm --------------------------------------------------------------------------------
 
 
 def native_layer_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None,
-                      bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+                      bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     x = input._data
     k = len(normalized_shape)
     if tuple(x.shape[x.ndim - k:]) != tuple(normalized_shape) or x.ndim < k:
@@ -299,7 +299,7 @@ def native_layer_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: 
             "input": SavedVariable(input), "weight": None if weight is None else SavedVariable(weight),
             "bias": None if bias is None else SavedVariable(bias), "mean": SavedVariable(m, True),
             "rstd": SavedVariable(r, True), "normalized_shape": tuple(normalized_shape),
-        })  # fmt: skip
+        })
     return out, m, r
 
 
@@ -336,11 +336,11 @@ def _ln_part(i: int) -> Any:
 
 _LAYER_NORM = _register("native_layer_norm", D(
     "NativeLayerNormBackward0", (_ln_part(0), _ln_part(1), _ln_part(2)), multi_output=True,
-), graph=True)  # fmt: skip
+), graph=True)
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:  # fmt: skip
+               eps: float = 1e-5) -> Tensor:
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return native_layer_norm(input, tuple(normalized_shape), weight, bias, eps)[0]
@@ -462,7 +462,7 @@ _LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (_leaky_grad("self"),))
 _LEAKY_BACKWARD = _register("leaky_relu_backward", D("LeakyReluBackwardBackward0", (
     lambda n, g: leaky_relu_backward(g, n["self"], n.saved["negative_slope"]),
     lambda n, g: F.zeros_like(g),
-)), graph=True)  # fmt: skip
+)), graph=True)
 
 
 # -- bilinear ----------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ def trilinear_bilinear(x1: Tensor, weight: Tensor, x2: Tensor) -> Tensor:
     if _grad_state.enabled and (_requires(x1) or _requires(weight) or _requires(x2)):
         record(_TRILINEAR, (x1, weight, x2), [out], {
             "i1": SavedVariable(x1), "i2": SavedVariable(weight), "i3": SavedVariable(x2),
-        })  # fmt: skip
+        })
     return out
 
 
@@ -484,7 +484,7 @@ _TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
     lambda n, g: _out(np.einsum("bo,oij,bj->bi", g._data, n["i2"]._data, n["i3"]._data, optimize=True), g),
     lambda n, g: _out(np.einsum("bo,bi,bj->oij", g._data, n["i1"]._data, n["i3"]._data, optimize=True), g),
     lambda n, g: _out(np.einsum("bo,oij,bi->bj", g._data, n["i2"]._data, n["i1"]._data, optimize=True), g),
-)))  # fmt: skip
+)))
 
 
 # after the rows it uses (_register, _out): its own row, LeakyReluBackward1, joins the table on import

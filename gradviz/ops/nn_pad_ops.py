@@ -209,7 +209,7 @@ def norm_dim(input: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor
         out = _reductions.norm(input, p, dim, keepdim)
     if _grad_state.enabled and _requires(input):
         record(_NORM_DIM, (input,), [out], {"self": save(input), "result": save(out, True), "ord": float(p),
-                                            "dim": (dim % max(input.ndim, 1),), "keepdim": keepdim})  # fmt: skip
+                                            "dim": (dim % max(input.ndim, 1),), "keepdim": keepdim})
     return out
 
 

@@ -63,7 +63,7 @@ def _sig(x: np.ndarray) -> np.ndarray:
 
 
 def mkldnn_lstm_layer(input: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None,
-                      hx: Tensor, cx: Tensor, reverse: bool) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+                      hx: Tensor, cx: Tensor, reverse: bool) -> tuple[Tensor, Tensor, Tensor]:
     """One LSTM layer over a (T, B, I) sequence: (output (T, B, H), h_T, c_T)."""
     x = input._data
     dt = x.dtype
@@ -93,13 +93,13 @@ def mkldnn_lstm_layer(input: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | 
         acts.append((i, f, g, o, c))
         out[t] = h
     outs = [_wrap(out.astype(dt), input.dtype, input.device), _wrap(h.astype(dt), input.dtype, input.device),
-            _wrap(c.astype(dt), input.dtype, input.device)]  # fmt: skip
+            _wrap(c.astype(dt), input.dtype, input.device)]
     inputs = (input, w_ih, w_hh, b_ih, b_hh, hx, cx)
     if _grad_state.enabled and any(_requires(t) for t in inputs):
         record(_MKLDNN_LSTM, inputs, outs, {
             "input": SavedVariable(input), "weight0": SavedVariable(w_ih), "weight1": SavedVariable(w_hh),
             "hs": hs, "cs": cs, "acts": acts, "reverse": reverse, "has_biases": (b_ih is not None, b_hh is not None),
-        })  # fmt: skip
+        })
     return outs[0], outs[1], outs[2]
 
 
@@ -127,7 +127,7 @@ def _lstm_bptt(n: Any, grads: list) -> tuple:
         tc = np.tanh(c)
         dc = dc_next + dh * o * (1 - tc * tc)
         da = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
-                             dh * tc * o * (1 - o)], axis=1)  # fmt: skip
+                             dh * tc * o * (1 - o)], axis=1)
         dx[t] = da @ wi
         dwi += da.T @ x[t]
         dwh += da.T @ h_prev
@@ -151,7 +151,7 @@ def _lstm_part(i: int) -> Any:
 
 _MKLDNN_LSTM = _register("mkldnn_rnn_layer", D(
     "MkldnnRnnLayerBackward0", tuple(_lstm_part(i) for i in range(7)), multi_output=True,
-))  # fmt: skip
+))
 
 
 # -- transpose_ ----------------------------------------------------------------------------------
@@ -169,4 +169,4 @@ def transposed_in_place(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 _TRANSPOSE1 = _register("transpose_", D("TransposeBackward1", (
     lambda n, g: F.transpose(g, n["dim0"], n["dim1"]),
-)), graph=True)  # fmt: skip
+)), graph=True)

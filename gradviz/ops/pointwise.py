@@ -217,5 +217,5 @@ ROWS: dict[str, D] = {
     "ceil": D("CeilBackward0", (_zeros,)),
     "trunc": D("TruncBackward0", (_zeros,)),
     "round": D("RoundBackward0", (_zeros,)),
-}  # fmt: skip
+}
 register(ROWS)

@@ -51,7 +51,7 @@ def _quiet() -> Any:
 
 
 def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,  # noqa: A001
-        dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:  # fmt: skip
+        dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:
     if kw:
         dim, keepdim = _np_aliases("sum", kw, dim, keepdim)
     x = a._data
@@ -72,7 +72,7 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
 
 
 def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-         dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:  # fmt: skip
+         dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:
     if kw:
         dim, keepdim = _np_aliases("mean", kw, dim, keepdim)
     if dtype is not None:
@@ -262,14 +262,14 @@ def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, cor
 
 
 def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
-        **kw: Any) -> Tensor:  # fmt: skip
+        **kw: Any) -> Tensor:
     if kw:
         dim, keepdim = _np_aliases("var", kw, dim, keepdim)
     return _var_std("var", a, dim, unbiased, keepdim, correction)
 
 
 def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
-        **kw: Any) -> Tensor:  # fmt: skip
+        **kw: Any) -> Tensor:
     if kw:
         dim, keepdim = _np_aliases("std", kw, dim, keepdim)
     return _var_std("std", a, dim, unbiased, keepdim, correction)
@@ -302,21 +302,21 @@ def _var_mean(key: str, a: Tensor, dim: Any, unbiased: Any, keepdim: bool, corre
 
 
 def var_mean(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-             **kw: Any) -> tuple[Tensor, Tensor]:  # fmt: skip
+             **kw: Any) -> tuple[Tensor, Tensor]:
     if kw:
         dim, keepdim = _np_aliases("var_mean", kw, dim, keepdim)
     return _var_mean("var_mean", a, dim, unbiased, keepdim, correction)
 
 
 def std_mean(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-             **kw: Any) -> tuple[Tensor, Tensor]:  # fmt: skip
+             **kw: Any) -> tuple[Tensor, Tensor]:
     if kw:
         dim, keepdim = _np_aliases("std_mean", kw, dim, keepdim)
     return _var_mean("std_mean", a, dim, unbiased, keepdim, correction)
 
 
 def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: _dtype.dtype | None = None,
-         **kw: Any) -> Tensor:  # fmt: skip
+         **kw: Any) -> Tensor:
     """The vector p-norm over dim (all of a when None): torch's linalg_vector_norm, whose node
     is LinalgVectorNormBackward0. 'fro' is the 2-norm."""
     if kw:
@@ -523,5 +523,5 @@ ROWS: dict[str, D] = {
     "var_mean": D("VarMeanBackward0", (_var_mean_grad,), multi_output=True),
     "std_mean": D("StdMeanBackward0", (_var_mean_grad,), multi_output=True),
     "norm": D("LinalgVectorNormBackward0", (_norm,)),
-}  # fmt: skip
+}
 register(ROWS)

@@ -16,7 +16,7 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "is_storage", "is_warn_always_enabled",
     "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_flush_denormal",
     "set_num_interop_threads", "set_num_threads", "set_warn_always", "typename", "use_deterministic_algorithms",
-]  # fmt: skip
+]
 
 # the settings, as torch's globals (one process-wide value each)
 _threads = [max(1, (os.cpu_count() or 2) // 2)]  # torch's default: one per physical core
@@ -67,7 +67,7 @@ def set_deterministic_debug_mode(debug_mode: int | str) -> None:
     if isinstance(debug_mode, str):
         if debug_mode not in _DEBUG_MODES:
             raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
-                               f"{debug_mode}")  # fmt: skip
+                               f"{debug_mode}")
         debug_mode = _DEBUG_MODES[debug_mode]
     if debug_mode not in (0, 1, 2):
         raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")

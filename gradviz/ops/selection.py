@@ -77,7 +77,7 @@ def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
 
 
 def unique(a: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
-           dim: int | None = None) -> Any:  # fmt: skip
+           dim: int | None = None) -> Any:
     """The distinct values, sorted (torch's CPU unique sorts either way); with the inverse
     indices and the counts when asked. Not differentiable, as torch's."""
     if dim is not None:
@@ -114,5 +114,5 @@ def _values_selected(n, grads):
 ROWS: dict[str, D] = {
     "sort": D("SortBackward0", (_values_selected,), multi_output=True),
     "topk": D("TopkBackward0", (_values_selected,), multi_output=True),
-}  # fmt: skip
+}
 register(ROWS)

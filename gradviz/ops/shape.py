@@ -328,5 +328,5 @@ ROWS: dict[str, D] = {
     "roll": D("RollBackward0", (_roll,)),
     "tril": D("TrilBackward0", (lambda n, g: tril(g, n["diagonal"]),)),
     "triu": D("TriuBackward0", (lambda n, g: triu(g, n["diagonal"]),)),
-}  # fmt: skip
+}
 register(ROWS)

@@ -71,7 +71,7 @@ def _warn_invariants() -> None:
             "To silence this warning, explicitly opt in or out. See "
             "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.",
             UserWarning, stacklevel=3,
-        )  # fmt: skip
+        )
 
 
 def _as_array_arg(x: Any, dtype: Any = None) -> tuple[np.ndarray, Any]:
@@ -87,7 +87,7 @@ def _as_array_arg(x: Any, dtype: Any = None) -> tuple[np.ndarray, Any]:
 
 def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: _dtype.dtype | None = None,
                       device: Any = None, requires_grad: bool = False, check_invariants: bool | None = None,
-                      is_coalesced: bool | None = None) -> Tensor:  # fmt: skip
+                      is_coalesced: bool | None = None) -> Tensor:
     """torch.sparse_coo_tensor: entries at ``indices`` (sparse_dim x nnz, any integer type or
     array-like) with ``values`` (nnz x dense dims); the size, when not given, the smallest that
     holds them. The values tensor is the result's history (SparseCooTensorWithDimsAndTensorsBackward0)."""
@@ -125,7 +125,7 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: _dt
                 raise RuntimeError(f"found negative index {int(idx[d].min())} for dim {d}")
             if idx[d].max() >= shape[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {shape[d]} but found "
-                                   f"index {int(idx[d].max())}")  # fmt: skip
+                                   f"index {int(idx[d].max())}")
     dt = dtype if dtype is not None else (vals_t.dtype if vals_t is not None else _dtype.from_numpy_dtype(vals.dtype))
     data = vals.astype(dt.np)
     if data is vals:
@@ -147,7 +147,7 @@ def to_sparse(a: Tensor, sparse_dim: int | None = None, *, layout: Any = None) -
     if _is_sparse(a):
         if sparse_dim is not None and sparse_dim != a._data.sparse_dim:
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
-                               "!=self.sparse_dim() is not supported")  # fmt: skip
+                               "!=self.sparse_dim() is not supported")
         return a
     if sparse_dim is not None and not 0 < sparse_dim <= a.ndim:
         raise RuntimeError(f"sparse_dim argument must be in [1,{a.ndim}] range, but {sparse_dim} is given")
@@ -235,7 +235,7 @@ def sparse_mask(a: Tensor, mask: Tensor) -> Tensor:
         )
     if tuple(a.shape) != tuple(mask.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(a.shape)} but "
-                           f"mask has size {list(mask.shape)}")  # fmt: skip
+                           f"mask has size {list(mask.shape)}")
     coo = mask._data
     vals = coo.mask_of(a._data) if _is_sparse(a) else coo.gather(a._data)
     out = _sparse(SparseCOO(coo.indices, vals.astype(a.dtype.np, copy=False), coo.shape, coo.coalesced), a.device)
@@ -258,12 +258,12 @@ def sparse_mm(a: Tensor, b: Tensor) -> Tensor:
             raise RuntimeError(f"addmm: matrices expected, got {t._data.sparse_dim}D tensor")
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(a.dtype)} but found "
-                           f"{_dtype.scalar_type_name(b.dtype)}")  # fmt: skip
+                           f"{_dtype.scalar_type_name(b.dtype)}")
     if a.shape[1] != b.shape[0]:
         if _is_sparse(a) and not _is_sparse(b):
             raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {a.shape[1]}, got {b.shape[0]}")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
-                           f"{b.shape[0]}x{b.shape[1]})")  # fmt: skip
+                           f"{b.shape[0]}x{b.shape[1]})")
     data = a._data @ b._data
     if isinstance(data, SparseCOO):
         out = _sparse(data, a.device)
@@ -377,7 +377,7 @@ def _install() -> None:
         "values": values,
         "_indices": _indices, "_values": _values, "_nnz": _nnz, "sparse_dim": sparse_dim, "dense_dim": dense_dim,
         "is_sparse": property(_is_sparse), "layout": property(lambda s: sparse_coo if _is_sparse(s) else strided),
-    }  # fmt: skip
+    }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
 

@@ -12,7 +12,7 @@ from gradviz.tensor import Tensor
 
 # the ones torch has as functions too (torch.is_signed(t), torch.conj(t), ...)
 __all__ = ["adjoint", "conj", "get_device", "is_complex", "is_conj", "is_inference", "is_neg", "is_nonzero",
-           "is_same_size", "is_signed", "resolve_conj", "resolve_neg"]  # fmt: skip
+           "is_same_size", "is_signed", "resolve_conj", "resolve_neg"]
 
 
 def _pointer(a: Any) -> int:
@@ -79,7 +79,7 @@ def adjoint(t: Tensor) -> Tensor:
 def _h(t: Tensor) -> Tensor:
     if t.ndim > 2:
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor.".replace(
-            "3-D", f"{t.ndim}-D"))  # fmt: skip
+            "3-D", f"{t.ndim}-D"))
     return _views.transpose(t, 0, 1) if t.ndim == 2 else t
 
 
@@ -103,4 +103,4 @@ METHODS: dict[str, Any] = {
         "is_nested", "is_meta", "is_quantized", "is_mkldnn", "is_sparse_csr", "is_xla", "is_mps", "is_ipu",
         "is_vulkan", "is_maia", "is_mtia",
     )},
-}  # fmt: skip
+}

@@ -248,7 +248,7 @@ def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         dims = _dims(dim, a.ndim) if dim else ()
         gone = tuple(d for d in dims if a.shape[d] == 1)
         return _view_of(a, np.squeeze(a._data, gone) if gone else a._data, "squeeze_dims",
-                        {"shape": a.shape, "dims": dims})  # fmt: skip
+                        {"shape": a.shape, "dims": dims})
     if a.ndim == 0:
         return _view_of(a, a._data, "squeeze_dim", {"shape": a.shape, "dim": None})
     d = _wrap_dim(dim, a.ndim)
@@ -392,5 +392,5 @@ ROWS: dict[str, D] = {
     # copies
     "clone": D("CloneBackward0", (lambda n, g: g,)),
     "to_copy": D("ToCopyBackward0", (lambda n, g: to_copy(g, n["dtype"], n["device"]),)),
-}  # fmt: skip
+}
 register(ROWS)

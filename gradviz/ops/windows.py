@@ -12,7 +12,7 @@ from gradviz.device import as_device, to_device_array
 from gradviz.tensor import Tensor
 
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window", "tril_indices",
-           "triu_indices"]  # fmt: skip
+           "triu_indices"]
 
 
 def _make(data: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
@@ -36,32 +36,32 @@ def _window(n: int, periodic: bool, fn) -> np.ndarray:
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,
-                device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+                device: Any = None, requires_grad: bool = False) -> Tensor:
     return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
                    dtype: Any = None, layout: Any = None, device: Any = None,
-                   requires_grad: bool = False) -> Tensor:  # fmt: skip
+                   requires_grad: bool = False) -> Tensor:
     data = _window(window_length, periodic, lambda k, m: alpha - beta * np.cos(2 * np.pi * k / (m - 1)))
     return _make(data, dtype, device, requires_grad)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,
-                    device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+                    device: Any = None, requires_grad: bool = False) -> Tensor:
     data = _window(window_length, periodic, lambda k, m: 0.42 - 0.5 * np.cos(2 * np.pi * k / (m - 1))
-                   + 0.08 * np.cos(4 * np.pi * k / (m - 1)))  # fmt: skip
+                   + 0.08 * np.cos(4 * np.pi * k / (m - 1)))
     return _make(data, dtype, device, requires_grad)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,
-                    device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+                    device: Any = None, requires_grad: bool = False) -> Tensor:
     data = _window(window_length, periodic, lambda k, m: 1 - np.abs(2 * k / (m - 1) - 1))
     return _make(data, dtype, device, requires_grad)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: Any = None,
-                  layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+                  layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     data = _window(window_length, periodic,
                    lambda k, m: np.i0(beta * np.sqrt(1 - ((k - (m - 1) / 2) / ((m - 1) / 2)) ** 2)) / np.i0(beta))
     return _make(data, dtype, device, requires_grad)
@@ -73,10 +73,10 @@ def _indices(rows: int, cols: int, offset: int, lower: bool, dtype: Any, device:
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:  # fmt: skip
+                 layout: Any = None) -> Tensor:
     return _indices(row, col, offset, True, dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:  # fmt: skip
+                 layout: Any = None) -> Tensor:
     return _indices(row, col, offset, False, dtype, device)

@@ -23,7 +23,7 @@ def _check_betas(betas: Any) -> None:
 
 def _check_beta_types(betas: Any) -> None:
     if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
-            or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):  # fmt: skip
+            or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
         raise ValueError("betas must be either both floats or both Tensors")
 
 
@@ -40,7 +40,7 @@ class Adam(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
-                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:  # fmt: skip
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         check(lr, eps=eps)
         _check_betas(betas)
         check(lr, weight_decay=weight_decay)
@@ -49,7 +49,7 @@ class Adam(Optimizer):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused,
-                    "decoupled_weight_decay": decoupled_weight_decay}  # fmt: skip
+                    "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -104,10 +104,10 @@ class AdamW(Adam):
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
-                 fused: bool | None = None) -> None:  # fmt: skip
+                 fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)  # fmt: skip
+                         decoupled_weight_decay=True)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
@@ -127,10 +127,10 @@ def _check_adam_like(lr: Any, betas: Any, eps: float, weight_decay: float) -> No
 class Adamax(Optimizer):
     def __init__(self, params: Any, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
-                 differentiable: bool = False, capturable: bool = False) -> None:  # fmt: skip
+                 differentiable: bool = False, capturable: bool = False) -> None:
         _check_adam_like(lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "foreach": foreach,
-                    "maximize": maximize, "differentiable": differentiable, "capturable": capturable}  # fmt: skip
+                    "maximize": maximize, "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
     @_no_grad_step
@@ -160,14 +160,14 @@ class NAdam(Optimizer):
     def __init__(self, params: Any, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
-                 differentiable: bool = False) -> None:  # fmt: skip
+                 differentiable: bool = False) -> None:
         _check_adam_like(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
-                    "differentiable": differentiable}  # fmt: skip
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     @_no_grad_step
@@ -208,11 +208,11 @@ class NAdam(Optimizer):
 class RAdam(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
-                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:  # fmt: skip
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
         _check_adam_like(lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
-                    "differentiable": differentiable}  # fmt: skip
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     @_no_grad_step

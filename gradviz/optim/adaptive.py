@@ -15,12 +15,12 @@ __all__ = ["Adagrad", "RMSprop", "Adadelta"]
 class Adagrad(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
-                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:  # fmt: skip
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
         check(lr, lr_decay=lr_decay, weight_decay=weight_decay, initial_accumulator_value=initial_accumulator_value,
-              eps=eps)  # fmt: skip
+              eps=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
-                    "maximize": maximize, "differentiable": differentiable, "fused": fused}  # fmt: skip
+                    "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
         # Adagrad's state exists from construction, as torch's
         for group in self.param_groups:
@@ -51,11 +51,11 @@ class RMSprop(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False,
-                 differentiable: bool = False) -> None:  # fmt: skip
+                 differentiable: bool = False) -> None:
         check(lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
                     "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
-                    "maximize": maximize, "differentiable": differentiable}  # fmt: skip
+                    "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
 
     @_no_grad_step
@@ -101,13 +101,13 @@ class RMSprop(Optimizer):
 class Adadelta(Optimizer):
     def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
-                 differentiable: bool = False) -> None:  # fmt: skip
+                 differentiable: bool = False) -> None:
         check(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         check(lr, eps=eps, weight_decay=weight_decay)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
-                    "capturable": capturable, "foreach": foreach, "differentiable": differentiable}  # fmt: skip
+                    "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
         super().__init__(params, defaults)
 
     @_no_grad_step

@@ -39,7 +39,7 @@ def _cubic_interpolate(x1: Any, f1: Any, g1: Any, x2: Any, f2: Any, g2: Any, bou
 
 def _strong_wolfe(obj_func: Callable, x: Any, t: Any, d: np.ndarray, f: float, g: np.ndarray, gtd: Any,
                   c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
-                  max_ls: int = 25) -> Any:  # fmt: skip
+                  max_ls: int = 25) -> Any:
     d_norm = np.abs(d).max()
     g = g.copy()
     f_new, g_new = obj_func(x, t, d)
@@ -112,13 +112,13 @@ def _strong_wolfe(obj_func: Callable, x: Any, t: Any, d: np.ndarray, f: float, g
 class LBFGS(Optimizer):
     def __init__(self, params: Any, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
-                 line_search_fn: str | None = None) -> None:  # fmt: skip
+                 line_search_fn: str | None = None) -> None:
         _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = {"lr": lr, "max_iter": max_iter, "max_eval": max_eval, "tolerance_grad": tolerance_grad,
                     "tolerance_change": tolerance_change, "history_size": history_size,
-                    "line_search_fn": line_search_fn}  # fmt: skip
+                    "line_search_fn": line_search_fn}
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
@@ -127,7 +127,7 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self) -> np.ndarray:
         # a parameter without a gradient counts as zeros, made where the parameter lives
         views = [array_module(p.device).zeros(p.numel(), p._data.dtype) if p._grad is None
-                 else p._grad._data.reshape(-1) for p in self._params]  # fmt: skip
+                 else p._grad._data.reshape(-1) for p in self._params]
         return np.concatenate(views, 0)
 
     def _add_grad(self, step_size: Any, update: np.ndarray) -> None:
@@ -224,7 +224,7 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(grad_closure, x, t, d)
 
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd,
-                                                                  max_ls=max_eval - current_evals)  # fmt: skip
+                                                                  max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
                 opt_cond = np.abs(flat_grad).max() <= tolerance_grad
             else:
@@ -243,5 +243,5 @@ class LBFGS(Optimizer):
             if abs(loss - prev_loss) < tolerance_change:
                 break
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)  # fmt: skip
+                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss

@@ -116,7 +116,7 @@ class LRScheduler:
     def _warn_get_lr(self) -> None:
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)  # fmt: skip
+                          UserWarning, stacklevel=3)
 
     def step(self, epoch: int | None = None) -> None:
         if self._step_count == 1:
@@ -125,14 +125,14 @@ class LRScheduler:
                     "Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. "
                     "Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. See more details at "
                     + _ORDER_URL, UserWarning, stacklevel=2,
-                )  # fmt: skip
+                )
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, "
                     "you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  "
                     "Failure to do this will result in PyTorch skipping the first value of the learning rate "
                     "schedule. See more details at " + _ORDER_URL, UserWarning, stacklevel=2,
-                )  # fmt: skip
+                )
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
@@ -171,7 +171,7 @@ class _LambdaBase(LRScheduler):
         sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         # plain functions are not saved; callable objects save their __dict__
         sd["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                            for fn in self.lr_lambdas]  # fmt: skip
+                            for fn in self.lr_lambdas]
         return sd
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -226,7 +226,7 @@ class StepLR(LRScheduler):
 
 class MultiStepLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
-                 last_epoch: int = -1) -> None:  # fmt: skip
+                 last_epoch: int = -1) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -244,7 +244,7 @@ class MultiStepLR(LRScheduler):
 
 class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
-                 last_epoch: int = -1) -> None:  # fmt: skip
+                 last_epoch: int = -1) -> None:
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
@@ -261,12 +261,12 @@ class ConstantLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list[Any]:
         return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base_lr in self.base_lrs]  # fmt: skip
+                for base_lr in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1) -> None:  # fmt: skip
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
         if end_factor > 1.0 or end_factor < 0:
@@ -284,12 +284,12 @@ class LinearLR(LRScheduler):
             return _group_values(self.optimizer, "lr")
         span = self.end_factor - self.start_factor
         return [g["lr"] * (1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span))
-                for g in self.optimizer.param_groups]  # fmt: skip
+                for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list[Any]:
         return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
                            * min(self.total_iters, self.last_epoch) / self.total_iters)
-                for base_lr in self.base_lrs]  # fmt: skip
+                for base_lr in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -320,23 +320,23 @@ class CosineAnnealingLR(LRScheduler):
             return _group_values(self.optimizer, "lr")
         if self._step_count == 1 and self.last_epoch > 0:
             return [eta_min + (base_lr - eta_min) * (1 + math.cos(self.last_epoch * math.pi / t_max)) / 2
-                    for base_lr in self.base_lrs]  # fmt: skip
+                    for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - t_max) % (2 * t_max) == 0:
             return [g["lr"] + (base_lr - eta_min) * (1 - math.cos(math.pi / t_max)) / 2
-                    for base_lr, g in zip(self.base_lrs, groups)]  # fmt: skip
+                    for base_lr, g in zip(self.base_lrs, groups)]
         epoch = self.last_epoch
         ratio = (1 + math.cos(math.pi * epoch / t_max)) / (1 + math.cos(math.pi * (epoch - 1) / t_max))
         return [ratio * (g["lr"] - eta_min) + eta_min for g in groups]
 
     def _get_closed_form_lr(self) -> list[Any]:
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base_lr in self.base_lrs]  # fmt: skip
+                for base_lr in self.base_lrs]
 
 
 
 class SequentialLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int],
-                 last_epoch: int = -1) -> None:  # fmt: skip
+                 last_epoch: int = -1) -> None:
         name = self.__class__.__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
@@ -406,7 +406,7 @@ class SequentialLR(LRScheduler):
 class ReduceLROnPlateau(LRScheduler):
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
                  threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-                 min_lr: list[float] | float = 0, eps: float = 1e-8) -> None:  # fmt: skip
+                 min_lr: list[float] | float = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -516,12 +516,12 @@ class PolynomialLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list[Any]:
         return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-                for base_lr in self.base_lrs]  # fmt: skip
+                for base_lr in self.base_lrs]
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,  # noqa: N803
-                 last_epoch: int = -1) -> None:  # fmt: skip
+                 last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -538,7 +538,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def get_lr(self) -> list[Any]:
         self._warn_get_lr()
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base_lr in self.base_lrs]  # fmt: skip
+                for base_lr in self.base_lrs]
 
     def step(self, epoch: Any = None) -> None:
         if epoch is None and self.last_epoch < 0:
@@ -620,7 +620,7 @@ class OneCycleLR(LRScheduler):
                  epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
                  anneal_strategy: str = "cos", cycle_momentum: bool = True, base_momentum: float | list = 0.85,
                  max_momentum: float | list = 0.95, div_factor: float = 25.0, final_div_factor: float = 1e4,
-                 three_phase: bool = False, last_epoch: int = -1) -> None:  # fmt: skip
+                 three_phase: bool = False, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -713,7 +713,7 @@ class OneCycleLR(LRScheduler):
 
 def _phase(end_step: float, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str) -> dict[str, Any]:
     return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr, "start_momentum": start_momentum,
-            "end_momentum": end_momentum}  # fmt: skip
+            "end_momentum": end_momentum}
 
 
 class CyclicLR(LRScheduler):
@@ -725,7 +725,7 @@ class CyclicLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, base_lr: float | list, max_lr: float | list, step_size_up: int = 2000,
                  step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
                  scale_fn: Any = None, scale_mode: str = "cycle", cycle_momentum: bool = True,
-                 base_momentum: float = 0.8, max_momentum: float = 0.9, last_epoch: int = -1) -> None:  # fmt: skip
+                 base_momentum: float = 0.8, max_momentum: float = 0.9, last_epoch: int = -1) -> None:
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):

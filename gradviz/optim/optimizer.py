@@ -151,7 +151,7 @@ class Optimizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         for name in ("step_pre", "step_post", "state_dict_pre", "state_dict_post", "load_state_dict_pre",
-                     "load_state_dict_post"):  # fmt: skip
+                     "load_state_dict_post"):
             self.__dict__.setdefault(f"_optimizer_{name}_hooks", OrderedDict())
         self.defaults.setdefault("differentiable", False)
 
@@ -247,7 +247,7 @@ class Optimizer:
                 "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
             )
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))  # fmt: skip
+                          chain.from_iterable(g["params"] for g in groups)))
         state: defaultdict[Any, Any] = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:

@@ -17,12 +17,12 @@ class Rprop(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False,
-                 differentiable: bool = False) -> None:  # fmt: skip
+                 differentiable: bool = False) -> None:
         check(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach, "maximize": maximize,
-                    "differentiable": differentiable, "capturable": capturable}  # fmt: skip
+                    "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
     @_no_grad_step

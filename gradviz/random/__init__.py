@@ -15,7 +15,7 @@ from gradviz.random._generator import Generator, default_generator
 __all__ = [
     "Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed",
     "set_rng_state",
-]  # fmt: skip
+]
 
 
 def manual_seed(seed: Any) -> Generator:

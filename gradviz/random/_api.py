@@ -124,7 +124,7 @@ def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor
 
 
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None,
-             **kw: Any) -> Tensor:  # fmt: skip
+             **kw: Any) -> Tensor:
     from_ = kw.pop("from", from_)
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_g(from_)} > to={_g(to)}")
@@ -143,7 +143,7 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator: Generat
 
 
 def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
-            generator: Generator | None = None, **kw: Any) -> Tensor:  # fmt: skip
+            generator: Generator | None = None, **kw: Any) -> Tensor:
     from_ = kw.pop("from", from_)
     g = resolve(generator)
     if from_ is None and to is None:
@@ -231,7 +231,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
 
 # -- factories ------------------------------------------------------------------------------------
 def _factory(args: tuple, size: Any, dtype: Any, device: Any, requires_grad: bool, fill, float_only: str = "",
-             out: Tensor | None = None, default: _dtype.dtype | None = None) -> Tensor:  # fmt: skip
+             out: Tensor | None = None, default: _dtype.dtype | None = None) -> Tensor:
     shape = _size(args, size)
     dt = dtype or (out.dtype if out is not None else None) or default or default_float()
     if float_only:
@@ -246,7 +246,7 @@ def _factory(args: tuple, size: Any, dtype: Any, device: Any, requires_grad: boo
 
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None, dtype: Any = None,
          layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
-         **kw: Any) -> Tensor:  # fmt: skip
+         **kw: Any) -> Tensor:
     g = resolve(generator)
     return _factory(size, kw.pop("size", None), dtype, device, requires_grad,
                     lambda n, dt: D.uniform(g, n, dt.np, 0, 1), "check_uniform_bounds", out)
@@ -254,7 +254,7 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
 
 def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None, dtype: Any = None,
           layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
-          **kw: Any) -> Tensor:  # fmt: skip
+          **kw: Any) -> Tensor:
     g = resolve(generator)
     return _factory(size, kw.pop("size", None), dtype, device, requires_grad,
                     lambda n, dt: D.normal(g, n, dt.np), "normal_kernel_cpu", out)
@@ -262,7 +262,7 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
 
 def randint(*args: Any, generator: Generator | None = None, out: Tensor | None = None, dtype: Any = None,
             layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
-            **kw: Any) -> Tensor:  # fmt: skip
+            **kw: Any) -> Tensor:
     """randint(high, size) or randint(low, high, size); low=, high=, size= as keywords too."""
     low, high, size = kw.pop("low", None), kw.pop("high", None), kw.pop("size", None)
     rest = list(args)
@@ -287,7 +287,7 @@ def randint(*args: Any, generator: Generator | None = None, out: Tensor | None =
 
 def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None, dtype: Any = None,
              layout: Any = None, device: Any = None, requires_grad: bool = False,
-             pin_memory: bool = False) -> Tensor:  # fmt: skip
+             pin_memory: bool = False) -> Tensor:
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
@@ -314,7 +314,7 @@ def randn_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: 
 
 def randint_like(input: Tensor, *args: Any, dtype: Any = None, layout: Any = None, device: Any = None,
                  requires_grad: bool = False, memory_format: Any = None, generator: Generator | None = None,
-                 **kw: Any) -> Tensor:  # fmt: skip
+                 **kw: Any) -> Tensor:
     dt, dev = _like(input, dtype, device)
     return randint(*args, tuple(input.shape), generator=generator, dtype=dt, device=dev, requires_grad=requires_grad,
                    **kw)
@@ -323,7 +323,7 @@ def randint_like(input: Tensor, *args: Any, dtype: Any = None, layout: Any = Non
 # -- normal, bernoulli, multinomial -------------------------------------------------------------------
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
            out: Tensor | None = None, dtype: Any = None, layout: Any = None, device: Any = None,
-           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:  # fmt: skip
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """All of torch.normal's overloads: (float, float, size), (Tensor, float), (float, Tensor),
     (Tensor, Tensor). The tensor ones draw standard normals (or normals of std, for a number std)
     and then scale and shift them, as torch's kernels do; their gradients are zeros."""
@@ -372,7 +372,7 @@ def _differentiable(res: Tensor, name: str, inputs: tuple[Tensor, ...]) -> Tenso
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None,
-              out: Tensor | None = None) -> Tensor:  # fmt: skip
+              out: Tensor | None = None) -> Tensor:
     """torch.bernoulli(input): each element 1 with the probability input holds; with a number p,
     every element with probability p (input gives only the shape and dtype)."""
     g = resolve(generator)
@@ -393,7 +393,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:  # fmt: skip
+                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
     """torch.multinomial: with replacement (and more than one sample), a binary search of each
     row's normalised cumulative sums for 53-bit uniforms; otherwise the exponential trick
     (argmax or topk of p / Exp(1) noise)."""

@@ -116,7 +116,7 @@ def _fill16_float(u: np.ndarray, mean: float, std: float) -> np.ndarray:
 
 
 def normal(gen: Generator, n: int, np_dtype: np.dtype, mean: float = 0.0, std: float = 1.0,
-           contiguous: bool = True) -> np.ndarray:  # fmt: skip
+           contiguous: bool = True) -> np.ndarray:
     """Tensor.normal_(mean, std). 16 or more contiguous elements take the block fill: all n
     uniforms drawn first, turned into normals 16 at a time, and when n is not a multiple of 16,
     16 fresh uniforms redo the last 16 elements. Fewer take the cached scalar Box-Muller."""

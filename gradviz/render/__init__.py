@@ -76,7 +76,7 @@ def choose_layout(boxes: int) -> str:
 def build_model(
     trace: Trace, task: int | None = None, *, step: int | None = None, grads: bool = False,
     max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False, group_by: str | None = None,
-) -> gm.GraphModel:  # fmt: skip
+) -> gm.GraphModel:
     """The graph model of one task (or the forward graph if the trace has no task)."""
     if task is not None and task not in trace.tasks:
         raise RenderError(f"no graph task {task} in the trace ({describe_ids(list(trace.tasks))})")
@@ -107,7 +107,7 @@ def dot_source(
     trace: Trace | str | os.PathLike[str], task: int | None = None, *, step: int | None = None,
     grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
     group_by: str | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """The DOT text of one task's picture (if ``task`` is None: the one running at ``step``,
     else the first)."""
     t = _as_trace(trace)
@@ -239,7 +239,7 @@ def render(
     format: str | None = None, *, task: int | None = None, step: int | None = None,
     grads: bool = False, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
     group_by: str | None = None, layout: str | None = None, all_tasks: bool = False, why: bool = False,
-) -> list[Picture]:  # fmt: skip
+) -> list[Picture]:
     """Render a trace's backward graph(s) to files; returns one Picture per file written.
 
     path: the output file (default: in the current folder, ``<name>.svg``, or
@@ -296,4 +296,4 @@ def render(
 __all__ = [
     "FORMATS", "GraphvizNotFound", "Picture", "RenderError", "build_model", "choose_layout",
     "dot_source", "render", "run_graphviz", "task_at",
-]  # fmt: skip
+]

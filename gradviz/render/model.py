@@ -246,7 +246,7 @@ class _TaskPass:
             node.error, node.error_seq = "raised an error", seq
 
     def add(self, seq: int, task: int, node_id: int, producer: int | None, slot: int,
-            shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None:  # fmt: skip
+            shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None:
         """A gradient from ``producer`` into a node of the task: the edge's GradInfo (``norm``:
         its stats' norm, None without stats; ``bad``: a NaN or Inf in it)."""
         nodes = self.nodes
@@ -344,7 +344,7 @@ def _apply_task(trace: Trace, model: GraphModel, task: int) -> None:
 _APPLIED = frozenset({
     ev.TaskBegin, ev.SavedRelease, ev.Dependencies, ev.ExecInfo, ev.NodeBegin, ev.NodeEnd, ev.Error,
     ev.Anomaly, ev.BufferAdd, ev.Hook, ev.CapturedGrad, ev.AccumulateGradUpdate,
-})  # fmt: skip
+})
 
 
 def apply_state(trace: Trace, model: GraphModel, step: int) -> None:

@@ -127,13 +127,13 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
         if text:
             yield (f'{{"ph":"X","name":{_str(name)},"cat":"node","pid":{PID},"tid":{sp.tid},'
                    f'"ts":{_num(_us(sp.begin))},"dur":{_num(_us(end - sp.begin))},"args":{{"node":{sp.node},'
-                   f'"task":{sp.task},"depth":{sp.depth},"status":{_str(_s(sp.status))}}}}}')  # fmt: skip
+                   f'"task":{sp.task},"depth":{sp.depth},"status":{_str(_s(sp.status))}}}}}')
             continue
         yield {
             "ph": "X", "name": name, "cat": "node", "pid": PID,
             "tid": sp.tid, "ts": _us(sp.begin), "dur": _us(end - sp.begin),
             "args": {"node": sp.node, "task": sp.task, "depth": sp.depth, "status": _s(sp.status)},
-        }  # fmt: skip
+        }
 
     # Flows: the producer's latest finished span before the gradient arrived -> the receiver's
     # next span in the same task after it.
@@ -162,18 +162,18 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
         flow_id += 1
         name = f"grad -> slot {add.slot}"
         args = {"slot": add.slot, "mode": _s(add.mode), "stats": _stats(add.stats),
-                "origin": DERIVED if add.seq in derived else OBSERVED}  # fmt: skip
+                "origin": DERIVED if add.seq in derived else OBSERVED}
         if text:
             a = _ENCODE(args)
             yield (f'{{"ph":"s","id":{flow_id},"name":"{name}","cat":"grad","pid":{PID},"tid":{src.tid},'
-                   f'"ts":{_num(src.mid())},"args":{a}}}')  # fmt: skip
+                   f'"ts":{_num(src.mid())},"args":{a}}}')
             yield (f'{{"ph":"f","bp":"e","id":{flow_id},"name":"{name}","cat":"grad","pid":{PID},'
-                   f'"tid":{dst.tid},"ts":{_num(dst.mid())},"args":{a}}}')  # fmt: skip
+                   f'"tid":{dst.tid},"ts":{_num(dst.mid())},"args":{a}}}')
             continue
         yield {"ph": "s", "id": flow_id, "name": name, "cat": "grad", "pid": PID, "tid": src.tid,
-               "ts": src.mid(), "args": args}  # fmt: skip
+               "ts": src.mid(), "args": args}
         yield {"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "grad", "pid": PID,
-               "tid": dst.tid, "ts": dst.mid(), "args": args}  # fmt: skip
+               "tid": dst.tid, "ts": dst.mid(), "args": args}
     del pending, by_begin, spans
 
     # Counters, graph tasks, errors.
@@ -194,7 +194,7 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
             ts = e.ts / 1000.0  # _counter's, inlined: half of the export's events are these
             if text:
                 yield (f'{{"ph":"C","name":{_str(qname)},"pid":{PID},"tid":0,"ts":{_num(ts)},'
-                       f'"args":{{"depth":{e.size}}}}}')  # fmt: skip
+                       f'"args":{{"depth":{e.size}}}}}')
             else:
                 yield {"ph": "C", "name": qname, "pid": PID, "tid": 0, "ts": ts, "args": {"depth": e.size}}
             task = e.task
@@ -208,7 +208,7 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
                 tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
                 if text:
                     yield (f'{{"ph":"C","name":"{tname}","pid":{PID},"tid":0,"ts":{_num(ts)},'
-                           f'"args":{{"outstanding":{n}}}}}')  # fmt: skip
+                           f'"args":{{"outstanding":{n}}}}}')
                 else:
                     yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": ts, "args": {"outstanding": n}}
         elif t is ev.NodeEnd:
@@ -217,7 +217,7 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
             tname = task_names.get(task) or task_names.setdefault(task, f"task {task} outstanding")
             if text:
                 yield (f'{{"ph":"C","name":"{tname}","pid":{PID},"tid":0,"ts":{_num(e.ts / 1000.0)},'
-                       f'"args":{{"outstanding":{n}}}}}')  # fmt: skip
+                       f'"args":{{"outstanding":{n}}}}}')
             else:
                 yield {"ph": "C", "name": tname, "pid": PID, "tid": 0, "ts": e.ts / 1000.0, "args": {"outstanding": n}}
         elif t is ev.ExecInfo:
@@ -226,7 +226,7 @@ def _items(trace: Any, events: list[ev.Event], text: bool = False) -> Iterator[A
             call = "backward" if e.accumulate_grad else "grad"
             yield _clean({"ph": "b", "cat": "task", "id": e.task, "name": f"task {e.task} ({call})",
                           "pid": PID, "tid": e.tid, "ts": _us(e.ts),
-                          "args": {"reentrant_depth": e.reentrant_depth, "owner": e.owner}})  # fmt: skip
+                          "args": {"reentrant_depth": e.reentrant_depth, "owner": e.owner}})
             outstanding[e.task] = 0
             yield _counter(f"task {e.task} outstanding", e.ts, {"outstanding": 0}, e.task)
         elif t is ev.TaskEnd:
@@ -243,7 +243,7 @@ def _stats(st: Any) -> Any:
     if type(st) is ev.Stats:
         norm, lo, hi, nan, inf = st.norm, st.min, st.max, st.nan, st.inf
         if (type(norm) is float and type(lo) is float and type(hi) is float and type(nan) is int and type(inf) is int
-                and norm - norm == 0.0 and lo - lo == 0.0 and hi - hi == 0.0):  # fmt: skip
+                and norm - norm == 0.0 and lo - lo == 0.0 and hi - hi == 0.0):
             return {"norm": norm, "min": lo, "max": hi, "nan": nan, "inf": inf}
     return _clean(st)
 
@@ -256,7 +256,7 @@ def _events(trace: Any) -> list[ev.Event]:
 
 def _other(trace: Any, events: list[ev.Event]) -> dict[str, Any]:
     return _clean({"source": "gradviz", "trace": trace.path or "", "events": len(events),
-                   "truncated": bool(trace.truncated)})  # fmt: skip
+                   "truncated": bool(trace.truncated)})
 
 
 def chrome_trace(trace: Any) -> dict[str, Any]:

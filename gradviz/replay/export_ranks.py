@@ -93,7 +93,7 @@ def _ddp_items(r: RankTrace, pid: int, shift: float, flow_base: int) -> list[dic
         out.append(_clean({"ph": "X", "name": f"bucket {e.bucket} (iteration {e.iteration})", "cat": "ddp",
                            "pid": pid, "tid": tid, "ts": ts, "dur": max(_us(end - begin), 1.0),
                            "args": {"params": params, "bytes": e.bytes, "dtype": e.dtype, "hook": e.hook,
-                                    "last": e.last}}))  # fmt: skip
+                                    "last": e.last}}))
         for p in e.params:
             if init is None or not 0 <= p < len(init.tensors):
                 continue
@@ -103,9 +103,9 @@ def _ddp_items(r: RankTrace, pid: int, shift: float, flow_base: int) -> list[dic
             sp = fed[-1]
             flow += 1
             out.append({"ph": "s", "id": flow, "name": "grad to bucket", "cat": "ddp", "pid": pid, "tid": sp.tid,
-                        "ts": sp.mid() + shift})  # fmt: skip
+                        "ts": sp.mid() + shift})
             out.append({"ph": "f", "bp": "e", "id": flow, "name": "grad to bucket", "cat": "ddp", "pid": pid,
-                        "tid": tid, "ts": ts})  # fmt: skip
+                        "tid": tid, "ts": ts})
     iteration: dict[int, int] = {}
     for e in t.events:  # collectives in order, with the iteration their DDP module was in
         if type(e) is ev.DdpForward:
@@ -121,15 +121,15 @@ def _ddp_items(r: RankTrace, pid: int, shift: float, flow_base: int) -> list[dic
                            "ts": ts, "dur": dur,
                            "args": {"group": e.group, "number": e.number, "bytes": e.bytes, "shape": e.shape,
                                     "bucket": e.bucket, "async_op": e.async_op,
-                                    "status": end_e.status if end_e is not None else "unfinished"}}))  # fmt: skip
+                                    "status": end_e.status if end_e is not None else "unfinished"}}))
         if e.bucket is not None and e.ddp is not None:
             src = bucket_at.get((e.ddp, iteration.get(e.ddp, 0), e.bucket))
             if src is not None:
                 flow += 1
                 out.append({"ph": "s", "id": flow, "name": "bucket to collective", "cat": "ddp", "pid": pid,
-                            "tid": BUCKET_TID + e.bucket, "ts": src})  # fmt: skip
+                            "tid": BUCKET_TID + e.bucket, "ts": src})
                 out.append({"ph": "f", "bp": "e", "id": flow, "name": "bucket to collective", "cat": "ddp",
-                            "pid": pid, "tid": tid, "ts": ts})  # fmt: skip
+                            "pid": pid, "tid": tid, "ts": ts})
     return out
 
 
@@ -139,7 +139,7 @@ def chrome_trace_ranks(rs: Sequence[RankTrace]) -> dict[str, Any]:
     for i, r in enumerate(rs):
         items += _rank_items(r, i)
     other = {"source": "gradviz", "ranks": [{"rank": r.rank, "trace": r.path or "", "pid": pid_of(r, i),
-                                             "clock_shift_ns": r.shift} for i, r in enumerate(rs)]}  # fmt: skip
+                                             "clock_shift_ns": r.shift} for i, r in enumerate(rs)]}
     return {"traceEvents": items, "displayTimeUnit": "ns", "otherData": _clean(other)}
 
 

@@ -57,7 +57,7 @@ class Phrases:
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         widest = max((cell_len(p) for p in self.phrases), default=0)
         return Measurement(min(widest + cell_len(self.indent), options.max_width),
-                           min(cell_len(self.plain), options.max_width))  # fmt: skip
+                           min(cell_len(self.plain), options.max_width))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield Text("\n".join(self.lines(options.max_width)), style=self.style)
@@ -83,7 +83,7 @@ def phrases_of(text: str, keep: Iterable[str] = ()) -> list[str]:
         glue = bool(out) and (
             depth > 0 or word[0] in "([" or prev.isdigit() or prev.endswith(("#", "..."))
             or (word[0].isdigit() and not prev.endswith((",", ";", ":"))) or word in ("ran", "more")
-        )  # fmt: skip
+        )
         if glue:
             out[-1] += " " + word
         else:

@@ -189,14 +189,14 @@ def compare_ranks(a: Any, b: Any) -> list[str] | None:
                 return ", ".join(p[i] if i < len(p) else f"#{i}" for i in sorted(s)) or "none"
 
             out.append(f"ddp {k[0]} iteration {k[1]}: gradients only on {la}: {nm(ga[k] - gb[k])}; "
-                       f"only on {lb}: {nm(gb[k] - ga[k])}")  # fmt: skip
+                       f"only on {lb}: {nm(gb[k] - ga[k])}")
             break
     ba = {(e.ddp, e.iteration, e.bucket): e.params for e in of_kind(ta, ev.BucketReady)}
     bb = {(e.ddp, e.iteration, e.bucket): e.params for e in of_kind(tb, ev.BucketReady)}
     for k in sorted(set(ba) | set(bb)):
         if ba.get(k) != bb.get(k):
             out.append(f"ddp {k[0]} iteration {k[1]} bucket {k[2]}: parameters {ba.get(k, 'never ready')} on {la}, "
-                       f"{bb.get(k, 'never ready')} on {lb}")  # fmt: skip
+                       f"{bb.get(k, 'never ready')} on {lb}")
             break
     out += mismatches(rs)
     return out

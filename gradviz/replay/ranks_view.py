@@ -39,19 +39,19 @@ def rank_rows(rs: Sequence[RankTrace]) -> list[dict[str, Any]]:
             "backend": r.info.backend, "trace": r.path, "status": _status(t), "events": len(t),
             "buckets_ready": len(of_kind(t, ev.BucketReady)), "collectives": len(of_kind(t, ev.CollectiveBegin)),
             "iterations": len(of_kind(t, ev.DdpForward)), "clock_shift_ns": r.shift,
-        })  # fmt: skip
+        })
     return out
 
 
 def ranks_table(rs: Sequence[RankTrace]) -> RenderableType:
     t = Table(title=f"{len(rs)} rank traces", title_justify="left", box=box.SIMPLE, pad_edge=False)
     for c in ("rank", "local", "world", "backend", "status", "events", "iterations", "buckets", "collectives",
-              "clock shift", "trace"):  # fmt: skip
+              "clock shift", "trace"):
         t.add_column(c, justify="right" if c not in ("backend", "status", "trace") else "left")
     for row in rank_rows(rs):
         t.add_row(*(str(row[k]) if row[k] is not None else "-" for k in ("rank", "local_rank", "world_size",
                     "backend", "status", "events", "iterations", "buckets_ready", "collectives")),
-                  _ms(row["clock_shift_ns"]), row["trace"] or "")  # fmt: skip
+                  _ms(row["clock_shift_ns"]), row["trace"] or "")
     return t
 
 
@@ -62,14 +62,14 @@ def lineup(rs: Sequence[RankTrace]) -> RenderableType:
     if not found:
         return Text(f"collectives: {n} lined up on every rank (by process group and number)")
     return Group(Text(f"collectives: {n}; where the ranks disagree:", style="bold red"),
-                 *(Text("  " + m) for m in found))  # fmt: skip
+                 *(Text("  " + m) for m in found))
 
 
 def collectives_table(rs: Sequence[RankTrace], limit: int = 40) -> RenderableType:
     """Each collective with every rank's begin on the common clock and how long the slowest waited."""
     cs = collectives(rs)
     t = Table(title="Collectives (times on rank 0's clock from its start barrier)", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False)  # fmt: skip
+              box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("group/#")
     t.add_column("op")
     t.add_column("bucket", justify="right")
@@ -88,7 +88,7 @@ def collectives_table(rs: Sequence[RankTrace], limit: int = 40) -> RenderableTyp
         spread = max(known) - min(known) if len(known) > 1 else None
         cells = ["never" if b is None else _ms(b - ref) for b in begins]
         t.add_row(f"{c.group}/{c.number}", ops, "-" if bucket is None else str(bucket), *cells,
-                  f"{spread / 1e6:,.3f} ms" if spread else "-")  # fmt: skip
+                  f"{spread / 1e6:,.3f} ms" if spread else "-")
     return t
 
 
@@ -116,7 +116,7 @@ def state_ranks(rs: Sequence[RankTrace], step: int) -> RenderableType:
     counts = steps_per_rank(rs, step)
     total = sum(len(r.trace) for r in rs)
     parts: list[RenderableType] = [Text(f"step {step} of {total} in the ranks' merged order "
-                                        "(common clock; a collective ends after every rank began it)")]  # fmt: skip
+                                        "(common clock; a collective ends after every rank began it)")]
     for r, n in zip(rs, counts):
         parts.append(Rule(f"{r.label}: its step {n} of {len(r.trace)} ({r.path or ''})", align="left"))
         parts.append(Text(distributed_state(r.trace.head(n))))

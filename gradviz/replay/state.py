@@ -75,7 +75,7 @@ def _node_state(s: EngineState, node: int, state: str, task: int | None, queue: 
     if ns is None:  # a node the trace never declared (cut trace, foreign engine): invent it
         ns = NodeState(node, f"node {node}", 1, -1)
     nodes[node] = _new_node(NodeState, (ns[0], ns[1], ns[2], ns[3], state, task, queue, tid, depth, filled,
-                                        ns[10] if runs is None else runs))  # fmt: skip
+                                        ns[10] if runs is None else runs))
 
 
 def _on_thread_start(s: EngineState, e: ev.ThreadStart) -> None:
@@ -152,7 +152,7 @@ def _on_dependencies(s: EngineState, e: ev.Dependencies) -> None:
         ns = nodes.get(node)
         if ns is not None and (ns[5] != task or ns[4] != "unreached"):  # task, state
             nodes[node] = _new_node(NodeState, (ns[0], ns[1], ns[2], ns[3], "unreached", task, None, None, None, 0,
-                                                ns[10]))  # fmt: skip
+                                                ns[10]))
 
 
 def _on_exec_info(s: EngineState, e: ev.ExecInfo) -> None:
@@ -204,7 +204,7 @@ def _arriving(s: EngineState, node: int, task: int, filled: int) -> None:
             nodes[node] = _new_node(NodeState, (*ns[:9], filled, ns[10]))  # _replace(filled=)
             return
     nodes[node] = _new_node(NodeState, (ns[0], ns[1], ns[2], ns[3], "arriving", task, None, None, None, filled,
-                                        ns[10]))  # fmt: skip
+                                        ns[10]))
 
 
 def _on_buffer_add(s: EngineState, e: ev.BufferAdd) -> None:
@@ -270,7 +270,7 @@ def _on_queue_push(s: EngineState, e: ev.QueuePush) -> None:
 
 
 def _push(s: EngineState, queue: int, device: str, task: int | None, node: int | None, what: str,
-          priority: Any, seq: int) -> None:  # fmt: skip
+          priority: Any, seq: int) -> None:
     q = _queue(s, queue, device)
     q.push(_new_node(QueueEntry, (task, node, what, tuple(priority), seq)))
     q.pushes += 1

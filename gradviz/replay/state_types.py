@@ -16,7 +16,7 @@ from gradviz.trace import events as ev
 # but the node is not parked or queued yet; then it has all its gradients and is about to be pushed.
 NODE_STATES = (
     "unreached", "pruned", "arriving", "parked", "ready", "queued", "running", "done", "released", "error",
-)  # fmt: skip
+)
 _WAITING = ("arriving", "parked", "ready", "queued")
 SLOT_STATES = ("missing", "set", "accumulated", "undefined")
 
@@ -189,7 +189,7 @@ class TaskState:
         "create_graph", "accumulate_grad", "outputs", "status", "error", "outstanding", "deps",
         "needed", "captures", "buffers", "captured", "errors", "begin_step", "end_step", "pooled",
         "runner", "executed",
-    )  # fmt: skip
+    )
 
     def __init__(self, gen: object, e: ev.TaskBegin, step: int) -> None:
         self._gen = gen

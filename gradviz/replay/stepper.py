@@ -271,9 +271,9 @@ def _problem_context(s: Stepper, e: Any) -> str | None:
     own = e.after if type(e) is ev.AccumulateGradUpdate else getattr(e, "stats", None)
     if own is not None:  # the gradient this event carries (a NaN one)
         parts.append("this gradient: " + GradientIn(0, None, own.norm, own.min, own.max, own.nan, own.inf).text()
-                     .removeprefix("slot 0: "))  # fmt: skip
+                     .removeprefix("slot 0: "))
     parts.append(f"{views.node_label(s.state, node)} created at {source}" if source else
-                 f"{views.node_label(s.state, node)}: no forward line recorded")  # fmt: skip
+                 f"{views.node_label(s.state, node)}: no forward line recorded")
     if grads:
         parts.append("gradient in: " + "; ".join(g.text() for g in grads))
     return "; ".join(parts)
@@ -336,7 +336,7 @@ def _deps_panel(s: Stepper, rows: int | None = None) -> RenderableType:
         s.deps_offset = max(0, min(s.deps_offset, len(lines) - fit))
         a = s.deps_offset
         lines = [*lines[a : a + fit],
-                 _line(f"lines {a + 1}-{a + fit} of {len(lines)}: [ and ] scroll", "dim")]  # fmt: skip
+                 _line(f"lines {a + 1}-{a + fit} of {len(lines)}: [ and ] scroll", "dim")]
         title = "dependency counts ([ ] scroll)"
     return Panel(Group(*lines) if lines else Text("no running task", style="dim"), title=title, title_align="left")
 
@@ -477,7 +477,7 @@ _ESCAPES = {
     "\x1b[H": "home", "\x1b[F": "end", "\x1bOH": "home", "\x1bOF": "end",
     "\x1b[1~": "home", "\x1b[4~": "end", "\x1b[7~": "home", "\x1b[8~": "end",
     "\x1b[5~": "pgup", "\x1b[6~": "pgdn",
-}  # fmt: skip
+}
 
 
 def parse_keys(data: str) -> list[str]:

@@ -55,7 +55,7 @@ def leaf_names(trace: Any) -> dict[int, str]:
     out: dict[int, str] = {}
     # node_tensors: the AccumulateGrad nodes alone (a Trace has them without a NodeInfo a node)
     pairs = (trace.node_tensors.items() if hasattr(trace, "node_tensors")
-             else ((nid, n.tensor) for nid, n in trace.nodes.items() if n.tensor is not None))  # fmt: skip
+             else ((nid, n.tensor) for nid, n in trace.nodes.items() if n.tensor is not None))
     for nid, tensor in pairs:
         te = tensors.get(tensor)
         if te is not None and te.name:
@@ -380,9 +380,9 @@ def header(trace: Any, state: EngineState) -> RenderableType:
         return Text(f"step {state.step} of {total}  (nothing applied yet)", style="bold")
     e = state.last
     first = Phrases.of(f"step {state.step} of {total}: {after_events(state.step, e)}{_origin_tag(trace, e.seq)} on "
-                       f"{thread_label(state, e.tid)}", keep=[thread_label(state, e.tid)])  # fmt: skip
+                       f"{thread_label(state, e.tid)}", keep=[thread_label(state, e.tid)])
     labels = [node_label(state, getattr(e, f, None)) for f in ("node", "by", "producer", "src", "dst")
-              if isinstance(getattr(e, f, None), int)]  # fmt: skip
+              if isinstance(getattr(e, f, None), int)]
     style = "bold red" if e.kind in ("error", "anomaly") else ""
     return Group(first, Phrases.of(describe(e, state), keep=labels, style=style))
 
@@ -453,7 +453,7 @@ def queues_view(state: EngineState, task: int | None = None, limit: int = 12,
         if entries:
             # one entry a line, wrapped between its phrases ("priority (0, 6)" stays whole)
             rows: list[RenderableType] = [Phrases.of(f"{i}. {_entry_label(state, e)}", indent="   ")
-                                          for i, e in enumerate(entries[:limit], 1)]  # fmt: skip
+                                          for i, e in enumerate(entries[:limit], 1)]
             if len(entries) > limit:
                 rows.append(Text(f"... {len(entries) - limit} more"))
             lines = Group(*rows)
@@ -508,7 +508,7 @@ def tasks_view(state: EngineState, task: int | None = None, limit: int = 20) -> 
                 slots = "; ".join(f"slot {i}: {_slot_label(state, s)}" for i, s in enumerate(b.slots))
                 labels = [node_label(state, n), *(node_label(state, p) for x in b.slots for p in x.producers)]
                 parts.append(Phrases.of(f"      {node_label(state, n)} [{b.filled}/{len(b.slots)}] {slots}",
-                                        keep=labels, indent="        ", style="yellow"))  # fmt: skip
+                                        keep=labels, indent="        ", style="yellow"))
         if t.captured:
             for idx, c in sorted(t.captured.items()):
                 parts.append(Text(f"    captured grad {idx}: {node_label(state, c.node)} input "

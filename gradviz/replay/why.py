@@ -32,7 +32,7 @@ REASONS = {
              "has_grad", "no_problem"),
     "nan": ("non_finite_forward", "non_finite_backward", "all_finite"),
     "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "error", "no_error"),
-}  # fmt: skip
+}
 
 
 class WhyError(ValueError):
@@ -233,7 +233,7 @@ def why_grad(facts: Facts, name: str) -> Answer:
             f"{name} is the result of {made}, not a leaf, and autograd keeps .grad only on leaves. Make it a "
             f"leaf (e.g. `{name} = (torch.randn(...) * 0.1).requires_grad_()`), or call {name}.retain_grad() "
             "before backward.", op.grad_fn if op is not None else None, op.seq if op is not None else None,
-        )  # fmt: skip
+        )
     updates = facts.updates.get(tensor, [])
     if updates:
         last = updates[-1]
@@ -246,10 +246,10 @@ def why_grad(facts: Facts, name: str) -> Answer:
                 f"{name} got its gradient from the backward, then its .grad was set back {what} at "
                 f"{_short(r.source)} (zero_grad() or `.grad = None`). Read .grad before that line, or move "
                 "zero_grad() to the start of the step.", last.node, r.seq,
-            )  # fmt: skip
+            )
         if at is not None and at.grad == "zero":
             return answer("none_gradients", None, f"{name}.grad holds zeros: every gradient that reached it was zero.",
-                          last.node, last.seq)  # fmt: skip
+                          last.node, last.seq)
     accs = set(facts.accs.get(tensor, []))
     # The backward calls that reached the leaf's AccumulateGrad
     for task in facts.tasks:
@@ -264,13 +264,13 @@ def why_grad(facts: Facts, name: str) -> Answer:
                 "pruned", where,
                 f"autograd.grad() at {_short(where)} returns the gradients it computes and never writes .grad: "
                 f"take {name}'s gradient from its result, or call backward() instead.", acc, task.seq,
-            )  # fmt: skip
+            )
         if needed is not None and acc not in needed:
             return answer(
                 "pruned", where,
                 f"backward(inputs=...) at {_short(where)} left {name} out of its inputs, so its .grad was not "
                 f"computed. Add {name} to inputs=, or leave inputs= out.", acc, task.seq,
-            )  # fmt: skip
+            )
         if facts.ran.get(acc):
             adds = [b for b in facts.buffer_adds if b.node == acc and b.task == task.task]
             if adds and all(b.mode == "undefined" for b in adds):
@@ -281,7 +281,7 @@ def why_grad(facts: Facts, name: str) -> Answer:
                     f"Every gradient reaching {name}'s AccumulateGrad was None: {facts.node_name(prod) or 'a node'} "
                     f"(from {_short(src)}) returned None for it (a custom Function's backward returning None, or "
                     "a hook). Return a gradient for that input.", acc, adds[0].seq,
-                )  # fmt: skip
+                )
     # Never reached by a backward: what cut it off, first in the program
     reach = _taint(facts, tensor)
     cands: list[tuple[int, Answer]] = []
@@ -293,18 +293,18 @@ def why_grad(facts: Facts, name: str) -> Answer:
                 "no_grad", op.source,
                 f"{name} was used by `{op.op}` at {_short(op.source)} inside {inside}, so no graph was recorded "
                 f"from it and backward cannot reach it. Compute the loss outside that block.", None, op.seq,
-            )))  # fmt: skip
+            )))
             break
     for d in facts.detaches:
         if d.tensor in reach:
             how = {"detach": ".detach()", "data": ".data", "numpy": ".numpy()", "item": ".item()",
-                   "tolist": ".tolist()", "tensor": "torch.tensor(t)"}.get(d.op, d.op)  # fmt: skip
+                   "tolist": ".tolist()", "tensor": "torch.tensor(t)"}.get(d.op, d.op)
             cands.append((d.seq, answer(
                 "detached", d.source,
                 f"{how} at {_short(d.source)} cut {facts.label(d.tensor) or 'a tensor'} (computed from {name}) off "
                 f"the graph, so the loss does not depend on {name} for autograd. Keep the tensor in the graph "
                 "(drop the .detach()/.item()/.data round trip).", None, d.seq,
-            )))  # fmt: skip
+            )))
             break
     if cands:
         return min(cands, key=lambda c: c[0])[1]
@@ -313,14 +313,14 @@ def why_grad(facts: Facts, name: str) -> Answer:
             "not_requires_grad", None,
             f"{name} does not require grad, so autograd never computes a gradient for it. Create it with "
             f"requires_grad=True or call {name}.requires_grad_().",
-        )  # fmt: skip
+        )
     calls = [c.source for c in facts.calls]
     loss = f" (backward at {_short(calls[0])})" if calls else ""
     return answer(
         "unused", None,
         f"{name} never took part in computing what backward was called on{loss}, so no gradient reaches it. "
         f"Check that the forward uses {name} (a parameter of a layer that forward() skips, say).",
-    )  # fmt: skip
+    )
 
 
 # -- --nan ------------------------------------------------------------------------------------
@@ -341,7 +341,7 @@ def why_nan(facts: Facts) -> Answer:
                     f"`{op.op}` at {_short(op.source)} made the first NaN/Inf of the forward from finite inputs "
                     "(log or division at 0, sqrt of a negative, exp overflowing). Clamp its input or add an epsilon.",
                     op.grad_fn, op.seq,
-                )  # fmt: skip
+                )
             if op.output is not None:
                 bad_out.add(op.output)
     # backward: the first node whose incoming gradients were finite and whose outputs were not
@@ -358,11 +358,11 @@ def why_nan(facts: Facts) -> Answer:
                 f"{facts.node_name(b.producer)}{made} at {_short(src)} turned finite gradients into NaN/Inf: its "
                 "derivative is infinite or undefined at its input (sqrt or pow at 0, log at 0, acos at 1). "
                 "Keep the input away from that point (clamp, add an epsilon).", b.producer, b.seq,
-            )  # fmt: skip
+            )
         if _bad(b.stats):
             incoming[(b.task, b.node)] = True
     return Answer("nan", "all_finite", None, None, None,
-                  "No NaN or Inf was recorded, in the forward or in the backward.")  # fmt: skip
+                  "No NaN or Inf was recorded, in the forward or in the backward.")
 
 
 # -- --error ----------------------------------------------------------------------------------
@@ -398,7 +398,7 @@ def _inplace(facts: Facts, err: ev.Error) -> Answer | None:
     saver = f"`{op.op}` at {_short(saved_at)} ({name})" if op is not None else f"{name or 'a node'}"
     where = bump.source if bump is not None else None
     text = (f"`{bump.op}` at {_short(where)} modified in place a tensor that {saver} saved for backward. "
-            if bump is not None else f"A tensor that {saver} saved for backward was modified in place. ")  # fmt: skip
+            if bump is not None else f"A tensor that {saver} saved for backward was modified in place. ")
     text += "Use the out-of-place form (x = x + 1, not x += 1), or .clone() the tensor before modifying it."
     tensor = facts.label(bump.tensor) if bump is not None else None
     return Answer("error", "inplace", where, name, tensor, text, node, bump.seq if bump is not None else err.seq)
@@ -418,17 +418,17 @@ def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
     if op is not None:
         block = facts.block_of(op)
         why = (f"inside the {block.mode} block at {_short(block.source)}" if block is not None
-               else "from tensors that do not require grad")  # fmt: skip
+               else "from tensors that do not require grad")
         return Answer("error", "no_grad_fn", op.source, None, label,
                       f"{label} was made by `{op.op}` at {_short(op.source)} {why}, so it has no grad_fn and "
                       "backward() has nothing to go back through. Compute it with grad enabled, from tensors that "
-                      "require grad.", None, op.seq)  # fmt: skip
+                      "require grad.", None, op.seq)
     if det is not None:
         return Answer("error", "no_grad_fn", det.source, None, label,
                       f"{label} was made by `{det.op}` at {_short(det.source)}, which cuts it off the graph, so "
-                      "backward() has nothing to go back through. Keep it in the graph.", None, det.seq)  # fmt: skip
+                      "backward() has nothing to go back through. Keep it in the graph.", None, det.seq)
     made = [o for o in facts.ops
-            if o.grad_mode != "grad" and o.output is not None and (call is None or o.seq < call.seq)]  # fmt: skip
+            if o.grad_mode != "grad" and o.output is not None and (call is None or o.seq < call.seq)]
     if made:  # the loss came from tensors a no_grad block made (what made it from them was not seen)
         op = made[-1]
         block = facts.block_of(op)
@@ -436,12 +436,12 @@ def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
         return Answer("error", "no_grad_fn", op.source, None, label,
                       f"{label} has no grad_fn: it was computed from tensors made inside {inside} (last: `{op.op}` at "
                       f"{_short(op.source)}), which record no graph. Compute them with grad enabled, outside that "
-                      "block.", None, op.seq)  # fmt: skip
+                      "block.", None, op.seq)
     where = call.source if call is not None else None
     return Answer("error", "no_grad_fn", where, None, label,
                   f"backward() at {_short(where)} was called on {label}, which no op that requires grad made (a "
                   "new tensor, or one made from tensors without requires_grad=True). Set requires_grad=True on "
-                  "the inputs that should get gradients.", None, err.seq)  # fmt: skip
+                  "the inputs that should get gradients.", None, err.seq)
 
 
 def _freed(facts: Facts, err: ev.Error) -> Answer | None:
@@ -468,7 +468,7 @@ def _freed(facts: Facts, err: ev.Error) -> Answer | None:
         f"at {_short(now.source if now else None)} went through the same graph again. Pass retain_graph=True to "
         "the first, or recompute the forward before the second (often: a tensor from the previous iteration, such "
         "as a hidden state, that was not detached).", err.node, err.seq,
-    )  # fmt: skip
+    )
 
 
 # The rules that explain an error, tried in order; each returns None if the error is not its
@@ -483,7 +483,7 @@ def _unused_parameters(facts: Facts, err: ev.Error) -> Answer | None:  # ddp
 
 
 ERROR_RULES: list[Callable[[Facts, ev.Error], Answer | None]] = [_inplace, _no_grad_fn, _freed,
-                                                                 _unused_parameters]  # fmt: skip  # ddp
+                                                                 _unused_parameters]  # ddp
 
 
 def why_error(facts: Facts) -> Answer:
@@ -500,7 +500,7 @@ def why_error(facts: Facts) -> Answer:
     calls = [c for c in facts.calls if c.seq < err.seq]
     where = info.source if info is not None else calls[-1].source if calls else None
     return Answer("error", "error", where, facts.node_name(err.node), None, f"{err.type}: {err.message}",
-                  err.node, err.seq)  # fmt: skip
+                  err.node, err.seq)
 
 
 # -- the entry point ----------------------------------------------------------------------------
@@ -564,7 +564,7 @@ def _explain(facts: Facts, err: ev.Error) -> Answer:
             return a
     info = facts.nodes.get(err.node) if err.node is not None else None
     return Answer("error", "error", info.source if info is not None else None, facts.node_name(err.node), None,
-                  f"{err.type}: {err.message}", err.node, err.seq)  # fmt: skip
+                  f"{err.type}: {err.message}", err.node, err.seq)
 
 
 ANSWERERS["why"] = why

@@ -49,7 +49,7 @@ class TorchNode:
     """A torch node with the Probe's node attributes (see the module's docstring)."""
 
     __slots__ = ("fn", "_id", "_name", "sequence_nr", "topological_nr", "next_edges", "input_metadata", "device",
-                 "source", "_saved", "_defer_safe")  # fmt: skip
+                 "source", "_saved", "_defer_safe")
     # The recorder's node_begin hands what came before to the OS when user code runs next (a
     # custom Function's backward: _defer_safe False), so a crash there keeps every earlier step.
     _hooked = False

@@ -60,7 +60,7 @@ _COLLECTIVES: dict[str, str | None] = {
     "all_to_all": "input_tensor_list", "all_to_all_single": "input", "all_reduce_coalesced": "tensors",
     "all_gather_object": None, "broadcast_object_list": None, "gather_object": None,
     "scatter_object_list": None,
-}  # fmt: skip
+}
 
 
 def available() -> bool:
@@ -187,7 +187,7 @@ class DistObserver:
     def _dist_init(self, dist: Any, clock: int | None) -> None:
         self.sink.emit(ev.DistInit, backend=str(dist.get_backend()), rank=dist.get_rank(),
                        world_size=dist.get_world_size(), clock=clock,
-                       wall=None if clock is None else time.time_ns())  # fmt: skip
+                       wall=None if clock is None else time.time_ns())
 
     def _wrap_init(self, fn: Any) -> Any:
         obs = self
@@ -242,12 +242,12 @@ class DistObserver:
                        shape=None if first is None else tuple(first.shape),
                        dtype=None if first is None else dtype_name(first.dtype),
                        bytes=sum(t.numel() * t.element_size() for t in data), async_op=async_op,
-                       ddp=None if where is None else where[0], bucket=None if where is None else where[1])  # fmt: skip
+                       ddp=None if where is None else where[0], bucket=None if where is None else where[1])
         try:
             work = fn(*b.args, **b.kwargs)
         except BaseException as e:
             self.sink.emit(ev.CollectiveEnd, op=name, group=group, number=number, status="error",
-                           error=f"{type(e).__name__}: {e}")  # fmt: skip
+                           error=f"{type(e).__name__}: {e}")
             raise
         if async_op and work is not None:
             try:
@@ -264,7 +264,7 @@ class DistObserver:
         err = _future_error(fut)
         if self._on:
             self.sink.emit(ev.CollectiveEnd, op=name, group=group, number=number,
-                           status="ok" if err is None else "error", error=err)  # fmt: skip
+                           status="ok" if err is None else "error", error=err)
 
     # -- DDP --------------------------------------------------------------------------------------
     def _wrap_ddp_init(self, fn: Any) -> Any:
@@ -291,7 +291,7 @@ class DistObserver:
         group, _ = _group_name(dist, getattr(ddp, "process_group", None))
         self.sink.emit(ev.DdpInit, ddp=d.id, params=tuple(n for n, _ in named), tensors=tensors,
                        bucket_cap=int(getattr(ddp, "bucket_bytes_cap", 0) or 0),
-                       find_unused=bool(getattr(ddp, "find_unused_parameters", False)), group=group)  # fmt: skip
+                       find_unused=bool(getattr(ddp, "find_unused_parameters", False)), group=group)
         d.handles.append(ddp.register_forward_pre_hook(functools.partial(self._forward, d)))
         for i, (_, p) in enumerate(named):
             d.handles.append(p.register_post_accumulate_grad_hook(functools.partial(_mark, d.ready, i)))
@@ -320,7 +320,7 @@ class DistObserver:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         orig = next((o for owner, attr, o in self._saved if owner is DDP and attr == "register_comm_hook"),
-                    DDP.register_comm_hook)  # fmt: skip
+                    DDP.register_comm_hook)
         return orig(ddp, state, self._wrap_hook(ddp, hook))
 
     def _wrap_register(self, fn: Any) -> Any:
@@ -369,7 +369,7 @@ class DistObserver:
             iteration = d.iteration
             obs.sink.emit(ev.BucketReady, ddp=d.id, iteration=iteration, bucket=index, params=params,
                           numel=buf.numel(), bytes=buf.numel() * buf.element_size(),
-                          dtype=dtype_name(buf.dtype), last=bool(bucket.is_last()), hook=name)  # fmt: skip
+                          dtype=dtype_name(buf.dtype), last=bool(bucket.is_last()), hook=name)
             obs._tls.bucket = (d.id, index)
             try:
                 fut = hook(state, bucket)
@@ -386,7 +386,7 @@ class DistObserver:
     def _bucket_done(self, ddp_id: int, iteration: int, index: int, fut: Any) -> None:
         if self._on:
             self.sink.emit(ev.BucketDone, ddp=ddp_id, iteration=iteration, bucket=index,
-                           status="ok" if _future_error(fut) is None else "error")  # fmt: skip
+                           status="ok" if _future_error(fut) is None else "error")
 
 
 def _store_barrier(dist: Any, generation: int) -> bool:

@@ -106,7 +106,7 @@ class ForwardMode(TorchFunctionMode):
             if src is not None and src.requires_grad:
                 o = out if isinstance(out, torch.Tensor) else None
                 rec._fwd_emit(ev.Detach, op=_DETACH.get(name, name), tensor=rec._fwd_id(src),
-                              output=None if o is None else rec._fwd_id(o), source=_where())  # fmt: skip
+                              output=None if o is None else rec._fwd_id(o), source=_where())
             return
         if name.endswith("_") and not name.endswith("__") or (kwargs or {}).get("out") is not None:
             target = args[0] if args else None
@@ -119,7 +119,7 @@ class ForwardMode(TorchFunctionMode):
         if name.startswith("__") and name not in ("__add__", "__mul__", "__sub__", "__truediv__", "__matmul__",
                                                    "__pow__", "__neg__", "__radd__", "__rmul__", "__rsub__",
                                                    "__rtruediv__", "__getitem__", "__iadd__", "__isub__",
-                                                   "__imul__", "__itruediv__"):  # fmt: skip
+                                                   "__imul__", "__itruediv__"):
             return  # __get__ of attributes, __repr__, __format__: not ops of the forward
         items = out if isinstance(out, (list, tuple)) else (out,)
         first = next((t for t in items if isinstance(t, torch.Tensor)), None)
@@ -139,7 +139,7 @@ class ForwardMode(TorchFunctionMode):
             mode = "inference" if torch.is_inference_mode_enabled() else "no_grad"
         rec._fwd_emit(ev.ForwardOp, op=name.strip("_") or name, inputs=tuple(rec._fwd_id(t) for t in ins),
                       output=rec._fwd_id(first), grad_fn=None, requires_grad=first.requires_grad, grad_mode=mode,
-                      finite=_finite(first) if enabled else None, source=_where())  # fmt: skip
+                      finite=_finite(first) if enabled else None, source=_where())
 
 
 def _where() -> str | None:
@@ -147,7 +147,7 @@ def _where() -> str | None:
 
 
 _GRAD_MODES = {"no_grad": "no_grad", "enable_grad": "enable_grad", "set_grad_enabled": "set_grad_enabled",
-               "inference_mode": "inference_mode"}  # fmt: skip
+               "inference_mode": "inference_mode"}
 
 
 class ForwardSide:
@@ -212,7 +212,7 @@ class ForwardSide:
         # the outermost frame of torch's grad_mode.py (no_grad.__enter__ calls set_grad_enabled's
         # __init__, which calls _set_grad_enabled)
         while frame is not None and frame.f_back is not None and \
-                frame.f_back.f_code.co_filename == frame.f_code.co_filename:  # fmt: skip
+                frame.f_back.f_code.co_filename == frame.f_code.co_filename:
             frame = frame.f_back
         code = frame.f_code if frame is not None else None
         if code is None:
@@ -224,7 +224,7 @@ class ForwardSide:
             return
         enter = code.co_name in ("__enter__", "__init__")
         self._fwd_emit(ev.GradMode, mode=mode, enter=enter, enabled=enabled,
-                       source=f"{user.f_code.co_filename}:{user.f_lineno}")  # fmt: skip
+                       source=f"{user.f_code.co_filename}:{user.f_lineno}")
 
     def _fwd_call(self, accumulate: bool, outs: list[Any], inputs: list[Any], keep: bool) -> None:
         """backward()/grad() was called (the recorder's wrapper, before it begins the task)."""
@@ -233,7 +233,7 @@ class ForwardSide:
         self._fwd_emit(ev.BackwardCall, api="backward" if accumulate else "grad",
                        tensors=tuple(self._fwd_id(t) for t in outs if isinstance(t, torch.Tensor)),
                        inputs=tuple(self._fwd_id(t) for t in inputs if isinstance(t, torch.Tensor)),
-                       retain_graph=keep, source=_where())  # fmt: skip
+                       retain_graph=keep, source=_where())
 
     def tensors_at_end(self, scope: dict[str, Any] | None) -> None:
         """One tensor_at_end event per tensor the program holds by name (call before stop())."""
@@ -241,7 +241,7 @@ class ForwardSide:
             return
         for name, t in named_tensors(scope, lambda v: isinstance(v, torch.Tensor)):
             self._fwd_emit(ev.TensorAtEnd, name=name, tensor=self._fwd_id(t), leaf=t.is_leaf,
-                           requires_grad=t.requires_grad, grad=grad_state(t.grad if t.is_leaf else None))  # fmt: skip
+                           requires_grad=t.requires_grad, grad=grad_state(t.grad if t.is_leaf else None))
 
 
 def _forget(ids: dict[int, Any], key: int, _ref: Any) -> None:

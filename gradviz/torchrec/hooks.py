@@ -55,11 +55,11 @@ class HookPatches:
         self._patch(fn_cls, "_register_hook", staticmethod(self._node_register(fn_cls._register_hook)))
         self._patch(tensor, "register_hook", self._tensor_register(tensor.register_hook, "tensor_pre"))
         self._patch(tensor, "register_post_accumulate_grad_hook",
-                    self._tensor_register(tensor.register_post_accumulate_grad_hook, "post_accumulate"))  # fmt: skip
+                    self._tensor_register(tensor.register_post_accumulate_grad_hook, "post_accumulate"))
         self._patch(module, "register_full_backward_hook",
-                    self._module_register(module.register_full_backward_hook, "post"))  # fmt: skip
+                    self._module_register(module.register_full_backward_hook, "post"))
         self._patch(module, "register_full_backward_pre_hook",
-                    self._module_register(module.register_full_backward_pre_hook, "pre"))  # fmt: skip
+                    self._module_register(module.register_full_backward_pre_hook, "pre"))
 
     def stop(self) -> None:
         self.active = False

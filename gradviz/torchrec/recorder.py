@@ -74,7 +74,7 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "hooked", "by_key", "leaf_of")  # fmt: skip
+                 "captured", "root", "hooked", "by_key", "leaf_of")
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
@@ -284,7 +284,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         src = self
 
         def backward(self: torch.Tensor, gradient: Any = None, retain_graph: Any = None, create_graph: bool = False,
-                     inputs: Any = None) -> Any:  # fmt: skip
+                     inputs: Any = None) -> Any:
             try:
                 popped = src._mode_off()
                 try:
@@ -351,7 +351,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 torch._C._push_on_torch_function_stack(mode)
 
     def _begin(self, outs: list[Any], grads: list[Any], inputs: list[Any], keep: bool, create: bool,
-               accumulate: bool) -> _Call | None:  # fmt: skip
+               accumulate: bool) -> _Call | None:
         rec = self._rec
         frame = lines.user_frame(1)
         roots = [_edge(t) for t in outs]
@@ -444,7 +444,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         return call
 
     def _hand(self, call: _Call, node: TorchNode, slot: int, grad: Any, producer: TorchNode | None,
-              root: bool = False) -> None:  # fmt: skip
+              root: bool = False) -> None:
         """A gradient reaches node's InputBuffer: derived decrement, add, and a push when ready
         (the caller marks them derived)."""
         rec = self._rec

@@ -50,7 +50,7 @@ def summary(t: torch.Tensor | None, values: bool = False) -> Summary | None:
     if t is None:
         return None
     return Summary(tuple(t.shape), dtype_name(t.dtype), str(t.device), stats(t),
-                   _values(t) if values else None)  # fmt: skip
+                   _values(t) if values else None)
 
 
 def stats(t: torch.Tensor) -> Any:

@@ -106,7 +106,7 @@ def _check_queues(trace: Trace, finished: bool, add) -> None:  # type: ignore[no
             key = (e.task, e.node, e.what)
             if waiting[e.queue][key] <= 0:
                 add(f"{_where(e)}: pops task {e.task} node {e.node} ({e.what}) from queue {e.queue}, "
-                    "which was not pushed there")  # fmt: skip
+                    "which was not pushed there")
                 continue
             waiting[e.queue][key] -= 1
             pushed_at[(e.queue, *key)].pop(0)
@@ -117,7 +117,7 @@ def _check_queues(trace: Trace, finished: bool, add) -> None:  # type: ignore[no
         for (q, task, node, what), seqs in pushed_at.items():
             for s in seqs:
                 add(f"event {s} (queue_push): task {task} node {node} ({what}) pushed to queue {q} "
-                    "is never popped")  # fmt: skip
+                    "is never popped")
 
 
 def _check_tasks(trace: Trace, finished: bool, add) -> None:  # type: ignore[no-untyped-def]
@@ -161,7 +161,7 @@ def _check_tasks(trace: Trace, finished: bool, add) -> None:  # type: ignore[no-
             rem[e.node] = left
             if left != e.remaining:
                 add(f"{_where(e)}: node {e.node} has {left} dependencies left by the counts, "
-                    f"the event says {e.remaining}")  # fmt: skip
+                    f"the event says {e.remaining}")
         elif isinstance(e, ev.BufferAdd):
             key = (e.task, e.node)
             if key in began:
@@ -179,7 +179,7 @@ def _check_tasks(trace: Trace, finished: bool, add) -> None:  # type: ignore[no-
             expected = counts.get(e.task, {}).get(e.node, 0)
             if e.task in counts and arrived[key] != expected:
                 add(f"{_where(e)}: node {e.node} runs with {arrived[key]} of its {expected} gradients "
-                    "in its InputBuffer")  # fmt: skip
+                    "in its InputBuffer")
             need = needed.get(e.task)
             if need is not None and e.node not in need:
                 add(f"{_where(e)}: node {e.node} runs but task {e.task} does not need it")
@@ -207,7 +207,7 @@ def _check_counts(graph: dict, e: ev.Dependencies, reach: set[int], need: set[in
     for n in need:
         if counts.get(n, 0) != indeg.get(n, 0):
             add(f"{_where(e)}: node {n} has dependency count {counts.get(n, 0)}, but {indeg.get(n, 0)} "
-                "edges from reachable nodes point at it")  # fmt: skip
+                "edges from reachable nodes point at it")
     for n in counts:
         if n not in reach:
             add(f"{_where(e)}: node {n} has a dependency count but is not reachable from the roots")

@@ -37,7 +37,7 @@ __all__ = [
     "JSON_BACKEND", "FieldProblem", "dumps", "loads", "encode", "decode", "field_specs", "Spec", "FIELDS",
     "encode_line", "encode_events", "encode_rows", "events_from_rows", "decode_array", "Raw", "GROUPS",
     "encode_array", "encode_array_v2", "decode_line", "row_events", "EXPANDERS", "FIELDS_V2",
-]  # fmt: skip
+]
 
 # The groundwork (JSON backends, type specs, conversion, makers) is in codec_base.
 from gradviz.trace.codec_base import (  # noqa: E402, F401 - codec's names
@@ -122,7 +122,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]
         (*ev.field_names(ev.NodeCreated)[3:], "edges"),
         (("node_created", tuple(ev.field_names(ev.NodeCreated)[3:])),),  # then edge_created per edge
     ),
-}  # fmt: skip
+}
 #: events a group line stands for (node_edges: this plus one per edge)
 GROUP_SIZE: dict[str, int] = {k: len(members) for k, (_, members) in GROUPS.items()}
 
@@ -195,7 +195,7 @@ def _stats_dec(v: Any, path: str = "stats") -> ev.Stats:
     if (
         type(norm) is float and type(lo) is float and type(hi) is float
         and type(nan) is int and type(inf) is int
-    ):  # fmt: skip
+    ):
         o = _new(_StatsTwin)
         o.norm = norm
         o.min = lo
@@ -216,7 +216,7 @@ def _decoder_ns(cls: type[ev.Event]) -> dict[str, Any]:
     return {
         "_cls": cls, "_twin": _TWINS[cls], "_new": object.__new__, "_conv": _convert, "_problem": _describe_problem,
         "_stats_dec": _stats_dec, "_FMAX": 2**1023, "_only_int": frozenset([int]), "_only_str": frozenset([str]),
-    }  # fmt: skip
+    }
 
 
 def _check_and_build(cls: type[ev.Event], ns: dict[str, Any], fail: str) -> list[str]:
@@ -459,7 +459,7 @@ def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple, Any], int]:
     names = ev.field_names(cls)
     care = [_needs_care(spec) for _, spec, _ in _SPECS[cls]]
     ns: dict[str, Any] = {"_cls": cls, "_twin": _TWINS[cls], "_new": object.__new__, "_stats": _row_stats,
-                          "_value": _row_value}  # fmt: skip
+                          "_value": _row_value}
     args = ["seq"]
     for n, c in zip(names[1:], care[1:]):
         args.append(f"_stats(v_{n})" if c == "stats" else f"_value(v_{n})" if c else f"v_{n}")
@@ -470,7 +470,7 @@ def _make_from_row(cls: type[ev.Event]) -> Callable[[int, tuple, Any], int]:
 
 
 def _group_source(kind: str, head: list[str], var: Callable[[str], str], care_fn: dict[str, str],
-                  ns: dict[str, Any], keep: frozenset[str] | None = None) -> list[str]:  # fmt: skip
+                  ns: dict[str, Any], keep: frozenset[str] | None = None) -> list[str]:
     """The body of a group's maker: each member built and appended (``append``), seq advanced.
     ``keep``: only the members of these kinds are built (the others still count in seq)."""
     _fields, members = GROUPS[kind]

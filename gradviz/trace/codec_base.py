@@ -194,7 +194,7 @@ def _encode_stats(s: ev.Stats | None) -> dict[str, Any] | None:
     if norm - norm == 0 and lo - lo == 0 and hi - hi == 0:  # all finite (NaN and inf fail): common
         return {"norm": norm, "min": lo, "max": hi, "nan": s.nan, "inf": s.inf}
     return {"norm": _float_out(norm), "min": _float_out(lo), "max": _float_out(hi),
-            "nan": s.nan, "inf": s.inf}  # fmt: skip
+            "nan": s.nan, "inf": s.inf}
 
 
 def stats_json(s: ev.Stats | None) -> Any:
@@ -295,7 +295,7 @@ def field_specs(cls: type[ev.Event]) -> list[tuple[str, Spec, bool]]:
 # --- checking and converting one value (the general path, also used for error messages) -------
 
 _JSON_TYPE_NAMES = {int: "int", float: "float", str: "str", bool: "bool", list: "list", dict: "object",
-                    type(None): "null"}  # fmt: skip
+                    type(None): "null"}
 
 
 def _type_name(v: Any) -> str:
@@ -345,7 +345,7 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
                 raise FieldProblem(
                     path, f"field '{path}' must be {spec.describe()} ({len(spec.items)} items), "
                     f"got {len(v)} items",
-                )  # fmt: skip
+                )
             return tuple(_convert(s, x, f"{path}[{i}]") for i, (s, x) in enumerate(zip(spec.items, v)))
     elif k == "stats":
         if (type(v) is float or type(v) is int) and v - v == 0:  # format 3: one finite element x
@@ -356,7 +356,7 @@ def _convert(spec: Spec, v: Any, path: str) -> Any:
                 raise FieldProblem(
                     path, f"field '{path}' must be a stats array [{', '.join(STATS_FIELDS)}] "
                     f"({len(_STATS_FIELDS)} items), got {len(v)} items",
-                )  # fmt: skip
+                )
             return ev.Stats(*(_convert(sub, x, f"{path}.{name}") for (name, sub), x in zip(_STATS_FIELDS, v)))
         if type(v) is dict:  # format 1: {"norm": ..., ...}
             vals = []
@@ -383,7 +383,7 @@ STATS_FIELDS: tuple[str, ...] = tuple(name for name, _ in _STATS_FIELDS)
 
 
 _DEFAULTS = {t: {f.name: f.default for f in dataclasses.fields(t) if f.default is not MISSING}
-             for t in ev.EVENT_TYPES}  # fmt: skip
+             for t in ev.EVENT_TYPES}
 
 
 def _describe_problem(cls: type[ev.Event], d: dict[str, Any]) -> FieldProblem:
@@ -411,7 +411,7 @@ def _describe_problem(cls: type[ev.Event], d: dict[str, Any]) -> FieldProblem:
 def _twin(cls: type) -> type:
     return type(f"_Building{cls.__name__}", (cls,), {
         "__slots__": (), "__setattr__": object.__setattr__, "__delattr__": object.__delattr__,
-    })  # fmt: skip
+    })
 
 
 _TWINS: dict[type, type] = {t: _twin(t) for t in (*ev.EVENT_TYPES, ev.Stats)}

@@ -147,10 +147,10 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
         rec = _msgspec.defstruct(
             f"_Line_{t.kind}", [(n, _line_type(hints[n])) for n in order],
             tag=t.kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
-        )  # fmt: skip
+        )
         records.append(rec)
         ns: dict[str, Any] = {"_cls": t, "_twin": _TWINS[t], "_new": object.__new__, "_stats": _typed_stats,
-                              "_any": _typed_any, "_intern": sys.intern}  # fmt: skip
+                              "_any": _typed_any, "_intern": sys.intern}
         args = []
         for name, spec, _ in _SPECS[t]:
             c = _needs_care(spec)
@@ -158,7 +158,7 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
                 args.append("seq")
             else:
                 args.append(f"_stats(s.{name}, {name!r})" if c == "stats" else f"_any(s.{name})" if c
-                            else _interned(f"s.{name}", hints.get(name)))  # fmt: skip
+                            else _interned(f"s.{name}", hints.get(name)))
         if version == 2:
             src = ["def convert(s):", *_build_lines(t, args), "    return o"]
         else:
@@ -179,7 +179,7 @@ def _make_typed(version: int) -> tuple[Callable[..., list[ev.Event]] | None, tup
             rec = _msgspec.defstruct(
                 f"_Line_{kind}", [("ts", int), ("tid", int), *((n, types_[n]) for n in fields)],
                 tag=kind, tag_field="kind", array_like=True, gc=False, forbid_unknown_fields=True,
-            )  # fmt: skip
+            )
             records.append(rec)
             convert_in[rec] = _group_converter(kind, types_, None)
             convert[rec] = _has_groups

@@ -125,9 +125,9 @@ def unused_parameters(trace: Any) -> dict[str, Any] | None:
             + (", ".join(f"bucket {s['bucket']} (as last seen; waiting for {', '.join(s['missing'])})" for s in stuck)
                if stuck else "the bucket(s) holding " + (", ".join(init.params[i] for i in unplaced) or "them"))
             + " never became ready and the next forward failed. Use those parameters in the loss, "
-            "freeze them (requires_grad=False) or pass find_unused_parameters=True to DDP.")  # fmt: skip
+            "freeze them (requires_grad=False) or pass find_unused_parameters=True to DDP.")
     return {
         "question": "error", "reason": "unused_parameters", "where": failing.source,
         "node": None, "tensor": names[0] if names else None, "text": text,
         "rank": rank, "iteration": prev.iteration, "parameters": names, "buckets": stuck,
-    }  # fmt: skip
+    }

@@ -629,7 +629,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Callback, PoolPush, PoolTake, Error, Anomaly, EngineInfo, Derived,
     DistInit, DdpInit, DdpForward, DdpGrads, BucketReady, BucketDone, CollectiveBegin, CollectiveEnd,
     ForwardOp, VersionBump, GradMode, GradReset, Detach, BackwardCall, TensorAtEnd,
-)  # fmt: skip
+)
 
 KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
 

@@ -44,7 +44,7 @@ CHUNK_BYTES = 1 << 20  # lines decoded per msgspec call
 BULK = frozenset({
     ev.DependencyDecrement, ev.BufferAdd, ev.QueuePush, ev.QueuePop, ev.NodeBegin, ev.NodeEnd,
     ev.NodeCreated, ev.EdgeCreated,
-})  # fmt: skip
+})
 _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.GROUPS.items()}
 
 
@@ -53,7 +53,7 @@ _MEMBERS = {kind: tuple(m for m, _ in members) for kind, (_, members) in codec.G
 FOLD_RAW = frozenset({
     "gradient_in", "node_pop", "chain_step", "node_begin", "node_end", "queue_push", "queue_pop",
     "dependency_decrement", "buffer_add", "node_edges",
-})  # fmt: skip
+})
 
 _tid_of = attrgetter("tid")
 _ts_of = attrgetter("ts")
@@ -75,7 +75,7 @@ class BulkSink(Protocol):
     def begin(self, seq: int, tid: int, task: int, node: int) -> None: ...
     def end(self, seq: int, tid: int, task: int, node: int, status: str) -> None: ...
     def add(self, seq: int, task: int, node: int, producer: int | None, slot: int,
-            shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None: ...  # fmt: skip
+            shape: tuple[int, ...] | None, norm: float | None, bad: bool) -> None: ...
 
     # A sink that needs the whole stats (gradviz diff) also has ``add_raw(seq, task, node,
     # producer, slot, mode, stats)``, called instead of ``add`` with the stats as the line holds
@@ -147,7 +147,7 @@ class Index:
             yield s, e, seq, nxt
 
     def iter_events(self, start: int = 0, stop: int | None = None,
-                    types: frozenset[type] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+                    types: frozenset[type] | None = None) -> Iterator[ev.Event]:
         """Events ``start`` to ``stop`` (exclusive), decoded a chunk at a time and not kept;
         ``types``: only the events of these types (the others are not made at all)."""
         stop = self.n_events if stop is None else min(stop, self.n_events)
@@ -164,7 +164,7 @@ class Index:
             yield from evs[lo:hi] if lo or hi < len(evs) else evs
 
     def iter_task_events(self, start: int, stop: int | None, types: frozenset[type],
-                         bulk: BulkSink) -> Iterator[ev.Event]:  # fmt: skip
+                         bulk: BulkSink) -> Iterator[ev.Event]:
         """``iter_events(start, stop, types)`` for render's task pass, except that the
         node_begin, node_end and gradient_in lines, most of a backward's lines, are not made
         into events: their fields go to ``bulk``'s methods as each is reached (in order with
@@ -314,7 +314,7 @@ class Index:
                     nxt = [(None, 0)] * n_out
                     nxt[: len(edges)] = edges  # validated: len(edges) <= n_out, each a (dst, input_nr)
                     nodes[r.node] = info(r.node, r.name, r.sequence_nr, r.topological_nr, r.num_inputs, n_out,
-                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt)  # fmt: skip
+                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt)
                     seq += 1 + len(edges)
                 elif t is NC or t is EC:
                     out: list[Any] = []
@@ -323,7 +323,7 @@ class Index:
                     if t is NC:
                         nodes[x.node] = info(x.node, x.name, x.sequence_nr, x.topological_nr, x.num_inputs,
                                              x.num_outputs, x.device, x.saved, x.source, x.tensor, x.tid, x.seq,
-                                             [(None, 0)] * x.num_outputs)  # fmt: skip
+                                             [(None, 0)] * x.num_outputs)
                     else:
                         src = nodes.get(x.src)
                         if src is not None and src.seq < x.seq and 0 <= x.slot < len(src.next_edges):
@@ -354,7 +354,7 @@ def _stats_ok(st: Any) -> bool:
     if type(st) is float:
         return st - st == 0.0
     return (type(st[0]) is float and type(st[1]) is float and type(st[2]) is float
-            and 0 <= st[3] <= I64 and 0 <= st[4] <= I64)  # fmt: skip
+            and 0 <= st[3] <= I64 and 0 <= st[4] <= I64)
 
 
 def _shape_ok(sh: Any) -> bool:
@@ -400,7 +400,7 @@ def _chunks(data: bytes) -> list[tuple[int, int]]:
 
 
 def scan(data: bytes, keep_events: bool, records_to: int = 0,
-         prefix_to: int = 0) -> tuple[list[ev.Event] | None, Index]:  # fmt: skip
+         prefix_to: int = 0) -> tuple[list[ev.Event] | None, Index]:
     """Check a format 3+ stream's lines (``data``: everything after the header line); see the
     module doc. Returns (every event if ``keep_events`` else None, the index). ``records_to``:
     the line records of the chunks that hold events before it stay in the index, for a fold to
@@ -494,7 +494,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                         if (nd is not None and task in tasks and by in nodes and 0 <= r.remaining <= limit
                                 and 0 <= r.slot < nd[0] and _stats_ok(r.stats) and r.values is None
                                 and _shape_ok(r.shape) and r.queue in queues and p[0] == 2 and 0 <= p[1] <= limit
-                                and 0 <= p[2] <= U64 and 0 <= r.size <= limit):  # fmt: skip
+                                and 0 <= p[2] <= U64 and 0 <= r.size <= limit):
                             seq += 3
                             continue
                     elif t is NE:
@@ -503,7 +503,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                                 and 0 <= n_in and 0 <= n_out and c.total_in + n_in <= limit
                                 and c.total_out + n_out <= limit and len(edges) <= n_out
                                 and (tensor is None or tensor in tensors)
-                                and all(_shape_ok(s) for s in r.saved)):  # fmt: skip
+                                and all(_shape_ok(s) for s in r.saved)):
                             for dst, nr in edges:
                                 if dst is None:
                                     if not 0 <= nr <= limit:
@@ -528,7 +528,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                         task, p = r.task, r.priority
                         if (r.queue in queues and task in tasks and r.node in nodes and p[0] == 2
                                 and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit
-                                and 0 <= r.depth <= limit):  # fmt: skip
+                                and 0 <= r.depth <= limit):
                             runs[task] = runs.get(task, 0) + 1
                             seq += 2
                             continue
@@ -542,7 +542,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                     elif t is PU or t is PO:
                         p = r.priority
                         if (r.queue in queues and r.task in tasks and r.node in nodes and p[0] == 2
-                                and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit):  # fmt: skip
+                                and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= r.size <= limit):
                             seq += 1
                             continue
                     elif t is CS:
@@ -552,7 +552,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                                 and _stats_ok(r.stats) and r.values is None and _shape_ok(r.shape)
                                 and r.queue in queues and p[0] == 2 and 0 <= p[1] <= limit and 0 <= p[2] <= U64
                                 and 0 <= r.push_size <= limit and 0 <= r.size <= limit
-                                and 0 <= r.depth <= limit):  # fmt: skip
+                                and 0 <= r.depth <= limit):
                             runs[task] = runs.get(task, 0) + 1
                             seq += 6
                             continue
@@ -563,7 +563,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                     elif t is BA:
                         nd = nodes.get(r.node)
                         if (nd is not None and r.task in tasks and 0 <= r.slot < nd[0] and r.producer in nodes
-                                and _stats_ok(r.stats) and r.values is None and _shape_ok(r.shape)):  # fmt: skip
+                                and _stats_ok(r.stats) and r.values is None and _shape_ok(r.shape)):
                             seq += 1
                             continue
                 # everything else, and any line an inlined check did not pass: event by event

@@ -163,7 +163,7 @@ class _Reader:
             raise _event_error(
                 self.name, i, d,
                 f"field 'seq' must be {i} (events are numbered from 0 in file order), got {e.seq}",
-            )  # fmt: skip
+            )
         t = type(e)
         if i == 0:
             if t is not ev.TraceBegin:
@@ -173,7 +173,7 @@ class _Reader:
                     self.name, i, d,
                     f"field 'format_version' is {e.format_version}: written by a newer gradviz "  # type: ignore[attr-defined]
                     f"(this one reads up to {ev.FORMAT_VERSION})",
-                )  # fmt: skip
+                )
         elif t is ev.TraceBegin:
             raise _event_error(self.name, i, d, "trace_begin may only be the first event")
         elif t is ev.TraceEnd:
@@ -181,7 +181,7 @@ class _Reader:
                 raise _event_error(
                     self.name, i, d,
                     f"field 'events' is {e.events} but {i} events precede it (events are missing)",  # type: ignore[attr-defined]
-                )  # fmt: skip
+                )
             self.ended = True
 
 
@@ -191,7 +191,7 @@ class _Reader3(_Reader):
     decodes and checks; typed batches (``take``) come numbered already."""
 
     def __init__(self, name: str, decoders: dict[str, Any], groups: dict[str, tuple[str, ...]],
-                 layouts: dict[str, tuple[str, ...]]):  # fmt: skip
+                 layouts: dict[str, tuple[str, ...]]):
         super().__init__(name, decoders, 0)
         self.numbered = False
         self.expanders = dict(codec.EXPANDERS)
@@ -503,7 +503,7 @@ def _read_events(name: str) -> tuple[list[ev.Event], bool, bool, str | None]:
 
 
 def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
-          prefix: bool = False) -> tuple[list[ev.Event] | None, Any] | None:  # fmt: skip
+          prefix: bool = False) -> tuple[list[ev.Event] | None, Any] | None:
     """``fastload.scan``'s (events, index) for a finished file of this gradviz's layout that it
     takes; None for any other (the general reader then reads it, and names what is wrong)."""
     if not (fastload.available() and _is_stream_header(first) and data.endswith(FOOTER)):
@@ -520,7 +520,7 @@ def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
         return None
     try:
         return fastload.scan(data, keep_events=not lazy, records_to=records_to,
-                             prefix_to=records_to if prefix else 0)  # fmt: skip
+                             prefix_to=records_to if prefix else 0)
     except fastload.Fallback:
         return None
 

@@ -60,7 +60,7 @@ class Trace:
     """Events in seq order, and what can be derived from them."""
 
     def __init__(self, events: list[ev.Event] | None, *, truncated: bool = False, path: str | None = None,
-                 index: Any = None):  # fmt: skip
+                 index: Any = None):
         # ``index`` (gradviz.trace.fastload.Index, from ``load(lazy=True)``): until the events are
         # made, counts, node names and the rare kinds' events come from it.
         self._events = events
@@ -89,7 +89,7 @@ class Trace:
         return self._index if self._events is None else None
 
     def iter_events(self, start: int = 0, stop: int | None = None,
-                    types: frozenset[type[ev.Event]] | None = None) -> Iterator[ev.Event]:  # fmt: skip
+                    types: frozenset[type[ev.Event]] | None = None) -> Iterator[ev.Event]:
         """Events ``start`` to ``stop`` (exclusive) in order, or only those of ``types``; a lazily
         loaded trace decodes them as they are read, makes only those, and keeps none."""
         lazy = self._lazy
@@ -351,5 +351,5 @@ _NONE: list[Any] = []
 _BULK = frozenset({
     ev.DependencyDecrement, ev.BufferAdd, ev.QueuePush, ev.QueuePop, ev.NodeBegin, ev.NodeEnd,
     ev.NodeCreated, ev.EdgeCreated,
-})  # fmt: skip
+})
 _seq_of = attrgetter("seq")

@@ -72,4 +72,4 @@ def summary_line(trace: Any) -> str:
         return "engine: gradviz (every event reported by the engine itself)"
     c = counts(trace)
     return (f"engine: torch {c['torch_version']}: {c['observed']:,} events observed by hooks, "
-            f"{c['derived']:,} derived by the recorder ({', '.join(c['derived_kinds'])})")  # fmt: skip
+            f"{c['derived']:,} derived by the recorder ({', '.join(c['derived_kinds'])})")

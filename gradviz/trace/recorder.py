@@ -316,7 +316,7 @@ def _queue_probe(kind: str) -> Callable[[Any, Any, Any, int], None]:
             gt = node_task.graph_task
             task_id = None if gt is None else gt.id
         self._append((kind, _now() - self._t0, self._local.tid or self._tid(), qid, device, task_id, nid, what, key,
-                      size))  # fmt: skip
+                      size))
 
     probe.__name__ = kind
     probe.__qualname__ = f"Recorder.{kind}"
@@ -336,7 +336,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, values: bool = False,
-                 source: Source | None = None):  # fmt: skip
+                 source: Source | None = None):
         self.path = os.fspath(path) if path is not None else None
         self.values = values
         # Where the steps come from: None, gradviz's engine (the recorder is its probe); else a
@@ -432,7 +432,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
                     _PYTHON_VERSION, _PLATFORM,
                     _devices(self._engine), tuple(sys.argv), os.getpid(), self.values,
                     rank.get("rank"), rank.get("local_rank"), rank.get("world_size"), rank.get("backend"),  # ddp
-                )  # fmt: skip
+                )
                 self._announce_thread(thread, tid, None, None)
             if self._engine is not None:
                 self._prev_probe = self._engine.probe
@@ -553,7 +553,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         with self._lock:
             tid = self._current_tid("comm")
             self._put(cls.kind, tid, *[fields[f.name] if f.name in fields else f.default
-                                       for f in _own_fields(cls)])  # fmt: skip
+                                       for f in _own_fields(cls)])
 
     def tensor(self, t: Any, name: str | None) -> int:  # ddp
         """Announce a source's leaf (a leaf adapter: ``_id``, ``name``, shape...) if new; its id."""
@@ -740,7 +740,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             self._put(
                 "task_begin", tid, task.id, root_edges, gr, bool(task.keep_graph), bool(task.create_graph),
                 bool(task.accumulate_grad), outs, task.reentrant_depth, tid, q,
-            )  # fmt: skip
+            )
 
     def dependencies(self, task: Any) -> None:
         with self._lock:
@@ -786,7 +786,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         if nid not in known:
             self._announce(node)
         self._append(("dependency_decrement", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, by_id,
-                      remaining))  # fmt: skip
+                      remaining))
 
     queue_push = _queue_probe("queue_push")
     queue_pop = _queue_probe("queue_pop")
@@ -804,10 +804,10 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             self._announce(node)
         shape, dtype, device, stats, values = self._summary(node, grad, mode)
         self._append(("buffer_add", _now() - self._t0, self._local.tid or self._tid(), task.id, nid, slot, mode, pid,
-                      shape, dtype, device, stats, values))  # fmt: skip
+                      shape, dtype, device, stats, values))
 
     def gradient_in(self, task: Any, node: Any, by: Any, slot: int, grad: Any, mode: str, remaining: int,
-                    not_ready: str | None, queue: Any, size: int) -> None:  # fmt: skip
+                    not_ready: str | None, queue: Any, size: int) -> None:
         # The fast path's steps for one edge, as the rows its single calls would make, one
         # timestamp for all (they happen within a microsecond, in this order, on this thread).
         nid = node._id
@@ -822,7 +822,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         if (
             type(data) is _ndarray and data.size == 1 and grad.dtype is last[0] and grad.device is last[1]
             and _HAS_VARIABLE.get(type(node)) is False
-        ):  # fmt: skip
+        ):
             # A chain's gradient (one float, of the floating dtype and the device of the last one,
             # into a node without a leaf): _summary's case without the call.
             x = data.item()
@@ -833,7 +833,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             if (
                 passed[0] == by_id and grad is not None and passed[2]() is grad and passed[1] == task.id
                 and passed[3] == grad._version_counter[0]
-            ):  # fmt: skip
+            ):
                 # by handed on the gradient it got, unchanged: its summary is the one made then
                 shape, dtype, device, stats, values = passed[4]
                 if _variable(node) is not None:
@@ -861,7 +861,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         task_id = task.id
         if not_ready is None and queue is not None:  # the common case: one group row
             self._append(("gradient_in", ts, tid, task_id, nid, by_id, remaining, slot, mode, shape, dtype, device,
-                          stats, values, qid, qdevice, (2, task.reentrant_depth, node.sequence_nr), size))  # fmt: skip
+                          stats, values, qid, qdevice, (2, task.reentrant_depth, node.sequence_nr), size))
             return
         append = self._append
         append(("dependency_decrement", ts, tid, task_id, nid, by_id, remaining))
@@ -945,7 +945,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         if nid not in self._nodes:
             self._announce(node)
         self._append(("node_end", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
-                      "ok" if ok else "error"))  # fmt: skip
+                      "ok" if ok else "error"))
         if len(self._rows) >= self._spill_at:  # once a node: often enough to spill in cache-sized batches
             self._timed_flush()
 
@@ -963,7 +963,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             with self._lock:
                 tid = self._current_tid()
                 self._put("accumulate_grad", tid, task.id, self._node(node, tid), self._tensor(tensor, tid, None), mode,
-                          None if before is None else before.stats, after.stats, after.values)  # fmt: skip
+                          None if before is None else before.stats, after.stats, after.values)
             return
         before_stats = None if before is None else _stats_row(_array(before))
         after_data = _array(after)
@@ -971,7 +971,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         if (
             seen is not None and mode == "set" and before is None and seen[1] == after_data.shape
             and seen[2] == _dtype_name(getattr(after, "dtype", None) or after_data.dtype)
-        ):  # fmt: skip
+        ):
             after_stats = seen[0]  # .grad was set to a copy of the gradient summarised in buffer_add
         else:
             after_stats = _stats_row(after_data)
@@ -980,7 +980,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         if nid in self._nodes and tensor._id in self._tensors:
             # no lock, as the per-node steps: a known node's rows, its leaf's before them, are in
             self._append(("accumulate_grad", _now() - self._t0, self._local.tid or self._tid(), task.id, nid,
-                          tensor._id, mode, before_stats, after_stats, values))  # fmt: skip
+                          tensor._id, mode, before_stats, after_stats, values))
             return
         with self._lock:
             tid = self._current_tid()
@@ -1168,7 +1168,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             "node_edges", ts, tid, n._id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
             tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
             tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
-        ), leaf  # fmt: skip
+        ), leaf
 
     def _tensor(self, t: Any, tid: int, name: str | None) -> int:
         row = self._tensor_row(t, tid, name)
@@ -1189,7 +1189,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         return (
             "tensor_created", _now() - self._t0, tid, tensor_id, t.name or name, tuple(t.shape), _dtype_name(t.dtype),
             str(t.device), source, _leaf_stats(t),
-        )  # fmt: skip
+        )
 
     def _values(self, data: Any) -> Raw | None:
         if not self.values or data is None:
@@ -1338,7 +1338,7 @@ def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     saved_how = 0 if shapes is Node.saved_shapes else 1 if OpNode is not None and shapes is OpNode.saved_shapes else 2
     info = _CLASS_INFO[cls] = (
         name, hasattr(cls, "variable"), getattr(cls, "device", None) is Node.__dict__["device"], saved_how,
-    )  # fmt: skip
+    )
     return info
 
 

@@ -25,7 +25,7 @@ _OP_FILES = tuple(
     os.path.join(_PKG_DIR, p)
     for p in ("ops" + os.sep, "tensor.py", "functional.py", os.path.join("nn", "functional"),
               os.path.join("nn", "_functional"), "linalg.py")
-)  # fmt: skip
+)
 # ...and the gradviz code whose calls count as the user's: a module's forward uses its parameters.
 _MODULES_DIR = os.path.join(_PKG_DIR, "nn", "modules") + os.sep
 
@@ -143,7 +143,7 @@ class ForwardMixin:
         row = (
             _op_name(node), tuple([t._id for t in inputs if t is not None]), None if out is None else out._id,
             node._id, True, "grad", ok, node.source,
-        )  # fmt: skip
+        )
         with self._lock:
             self._put("forward_op", self._current_tid(), *row)
 
@@ -255,4 +255,4 @@ class ForwardMixin:
                     mode = "no_grad"
                     with self._lock:
                         self._put("forward_op", self._current_tid(), op.strip("_") or op, ids, out, None, False, mode,
-                                  None, source)  # fmt: skip
+                                  None, source)

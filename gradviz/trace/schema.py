@@ -88,7 +88,7 @@ _EDGES = {
     "type": "array",
     "items": {"type": "array", "prefixItems": [{"type": ["integer", "null"]}, {"type": "integer"}],
               "minItems": 2, "maxItems": 2},
-}  # fmt: skip
+}
 
 
 def _group_schema(kind: str) -> dict[str, Any]:
@@ -102,14 +102,14 @@ def _group_schema(kind: str) -> dict[str, Any]:
         for (name, spec, _), src in zip(codec.field_specs(cls)[3:], sources):  # type: ignore[arg-type]
             typed.setdefault(src, (_schema(spec), docs.get(name)))
     items = [_item("kind", {"const": kind}, None), _item("ts", {"type": "integer"}, None),
-             _item("tid", {"type": "integer"}, None)]  # fmt: skip
+             _item("tid", {"type": "integer"}, None)]
     items += [_item(f, typed[f][0], typed[f][1]) for f in fields]
     names = [m for m, _ in members] + ["edge_created (one per edge)"] * (kind == "node_edges")
     return {
         "type": "array",
         "description": "A group line: the events " + ", ".join(names) + ", in this order, sharing ts and tid.",
         "prefixItems": items, "minItems": len(items), "maxItems": len(items), "items": False,
-    }  # fmt: skip
+    }
 
 
 def json_schema() -> dict[str, Any]:

@@ -119,7 +119,7 @@ def summarize(trace: Trace) -> Summary:
                 roots=[names[n] if n in names else f"node {n}" for n, _ in b.roots],
                 nodes_run=runs.get(t.id, 0),
                 duration_ns=t.end.ts - b.ts if t.end is not None else None,
-            )  # fmt: skip
+            )
         )
     header = trace.header
     end = trace.end
@@ -175,5 +175,5 @@ def gradients_into(trace: Trace, node: int, task: int, before: int, node_label: 
             last[b.slot] = b  # type: ignore[attr-defined,assignment]
     label = node_label or (lambda n: None if n is None else f"node {n}")
     return [GradientIn(slot, label(b.producer), b.stats.norm, b.stats.min, b.stats.max, b.stats.nan,  # type: ignore[union-attr]
-                       b.stats.inf) for slot, b in sorted(last.items())]  # type: ignore[union-attr]  # fmt: skip
+                       b.stats.inf) for slot, b in sorted(last.items())]  # type: ignore[union-attr]
 

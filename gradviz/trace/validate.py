@@ -161,7 +161,7 @@ def _node_created(c: _Checker, e: Any) -> None:
     for field, total in (("num_inputs", c.total_in + e.num_inputs), ("num_outputs", c.total_out + e.num_outputs)):
         if total > c.limit:
             raise _Bad(field, f"field '{field}' is {getattr(e, field)}: the trace's nodes would declare {total} "
-                              f"in all, over {c.limit} (the bound for this trace's size)")  # fmt: skip
+                              f"in all, over {c.limit} (the bound for this trace's size)")
     c.total_in += e.num_inputs
     c.total_out += e.num_outputs
     for s in e.saved:
@@ -328,7 +328,7 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     # the forward side: tensor ids there name any tensor, not only announced leaves
     ev.ForwardOp: _forward_op, ev.VersionBump: _nothing, ev.GradMode: _nothing, ev.GradReset: _nothing,
     ev.Detach: _nothing, ev.BackwardCall: _nothing, ev.TensorAtEnd: _nothing,
-}  # fmt: skip
+}
 # Events that name no thread of their own before one is announced: the bookends.
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)
 
@@ -360,7 +360,7 @@ def validate(events: list[ev.Event], name: str) -> None:
     # time of a million-event trace): a value that passes here is valid; one that does not
     # goes through the kind's check, which names the problem.
     begin, end, push, pop, add, dec = (ev.NodeBegin, ev.NodeEnd, ev.QueuePush, ev.QueuePop, ev.BufferAdd,
-                                       ev.DependencyDecrement)  # fmt: skip
+                                       ev.DependencyDecrement)
     edge, made = ev.EdgeCreated, ev.NodeCreated
     e: Any = None
     try:
@@ -377,14 +377,14 @@ def validate(events: list[ev.Event], name: str) -> None:
             elif t is push or t is pop:
                 p = e.priority
                 if (e.queue in queues and e.task in tasks and e.node in nodes and p[0] == 2
-                        and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= e.size <= limit):  # fmt: skip
+                        and 0 <= p[1] <= limit and 0 <= p[2] <= U64 and 0 <= e.size <= limit):
                     continue
             elif t is add:
                 n = nodes.get(e.node)
                 st = e.stats
                 if (n is not None and e.task in tasks and 0 <= e.slot < n[0] and e.producer in nodes
                         and (st is None or (0 <= st.nan <= I64 and 0 <= st.inf <= I64))
-                        and (not (sh := e.shape) or (min(sh) >= 0 and max(sh) <= I64))):  # fmt: skip
+                        and (not (sh := e.shape) or (min(sh) >= 0 and max(sh) <= I64))):
                     continue
             elif t is made:
                 tensor = e.tensor
@@ -392,7 +392,7 @@ def validate(events: list[ev.Event], name: str) -> None:
                 if (0 <= e.node <= I64 and 0 <= e.sequence_nr <= U64 and 0 <= e.topological_nr <= I64
                         and 0 <= n_in and 0 <= n_out and c.total_in + n_in <= limit
                         and c.total_out + n_out <= limit and not e.saved
-                        and (tensor is None or tensor in c.tensors)):  # fmt: skip
+                        and (tensor is None or tensor in c.tensors)):
                     nodes[e.node] = (n_in, n_out)
                     c.total_in += n_in
                     c.total_out += n_out

@@ -15,16 +15,16 @@ from gradviz.trace import events as ev
 from gradviz.trace.crash import crash_marker_off, crash_marker_on
 
 GROUP_MEMBERS = {k: [m for m, _ in members] + ["edge_created..."] * (k == "node_edges")
-                 for k, (_, members) in codec.GROUPS.items()}  # fmt: skip
+                 for k, (_, members) in codec.GROUPS.items()}
 HEADER = (
     b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":' + str(ev.FORMAT_VERSION).encode()
     + b',"fields":' + codec.dumps(codec.FIELDS) + b',"groups":' + codec.dumps(GROUP_MEMBERS)
     + b',"stats":' + codec.dumps(codec.STATS_FIELDS) + b',"events":[\n'
-)  # fmt: skip
+)
 HEADER_V2 = (
     b'{"format":"' + ev.FORMAT_NAME.encode() + b'","format_version":2,"fields":' + codec.dumps(codec.FIELDS_V2)
     + b',"stats":' + codec.dumps(codec.STATS_FIELDS) + b',"events":[\n'
-)  # fmt: skip
+)
 FOOTER = b"]}\n"
 BATCH = 2048  # events encoded per JSON call: ~300 kB, which stays in cache
 
@@ -104,7 +104,7 @@ class TraceWriter:
             sys.stderr.write(
                 f"gradviz: warning: recording stopped: cannot write {self.path}: {why}"
                 + (f" ({code})" if code else "") + "; the trace keeps what was written before\n"
-            )  # fmt: skip
+            )
             sys.stderr.flush()
         except (OSError, ValueError, AttributeError):  # no stderr to say it on: stay quiet
             pass

@@ -26,7 +26,7 @@ __all__ = [
     "CheckpointError", "CheckpointFunction", "DefaultDeviceType", "check_backward_validity", "checkpoint",
     "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn", "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop", "set_device_states",
-]  # fmt: skip
+]
 
 _REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, "
@@ -141,7 +141,7 @@ class CheckpointFunction(Function):
 
 def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
                context_fn: Callable = noop_context_fn, determinism_check: str = "default", debug: bool = False,
-               early_stop: bool = True, preserve_rng_state: bool = True, **kwargs: Any) -> Any:  # fmt: skip
+               early_stop: bool = True, preserve_rng_state: bool = True, **kwargs: Any) -> Any:
     if use_reentrant is None:
         warnings.warn(_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True
@@ -157,7 +157,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
 
 
 def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentrant: bool | None = None,  # noqa: A002
-                          **kwargs: Any) -> Any:  # fmt: skip
+                          **kwargs: Any) -> Any:
     """The modules in ``segments`` runs, each but the last checkpointed (torch's split)."""
     if use_reentrant is None:
         warnings.warn(_REENTRANT_WARNING, stacklevel=2)
@@ -177,7 +177,7 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant,  # noqa: A001
-                           preserve_rng_state=kwargs.get("preserve_rng_state", True))  # fmt: skip
+                           preserve_rng_state=kwargs.get("preserve_rng_state", True))
     return run(end + 1, len(fns) - 1)(input)
 
 

@@ -28,7 +28,7 @@ from gradviz.render import (
     first_task,
     output_format,
     run_graphviz,
-)  # fmt: skip
+)
 from gradviz.render import model as gm
 from gradviz.render.dot import to_dot
 from gradviz.trace.model import Trace
@@ -179,18 +179,18 @@ def graph_model(outputs: Any, names: Mapping[int, str], title: str) -> gm.GraphM
         dev = device
         if var is not None:
             leaf = gm.LeafInfo(id(var), names.get(id(var)), tuple(int(d) for d in var.shape),
-                               str(var.dtype).removeprefix("torch.").removeprefix("gradviz."))  # fmt: skip
+                               str(var.dtype).removeprefix("torch.").removeprefix("gradviz."))
             dev = str(getattr(var, "device", device))
         kind = "leaf" if name == "AccumulateGrad" else ("root" if nid in root_ids else "op")
         seqnr = getattr(fn, "_sequence_nr", None)
         nodes[nid] = gm.GNode(nid, name, kind, int(seqnr()) if callable(seqnr) else -1, inputs.get(nid, 1), dev,
-                              _saved(fn), None, leaf)  # fmt: skip
+                              _saved(fn), None, leaf)
     devices = list(dict.fromkeys(n.device for n in nodes.values()))
     return gm.GraphModel(title, None, None, nodes, edges, root_ids, devices)
 
 
 def draw(x: Any, *, params: Mapping[str, Any] | None = None, task: int | None = None, step: int | None = None,
-         max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False) -> Drawing:  # fmt: skip
+         max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False) -> Drawing:
     """A picture of a backward graph, torchviz's way: ``gradviz.draw(loss)``.
 
     x: a tensor with a grad_fn (gradviz or torch), a list of them, a ``Trace`` or a trace
@@ -216,7 +216,7 @@ def draw(x: Any, *, params: Mapping[str, Any] | None = None, task: int | None = 
             names.update({id(v): k for k, v in params.items()})
         roots = x if isinstance(x, (list, tuple)) else [x]
         title = "backward graph of " + ", ".join(_node_name(r.grad_fn) if getattr(r, "grad_fn", None) is not None
-                                                  else "a leaf" for r in roots)  # fmt: skip
+                                                  else "a leaf" for r in roots)
         model = graph_model(x, names, title)
         gm.collapse(model, max_nodes, expand=expand)
     layout = choose_layout(model.drawn())

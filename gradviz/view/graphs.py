@@ -50,7 +50,7 @@ def mark_up(svg: str, model: GraphModel) -> str:
 
 
 def task_graph(trace: Any, task: int | None, *, max_nodes: int = DEFAULT_MAX_NODES, expand: bool = False,
-               group_by: str | None = None) -> TaskGraph:  # fmt: skip
+               group_by: str | None = None) -> TaskGraph:
     """The marked-up picture of one task (collapsed as ``render`` collapses it)."""
     model = build_model(trace, task, max_nodes=max_nodes, expand=expand, group_by=group_by)
     layout = choose_layout(model.drawn())

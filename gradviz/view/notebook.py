@@ -25,7 +25,7 @@ class PageView:
 
     def _repr_html_(self) -> str:
         return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width:100%;height:{self.height}px;'
-                'border:1px solid #e5e7eb" sandbox="allow-scripts"></iframe>')  # fmt: skip
+                'border:1px solid #e5e7eb" sandbox="allow-scripts"></iframe>')
 
     def save(self, path: str | os.PathLike[str]) -> None:
         Path(path).write_text(self.html, encoding="utf-8")
@@ -48,7 +48,7 @@ def summary_html(trace: Trace) -> str:
         e: Any = errors[0]
         rows.append(("first error", f"{e.type}: {e.message}"))
     table = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
-                    f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)  # fmt: skip
+                    f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
     try:
         task = first_task(trace)
         picture = draw(trace, task=task).svg
@@ -58,7 +58,7 @@ def summary_html(trace: Trace) -> str:
     more = "trace.view() steps through it; gradviz.draw(trace, task=K, step=N) draws another task or step"
     return (f"<div class='gradviz-trace'><table>{table}</table>"
             f"<div style='color:#6b7280'>{html.escape(caption)} · {html.escape(more)}</div>"
-            f"<div style='max-width:100%;overflow:auto'>{picture}</div></div>")  # fmt: skip
+            f"<div style='max-width:100%;overflow:auto'>{picture}</div></div>")
 
 
 def trace_repr_html(trace: Trace) -> str:

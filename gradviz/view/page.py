@@ -118,7 +118,7 @@ def _node_table(nodes: dict[int, Any]) -> dict[str, list[Any]]:
 
 
 def page_data(trace: Trace, steps: Steps, graphs: list[TaskGraph], omitted: list[int],
-              why: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
+              why: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """The page's inline data (small, JSON) and its blobs (gzip'd, base64)."""
     nodes = trace.nodes
     tasks = []
@@ -166,7 +166,7 @@ def page_data(trace: Trace, steps: Steps, graphs: list[TaskGraph], omitted: list
 
 def build_page(trace: Trace, *, task: int | None = None, max_nodes: int = DEFAULT_MAX_NODES,
                expand: bool = False, group_by: str | None = None, max_tasks: int = DEFAULT_MAX_TASKS,
-               why: dict[str, Any] | None = None) -> str:  # fmt: skip
+               why: dict[str, Any] | None = None) -> str:
     """The page's HTML. task: draw only this task's graph (the others are named); max_tasks:
     draw at most this many task graphs (the first, the failed ones first); max_nodes, expand,
     group_by: as ``render``; why: answers for the why panel (see module doc)."""

@@ -23,7 +23,7 @@ def run_quick(script: str, out: Path) -> dict:
     proc = subprocess.run(
         [sys.executable, str(BENCH / script), "--quick", "--json", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     # The markdown table went to stdout too.

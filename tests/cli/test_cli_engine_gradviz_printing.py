@@ -22,6 +22,6 @@ def test_an_unmodified_script_prints_the_same_on_gradviz(tmp_path, monkeypatch):
     (tmp_path / "p.py").write_text(SCRIPT)
     want = subprocess.run([sys.executable, "p.py"], capture_output=True, text=True, timeout=120)
     got = subprocess.run([sys.executable, "-m", "gradviz", "run", "--engine", "gradviz", "-o", "t.json", "p.py"],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+                         capture_output=True, text=True, timeout=120)
     assert want.returncode == 0 and got.returncode == 0, got.stderr
     assert got.stdout == want.stdout

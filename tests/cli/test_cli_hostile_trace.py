@@ -47,14 +47,14 @@ def _commands(path: str) -> list[list[str]]:
         ["info", path], ["info", path, "--json"], ["replay", path], ["replay", path, "--step", "10"],
         ["replay", path, "--step", "23"], ["render", path, "--format", "dot", "-o", "x.dot"],
         ["export", path, "-o", "x.perfetto.json"], ["diff", path, path],
-    ]  # fmt: skip
+    ]
 
 
 def _cli(args: list[str]) -> subprocess.CompletedProcess:
     """The real process: its own stdout encoding (strict UTF-8), as a user's terminal has."""
     env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "gradviz", *args], capture_output=True, text=True,
-                          errors="backslashreplace", env=env, timeout=120)  # fmt: skip
+                          errors="backslashreplace", env=env, timeout=120)
 
 
 # --- G8: recorded text is never markup ---------------------------------------------------------
@@ -158,14 +158,14 @@ def _capped(limit: int = 1 << 30) -> None:
 
 
 @pytest.mark.parametrize("command", [["info"], ["replay"], ["replay", "--step", "3"], ["export"],
-                                     ["render", "--format", "dot"], ["diff", "X"]])  # fmt: skip
+                                     ["render", "--format", "dot"], ["diff", "X"]])
 def test_dev_zero_is_refused_at_once(tmp_path, command):
     good = tmp_path / "good.json"
     save(tb.diamond().events, good)
     args = [*command[:1], "/dev/zero", *[str(good) if a == "X" else a for a in command[1:]]]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-m", "gradviz", *args], capture_output=True, text=True, env=env,
-                       timeout=60, preexec_fn=_capped)  # fmt: skip
+                       timeout=60, preexec_fn=_capped)
     assert r.returncode == 1, r.stderr[-1000:]
     assert r.stderr == "Error: /dev/zero: not a gradviz trace (it starts with byte 0x00, not a JSON object)\n"
 
@@ -178,7 +178,7 @@ def test_a_large_file_that_is_not_a_trace_is_refused_before_it_is_read(tmp_path,
         f.truncate(3 << 30)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-m", "gradviz", "info", str(big)], capture_output=True, text=True,
-                       env=env, timeout=60, preexec_fn=_capped)  # fmt: skip
+                       env=env, timeout=60, preexec_fn=_capped)
     assert r.returncode == 1, r.stderr[-1000:]
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {big}: not a gradviz trace"), r.stderr

@@ -187,7 +187,7 @@ def _start(tmp_path: Path, mode: str, n: int = 20) -> subprocess.Popen:
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # stacks on SIGABRT: see the signal test
         preexec_fn=_default_sigint,
-    )  # fmt: skip
+    )
 
 
 def _default_sigint() -> None:

@@ -46,7 +46,7 @@ def _write(path: Path, body: str) -> Path:
 def _gradviz(*args: str, cwd: Path, preexec=None, timeout: int = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "gradviz", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=timeout, preexec_fn=preexec)  # fmt: skip
+                          env=env, timeout=timeout, preexec_fn=preexec)
 
 
 # --- the library call -------------------------------------------------------------------------
@@ -98,7 +98,7 @@ def test_a_trace_passed_as_the_script_is_refused(tmp_path):
     r = CliRunner().invoke(main, ["run", "x.trace.json"])
     assert r.exit_code == 2
     assert r.stderr == ("Error: x.trace.json is a gradviz trace, not a script: look at it with "
-                        "'gradviz info x.trace.json' (or replay, render)\n")  # fmt: skip
+                        "'gradviz info x.trace.json' (or replay, render)\n")
 
 
 def test_engine_torch_on_a_script_that_never_imports_torch(tmp_path):
@@ -160,7 +160,7 @@ def test_gradviz_alone_prints_its_help_without_error(tmp_path):
     ["info", "nope.json"], ["replay", "nope.json"], ["replay", "nope.json", "--step", "3"], ["render", "nope.json"],
     ["export", "nope.json"], ["diff", "nope.json", "nope.json"], ["run", "nope.py"], ["run"], ["info"],
     ["nosuchcommand"],
-])  # fmt: skip
+])
 def test_missing_files_and_usage_mistakes_exit_2(args):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2, (args, r.output)

@@ -58,7 +58,7 @@ def test_same_recording_twice_no_divergence_and_says_what_it_compared(tmp_path, 
     assert "no divergence" in r.output
     line = next(ln for ln in r.output.splitlines() if ln.startswith("compared:"))
     for what in ("run status and errors", "2 tasks", "nodes", "edges", "2 hooks", "saved tensors", "leaf inputs",
-                 "gradients (rtol 0.0001, atol 1e-06)"):  # fmt: skip
+                 "gradients (rtol 0.0001, atol 1e-06)"):
         assert what in line, line
 
 
@@ -95,11 +95,11 @@ def test_hooks_compared_by_node_kind_and_qualname_only(tmp_path):
     is no divergence; another function is."""
     a = _record(tmp_path / "a.json", hook=True)
     events = [e if type(e) is not ev.Hook else ev.Hook(e.seq, e.ts + 5, e.tid, e.task, e.node, e.hook, e.name)
-              for e in a.events]  # fmt: skip
+              for e in a.events]
     save(events, tmp_path / "b.json")
     assert diff(a, gradviz.load(str(tmp_path / "b.json"))) == []
     renamed = [e if type(e) is not ev.Hook else ev.Hook(e.seq, e.ts, e.tid, e.task, e.node, e.hook, "other_hook")
-               for e in a.events]  # fmt: skip
+               for e in a.events]
     save(renamed, tmp_path / "c.json")
     found = diff(a, gradviz.load(str(tmp_path / "c.json")))
     assert [d.kind for d in found] == ["hook"] and "log_grad" in found[0].message
@@ -130,7 +130,7 @@ def test_unseeded_runs_blame_the_inputs_not_a_gradient(tmp_path, monkeypatch):
 def test_old_trace_without_leaf_values_says_it_could_not_compare_them(tmp_path):
     a = _record(tmp_path / "a.json")
     events = [e if type(e) is not ev.TensorCreated else ev.TensorCreated(
-        e.seq, e.ts, e.tid, e.tensor, e.name, e.shape, e.dtype, e.device, e.source) for e in a.events]  # fmt: skip
+        e.seq, e.ts, e.tid, e.tensor, e.name, e.shape, e.dtype, e.device, e.source) for e in a.events]
     res = compare(a, Trace(events))
     assert res.divergences == []
     assert any("the values of 1 leaf: a trace does not record them" in ln for ln in res.summary())
@@ -149,16 +149,16 @@ def _crafted(path, n_nodes: int, n_tasks: int) -> None:
            python_version="3", platform="x", devices=("cpu",), argv=("crafted",), pid=1, values=False),
         at(ev.ThreadStart, name="MainThread", device=None, role="caller"),
         at(ev.QueueCreated, queue=1, device="cpu", owner=1, name="cpu"),
-    ]  # fmt: skip
+    ]
     for i in range(1, n_nodes + 1):
         evs.append(at(ev.NodeCreated, node=i, name="MulBackward0", sequence_nr=i, topological_nr=n_nodes - i,
-                      num_inputs=1, num_outputs=1, device="cpu", saved=(), source=None))  # fmt: skip
+                      num_inputs=1, num_outputs=1, device="cpu", saved=(), source=None))
     for i in range(2, n_nodes + 1):
         evs.append(at(ev.EdgeCreated, src=i, slot=0, dst=i - 1, input_nr=0))
     for t in range(1, n_tasks + 1):
         evs.append(at(ev.TaskBegin, task=t, roots=((n_nodes, 0),), graph_root=None, keep_graph=True,
                       create_graph=False, accumulate_grad=True, outputs=(), reentrant_depth=0, owner=1,
-                      cpu_queue=1))  # fmt: skip
+                      cpu_queue=1))
     evs.append(at(ev.TraceEnd, status="ok", events=len(evs)))
     save(evs, path)
 
@@ -211,7 +211,7 @@ def test_retain_grad_hooks_compared_by_kind_not_the_engines_function_name(tmp_pa
     hooks = [e for e in a.events if type(e) is ev.Hook]
     assert [h.hook for h in hooks] == ["retains_grad"]
     renamed = [e if type(e) is not ev.Hook else ev.Hook(e.seq, e.ts, e.tid, e.task, e.node, e.hook, "torch_retain")
-               for e in a.events]  # fmt: skip
+               for e in a.events]
     assert diff(a, Trace(renamed)) == []
     dropped = [e for e in a.events if type(e) is not ev.Hook]
     found = diff(a, Trace(dropped))

@@ -22,7 +22,7 @@ def convert(nb: dict, skip: set[int], replace: list[tuple[str, str]]) -> str:
         lines = [
             ln for ln in "".join(cell["source"]).splitlines()
             if not ln.lstrip().startswith("%") and "plt." not in ln and "matplotlib" not in ln
-        ]  # fmt: skip
+        ]
         out.append(f"# cell {i}\n" + "\n".join(lines).rstrip() + "\n")
     text = "\n".join(out)
     for old, new in replace:

@@ -143,7 +143,7 @@ def _func_call(name: str, call: Any, *args: Any, **kwargs: Any) -> Any:
         fn = result[1]
         result = (result[0], functools.wraps(fn)(functools.partial(_func_call, "vjp_fn", fn))) + tuple(result[2:])
     records.append({"kind": f"func.{name}", "roots": [], "nodes": [], "edges": [], "order": [],
-                    "grads": [summary(t) for t in _leaves(shown)]})  # fmt: skip
+                    "grads": [summary(t) for t in _leaves(shown)]})
     return result
 
 

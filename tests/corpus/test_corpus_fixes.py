@@ -45,7 +45,7 @@ def test_variable_is_a_detached_tensor_as_in_torch():
 @pytest.mark.parametrize("make", [
     lambda T: T.randn(()), lambda T: T.randn(size=()), lambda T: T.rand([]), lambda T: T.randint(5, ()),
     lambda T: T.randn((), dtype=T.float64), lambda T: T.randn(()).normal_(),
-])  # fmt: skip
+])
 def test_zero_dim_random_factories_keep_their_shape_and_values(make):
     torch.manual_seed(3)
     gradviz.manual_seed(3)
@@ -151,7 +151,7 @@ def test_categorical_log_prob_graph_matches_torch():
 
 # -- arange (d2l_mlp_activations: 35 of 160 values differed) ---------------------------------------
 @pytest.mark.parametrize("args", [(-8, 8, 0.1), (0, 1, 0.01), (-3.3, 7.1, 0.37), (0, 100, 0.7), (1, 2, 1 / 3),
-                                  (5, -3, -0.3), (0, 50, 0.013), (0, 400, 0.013), (0.5, 7)])  # fmt: skip
+                                  (5, -3, -0.3), (0, 50, 0.013), (0, 400, 0.013), (0.5, 7)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_arange_float_values_equal_torch(args, dtype):
     t = torch.arange(*args, dtype=getattr(torch, dtype)).numpy()
@@ -163,7 +163,7 @@ def test_arange_float_values_equal_torch(args, dtype):
 def test_arange_default_dtype_values_equal_torch():
     assert np.array_equal(gradviz.arange(-8.0, 8.0, 0.1).numpy(), torch.arange(-8.0, 8.0, 0.1).numpy())
     assert math.isclose(gradviz.arange(-8.0, 8.0, 0.1)[35].item(), torch.arange(-8.0, 8.0, 0.1)[35].item(),
-                        rel_tol=0, abs_tol=0)  # fmt: skip
+                        rel_tol=0, abs_tol=0)
 
 
 # -- MultiheadAttention's SDPA path (word_language_model Transformer): UnsafeViewBackward0 ---------

@@ -31,7 +31,7 @@ def _run(engine: str, program: Path, out: Path, cwd: Path) -> subprocess.Complet
     return subprocess.run(
         [sys.executable, "-m", "gradviz", "run", "--engine", engine, "-o", str(out), str(SEEDED), str(program)],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+    )
 
 
 KNOWN: dict[str, str] = {}  # program -> why its two traces may differ (none now)
@@ -68,7 +68,7 @@ def _diff(a: Path, b: Path, *options: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("program", [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n])) if n in KNOWN else p
     for n, p in zip(harness.programs(), PROGRAMS) if not harness.uses_transforms(n)
-], ids=[n for n in harness.programs() if not harness.uses_transforms(n)])  # fmt: skip
+], ids=[n for n in harness.programs() if not harness.uses_transforms(n)])
 def test_both_engines_record_the_same_run(program: Path, recording) -> None:
     traces = {engine: recording(program, engine) for engine in ("torch", "gradviz")}
     for engine, out in traces.items():

@@ -270,11 +270,11 @@ def _torch_draws(fn: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> list
     monkeypatch.setattr(torch, "randperm", randperm)
     monkeypatch.setattr(torch.utils.data.dataset, "randperm", randperm)  # random_split's own import
     monkeypatch.setattr(torch, "randint", lambda *a, **kw: (log.append(("randint", kw["size"][0])),
-                                                            real_randint(*a, **kw))[1])  # fmt: skip
+                                                            real_randint(*a, **kw))[1])
     monkeypatch.setattr(torch, "multinomial", lambda w, n, r, **kw: (log.append(("multinomial", n)),
-                                                                     real_multinomial(w, n, r, **kw))[1])  # fmt: skip
+                                                                     real_multinomial(w, n, r, **kw))[1])
     monkeypatch.setattr(torch.Tensor, "random_", lambda self, *a, **kw: (log.append(("seed", None)),
-                                                                          real_random(self, *a, **kw))[1])  # fmt: skip
+                                                                          real_random(self, *a, **kw))[1])
     fn()
     monkeypatch.undo()
     return log

@@ -35,7 +35,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     d = tmp_path_factory.mktemp("ddp_job")
     shutil.copy(PROGRAMS / "train.py", d / "train.py")
     rec = sh([sys.executable, "-m", "gradviz", "run", "--nproc-per-node", "2", "-o", "out/t.trace.json",
-              "train.py", "--gather"], d, job_env())  # fmt: skip
+              "train.py", "--gather"], d, job_env())
     plain = sh([*torchrun(2, free_port()), "train.py", "--gather"], d, job_env())
     return {"dir": d, "rec": rec, "plain": plain}
 
@@ -70,7 +70,7 @@ def test_nproc_per_node_writes_one_trace_per_rank(job: dict) -> None:
         assert [(e.backend, e.rank, e.world_size) for e in init] == [("gloo", r, 2)]
         assert init[0].clock is not None
         assert {"ddp_init", "ddp_forward", "ddp_grads", "bucket_ready", "bucket_done", "collective_begin",
-                "collective_end", "accumulate_grad"} <= _kinds(t)  # fmt: skip
+                "collective_end", "accumulate_grad"} <= _kinds(t)
         ops = [e.op for e in of_kind(t, ev.CollectiveBegin)]
         assert ops.count("all_reduce") >= 3 and ops[-3:] == ["all_gather", "broadcast", "barrier"]
         assert [e.number for e in of_kind(t, ev.CollectiveBegin)] == list(range(1, len(ops) + 1))
@@ -208,7 +208,7 @@ def test_unused_parameter_failure_is_named(tmp_path: Path) -> None:
 def test_unused_parameter_in_a_later_iteration_names_its_bucket(tmp_path: Path) -> None:
     shutil.copy(PROGRAMS / "unused_later.py", tmp_path / "unused_later.py")
     rec = sh([sys.executable, "-m", "gradviz", "run", "--nproc-per-node", "2", "unused_later.py"], tmp_path,
-             job_env())  # fmt: skip
+             job_env())
     assert rec.returncode == 1
     a = unused_parameters(load(tmp_path / "unused_later.rank1.trace.json"))
     assert a is not None and (a["rank"], a["iteration"]) == (1, 2)
@@ -241,11 +241,11 @@ def _rank_trace(rank: int, collectives: list[tuple[str, int, int, int]], clock: 
                                          argv=(), pid=1, values=False, rank=rank, world_size=2),
                            ev.ThreadStart(seq=1, ts=1, tid=1, name="MainThread", device=None, role="caller"),
                            ev.DistInit(seq=2, ts=clock, tid=1, backend="gloo", rank=rank, world_size=2, clock=clock,
-                                       wall=None)]  # fmt: skip
+                                       wall=None)]
     timed = []
     for op, n, b, e in collectives:
         timed.append((b, ev.CollectiveBegin, dict(op=op, group="0", group_size=2, number=n, shape=None, dtype=None,
-                                                   bytes=0, async_op=False)))  # fmt: skip
+                                                   bytes=0, async_op=False)))
         timed.append((e, ev.CollectiveEnd, dict(op=op, group="0", number=n, status="ok")))
     for ts, cls, f in sorted(timed, key=lambda x: x[0]):
         evs.append(cls(seq=len(evs), ts=ts, tid=1, **f))
@@ -278,7 +278,7 @@ def test_a_rank_that_stopped_and_a_rank_whose_graph_differs() -> None:
     def with_grads(t: Trace, ready: tuple[int, ...]) -> Trace:
         evs = list(t.events)
         evs.append(ev.DdpInit(seq=len(evs), ts=9000, tid=1, ddp=1, params=("a.weight", "b.weight"), tensors=(),
-                              bucket_cap=0, find_unused=False, group="0"))  # fmt: skip
+                              bucket_cap=0, find_unused=False, group="0"))
         evs.append(ev.DdpGrads(seq=len(evs), ts=9001, tid=1, ddp=1, iteration=1, ready=ready, buckets=(0,)))
         return Trace(evs, path=t.path)
 
@@ -318,7 +318,7 @@ def test_recorder_emit_from_a_backend_thread(monkeypatch: pytest.MonkeyPatch) ->
         src = rec._source
         tensor_id = src._dist_leaf(w, "fc.weight")
         t = threading.Thread(target=rec.emit, args=(ev.CollectiveEnd,),
-                             kwargs=dict(op="all_reduce", group="0", number=1, status="ok"))  # fmt: skip
+                             kwargs=dict(op="all_reduce", group="0", number=1, status="ok"))
         t.start()
         t.join()
         (w * 2).sum().backward()

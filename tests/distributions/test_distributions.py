@@ -42,7 +42,7 @@ def run(program: Callable[[Any], dict[str, Any]], T: Any) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, (value, leaves) in out.items():
         result[key] = {"value": value.detach().numpy().copy(), "dtype": str(value.dtype).rsplit(".", 1)[-1],
-                       "shape": tuple(value.shape)}  # fmt: skip
+                       "shape": tuple(value.shape)}
         if value.requires_grad:
             result[key]["nodes"] = names(value)
             grads = T.autograd.grad(value.sum(), leaves, allow_unused=True, retain_graph=True)
@@ -73,7 +73,7 @@ def p_normal(T: Any) -> dict[str, Any]:
             "cdf": (d.cdf(v), (loc, scale)), "icdf": (d.icdf(T.tensor([0.2, 0.5, 0.9], dtype=T.float64)), (loc, scale)),
             "mean": (d.mean, (loc,)), "stddev": (d.stddev, (scale,)), "variance": (d.variance, (scale,)),
             "scalar_scale": (T.distributions.Normal(loc, 2.0).log_prob(v), (loc,)),
-            "broadcast": (T.distributions.Normal(loc, scale[:1]).log_prob(v), (loc, scale))}  # fmt: skip
+            "broadcast": (T.distributions.Normal(loc, scale[:1]).log_prob(v), (loc, scale))}
 
 
 def p_categorical(T: Any) -> dict[str, Any]:
@@ -88,7 +88,7 @@ def p_categorical(T: Any) -> dict[str, Any]:
             "log_prob_broadcast": (d.log_prob(T.tensor([[1], [0]])), (logits,)),
             "p_log_prob": (dp.log_prob(a), (probs,)), "p_entropy": (dp.entropy(), (probs,)),
             "p_logits": (dp.logits, (probs,)), "enumerate": (d.enumerate_support(), ()),
-            "mode": (d.mode, ()), "perplexity": (d.perplexity(), (logits,))}  # fmt: skip
+            "mode": (d.mode, ()), "perplexity": (d.perplexity(), (logits,))}
 
 
 def p_bernoulli(T: Any) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def p_bernoulli(T: Any) -> dict[str, Any]:
     return {"log_prob": (d.log_prob(v), (logits,)), "entropy": (d.entropy(), (logits,)),
             "p_log_prob": (dp.log_prob(v), (probs,)), "p_entropy": (dp.entropy(), (probs,)),
             "sample": (dp.sample((3,)), ()), "mean": (d.mean, (logits,)), "variance": (dp.variance, (probs,)),
-            "mode": (dp.mode, ())}  # fmt: skip
+            "mode": (dp.mode, ())}
 
 
 def p_uniform_exponential(T: Any) -> dict[str, Any]:
@@ -113,7 +113,7 @@ def p_uniform_exponential(T: Any) -> dict[str, Any]:
             "u_cdf": (u.cdf(T.tensor([0.5, 2.5], dtype=T.float64)), (low, high)),
             "e_log_prob": (e.log_prob(T.tensor([0.3, 1.0], dtype=T.float64)), (rate,)),
             "e_entropy": (e.entropy(), (rate,)), "e_rsample": (e.rsample((2,)), (rate,)),
-            "e_cdf": (e.cdf(T.tensor([0.3, 1.0], dtype=T.float64)), (rate,))}  # fmt: skip
+            "e_cdf": (e.cdf(T.tensor([0.3, 1.0], dtype=T.float64)), (rate,))}
 
 
 def p_independent_transformed(T: Any) -> dict[str, Any]:
@@ -123,14 +123,14 @@ def p_independent_transformed(T: Any) -> dict[str, Any]:
     D = T.distributions
     lognormal = D.TransformedDistribution(D.Normal(loc, scale), [D.transforms.ExpTransform()])
     squashed = D.TransformedDistribution(D.Normal(loc, scale), [D.transforms.TanhTransform(cache_size=1),
-                                                               D.transforms.AffineTransform(1.0, 2.0)])  # fmt: skip
+                                                               D.transforms.AffineTransform(1.0, 2.0)])
     sig = D.TransformedDistribution(D.Normal(loc, scale), D.transforms.SigmoidTransform())
     x = squashed.rsample((2,))
     return {"ind_log_prob": (ind.log_prob(v), (loc, scale)), "ind_entropy": (ind.entropy(), (loc, scale)),
             "ind_rsample": (ind.rsample(), (loc, scale)),
             "lognormal": (lognormal.log_prob(T.tensor([0.5, 1.0, 3.0], dtype=T.float64)), (loc, scale)),
             "squashed_rsample": (x, (loc, scale)), "squashed_log_prob": (squashed.log_prob(x), (loc, scale)),
-            "sigmoid": (sig.log_prob(T.tensor([0.2, 0.5, 0.7], dtype=T.float64)), (loc, scale))}  # fmt: skip
+            "sigmoid": (sig.log_prob(T.tensor([0.2, 0.5, 0.7], dtype=T.float64)), (loc, scale))}
 
 
 def p_kl(T: Any) -> dict[str, Any]:
@@ -139,15 +139,15 @@ def p_kl(T: Any) -> dict[str, Any]:
     logits = leaf(T, LOGITS)
     p, q = D.Normal(loc, scale), D.Normal(T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64))
     c1, c2 = D.Categorical(logits=logits), D.Categorical(probs=T.tensor([[0.5, 0.5, 0.0], [0.2, 0.2, 0.6]],
-                                                                         dtype=T.float64))  # fmt: skip
+                                                                         dtype=T.float64))
     b1, b2 = D.Bernoulli(logits=loc), D.Bernoulli(probs=T.tensor([0.3, 0.0, 1.0], dtype=T.float64))
     return {"normal": (D.kl_divergence(p, q), (loc, scale)), "categorical": (D.kl_divergence(c1, c2), (logits,)),
             "bernoulli": (D.kl_divergence(b1, b2), (loc,)),
-            "independent": (D.kl_divergence(D.Independent(p, 1), D.Independent(q, 1)), (loc, scale))}  # fmt: skip
+            "independent": (D.kl_divergence(D.Independent(p, 1), D.Independent(q, 1)), (loc, scale))}
 
 
 @pytest.mark.parametrize("program", [p_normal, p_categorical, p_bernoulli, p_uniform_exponential,
-                                     p_independent_transformed, p_kl], ids=lambda p: p.__name__[2:])  # fmt: skip
+                                     p_independent_transformed, p_kl], ids=lambda p: p.__name__[2:])
 def test_same_as_torch(program: Callable[[Any], dict[str, Any]]) -> None:
     same(program)
 

@@ -40,7 +40,7 @@ def _mixed_outputs(T: ModuleType) -> dict:
     return {
         "a": a, "c": c, "name": b.grad_fn.name(), "same_node": b.grad_fn is d.grad_fn,
         "grad": _np(t.grad), "seen": seen, "values": (_np(b), _np(d)),
-    }  # fmt: skip
+    }
 
 
 def test_function_with_non_tensor_outputs_matches_torch() -> None:

@@ -109,7 +109,7 @@ def _functions(T: ModuleType) -> dict[str, Callable]:
         "Bad": Bad.apply, "BadDouble": BadDouble.apply, "Wrong": Wrong.apply, "NoMul": NoMul.apply,
         "NonZeroOnUndefined": NonZeroOnUndefined.apply, "RaiseOnUndefined": RaiseOnUndefined.apply,
         "HandlesUndefined": HandlesUndefined.apply,
-    }  # fmt: skip
+    }
 
 
 def _cases(T: ModuleType) -> dict[str, Callable[[], Any]]:

@@ -64,7 +64,7 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch() -> None:
     out = []
     for mod in ("torch", "gradviz"):
         proc = subprocess.run([sys.executable, "-c", _TO_SCALAR.format(mod=mod)], capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+                              timeout=120)
         assert proc.returncode == 0, proc.stderr
         out.append(proc.stdout)
     assert out[1] == out[0] and out[0].startswith("1 'Converting a tensor with requires_grad=True")

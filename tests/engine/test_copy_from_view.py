@@ -25,7 +25,7 @@ def _copy_within(take_dst, take_src, shape):
     (lambda y: y[:, :1], lambda y: y[:, -1:], (2, 3)),
     (lambda y: y[0], lambda y: y[1], (2, 3)),
     (lambda y: y[:, 2], lambda y: y[:, 0], (3, 3)),
-])  # fmt: skip
+])
 def test_copy_from_a_view_of_the_same_tensor(take_dst, take_src, shape):
     check(_copy_within(take_dst, take_src, shape))
 

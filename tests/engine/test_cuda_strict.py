@@ -302,7 +302,7 @@ def embedding_and_index(dev, x, w, b):
 
 
 def _assert_matches(loss: np.ndarray, grads: list[np.ndarray], want_loss: np.ndarray,
-                    want_grads: list[np.ndarray]) -> None:  # fmt: skip
+                    want_grads: list[np.ndarray]) -> None:
     """A device run's loss and gradients against the cpu run's."""
     np.testing.assert_allclose(loss, want_loss, rtol=1e-6)
     for got, want in zip(grads, want_grads, strict=True):

@@ -40,7 +40,7 @@ def _node_class(T: ModuleType) -> tuple:
     out = (
         type(fn).__name__, fn.name(), Square._backward_cls.__name__, type(fn) is Square._backward_cls,
         isinstance(fn, T.autograd.function.BackwardCFunction), repr(y).split("grad_fn=")[1],
-    )  # fmt: skip
+    )
     y.sum().backward()
     return out, x.grad.tolist()
 

@@ -13,7 +13,7 @@ import torch
 import gradviz
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available() or gradviz.cuda.is_available(),
-                                reason="these check the answers of a machine without a GPU")  # fmt: skip
+                                reason="these check the answers of a machine without a GPU")
 
 
 def same_value(expr: str) -> None:
@@ -30,7 +30,7 @@ def same_value(expr: str) -> None:
     "m.backends.mps.is_available()", "m.backends.mps.is_built()", "m.backends.cuda.matmul.allow_tf32",
     "m.backends.cuda.is_built()", "m.backends.cuda.flash_sdp_enabled()",
     "m.distributed.is_initialized()", "m.onnx.is_in_onnx_export()", "m.is_autocast_enabled()",
-])  # fmt: skip
+])
 def test_answers_match_torch_without_a_gpu(expr):
     same_value(expr)
 
@@ -42,7 +42,7 @@ def test_distributed_is_not_available():
 @pytest.mark.parametrize("expr", [
     "m.cuda.synchronize()", "m.cuda.current_device()", "m.cuda.get_device_name()", "m.cuda.get_device_capability()",
     "m.cuda.get_device_properties(0)", "m.cuda.init()", "m.cuda.initial_seed()",
-])  # fmt: skip
+])
 def test_cuda_calls_needing_a_device_raise_torchs_type(expr):
     with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
         eval(expr, {"m": torch})
@@ -54,7 +54,7 @@ def test_cuda_calls_needing_a_device_raise_torchs_type(expr):
     "m.accelerator.current_device_index()", "m.accelerator.set_device_index(0)", "m.accelerator.synchronize()",
     "m.distributed.get_rank()", "m.distributed.get_world_size()", "m.distributed.barrier()",
     "m.amp.autocast(device_type='xyz')",
-])  # fmt: skip
+])
 def test_errors_match_torch(expr):
     with pytest.raises(Exception) as t_err:
         eval(expr, {"m": torch})
@@ -64,7 +64,7 @@ def test_errors_match_torch(expr):
 
 
 @pytest.mark.parametrize("expr", ["m.zeros(2, device='cuda')", "m.zeros(2).to('cuda')", "m.randn(2, device='cuda')",
-                                  "m.tensor([1.0], device='cuda:0')"])  # fmt: skip
+                                  "m.tensor([1.0], device='cuda:0')"])
 def test_cuda_tensors_without_a_gpu_fail_as_torch(expr):
     assert str(gradviz.device("cuda")) == "cuda:0"  # naming one is fine, as in torch
     for m in (torch, gradviz):
@@ -89,7 +89,7 @@ def test_parallel_wrappers():
 
 def test_submodules_import_as_torchs_do():
     for name in ["cuda", "backends", "backends.cudnn", "backends.mps", "backends.cuda", "accelerator", "amp",
-                 "distributed", "nn.parallel", "onnx", "distributions"]:  # fmt: skip
+                 "distributed", "nn.parallel", "onnx", "distributions"]:
         importlib.import_module(f"gradviz.{name}")
         importlib.import_module(f"torch.{name}")
 
@@ -186,7 +186,7 @@ def test_distributions_sample_as_torch_and_agree_on_log_prob_and_entropy():
              torch.distributions.Bernoulli(probs=torch.tensor([0.2, 0.9]))),
             (gd.Bernoulli(logits=gradviz.tensor([0.2, -3.0])),
              torch.distributions.Bernoulli(logits=torch.tensor([0.2, -3.0]))),
-        ]  # fmt: skip
+        ]
         for g, t in pairs:
             for shape in ((), (5,), (17, 2)):
                 gs, ts = g.sample(shape), t.sample(shape)
@@ -207,7 +207,7 @@ def test_distribution_gradients_match_torch():
         pl = m.tensor([0.1, -2.0], requires_grad=True)
         c, n, b = D.Categorical(logits=logits), D.Normal(loc, scale), D.Bernoulli(logits=pl)
         total = (c.log_prob(m.tensor([1, 2])).sum() + c.entropy().sum() + n.log_prob(m.tensor([0.0, 1.0])).sum()
-                 + n.entropy().sum() + b.log_prob(m.tensor([1.0, 0.0])).sum() + b.entropy().sum())  # fmt: skip
+                 + n.entropy().sum() + b.log_prob(m.tensor([1.0, 0.0])).sum() + b.entropy().sum())
         total.backward()
         grads.append([t.grad.numpy() for t in (logits, loc, scale, pl)])
     for a, b in zip(*grads):

@@ -110,9 +110,9 @@ def _program(T, devs: tuple[str, str, str]):  # noqa: N803 - T is the module: gr
     d0, d1, d2 = devs
     x = T.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
     w0 = T.tensor([0.3, -0.2, 0.1], device=d0, requires_grad=True) if T is gradviz else \
-        T.tensor([0.3, -0.2, 0.1], requires_grad=True)  # fmt: skip
+        T.tensor([0.3, -0.2, 0.1], requires_grad=True)
     w1 = T.tensor([[1.0, 0.5], [-0.5, 2.0], [0.25, 1.0]], device=d1, requires_grad=True) if T is gradviz \
-        else T.tensor([[1.0, 0.5], [-0.5, 2.0], [0.25, 1.0]], requires_grad=True)  # fmt: skip
+        else T.tensor([[1.0, 0.5], [-0.5, 2.0], [0.25, 1.0]], requires_grad=True)
     to = (lambda t, d: t.to(d)) if T is gradviz else (lambda t, d: t)
     a = to(x, d0) * w0  # MulBackward0 on d0
     a = a.tanh() + a.sin()  # a diamond on d0

@@ -254,7 +254,7 @@ def test_formula_read_of_a_saved_output_keeps_version_checks_and_torch_unpack_fo
 # thread, so they too grow from build to build): mapped to their order of first appearance, so
 # that recordings of two builds of one graph compare equal when their events are the same.
 _ID_FIELDS = {"node": "node", "by": "node", "producer": "node", "src": "node", "dst": "node",
-              "graph_root": "node", "tensor": "tensor", "task": "task", "sequence_nr": "seq"}  # fmt: skip
+              "graph_root": "node", "tensor": "tensor", "task": "task", "sequence_nr": "seq"}
 
 
 def _normal_events(trace: Any) -> list[tuple]:
@@ -393,7 +393,7 @@ def _wrong_gradient(second: bool) -> Callable[[], tuple[Any, Any]]:
               _wrong_gradient(False), _wrong_gradient(True)],
     ids=["fan_in", "diamonds", "tree", "failing", "hooked", "unused_outputs", "chain", "cast_in_chain",
          "wrong_gradient_one_edge", "wrong_gradient_second_edge"],
-)  # fmt: skip
+)
 def test_a_recording_of_the_fast_path_holds_the_queue_only_paths_events(build: Callable[[], tuple[Any, Any]]) -> None:
     queued = _normal_events(_recorded(build, True))
     fast = _normal_events(_recorded(build, False))

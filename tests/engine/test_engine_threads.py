@@ -189,7 +189,7 @@ class _QueueLog(Probe):
         what = "shutdown" if node_task.is_shutdown else ("wakeup" if node_task.fn is None else node_task.fn.name())
         with self.lock:
             self.events.append((op, queue.device, queue.id, what, None if gt is None else gt.id,
-                                threading.current_thread().name, gt.cpu_ready_queue.id if gt else None))  # fmt: skip
+                                threading.current_thread().name, gt.cpu_ready_queue.id if gt else None))
 
     def queue_push(self, queue, node_task, size) -> None:
         self._log("push", queue, node_task)
@@ -346,7 +346,7 @@ def test_thread_state_is_reset_after_backward() -> None:
 def _run_python(code: str, timeout: float) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+                          timeout=timeout)
     return proc, time.monotonic() - t0
 
 

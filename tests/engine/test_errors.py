@@ -264,7 +264,7 @@ SCENARIOS = {
     "bool_rsub": (_bool_rsub, ["Subtraction, the `-` operator, with a bool tensor is not supported."]),
     "cat_empty": (_cat_empty, ["expected a non-empty list of Tensors"]),
     "grad_outputs_not_tensor": (_implicit_grad_int, ["gradients can be either Tensors or None, but got int"]),
-}  # fmt: skip
+}
 
 
 def _raise(fn, T):
@@ -377,7 +377,7 @@ def _saved_input_under_anomaly(T):
 
 
 @pytest.mark.parametrize("prog", [_inplace_saved, _inplace_saved_input, _saved_custom_output, _saved_view_input,
-                                  _saved_leaf_input, _saved_input_under_anomaly])  # fmt: skip
+                                  _saved_leaf_input, _saved_input_under_anomaly])
 def test_inplace_message_exact(prog):
     # torch names the op that made the tensor ('output 0 of Exp' for ExpBackward0, 'of Sq' for a
     # Function Sq), none for a leaf, and changes its hint under anomaly mode

@@ -351,7 +351,7 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     # matrix norms through the singular values
     ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, "nuc"), [randn(3, 4)]),
     ("linalg_svd", lambda a: gv.linalg.matrix_norm(a, -2, dim=(0, 2)), [randn(2, 3, 4)]),
-]  # fmt: skip
+]
 
 # Rows whose backward raises, as torch's (floor_divide, a number % a tensor): tested in
 # tests/ops/test_ops_surface_arith.py.

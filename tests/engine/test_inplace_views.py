@@ -110,12 +110,12 @@ def test_node_names():
         "unsqueeze_": lambda y: y.unsqueeze_(0), "squeeze_()": lambda y: y.squeeze_(),
         "squeeze_(dim)": lambda y: y.squeeze_(1), "squeeze_(dims)": lambda y: y.squeeze_((1,)),
         "t_": lambda y: y.squeeze_(1).t_(), "transpose_": lambda y: y.transpose_(0, 1),
-    }.items():  # fmt: skip
+    }.items():
         names[key] = op(x * 1).grad_fn.name()
     assert names == {
         "unsqueeze_": "UnsqueezeBackward1", "squeeze_()": "SqueezeBackward3", "squeeze_(dim)": "SqueezeBackward4",
         "squeeze_(dims)": "SqueezeBackward5", "t_": "TBackward1", "transpose_": "TransposeBackward1",
-    }  # fmt: skip
+    }
 
 
 ERRORS = {

@@ -18,7 +18,7 @@ import gradviz
 
 
 def _unpacks(T: ModuleType, op: Callable[..., Any], shapes: list[tuple[int, ...]], grads: list[bool],
-             create_graph: bool = False) -> tuple[list, list, list]:  # fmt: skip
+             create_graph: bool = False) -> tuple[list, list, list]:
     """The unpack hook's calls (input names or shapes) during backward of op(inputs).sum(), the
     pack hook's calls, and the inputs' gradients."""
     rng = np.random.default_rng(0)
@@ -126,7 +126,7 @@ def _data_parallel(T: ModuleType) -> tuple:
         type(net).__name__, net.module is inner, list(net.device_ids), isinstance(net, T.nn.Module),
         [n for n, _ in net.named_parameters()], type(y.grad_fn).__name__,
         np.asarray(inner.weight.grad.numpy()).round(6).tolist(), T.nn.parallel.DataParallel is T.nn.DataParallel,
-    )  # fmt: skip
+    )
 
 
 def test_data_parallel_matches_torch() -> None:

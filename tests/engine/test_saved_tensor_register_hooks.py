@@ -38,7 +38,7 @@ def _saved_input(T: ModuleType) -> tuple:
 
     def pack(t: Any) -> Any:
         events.append(("pack", t is a, t.requires_grad, t.grad_fn is None, t.tolist() == a.tolist(),
-                       T.is_grad_enabled()))  # fmt: skip
+                       T.is_grad_enabled()))
         return ("p", t)
 
     def unpack(p: Any) -> Any:
@@ -54,7 +54,7 @@ def _saved_input(T: ModuleType) -> tuple:
     y.sum().backward()
     freed = _err(lambda: raw.register_hooks(lambda t: t, lambda t: t))
     return (type(raw).__name__, events, second, again, freed,
-            np.round(a.grad.numpy(), 6).tolist(), np.round(b.grad.numpy(), 6).tolist())  # fmt: skip
+            np.round(a.grad.numpy(), 6).tolist(), np.round(b.grad.numpy(), 6).tolist())
 
 
 def test_register_hooks_on_a_saved_input() -> None:

@@ -60,7 +60,7 @@ def test_grad_and_grad_and_value() -> None:
         f = lambda x, y: (lib.sin(x) * x * y).sum()  # noqa: E731
         x, y = t(lib, X3), t(lib, X3[::-1].copy())
         return (lib.func.grad(f)(x, y), lib.func.grad(f, argnums=(0, 1))(x, y),
-                lib.func.grad_and_value(f, argnums=1)(x, y))  # fmt: skip
+                lib.func.grad_and_value(f, argnums=1)(x, y))
 
     assert_same(*both(program))
 
@@ -120,7 +120,7 @@ def test_jacrev_jacfwd_of_a_small_net_and_of_several_arguments() -> None:
         return (lib.func.jacrev(f)(params, x), lib.func.jacrev(f, argnums=1)(params, x),
                 lib.func.jacfwd(f, argnums=1)(params, x),
                 lib.func.jacrev(g, argnums=(0, 1))(x, x.cos()),
-                lib.func.jacfwd(g, argnums=(0, 1))(x, x.cos()))  # fmt: skip
+                lib.func.jacfwd(g, argnums=(0, 1))(x, x.cos()))
 
     assert_same(*both(program))
 
@@ -130,7 +130,7 @@ def test_hessian_jvp_vjp() -> None:
         f = lambda x: (x.tanh() * x.exp()).sum()  # noqa: E731
         h = lib.func.hessian(f)(t(lib, X3))
         out, tangent = lib.func.jvp(lambda x, y: x * y.sin(), (t(lib, X3), t(lib, X3 + 1)),
-                                    (t(lib, np.ones(3)), t(lib, X3)))  # fmt: skip
+                                    (t(lib, np.ones(3)), t(lib, X3)))
         value, fn = lib.func.vjp(lambda x: (x.exp(), x.sum() * 2), t(lib, X3))
         return h, out, tangent, value, fn((t(lib, Y4[:3]), t(lib, np.array(2.0))))
 
@@ -144,7 +144,7 @@ def test_vmap_dims_nesting_and_chunks() -> None:
         return (lib.func.vmap(dot)(a, a), lib.func.vmap(dot, in_dims=(0, 1))(a, b),
                 lib.func.vmap(lambda x: x * 2, out_dims=1)(a), lib.func.vmap(dot, in_dims=(0, None))(a, a[0]),
                 lib.func.vmap(lib.func.vmap(lambda x, y: x * y))(a, a), lib.func.vmap(dot, chunk_size=1)(a, a),
-                lib.func.vmap(lambda x: (x.sum(), {"m": x.max()}))(a))  # fmt: skip
+                lib.func.vmap(lambda x: (x.sum(), {"m": x.max()}))(a))
 
     assert_same(*both(program))
 

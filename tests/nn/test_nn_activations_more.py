@@ -202,7 +202,7 @@ MODULES = [
     lambda nn: nn.Tanhshrink(), lambda nn: nn.LogSigmoid(), lambda nn: nn.Softmin(1), lambda nn: nn.Softmin(),
     lambda nn: nn.GLU(), lambda nn: nn.GLU(0), lambda nn: nn.PReLU(), lambda nn: nn.PReLU(3, 0.1),
     lambda nn: nn.Threshold(0.1, 20), lambda nn: nn.Threshold(0.1, 20, True),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("make", MODULES)

@@ -92,9 +92,9 @@ def test_transformer_layers(norm_first):
     from tests._nn_diff import check_module
 
     check_module(lambda nn: nn.TransformerEncoderLayer(4, 2, 8, norm_first=norm_first), lambda T: (leaf(T, 3, 2, 4),),
-                 train=False)  # fmt: skip
+                 train=False)
     check_module(lambda nn: nn.TransformerDecoderLayer(4, 2, 8, norm_first=norm_first, batch_first=True),
-                 lambda T: (leaf(T, 2, 3, 4), leaf(T, 2, 5, 4, seed=4)), train=False)  # fmt: skip
+                 lambda T: (leaf(T, 2, 3, 4), leaf(T, 2, 5, 4, seed=4)), train=False)
 
 
 def test_transformer():

@@ -22,7 +22,7 @@ def x_(*shape: int, seed: int = 1, rg: bool = True):
     {"stride": 2, "padding": 1, "output_padding": 1}, {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2)},
     {"stride": 1, "dilation": 2, "output_padding": 1}, {"groups": 2, "stride": 2, "dilation": 2, "padding": 2},
     {"kernel_size": (2, 4), "stride": (1, 2)},
-])  # fmt: skip
+])
 def test_conv_transpose2d(kw):
     kw = dict(kw)
     k = kw.pop("kernel_size", 3)
@@ -41,7 +41,7 @@ def test_conv_transpose2d_output_size():
 
 @pytest.mark.parametrize("kw", [
     {}, {"stride": 2, "padding": 1, "output_padding": 1}, {"groups": 2, "dilation": 2}, {"bias": False, "stride": 3},
-])  # fmt: skip
+])
 def test_conv_transpose1d(kw):
     check_module(lambda nn: nn.ConvTranspose1d(4, 6, 3, **kw), x_(2, 4, 7))
     check_module(lambda nn: nn.ConvTranspose1d(4, 6, 3, **kw), x_(4, 7))
@@ -65,7 +65,7 @@ def test_dcgan_generator_and_discriminator():
             nn.ConvTranspose2d(8, 4, 4, 2, 1, bias=False), nn.BatchNorm2d(4), nn.ReLU(True),
             nn.ConvTranspose2d(4, 3, 4, 2, 1, bias=False), nn.Tanh(),
             nn.Conv2d(3, 4, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
-        )  # fmt: skip
+        )
 
     check_module(make, x_(3, 5, 1, 1))
 
@@ -96,7 +96,7 @@ def test_pixel_shuffle_values_and_contiguity():
 def test_super_resolution_net():
     def make(nn):
         return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 9, 3, padding=1),
-                             nn.PixelShuffle(3))  # fmt: skip
+                             nn.PixelShuffle(3))
 
     check_module(make, x_(2, 1, 4, 5))
 
@@ -127,7 +127,7 @@ def test_default_init_draws_torchs_numbers():
 def test_repr():
     for make in (lambda nn: nn.ConvTranspose2d(4, 6, 3, stride=2, output_padding=1, groups=2, dilation=2, bias=False),
                  lambda nn: nn.ConvTranspose1d(4, 6, 3, padding=1), lambda nn: nn.PixelShuffle(2),
-                 lambda nn: nn.PixelUnshuffle(3)):  # fmt: skip
+                 lambda nn: nn.PixelUnshuffle(3)):
         assert repr(make(gradviz.nn)) == repr(make(torch.nn))
 
 
@@ -137,7 +137,7 @@ def test_gradcheck(kw):
     w = gradviz.tensor(np.random.default_rng(1).standard_normal((4, 2, 3, 3)), requires_grad=True)
     b = gradviz.tensor(np.random.default_rng(2).standard_normal(2 * kw.get("groups", 1)), requires_grad=True)
     assert gradviz.autograd.gradcheck(lambda x, w, b: gradviz.nn.functional.conv_transpose2d(x, w, b, **kw),
-                                      (x, w, b))  # fmt: skip
+                                      (x, w, b))
     assert gradviz.autograd.gradcheck(lambda x: gradviz.nn.functional.pixel_shuffle(x, 2), (x,))
     assert gradviz.autograd.gradcheck(lambda x: gradviz.nn.functional.pixel_unshuffle(x, 3), (x,))
 

@@ -54,7 +54,7 @@ NETS = {
                                                              nn.Tanh()), (5, 3)),
     "pinn_mlp": (lambda nn: nn.Sequential(nn.Linear(2, 8), nn.SiLU(), nn.Linear(8, 8), nn.GELU(approximate="tanh"),
                                           nn.Linear(8, 1)), (5, 2)),
-}  # fmt: skip
+}
 
 
 _FNS = {

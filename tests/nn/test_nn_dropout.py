@@ -94,7 +94,7 @@ def test_mnist_rnn_layout_draws_as_torch():
 
 
 @pytest.mark.parametrize("name,shape", [("dropout2d", (6, 4)), ("dropout2d", (2, 3, 5)), ("dropout3d", (3, 2, 4, 2)),
-                                        ("dropout2d", (2, 3, 4, 5))])  # fmt: skip
+                                        ("dropout2d", (2, 3, 4, 5))])
 def test_warnings(name, shape):
     msgs = []
     for T in (torch, gradviz):
@@ -113,7 +113,7 @@ def test_warnings(name, shape):
     lambda T: T.nn.functional.dropout3d(T.ones(2, 3, 4, 5), -0.1),
     lambda T: T.nn.Dropout1d(2.0),
     lambda T: T.nn.Dropout3d(-1),
-])  # fmt: skip
+])
 def test_errors(call):
     same_error(quiet(call))
 

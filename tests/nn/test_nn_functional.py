@@ -67,7 +67,7 @@ def test_mse_loss(reduction: str) -> None:
         gx, gy = m.autograd.grad(total, (x, y), create_graph=True)
         (gx * gx + gy).sum().backward()
         return [loss.detach().numpy(), gx.detach().numpy(), x.grad.numpy(), y.grad.numpy(),
-                graph(total.grad_fn), graph(gx.grad_fn)]  # fmt: skip
+                graph(total.grad_fn), graph(gx.grad_fn)]
 
     assert_same(*both(run), n_arrays=4)
 
@@ -77,7 +77,7 @@ def test_activations_and_nll_loss_graphs() -> None:
         x = m.tensor(Z, requires_grad=True)
         f = m.nn.functional
         return [graph(f.relu(x).grad_fn), graph(f.softmax(x, 1).grad_fn), graph(f.log_softmax(x, dim=0).grad_fn),
-                graph(f.nll_loss(f.log_softmax(x, 1), m.tensor(TARGETS["plain"])).grad_fn)]  # fmt: skip
+                graph(f.nll_loss(f.log_softmax(x, 1), m.tensor(TARGETS["plain"])).grad_fn)]
 
     ours, theirs = both(run)
     assert ours == theirs

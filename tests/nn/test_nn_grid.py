@@ -158,7 +158,7 @@ def test_saved_values_and_names():
         assert g.grad_fn.name() == "AffineGridGeneratorBackward0"
         assert tuple(g.grad_fn._saved_size) == (1, 2, 3, 4) and g.grad_fn._saved_align_corners is True
         y = T.nn.functional.grid_sample(T.ones(1, 2, 3, 4), g, mode="nearest", padding_mode="reflection",
-                                        align_corners=True)  # fmt: skip
+                                        align_corners=True)
         fn = y.grad_fn
         assert fn.name() == "GridSampler2DBackward0"
         assert (fn._saved_interpolation_mode, fn._saved_padding_mode, fn._saved_align_corners) == (1, 2, True)
@@ -182,13 +182,13 @@ def test_gradcheck():
         for align in (False, True):
             assert gradviz.autograd.gradcheck(
                 lambda x, g, pad=pad, align=align: gradviz.nn.functional.grid_sample(
-                    x, g, padding_mode=pad, align_corners=align), (x, g))  # fmt: skip
+                    x, g, padding_mode=pad, align_corners=align), (x, g))
     x3 = gradviz.tensor(rng.standard_normal((1, 2, 2, 3, 4)), requires_grad=True)
     g3 = gradviz.tensor(rng.uniform(-1.3, 1.3, (1, 2, 1, 2, 3)) + 0.013, requires_grad=True)
     for pad in PADDINGS:
         assert gradviz.autograd.gradcheck(
             lambda x, g, pad=pad: gradviz.nn.functional.grid_sample(x, g, padding_mode=pad, align_corners=True),
-            (x3, g3))  # fmt: skip
+            (x3, g3))
     theta = gradviz.tensor(rng.standard_normal((2, 2, 3)), requires_grad=True)
     assert gradviz.autograd.gradcheck(lambda t: gradviz.nn.functional.affine_grid(t, (2, 1, 3, 4), False), (theta,))
 
@@ -216,21 +216,21 @@ def test_warnings():
     lambda T: T.nn.functional.grid_sample(T.zeros(1, 3, 3), T.zeros(2, 2, 2), align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 1, 0, 3), T.zeros(2, 2, 2, 2), align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 1, 3, 3), T.zeros(2, 2, 2, 2, dtype=T.float64),
-                                          align_corners=False),  # fmt: skip
+                                          align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 1, 3, 3), T.zeros(2, 2, 2, 2), mode="cubic"),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 1, 3, 3), T.zeros(2, 2, 2, 2), padding_mode="wrap"),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4), T.zeros(2, 5, 1), align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5, 6), T.zeros(2, 2, 3, 3), align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5, 6), T.zeros(2, 1, 2, 3, 3), mode="bicubic",
-                                          align_corners=False),  # fmt: skip
+                                          align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5, 6, dtype=T.int32), T.zeros(2, 1, 2, 3, 3),
-                                          align_corners=False),  # fmt: skip
+                                          align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.zeros(2, 3, 4, 5), T.zeros(2, 2, 3, 2, dtype=T.float64),
-                                          align_corners=False),  # fmt: skip
+                                          align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 2, 3), (2, 3, 4), align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 2, 3), (2, 3, 0, 4), align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(3, 2, 3), (2, 3, 4, 4), align_corners=False),
-])  # fmt: skip
+])
 def test_errors(case):
     same_error(case)
 
@@ -239,7 +239,7 @@ def test_errors(case):
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 3, 3), (2, 3, 4, 5), align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 2, 3), (2, 3, 4, 5, 6), align_corners=False),
     lambda T: T.nn.functional.affine_grid(T.zeros(2, 2, 3, dtype=T.int64), (2, 3, 4, 5), align_corners=False),
-])  # fmt: skip
+])
 def test_errors_naming_a_shape_or_dtype(case):
     """The same errors, up to the module name in a shape's or dtype's repr (gradviz.Size)."""
     errs = []

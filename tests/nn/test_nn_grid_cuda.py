@@ -19,7 +19,7 @@ def _run(dev: str, mode: str, padding_mode: str, align: bool) -> list[Any]:
     rng = np.random.default_rng(0)
     x = gradviz.tensor(rng.standard_normal((2, 3, 5, 6)).astype(np.float32), device=dev, requires_grad=True)
     theta = gradviz.tensor(rng.standard_normal((2, 2, 3)).astype(np.float32) * 0.8 + np.eye(2, 3, dtype=np.float32),
-                           device=dev, requires_grad=True)  # fmt: skip
+                           device=dev, requires_grad=True)
     grid = F.affine_grid(theta, (2, 3, 4, 7), align_corners=align)
     out = F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align)
     (out * out).sum().backward()

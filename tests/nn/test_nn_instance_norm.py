@@ -14,13 +14,13 @@ from tests._nn_diff import check_fn, check_module, leaf, same_error
 
 @pytest.mark.parametrize("kw", [{}, {"affine": True}, {"affine": True, "bias": False},
                                 {"track_running_stats": True}, {"affine": True, "track_running_stats": True,
-                                                                "momentum": None}], ids=str)  # fmt: skip
+                                                                "momentum": None}], ids=str)
 @pytest.mark.parametrize("dims,shape", [(1, (2, 3, 6)), (1, (3, 6)), (2, (2, 3, 4, 5)), (2, (3, 4, 5)),
-                                        (3, (2, 3, 2, 3, 4))], ids=str)  # fmt: skip
+                                        (3, (2, 3, 2, 3, 4))], ids=str)
 @pytest.mark.parametrize("train", [True, False])
 def test_modules(kw: dict, dims: int, shape: tuple, train: bool) -> None:
     check_module(lambda nn: getattr(nn, f"InstanceNorm{dims}d")(3, **kw), lambda T: (leaf(T, *shape, seed=3),),
-                 train=train)  # fmt: skip
+                 train=train)
 
 
 def test_running_statistics_over_steps() -> None:
@@ -59,7 +59,7 @@ def test_repr_and_state_dict() -> None:
     lambda T: T.nn.InstanceNorm1d(3, affine=True)(T.ones(2, 4, 5)),
     lambda T: T.nn.InstanceNorm2d(3)(T.ones(2, 3, 1, 1)),
     lambda T: T.nn.functional.instance_norm(T.ones(2, 3, 4), use_input_stats=False),
-])  # fmt: skip
+])
 def test_errors_as_torch(call) -> None:
     same_error(call)
 

@@ -24,14 +24,14 @@ def test_linear_input_without_grad():
 
 def test_mlp_sequential():
     check_module(lambda nn: nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 5), nn.Tanh(), nn.Linear(5, 2),
-                                          nn.Sigmoid()), x_(4, 3))  # fmt: skip
+                                          nn.Sigmoid()), x_(4, 3))
 
 
 @pytest.mark.parametrize("make", [
     lambda nn: nn.GELU(), lambda nn: nn.GELU(approximate="tanh"), lambda nn: nn.SiLU(), lambda nn: nn.LeakyReLU(0.2),
     lambda nn: nn.Softmax(dim=1), lambda nn: nn.LogSoftmax(dim=-1), lambda nn: nn.Identity(), lambda nn: nn.Flatten(),
     lambda nn: nn.Flatten(0, 1), lambda nn: nn.Unflatten(1, (2, 2)), lambda nn: nn.ReLU(),
-])  # fmt: skip
+])
 def test_activations_and_shapes(make):
     check_module(make, x_(3, 4, 2))
 
@@ -95,7 +95,7 @@ def test_layer_norm_functional():
 @pytest.mark.parametrize("kw", [
     {}, {"stride": 2}, {"padding": 1}, {"dilation": 2}, {"groups": 2}, {"bias": False},
     {"stride": (2, 1), "padding": (1, 2)}, {"padding": "same"},
-])  # fmt: skip
+])
 def test_conv2d(kw):
     check_module(lambda nn: nn.Conv2d(4, 6, 3, **kw), x_(2, 4, 7, 8))
 
@@ -115,7 +115,7 @@ def test_conv1d(kw):
     lambda nn: nn.MaxPool2d(2, ceil_mode=True), lambda nn: nn.AvgPool2d(2), lambda nn: nn.AvgPool2d(3, 2, 1),
     lambda nn: nn.AvgPool2d(3, 2, 1, count_include_pad=False), lambda nn: nn.AdaptiveAvgPool2d(1),
     lambda nn: nn.AdaptiveAvgPool2d((2, 3)), lambda nn: nn.AdaptiveAvgPool2d((3, 2)),
-])  # fmt: skip
+])
 def test_pooling(make):
     check_module(make, x_(2, 3, 7, 7))
     check_module(make, x_(3, 6, 5))
@@ -125,7 +125,7 @@ def test_conv_net():
     check_module(lambda nn: nn.Sequential(
         nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 8, 3), nn.ReLU(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 3),
-    ), x_(2, 1, 8, 8))  # fmt: skip
+    ), x_(2, 1, 8, 8))
 
 
 @pytest.mark.parametrize("train", [True, False])
@@ -157,7 +157,7 @@ def test_batch_norm_running_stats_over_steps():
 @pytest.mark.parametrize("bias", [True, False])
 def test_bilinear(shape, bias):
     check_module(lambda nn: nn.Bilinear(2, 3, 5, bias=bias),
-                 lambda T: (leaf(T, *shape, 2, seed=1), leaf(T, *shape, 3, seed=2)))  # fmt: skip
+                 lambda T: (leaf(T, *shape, 2, seed=1), leaf(T, *shape, 3, seed=2)))
 
 
 def test_relu_inplace():

@@ -26,7 +26,7 @@ def _loss_prog(make, inp, tgt):
 @pytest.mark.parametrize("name", ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"])
 def test_regression_losses(name, reduction):
     check(_loss_prog(lambda nn: getattr(nn, name)(reduction=reduction), lambda T: leaf(T, 4, 3),
-                     lambda T: leaf(T, 4, 3, seed=5, requires_grad=False)))  # fmt: skip
+                     lambda T: leaf(T, 4, 3, seed=5, requires_grad=False)))
 
 
 @pytest.mark.parametrize("kw", [{"beta": 0.5}, {"beta": 0.0}])
@@ -42,7 +42,7 @@ def test_huber_delta_and_target_grad():
 @pytest.mark.parametrize("kw", [
     {}, {"ignore_index": 2}, {"label_smoothing": 0.1}, {"label_smoothing": 0.2, "ignore_index": 1},
     {"weight": "w"}, {"weight": "w", "label_smoothing": 0.1},
-])  # fmt: skip
+])
 def test_cross_entropy(kw, reduction):
     def make(nn):
         k = dict(kw)
@@ -56,21 +56,21 @@ def test_cross_entropy(kw, reduction):
 
 def test_cross_entropy_probabilities_and_nd():
     check(_loss_prog(lambda nn: nn.CrossEntropyLoss(), lambda T: leaf(T, 4, 3),
-                     lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))  # fmt: skip
+                     lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))
     check(_loss_prog(lambda nn: nn.CrossEntropyLoss(label_smoothing=0.1), lambda T: leaf(T, 4, 3),
-                     lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))  # fmt: skip
+                     lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_nll_loss_module(reduction):
     check(_loss_prog(lambda nn: nn.NLLLoss(reduction=reduction), lambda T: T.log_softmax(leaf(T, 5, 3), 1),
-                     lambda T: idx(T, 0, 2, 1, 2, 1)))  # fmt: skip
+                     lambda T: idx(T, 0, 2, 1, 2, 1)))
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_bce(reduction):
     check(_loss_prog(lambda nn: nn.BCELoss(reduction=reduction), lambda T: T.sigmoid(leaf(T, 4, 3)),
-                     lambda T: leaf(T, 4, 3, seed=3, low=0.0, requires_grad=False).clamp(0, 1)))  # fmt: skip
+                     lambda T: leaf(T, 4, 3, seed=3, low=0.0, requires_grad=False).clamp(0, 1)))
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -82,13 +82,13 @@ def test_bce_with_logits(reduction, pos):
         return nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=pw)
 
     check(_loss_prog(make, lambda T: leaf(T, 4, 3),
-                     lambda T: leaf(T, 4, 3, seed=3, low=0.0, requires_grad=False).clamp(0, 1)))  # fmt: skip
+                     lambda T: leaf(T, 4, 3, seed=3, low=0.0, requires_grad=False).clamp(0, 1)))
 
 
 @pytest.mark.parametrize("reduction", ["batchmean", "sum", "none"])
 def test_kl_div(reduction):
     check(_loss_prog(lambda nn: nn.KLDivLoss(reduction=reduction), lambda T: T.log_softmax(leaf(T, 4, 3), 1),
-                     lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))  # fmt: skip
+                     lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))
 
 
 def test_one_hot():
@@ -135,7 +135,7 @@ def test_cross_entropy_nd(shape, reduction):
 
     t = np.random.default_rng(3).integers(0, 3, (shape[0], *shape[2:]))
     check(_loss_prog(lambda nn: nn.CrossEntropyLoss(reduction=reduction, ignore_index=1), lambda T: leaf(T, *shape),
-                     lambda T: T.tensor(t)))  # fmt: skip
+                     lambda T: T.tensor(t)))
 
 
 def test_cross_entropy_nd_bad_target():

@@ -73,7 +73,7 @@ def test_repr_matches_torch():
                  lambda nn: nn.BatchNorm1d(3, affine=False), lambda nn: nn.Embedding(3, 2, scale_grad_by_freq=True),
                  lambda nn: nn.AvgPool2d(2), lambda nn: nn.AdaptiveAvgPool2d((1, 1)), lambda nn: nn.Sequential(),
                  lambda nn: nn.LayerNorm(3, elementwise_affine=False), lambda nn: nn.Bilinear(2, 3, 4),
-                 lambda nn: nn.ReLU(inplace=True), lambda nn: nn.Identity(), lambda nn: nn.Tanh()):  # fmt: skip
+                 lambda nn: nn.ReLU(inplace=True), lambda nn: nn.Identity(), lambda nn: nn.Tanh()):
         assert repr(make(nn_g)) == repr(make(nn_t))
     assert repr(nn_g.Parameter(gradviz.zeros(2))) == repr(nn_t.Parameter(torch.zeros(2)))
 
@@ -85,7 +85,7 @@ def test_state_dict_round_trip_and_errors():
     a.eval()
     b.eval()
     np.testing.assert_allclose(b(gradviz.tensor(x)).detach().numpy(), a(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-6)  # fmt: skip
+                               rtol=1e-5, atol=1e-6)
     sd = b.state_dict()
     assert all(not t.requires_grad for t in sd.values())
     assert repr(b.load_state_dict(sd)) == "<All keys matched successfully>"
@@ -241,7 +241,7 @@ def test_clip_grad_and_vectors(norm_type):
     results = []
     for T in (torch, gradviz):
         ps = [T.tensor([[3.0, -4.0]], dtype=T.float64, requires_grad=True),
-              T.tensor([12.0], dtype=T.float64, requires_grad=True)]  # fmt: skip
+              T.tensor([12.0], dtype=T.float64, requires_grad=True)]
         (ps[0].sum() * 2 + ps[1].sum() * 5).backward()
         total = T.nn.utils.clip_grad_norm_(ps, 1.5, norm_type=norm_type)
         vec = T.nn.utils.parameters_to_vector(ps)

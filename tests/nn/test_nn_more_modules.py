@@ -50,7 +50,7 @@ CASES = {
     "multilabel_soft_margin": lambda T, a, b, c: T.nn.MultiLabelSoftMarginLoss()(a, (b > 0).double()),
     "multilabel_soft_margin weight": lambda T, a, b, c: T.nn.functional.multilabel_soft_margin_loss(
         a, (b > 0).double(), weight=T.tensor([1.0, 2.0, 0.5], dtype=T.float64)),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", list(CASES))

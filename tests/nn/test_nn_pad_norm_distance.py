@@ -45,7 +45,7 @@ def test_pad_negative_non_constant(mode):
     ((2, 3, 5), (1, 1), "reflect", 1.0),
     ((2, 3, 5), (1, 1), "foo", None),
     ((2, 3, 5), (6, 1), "circular", None),
-])  # fmt: skip
+])
 def test_pad_errors(shape, pad, mode, value):
     same_error(lambda T: T.nn.functional.pad(T.zeros(*shape), pad, mode=mode, value=value))
 
@@ -112,7 +112,7 @@ def test_group_norm_module(kw):
     lambda T: T.nn.functional.group_norm(T.zeros(4), 2),
     lambda T: T.nn.functional.group_norm(T.zeros(2, 4), 2, T.ones(3)),
     lambda T: T.nn.GroupNorm(3, 4),
-])  # fmt: skip
+])
 def test_group_norm_errors(fn):
     same_error(fn)
 
@@ -156,7 +156,7 @@ def test_module_repr(make):
     (lambda nn: nn.ReflectionPad2d((1, 0, 1, 2)), (1, 2, 4, 4)),
     (lambda nn: nn.ReplicationPad1d((3, 1)), (2, 4)),
     (lambda nn: nn.ReplicationPad2d(2), (1, 2, 3, 3)),
-])  # fmt: skip
+])
 def test_pad_modules(make, shape):
     check_module(make, lambda T: (leaf(T, *shape),))
 

@@ -16,7 +16,7 @@ def seq(*shape, rg=True):
 @pytest.mark.parametrize("kw", [
     {}, {"num_layers": 2}, {"bidirectional": True}, {"batch_first": True}, {"bias": False},
     {"num_layers": 2, "bidirectional": True, "dropout": 0.5},
-])  # fmt: skip
+])
 def test_recurrent_float64(kind, kw):
     # float64: torch's native CPU path (the LSTM's oneDNN kernel takes float32 only)
     train = "dropout" not in kw  # dropout is random: eval mode leaves it out
@@ -86,7 +86,7 @@ def test_repr_and_names():
 
     for make in (lambda nn: nn.GRU(3, 4, 2, bidirectional=True, batch_first=True, dropout=0.1),
                  lambda nn: nn.RNN(3, 4, nonlinearity="relu", bias=False), lambda nn: nn.LSTMCell(3, 4),
-                 lambda nn: nn.GRUCell(3, 4, bias=False), lambda nn: nn.LSTM(3, 4)):  # fmt: skip
+                 lambda nn: nn.GRUCell(3, 4, bias=False), lambda nn: nn.LSTM(3, 4)):
         a, b = make(torch.nn), make(gradviz.nn)
         assert repr(a) == repr(b)
         assert [n for n, _ in a.named_parameters()] == [n for n, _ in b.named_parameters()]

@@ -27,7 +27,7 @@ def _models(nn):
     return {
         "mlp": nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 3)),
         "cnn": nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Conv2d(4, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4, 3)),  # fmt: skip
+                             nn.Conv2d(4, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4, 3)),
         "text": TextModel(),
     }
 
@@ -60,7 +60,7 @@ def test_sgd_steps_match(name):
                     p.sub_(p.grad * 0.5)
             losses.append(loss.item())
         runs.append((losses, [p.detach().numpy().copy() for p in m.parameters()],
-                     [b.detach().numpy().copy() for b in m.buffers()]))  # fmt: skip
+                     [b.detach().numpy().copy() for b in m.buffers()]))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-10)
     for a, b in zip(runs[0][1] + runs[0][2], runs[1][1] + runs[1][2]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)

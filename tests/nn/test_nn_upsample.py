@@ -29,7 +29,7 @@ CASES_2D = [
     {"size": (1, 1), "mode": "bilinear", "align_corners": True},
     {"size": (4, 11), "mode": "nearest-exact"}, {"scale_factor": 0.6, "mode": "nearest-exact"},
     {"size": (3, 3), "mode": "area"}, {"scale_factor": 0.5, "mode": "area"},
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("kw", CASES_2D, ids=str)
@@ -39,7 +39,7 @@ def test_interpolate_2d(kw: dict) -> None:
 
 @pytest.mark.parametrize("kw", [{"scale_factor": 2}, {"size": 11}, {"scale_factor": 2.5, "mode": "linear"},
                                 {"size": 4, "mode": "linear", "align_corners": True},
-                                {"size": 8, "mode": "nearest-exact"}], ids=str)  # fmt: skip
+                                {"size": 8, "mode": "nearest-exact"}], ids=str)
 def test_interpolate_1d(kw: dict) -> None:
     check_fn(_interp((2, 3, 6), **kw))
 
@@ -57,7 +57,7 @@ def test_interpolate_low_precision_values(kw: dict, dtype: str) -> None:
     """Positions and weights are computed in float, as torch's kernels do for these dtypes."""
     v = np.random.default_rng(5).standard_normal((2, 2, 6, 5))
     got = [T.nn.functional.interpolate(T.tensor(v, dtype=getattr(T, dtype)), **kw).float().numpy()
-           for T in (torch, gradviz)]  # fmt: skip
+           for T in (torch, gradviz)]
     tol = {"float32": 1e-6, "float16": 2e-3, "bfloat16": 2e-2}[dtype]
     np.testing.assert_allclose(got[1], got[0], rtol=tol, atol=tol)
 
@@ -67,7 +67,7 @@ def test_saved_attributes_as_torch_names_them() -> None:
         x = T.ones(1, 1, 3, 4, requires_grad=True)
         fn = T.nn.functional.interpolate(x, scale_factor=(2, 1.5), mode="bilinear").grad_fn
         got = (list(fn._saved_output_size), fn._saved_scales_h, fn._saved_scales_w, list(fn._saved_self_sym_sizes),
-               fn._saved_align_corners)  # fmt: skip
+               fn._saved_align_corners)
         assert got == ([6, 6], 2.0, 1.5, [1, 1, 3, 4], False), T.__name__
 
 
@@ -75,7 +75,7 @@ def test_saved_attributes_as_torch_names_them() -> None:
     lambda nn: nn.Upsample(scale_factor=2), lambda nn: nn.Upsample(size=(6, 8), mode="bilinear"),
     lambda nn: nn.UpsamplingNearest2d(scale_factor=2), lambda nn: nn.UpsamplingBilinear2d(size=(4, 9)),
     lambda nn: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(scale_factor=2, mode="bilinear"), nn.ReLU()),
-])  # fmt: skip
+])
 def test_modules(make) -> None:
     check_module(make, lambda T: (leaf(T, 2, 3, 4, 5, seed=2),))
     assert repr(make(gradviz.nn)) == repr(make(torch.nn))
@@ -94,6 +94,6 @@ def test_modules(make) -> None:
     lambda T: T.nn.functional.interpolate(T.ones(4, 4), scale_factor=2, mode="bilinear"),
     lambda T: T.nn.functional.interpolate(T.ones(1, 1, 4, 4), scale_factor=0.1),
     lambda T: T.nn.functional.interpolate(T.ones(1, 1, 4, 4), size=(3.5, 2)),
-])  # fmt: skip
+])
 def test_errors_as_torch(call) -> None:
     same_error(call)

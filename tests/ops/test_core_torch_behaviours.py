@@ -186,7 +186,7 @@ def test_accumulate_grad_hooks_run_in_torchs_order_and_see_what_torch_hands_them
         y = (x * 2).sum()
         acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
         acc.register_hook(lambda gi, go, x=x, log=log: log.append(("node post", gi, [g.tolist() for g in go],
-                                                                   x.grad.tolist())))  # fmt: skip
+                                                                   x.grad.tolist())))
         acc.register_prehook(lambda gi, log=log: log.append(("node pre", [g.tolist() for g in gi])) or (gi[0] + 1,))
         x.register_hook(lambda g, log=log: log.append(("tensor pre", g.tolist())) or g * 3)
         x.register_post_accumulate_grad_hook(lambda t, log=log: log.append(("post accumulate", t.grad.tolist())))

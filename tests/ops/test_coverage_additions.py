@@ -159,7 +159,7 @@ def test_addition_matches_torch(name):
     got, got_names, got_grads = _run(gradviz, CASES[name])
     assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(np.asarray(got.tolist(), dtype=float), np.asarray(want.tolist(), dtype=float),
-                               rtol=1e-12, atol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)
     assert got_names == want_names
     if want_grads is None:
         assert got_grads is None
@@ -169,7 +169,7 @@ def test_addition_matches_torch(name):
             assert g is None
         else:
             np.testing.assert_allclose(np.asarray(g, dtype=float), np.asarray(w, dtype=float), rtol=1e-12,
-                                       atol=1e-12)  # fmt: skip
+                                       atol=1e-12)
 
 
 def test_aliases_are_the_same_op():
@@ -199,7 +199,7 @@ _INFO = {
                         T.ones(1).is_nested, T.ones(1).is_meta, T.ones(1).is_quantized, T.ones(1).is_mkldnn],
     "conj is self": lambda T: [(x := T.ones(2)).conj() is x, x.resolve_conj() is x, x.resolve_neg() is x, x.real is x],
     "data_ptr of a view": lambda T: (lambda t: t[1].data_ptr() - t.data_ptr())(T.ones(3, 4)),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", list(_INFO))
@@ -252,7 +252,7 @@ _RUNTIME = {
     "predicates": lambda T: [T.is_signed(T.ones(1, dtype=T.uint8)), T.is_nonzero(T.tensor([0.5])),
                              T.is_same_size(T.ones(2), T.ones(1, 2)), T.is_complex(T.ones(1)), T.get_device(T.ones(1)),
                              T.is_storage(T.ones(1)), T.set_flush_denormal(False)],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", list(_RUNTIME))

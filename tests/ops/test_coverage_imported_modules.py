@@ -16,9 +16,9 @@ import torch
 import gradviz
 
 BACKENDS = ["cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "mkl", "mkldnn", "mps", "nnpack", "openmp",
-            "opt_einsum", "quantized", "xnnpack"]  # fmt: skip
+            "opt_einsum", "quantized", "xnnpack"]
 MODULES = ["torch.hub", "torch.utils.model_zoo", "torch.multiprocessing", "torch.utils.benchmark", "torch.version",
-           "torch._inductor.config", *(f"torch.backends.{b}" for b in BACKENDS)]  # fmt: skip
+           "torch._inductor.config", *(f"torch.backends.{b}" for b in BACKENDS)]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -69,7 +69,7 @@ def test_version_and_inductor_config():
     assert version.__version__.split("+")[0] == torch.version.__version__.split("+")[0]
     assert (version.cuda, version.hip, version.debug) == (None, None, False)
     for name in ("coordinate_descent_tuning", "fx_graph_cache", "freezing", "max_autotune", "epilogue_fusion",
-                 "conv_1x1_as_mm", "force_fuse_int_mm_with_mul", "use_mixed_mm", "shape_padding"):  # fmt: skip
+                 "conv_1x1_as_mm", "force_fuse_int_mm_with_mul", "use_mixed_mm", "shape_padding"):
         assert getattr(config, name) == getattr(tconfig, name), name
     assert config.triton.unique_kernel_names == tconfig.triton.unique_kernel_names
     code = "import torch._inductor.config\ntorch._inductor.config.coordinate_descent_tuning = True\n"
@@ -137,7 +137,7 @@ def test_hub_load_from_a_local_directory_as_torch(tmp_path):
     """))
     d = str(tmp_path)
     assert gradviz.hub.load(d, "tiny", scale=3.0, source="local") == torch.hub.load(d, "tiny", scale=3.0,
-                                                                                      source="local")  # fmt: skip
+                                                                                      source="local")
     assert gradviz.hub.list(d) == ["tiny"]
     assert gradviz.hub.help(d, "tiny") == "A number, scaled."
 

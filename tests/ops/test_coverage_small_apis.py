@@ -14,14 +14,14 @@ import gradviz
 
 @pytest.mark.parametrize("n, replicas, shuffle, drop_last", [
     (10, 3, True, False), (10, 3, False, False), (10, 3, True, True), (2, 5, True, False), (9, 3, True, True),
-])  # fmt: skip
+])
 def test_distributed_sampler_gives_each_rank_torchs_indices(n, replicas, shuffle, drop_last):
     for epoch in (0, 3):
         for rank in range(replicas):
             want = torch.utils.data.DistributedSampler(range(n), replicas, rank, shuffle=shuffle, seed=7,
-                                                       drop_last=drop_last)  # fmt: skip
+                                                       drop_last=drop_last)
             got = gradviz.utils.data.DistributedSampler(range(n), replicas, rank, shuffle=shuffle, seed=7,
-                                                        drop_last=drop_last)  # fmt: skip
+                                                        drop_last=drop_last)
             want.set_epoch(epoch)
             got.set_epoch(epoch)
             assert list(got) == list(want) and len(got) == len(want)
@@ -123,7 +123,7 @@ def test_clip_grads_with_norm_as_torch():
 @pytest.mark.parametrize("kwargs", [
     {"mode": "triangular"}, {"mode": "triangular2", "step_size_down": 3}, {"mode": "exp_range", "gamma": 0.9},
     {"scale_fn": lambda x: 0.5 ** x, "scale_mode": "iterations"}, {"cycle_momentum": False},
-])  # fmt: skip
+])
 @pytest.mark.parametrize("opt", ["SGD", "Adam"])
 def test_cyclic_lr_as_torch(kwargs, opt):
     runs = []

@@ -1325,7 +1325,7 @@ DOUBLE = {
     "to": lambda T, x: (x * x).to(T.float32).to(T.float64),
     "matmul_fold": lambda T, x: x.reshape(1, 2, 3) @ x.reshape(3, 2),
     "matmul_vm": lambda T, x: x[:2] @ x.reshape(2, 3), "broadcast": lambda T, x: x.reshape(2, 3) * x[:3] + x[:1],
-}  # fmt: skip
+}
 
 
 def _double_prog(op):

@@ -153,7 +153,7 @@ programs = st.fixed_dictionaries({
     "roots": st.lists(st.integers(0, 10**6), min_size=1, max_size=3),
     "mode": st.sampled_from(["backward", "multi_roots", "grad", "grad_create_graph", "backward_inputs"]),
     "seed": st.integers(0, 2**16),
-})  # fmt: skip
+})
 
 
 # Ops whose create_graph backward graph is a known gap (CopySlices and AsStridedBackward0 record

@@ -609,7 +609,7 @@ _WHOLE_KEYS = {
     ":": slice(None), "...": Ellipsis, "0:2": slice(0, 2), "0:5": slice(0, 5), "(0:2, 0:3)": (slice(0, 2), slice(0, 3)),
     "(..., 0:3)": (Ellipsis, slice(0, 3)), "(:, ::1)": (slice(None), slice(None, None, 1)), "()": (),
     "-2: (not whole as torch reads it)": slice(-2, None), "0 (a row)": 0, "(:, 1:)": (slice(None), slice(1, None)),
-}  # fmt: skip
+}
 _WHOLE_VALUES = {
     "a row": lambda T: T.tensor([1.0, 2.0, 3.0], requires_grad=True),
     "a (1, 3) tensor": lambda T: T.tensor([[1.0, 2.0, 3.0]], requires_grad=True),

@@ -34,7 +34,7 @@ def test_iinfo(name: str) -> None:
 
 @pytest.mark.parametrize("call", [
     lambda T: T.finfo(T.int32), lambda T: T.iinfo(T.float32), lambda T: T.iinfo(T.bool), lambda T: T.finfo("float32"),
-])  # fmt: skip
+])
 def test_errors(call) -> None:
     with pytest.raises(TypeError) as want:
         call(torch)

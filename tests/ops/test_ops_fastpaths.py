@@ -172,7 +172,7 @@ def test_nll_loss_plain_path_equals_general_path():
 def test_nll_loss_targets_off_the_plain_path(case):
     z = np.random.default_rng(5).standard_normal((4, 3))
     t = {"ignored_present": [0, 2, 1, 2], "ignored_absent": [0, 1, 1, 0], "out_of_range": [0, 3, 1, 2],
-         "negative": [0, -1, 1, 2]}[case]  # fmt: skip
+         "negative": [0, -1, 1, 2]}[case]
     res = []
     for T in (torch, gradviz):
         x = T.tensor(z, requires_grad=True)
@@ -256,7 +256,7 @@ def test_number_formulas_record_torchs_nodes_under_create_graph():
 
 @pytest.mark.parametrize("shapes", [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2,))])
 @pytest.mark.parametrize("dtypes", [("float32", "float32"), ("float64", "float64"), ("float32", "float64"),
-                                    ("int64", "int64"), ("int64", "float32")])  # fmt: skip
+                                    ("int64", "int64"), ("int64", "float32")])
 def test_tensor_tensor_add_as_torch(shapes, dtypes):
     rng = np.random.default_rng(8)
     res = []

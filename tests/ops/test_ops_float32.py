@@ -38,7 +38,7 @@ def _inputs() -> np.ndarray:
     run = np.concatenate([
         np.arange(0x3F000000, 0x3F000000 + 200_000, dtype=np.uint32),
         np.arange(0x41000000, 0x41000000 + 200_000, dtype=np.uint32),
-    ]).view(np.float32)  # fmt: skip
+    ]).view(np.float32)
     return np.concatenate([normal, signed, run, -run])
 
 
@@ -75,7 +75,7 @@ def test_float32_tanh_gradient_close_to_torch():
 
 def test_tanh_dtypes_as_torch():
     for make in (lambda T: T.tensor([0.5, -2.0]), lambda T: T.tensor([0.5, -2.0], dtype=T.float64),
-                 lambda T: T.tensor([1, -2]), lambda T: T.tensor(0.25)):  # fmt: skip
+                 lambda T: T.tensor([1, -2]), lambda T: T.tensor(0.25)):
         a, b = make(torch).tanh(), make(gradviz).tanh()
         assert str(b.dtype).split(".")[1] == str(a.dtype).split(".")[1]
         assert tuple(b.shape) == tuple(a.shape)

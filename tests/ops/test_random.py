@@ -230,7 +230,7 @@ def test_float16_uniform_stream(bounds):
 
     torch.manual_seed(3)
     same(_dists.uniform(Generator().manual_seed(3), 3000, np.float16, *bounds),
-         torch.empty(3000, dtype=torch.float16).uniform_(*bounds))  # fmt: skip
+         torch.empty(3000, dtype=torch.float16).uniform_(*bounds))
 
 
 @pytest.mark.parametrize("high", [2**28 - 1, 2**28, 2**30, 2**32 - 1, 2**32, 2**40, 2**60])
@@ -248,5 +248,5 @@ def test_randint_range_thresholds(high, dn):
 def test_float_range_warning_matches_torch():
     for m in (torch, gradviz):
         with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]. Due to precision "
-                          "limitations float can support"):  # fmt: skip
+                          "limitations float can support"):
             m.randint(0, 2**30, (2,), dtype=m.float32)

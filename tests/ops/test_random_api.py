@@ -58,7 +58,7 @@ def test_set_state_of_wrong_size():
     "call",
     ["uniform_()", "normal_()", "bernoulli_(0.5)", "bernoulli_(m.full((3,), 0.5))", "exponential_()", "random_()",
      "random_(5)", "random_(2, 5)", "cauchy_()", "log_normal_()", "geometric_(0.5)"],
-)  # fmt: skip
+)
 def test_inplace_sampler_node_names(call):
     names = []
     for m in (torch, gradviz):
@@ -75,7 +75,7 @@ def test_out_of_place_node_names_and_zero_gradients():
         std = m.ones(3, requires_grad=True)
         outs = [m.normal(mean, 1.0), m.normal(1.0, std), m.normal(mean, std), m.bernoulli(m.full((3,), 0.5) * std)]
         assert [o.grad_fn.name() for o in outs] == ["NormalBackward1", "NormalBackward2", "NormalBackward3",
-                                                     "BernoulliBackward0"]  # fmt: skip
+                                                     "BernoulliBackward0"]
         sum(o.sum() for o in outs).backward()
         assert mean.grad.tolist() == [0.0] * 3 and std.grad.tolist() == [0.0] * 3
 

@@ -74,7 +74,7 @@ def test_construction_and_accessors() -> None:
             s._indices().numpy(), s._values().numpy(), c.indices().numpy(), c.values().numpy(),
             s.to_dense().numpy(), str(i64.dtype), i64.to_dense().numpy(), tuple(inferred.shape), s.dim(), s.numel(),
             repr(s), repr(c), repr(i64), str(inferred),
-        ]  # fmt: skip
+        ]
 
     assert_same(*both(run))
 
@@ -91,7 +91,7 @@ def test_to_sparse_and_printing() -> None:
         req = m.sparse_coo_tensor(m.tensor([[0, 1]]), m.tensor([1.0, 2.0]), (3,), requires_grad=True)
         return [sp.is_coalesced(), sp.indices().numpy(), sp.values().numpy(), hybrid.values().numpy(),
                 hybrid.sparse_dim(), hybrid.dense_dim(), hybrid.to_dense().numpy(), repr(sp), repr(hybrid),
-                repr(empty), repr(f64), repr(big), repr(req), scalars]  # fmt: skip
+                repr(empty), repr(f64), repr(big), repr(req), scalars]
 
     assert_same(*both(run))
 
@@ -100,7 +100,7 @@ def test_coalesce_sums_duplicates_and_to_same_device_is_identity() -> None:
     def run(m: Any) -> list:
         s = _coo(m)
         return [s.coalesce().values().numpy(), s.to("cpu") is s, s.to(m.float64).dtype == m.float64,
-                s.to(m.float64).to_dense().numpy()]  # fmt: skip
+                s.to(m.float64).to_dense().numpy()]
 
     assert_same(*both(run))
 
@@ -193,7 +193,7 @@ def test_dense_plus_sparse() -> None:
         r2 = d - _coo(m)
         (r * r).sum().backward()
         return [eye.numpy(), str(eye.dtype), eye.layout == m.strided, r.detach().numpy(), r2.detach().numpy(),
-                d.grad.numpy(), v.grad.numpy(), graph(r.grad_fn), graph(r2.grad_fn)]  # fmt: skip
+                d.grad.numpy(), v.grad.numpy(), graph(r.grad_fn), graph(r2.grad_fn)]
 
     assert_same(*both(run))
 
@@ -208,7 +208,7 @@ def test_sparse_plus_sparse_scaling_and_views() -> None:
         (total + full).backward()
         return [*(o.to_dense().detach().numpy() for o in outs), [o.is_coalesced() for o in outs],
                 full.detach().numpy(), v.grad.numpy(), *(graph(o.grad_fn) for o in outs), graph(full.grad_fn),
-                s.detach().requires_grad, s.detach().is_sparse]  # fmt: skip
+                s.detach().requires_grad, s.detach().is_sparse]
 
     assert_same(*both(run))
 
@@ -228,7 +228,7 @@ def test_constructor_conversion_and_coalesce_nodes() -> None:
         weights = m.arange(12.0).reshape(3, 4)
         ((dense * weights).sum() + (vals * vals).sum() + (back * weights).sum()).backward()
         return [v.grad.numpy(), d.grad.numpy(), graph(dense.grad_fn), graph(vals.grad_fn), graph(back.grad_fn),
-                s._values().grad_fn is None]  # fmt: skip
+                s._values().grad_fn is None]
 
     assert_same(*both(run))
 
@@ -242,7 +242,7 @@ def test_program_pipeline_gcn() -> None:
         scale = 1 / m.sum(feats.abs(), dim=1)
         feats = m.diag(scale).to_sparse() @ feats
         adj = m.eye(3) + m.sparse_coo_tensor(np.array([[0, 1, 2], [1, 2, 0]], np.int32), m.ones(3), (3, 3),
-                                            dtype=m.int64)  # fmt: skip
+                                            dtype=m.int64)
         deg = m.diag(m.sqrt(1 / m.sum(adj, dim=1))).to_sparse()
         adj = (deg @ adj @ deg).to_sparse()
         w1 = m.tensor(W, requires_grad=True)
@@ -346,7 +346,7 @@ def test_legacy_constructor_of_ndarray() -> None:
         t = m.FloatTensor(shared)
         shared[0] = 5
         out = [t.numpy().copy(), m.FloatTensor(np.array([[1, 2]], np.int32)).numpy(),
-               m.LongTensor(np.array([3, 4])).numpy(), str(m.LongTensor(np.array([3, 4])).dtype)]  # fmt: skip
+               m.LongTensor(np.array([3, 4])).numpy(), str(m.LongTensor(np.array([3, 4])).dtype)]
         try:
             m.FloatTensor(np.array(["a"]))
         except TypeError as e:
@@ -374,7 +374,7 @@ def test_sparse_namespace_mm_and_sum() -> None:
         m.sparse.mm(leaf, w.detach()).sum().backward()
         return [y.detach().numpy(), full.detach().numpy(), rows.to_dense().detach().numpy(),
                 every.detach().numpy(), v.grad.numpy(), w.grad.numpy(), repr(leaf.grad), repr(rows),
-                graph(total.grad_fn), repr(m.sparse.sum(s.detach(), dtype=m.float64))]  # fmt: skip
+                graph(total.grad_fn), repr(m.sparse.sum(s.detach(), dtype=m.float64))]
 
     assert_same(*both(run))
 
@@ -411,7 +411,7 @@ def test_execution_order_and_recording_with_sparse_gradients() -> None:
         s = m.sparse_coo_tensor(IDX, v, (3, 4), check_invariants=False)
         w = m.tensor(W, requires_grad=True)
         loss = (m.sparse.mm(s, w).sum() + s.to_dense().sum() + m.sparse.sum(s) + m.mm(s, w).sum()
-                + (m.eye(3, 4) + s).sum())  # fmt: skip
+                + (m.eye(3, 4) + s).sum())
         order, seen, stack = [], set(), [loss.grad_fn]
         while stack:
             f = stack.pop()

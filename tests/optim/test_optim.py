@@ -83,7 +83,7 @@ def fused(request: pytest.FixtureRequest) -> Any:
 
 
 def run_both(name: str, kwargs: dict, steps: int = 6, dtype: Any = np.float64, skip_grad: int | None = None,
-             fused: bool = True):  # fmt: skip
+             fused: bool = True):
     """Steps the named optimizer on both engines; compares params, state and versions after every step."""
     inits, cs, ds = _arrays(dtype)
     tp, gp = _params(torch, inits), _params(gradviz, inits)

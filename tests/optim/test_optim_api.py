@@ -157,21 +157,21 @@ def _train(T: Any, opt_name: str, kwargs: dict, params: list, steps: int, opt: A
 
 def _sd_view(sd: dict) -> Any:
     state = {k: {n: (np.asarray(v.tolist()) if hasattr(v, "tolist") else v) for n, v in s.items()}
-             for k, s in sd["state"].items()}  # fmt: skip
+             for k, s in sd["state"].items()}
     return state, sd["param_groups"]
 
 
 @pytest.mark.parametrize(("name", "kwargs"), [
     ("SGD", {"lr": 0.1, "momentum": 0.9}), ("Adam", {"lr": 0.1, "amsgrad": True}), ("AdamW", {"lr": 0.1}),
     ("Adagrad", {"lr": 0.1}), ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5}), ("Adadelta", {}),
-])  # fmt: skip
+])
 def test_state_dict_round_trip(name: str, kwargs: dict) -> None:
     """state_dict matches torch's; loading it into a fresh optimizer continues exactly as the original."""
     views = {}
     for T in (torch, gradviz):
         # from float64 arrays: gradviz.tensor(list, dtype=float64) rounds through float32 (ops' bug, reported)
         params = [T.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True),
-                  T.tensor(np.array([[0.3]]), requires_grad=True)]  # fmt: skip
+                  T.tensor(np.array([[0.3]]), requires_grad=True)]
         kw = dict(kwargs, foreach=False)
         opt = _train(T, name, kw, params, 3)
         sd = opt.state_dict()
@@ -259,7 +259,7 @@ def test_user_subclass_as_torch_docs_write_it() -> None:
 
             loss = opt.step(closure)
         out[T.__name__] = (p.tolist(), loss.item(), opt.state[p]["count"], len(seen), p.grad_fn is None,
-                           opt.state_dict()["param_groups"])  # fmt: skip
+                           opt.state_dict()["param_groups"])
     assert out["torch"] == out["gradviz"]
 
 

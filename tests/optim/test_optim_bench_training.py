@@ -19,7 +19,7 @@ def _run(tmp_path: Path, engines: str) -> dict:
         [sys.executable, str(REPO / "benchmarks" / "bench_training.py"), "--quick", "--engines", engines,
          "--json", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| model | engine |" in proc.stdout
     return json.loads(out.read_text())

@@ -54,7 +54,7 @@ def _run(T: Any, make: Callable, steps: int, opt_name: str = "SGD", **kw: Any) -
     opt = _opt(T, opt_name, **kw)
     sched = make(T, opt)
     seen = [(sched.get_last_lr(), [g["lr"] for g in opt.param_groups], [g.get("momentum") for g in opt.param_groups],
-             [g.get("betas") for g in opt.param_groups])]  # fmt: skip
+             [g.get("betas") for g in opt.param_groups])]
     for _ in range(steps):
         opt.step()
         sched.step()
@@ -87,7 +87,7 @@ def test_one_cycle_past_total_steps_raises() -> None:
 @pytest.mark.parametrize("kw", [
     {}, {"mode": "max", "factor": 0.5, "patience": 1}, {"threshold_mode": "abs", "threshold": 0.1, "cooldown": 2,
                                                         "patience": 0, "min_lr": [0.01, 0.02]},
-])  # fmt: skip
+])
 def test_reduce_lr_on_plateau(kw: dict) -> None:
     metrics = [1.0, 0.9, 0.95, 0.95, 0.95, 0.8, 0.85, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.7]
     out = {}
@@ -193,7 +193,7 @@ def _seq(T: Any, milestones: list | None = None, plateau: bool = False) -> Any:
     opt = _opt(T)
     first = T.optim.lr_scheduler.ReduceLROnPlateau(opt) if plateau else T.optim.lr_scheduler.StepLR(opt, 2)
     return T.optim.lr_scheduler.SequentialLR(opt, [first, T.optim.lr_scheduler.StepLR(opt, 3)],
-                                             milestones=milestones or [2])  # fmt: skip
+                                             milestones=milestones or [2])
 
 
 @pytest.mark.parametrize("case", list(ERRORS))

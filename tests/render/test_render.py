@@ -46,7 +46,7 @@ def recorded(tmp_path_factory):
             subprocess.run(
                 [sys.executable, "-m", "gradviz.cli", "run", "-o", str(path), f"samples/{name}.py", *args],
                 cwd=REPO, capture_output=True, check=False, timeout=120,
-            )  # fmt: skip
+            )
             cache[name] = load(path)
         return cache[name]
 
@@ -150,7 +150,7 @@ def test_one_svg_node_per_graph_node_with_edges_and_source_tooltips(recorded, tm
         # several inputs (issue 35: "in 0" into a one-input node says nothing).
         nodes = trace.nodes
         expected = {(f"n{n}", f"n{d}", f"in {nr}" if nodes[d].num_inputs > 1 or nr else "")
-                    for n in ids for d, nr in nodes[n].next_edges if d is not None}  # fmt: skip
+                    for n in ids for d, nr in nodes[n].next_edges if d is not None}
         drawn = set()
         for eid, g in svg.edges.items():
             src, dst = eid.removeprefix("edge-").split("-")
@@ -658,7 +658,7 @@ def test_bench_render_quick_runs(tmp_path):
     proc = subprocess.run(
         [sys.executable, "benchmarks/bench_render.py", "--quick", "--no-expand"],
         cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr
     assert "| mlp | 997 | default |" in proc.stdout and "load + render" in proc.stdout
 

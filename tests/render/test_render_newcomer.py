@@ -32,7 +32,7 @@ def test_syntax_error_script_says_nothing_to_draw_with_its_error(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     (tmp_path / "broken.py").write_text("import gradviz\nx = (\n")
     subprocess.run([sys.executable, "-m", "gradviz", "run", "-o", "broken.trace.json", "broken.py"],
-                   cwd=tmp_path, capture_output=True, check=False, timeout=120)  # fmt: skip
+                   cwd=tmp_path, capture_output=True, check=False, timeout=120)
     assert (tmp_path / "broken.trace.json").exists()
     r = CliRunner().invoke(main, ["render", "broken.trace.json"])
     assert r.exit_code != 0

@@ -37,7 +37,7 @@ def _as_fields(e):
     if type(e) is ev.BufferAdd:
         st = e.stats
         return ("buffer_add", e.seq, e.task, e.node, e.producer, e.slot, e.shape, None if st is None else st.norm,
-                st is not None and (st.nan > 0 or st.inf > 0))  # fmt: skip
+                st is not None and (st.nan > 0 or st.inf > 0))
     return e
 
 

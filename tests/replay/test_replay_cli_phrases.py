@@ -61,7 +61,7 @@ def test_phrases():
     assert phrases_of("1. ToCopyBackward0 (seq 6) task 1, priority (0, 6)") == [
         "1.", "ToCopyBackward0 (seq 6)", "task 1,", "priority (0, 6)"]
     assert phrases_of("  passing a gradient to AccumulateGrad a (node 1)", keep=["AccumulateGrad a (node 1)"])[-1] \
-        == "AccumulateGrad a (node 1)"  # fmt: skip
+        == "AccumulateGrad a (node 1)"
     p = Phrases(["dependencies left:", "A (node 1) 1,", "B (node 2) 1"], indent="  ")
     assert p.lines(30) == ["dependencies left:", "  A (node 1) 1, B (node 2) 1"]
     assert p.lines(200) == ["dependencies left: A (node 1) 1, B (node 2) 1"]

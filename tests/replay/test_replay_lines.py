@@ -99,9 +99,9 @@ def _grouped(path: Path, out: Path) -> Path:
             gi, pop, nb = nxt
             same = {x[2] for x in (r, gi, pop, nb)} == {r[2]} and {r[3], gi[3], pop[5], nb[3]} == {r[3]}
             if (same and gi[5] == r[4] and gi[6] == 0 and pop[6] == nb[4] == gi[4] and pop[7] == "node"
-                    and pop[3:5] == gi[14:16] and pop[8] == gi[16]):  # fmt: skip
+                    and pop[3:5] == gi[14:16] and pop[8] == gi[16]):
                 merged.append(["chain_step", r[1], r[2], r[3], r[4], gi[4], *gi[7:14], gi[14], gi[15], gi[16],
-                               gi[17], pop[9], nb[5]])  # fmt: skip
+                               gi[17], pop[9], nb[5]])
                 i += 4
                 continue
         if r[0] == "queue_pop" and r[7] == "node" and kinds[:1] == ["node_begin"]:
@@ -126,14 +126,14 @@ def recording(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         path = _grouped(path, path.with_name("grouped.trace.json"))
         lazy = load(path, lazy=True)
         kinds = {type(r).__struct_config__.tag for r in lazy.fold_events(len(lazy))
-                 if hasattr(r, "__struct_config__")}  # fmt: skip
+                 if hasattr(r, "__struct_config__")}
         assert lazy._lazy is not None and {"node_pop", "chain_step"} <= kinds
     return path
 
 
 def _state(s: EngineState) -> tuple:
     queues = {q: (st.device, st.owner, st.name, st.entries, st.pushes, st.pops, st.max_size)
-              for q, st in s.queues.items()}  # fmt: skip
+              for q, st in s.queues.items()}
     tasks = {t: {k: getattr(st, k) for k in type(st).__slots__ if k != "_gen"} for t, st in s.tasks.items()}
     return (s.step, s.last, list(s.nodes.items()), s.threads, queues, tasks, s.errors, s.status)
 

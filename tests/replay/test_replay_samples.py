@@ -68,7 +68,7 @@ def record(script: Path, out: Path) -> Path:
     # GRADVIZ_FORWARD=0: the backward's events alone, so that the steps named below stay put
     r = subprocess.run([sys.executable, "-m", "gradviz", "run", "-o", str(out), str(script)],
                        cwd=out.parent, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "GRADVIZ_FORWARD": "0"})  # fmt: skip
+                       env={**os.environ, "GRADVIZ_FORWARD": "0"})
     assert out.exists(), r.stderr
     return out
 

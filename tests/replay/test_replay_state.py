@@ -17,7 +17,7 @@ def canon(s: EngineState) -> tuple:
         (t.id, t.status, t.outstanding, tuple(sorted(t.deps.items())), tuple(t.buffers.items()),
          tuple(sorted(t.captured.items())), t.errors, t.runner, t.executed)
         for t in (s.tasks[i] for i in s.tasks)
-    )  # fmt: skip
+    )
     queues = tuple((q.id, tuple(q.entries)) for q in s.queues.values())
     return (s.step, tuple(s.nodes.items()), tuple(sorted(s.threads.items())), queues, tasks, s.errors)
 
@@ -113,7 +113,7 @@ def test_end_of_task(dia: Trace) -> None:
     assert s.threads[1].tasks == () and s.threads[1].frames == ()
     assert {n: ns.state for n, ns in s.nodes.items()} == {
         1: "done", 2: "released", 3: "released", 4: "done", 5: "done",
-    }  # fmt: skip
+    }
     assert s.status == "ok"
 
 

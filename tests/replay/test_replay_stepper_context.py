@@ -18,7 +18,7 @@ from tests.synth import backward_graph
 
 def screen(s: Stepper, width: int = 80, height: int = 24) -> str:
     c = Console(width=width, height=height, color_system=None, record=True, markup=False,
-                file=open(os.devnull, "w"))  # fmt: skip
+                file=open(os.devnull, "w"))
     c.print(layout(s, width, height), height=height)
     return c.export_text()
 

@@ -67,7 +67,7 @@ def terminal(cols: int, rows: int) -> Iterator[Pane]:
         r = subprocess.run(
             ["tmux", "new-session", "-d", "-s", name, "-x", str(cols), "-y", str(rows), "bash --norc --noprofile"],
             cwd=REPO, capture_output=True, text=True,
-        )  # fmt: skip
+        )
         if r.returncode == 0:
             break
         time.sleep(0.5)

@@ -70,7 +70,7 @@ def test_panel_lines_keep_a_node_and_its_state_together_at_80x24(tmp_path: Path)
         p.send("Enter")
         # the whole frame drawn (a capture can land between the header and the panels)
         screen = p.wait_for(lambda s: "step 42/56" in s and "go to step" not in s and "not_ready buffers" in s
-                            and "q quit" in s)  # fmt: skip
+                            and "q quit" in s)
         assert "AccumulateGrad a (node 1) [1/1]" in screen  # not_ready, on one line
         assert "MulBackward0 (node 2) queued" in screen  # the graph panel
         assert "* AccumulateGrad a (node 1) parked" in screen

@@ -184,7 +184,7 @@ def test_anomaly_error_names_node_and_source():
 def _task_end_then_error(t):
     """The task's end and the errors that name it, in trace order, as (kind, status or node)."""
     return [(e.kind, e.status if e.kind == "task_end" else e.node)
-            for e in t.events if e.kind in ("task_end", "error") and e.task is not None]  # fmt: skip
+            for e in t.events if e.kind in ("task_end", "error") and e.task is not None]
 
 
 def test_an_error_raised_after_the_engine_finished_is_not_the_tasks():
@@ -300,7 +300,7 @@ def test_benchmark_runs(tmp_path):
     repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "r.json"
     proc = subprocess.run([sys.executable, str(repo / "benchmarks" / "bench_torchrec.py"), "--quick", "--json",
-                           str(out)], cwd=repo, capture_output=True, text=True, timeout=120)  # fmt: skip
+                           str(out)], cwd=repo, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(out.read_text())
     assert [w["key"] for w in result["workloads"]] == ["torchrec_mlp"]

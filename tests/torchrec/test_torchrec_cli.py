@@ -70,7 +70,7 @@ def test_readme_tour_torch_script(tmp_path):
 
     def gv(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "gradviz", *args], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+                              text=True, timeout=120)
 
     r = gv("run", "-o", "torch_mlp.torch.json", str(sample))
     assert r.returncode == 0, r.stderr

@@ -188,7 +188,7 @@ def _server(mode: str) -> subprocess.Popen[str]:
         if p is None or p.poll() is not None:
             env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
             p = _servers[mode] = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
-                                                  stdout=subprocess.PIPE, env=env, text=True)  # fmt: skip
+                                                  stdout=subprocess.PIPE, env=env, text=True)
         return p
 
 

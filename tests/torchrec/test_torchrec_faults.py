@@ -67,7 +67,7 @@ def _run(trace: Path, script: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "gradviz", "run", "--engine", "torch", "-o", str(trace), str(script), *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT,
-    )  # fmt: skip
+    )
 
 
 def _load(path: Path):

@@ -50,7 +50,7 @@ def _names(engine: str, tmp_path: Path) -> set[str]:
     script.write_text(textwrap.dedent(SCRIPT))
     out = tmp_path / f"{engine}.json"
     r = subprocess.run([sys.executable, "-m", "gradviz", "run", "--engine", engine, "-o", str(out), str(script)],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=300)  # fmt: skip
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
     return {t.name for t in load(out).tensors.values()}
 

@@ -66,7 +66,7 @@ if HOW == "exit3":
 @pytest.mark.parametrize(("how", "status", "code"), [
     ("ok", "ok", 0), ("exit0", "ok", 0), ("exit3", "error", 3), ("raise", "error", 1),
     ("interrupt", "interrupted", 130),
-])  # fmt: skip
+])
 def test_the_runs_status_is_booked_the_same_on_both_engines(tmp_path, how, status, code):
     seen = {}
     for engine in ("torch", "gradviz"):
@@ -160,7 +160,7 @@ def _func_program() -> dict[str, torch.Tensor]:
     out = net(x).sum()
     out.backward()
     return {"jac": jac, **{f"ps.{k}": v for k, v in per_sample.items()},
-            **{f"grad.{k}": p.grad for k, p in net.named_parameters()}}  # fmt: skip
+            **{f"grad.{k}": p.grad for k, p in net.named_parameters()}}
 
 
 def test_a_torch_func_program_records_with_its_results_unchanged():
@@ -189,6 +189,6 @@ def test_allow_unused_false_says_the_same_on_both_engines():
                 T.autograd.grad(x * 2, [x, y], allow_unused=False)
         t = rec.trace
         msgs[T.__name__] = (str(info.value), [(e.kind, getattr(e, "status", None)) for e in t.events
-                                              if e.kind in ("task_end", "error")], t.errors[-1].message)  # fmt: skip
+                                              if e.kind in ("task_end", "error")], t.errors[-1].message)
     assert msgs["torch"] == msgs["gradviz"], msgs
     json.dumps(msgs)

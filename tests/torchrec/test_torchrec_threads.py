@@ -21,7 +21,7 @@ def _program(n_threads: int) -> dict[int, list[torch.Tensor]]:
     torch.manual_seed(0)
     shared = torch.randn(8, requires_grad=True)
     models = [torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
-              for _ in range(n_threads)]  # fmt: skip
+              for _ in range(n_threads)]
     x = torch.randn(4, 8)
     start = threading.Barrier(n_threads)
     errors: list[BaseException] = []

@@ -38,7 +38,7 @@ def _outcome(read, path):
             got = ("ok", len(t), list(t.kinds.items()), list(t.events_by_thread.items()), t.runs_by_task,
                    t.node_names, t.node_tensors, t.truncated, t.header, t.end, t.duration_ns, t.n_edges,
                    list(t.threads), list(t.tasks), list(t.tensors), list(t.queues), t.errors, t.nodes,
-                   t.head(3), list(t.iter_events(2, 9)), t.events)  # fmt: skip
+                   t.head(3), list(t.iter_events(2, 9)), t.events)
         except TraceError as e:
             got = ("error", str(e))
     return got, [str(w.message) for w in caught]
@@ -138,7 +138,7 @@ def test_commands_print_the_same_from_a_lazy_load(tmp_path, monkeypatch, make):
     step = str(len(events) // 2)
     dot = str(tmp_path / "g.dot")
     runs = (["info", str(path), "--json"], ["replay", str(path), "--step", step, "--width", "120"],
-            ["render", str(path), "--step", step, "--format", "dot", "-o", dot, "--max-nodes", "4"])  # fmt: skip
+            ["render", str(path), "--step", step, "--format", "dot", "-o", dot, "--max-nodes", "4"])
     fast = []
     for args in runs:
         r = CliRunner().invoke(main, args)

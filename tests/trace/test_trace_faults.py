@@ -90,7 +90,7 @@ def _gradviz_run(trace: Path, script: Path, *args: str, limit_fsize: int | None 
     return subprocess.run(
         [sys.executable, "-m", "gradviz", "run", "-o", str(trace), str(script), *args],
         capture_output=True, text=True, timeout=timeout, env=ENV, cwd=ROOT, preexec_fn=cap,
-    )  # fmt: skip
+    )
 
 
 def _load(path: Path):
@@ -107,7 +107,7 @@ def every_command_works(path: Path, tmp: Path) -> None:
     for args in (["info"], ["render", "--format", "dot", "-o", str(tmp / "g.dot")],
                  ["render", "--format", "dot", "-o", str(tmp / "s.dot"), "--step", step, "--max-nodes", "60"],
                  ["replay", "--width", "120"], ["replay", "--step", step, "--width", "120"],
-                 ["export", "-o", str(tmp / "p.json")]):  # fmt: skip
+                 ["export", "-o", str(tmp / "p.json")]):
         r = CliRunner().invoke(main, [args[0], str(path), *args[1:]])
         assert r.exception is None or isinstance(r.exception, SystemExit), (args, r.exc_info)
         assert r.exit_code == 0, (args, r.output)
@@ -154,7 +154,7 @@ def test_library_recording_survives_a_full_file_size_limit(tmp_path):
     """)
     cap = 32 * 1024
     r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=120, env=ENV,
-                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap)))  # fmt: skip
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap)))
     _check_stopped_cleanly(r, trace, "File too large")
     assert _load(trace)[0].truncated
 
@@ -220,7 +220,7 @@ def test_twenty_sigkills_at_random_moments_leave_traces_every_command_reads(tmp_
     for i in range(20):
         trace = tmp_path / f"k{i}.json"
         p = subprocess.Popen([sys.executable, "-m", "gradviz", "run", "-o", str(trace), str(script), "100000"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, cwd=ROOT)  # fmt: skip
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, cwd=ROOT)
         assert p.stdout is not None
         p.stdout.readline()  # "running": the recording is under way
         time.sleep(rng.uniform(0.0, 0.6))

@@ -220,7 +220,7 @@ def _set(index: int, field: str, value, fields=codec.FIELDS):
         (lambda lines: lines.pop(8), 8, "event 7 ({kind}): field 'seq' must be 7"),
         (_set(17, "task", "1", codec.FIELDS_V2), 17, "event 17 ({kind}): field 'task' must be int, got str"),
     ],
-)  # fmt: skip
+)
 def test_format_2_files_are_checked_for_their_seqs(tmp_path, edit, index, message):
     events = diamond().events
     path = _bad_file(tmp_path, edit, format_version=2)
@@ -246,7 +246,7 @@ def test_format_3_names_a_dropped_event_at_trace_end(tmp_path):
         (_set(0, "format_version", 99), 0, "event 0 (trace_begin): field 'format_version' is 99: written by a "
                                            "newer gradviz"),
     ],
-)  # fmt: skip
+)
 def test_malformed_files_raise_one_line_trace_errors(tmp_path, edit, index, message):
     events = diamond().events
     path = _bad_file(tmp_path, edit)

@@ -89,7 +89,7 @@ def test_graph_made_before_recording_is_announced_on_first_use():
     t = sound(rec.trace)
     assert sorted(n.name for n in t.nodes.values()) == [
         "AccumulateGrad", "AddBackward0", "MulBackward0", "SumBackward0",
-    ]  # fmt: skip
+    ]
     assert all(n.source is None for n in t.nodes.values())  # made before: no source recorded
     assert len(t.tensors) == 1
 
@@ -395,5 +395,5 @@ def test_each_node_records_the_line_of_its_op_call_site():
     assert sources == [
         f"{here}{first_line}", f"{here}{first_line + 1}", *[f"{here}{first_line + 3}"] * 3,
         "<made 0>:1", "<made 1>:1",
-    ]  # fmt: skip
+    ]
     del b, c

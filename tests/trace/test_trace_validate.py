@@ -83,7 +83,7 @@ def _run_capped(args: list[str], timeout: int) -> dict:
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}.json"
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     subprocess.run([sys.executable, str(ROOT / "tests" / "mutants.py"), str(out), *args], env=env,
-                   preexec_fn=mutants.capped, timeout=timeout, check=True)  # fmt: skip
+                   preexec_fn=mutants.capped, timeout=timeout, check=True)
     try:
         return json.loads(out.read_text())
     finally:
@@ -141,7 +141,7 @@ def escape_trace(tmp_path_factory) -> str:
     script.write_text(ESC_SCRIPT)
     path = d / "evil.trace.json"
     r = subprocess.run([sys.executable, "-m", "gradviz", "run", "-o", str(path), str(script), "\x1b[31mred\x9b"],
-                       capture_output=True, timeout=120, cwd=ROOT)  # fmt: skip
+                       capture_output=True, timeout=120, cwd=ROOT)
     assert r.returncode == 1, r.stderr  # the script's exception
     return str(path)
 
@@ -152,7 +152,7 @@ def test_neutralise_shows_controls_visibly():
 
 
 @pytest.mark.parametrize("args", [["info"], ["replay", "--width", "200"], ["replay", "--step", "20", "--width", "200"],
-                                  ["info", "--json"]])  # fmt: skip
+                                  ["info", "--json"]])
 def test_no_escape_from_a_trace_reaches_the_terminal(escape_trace, args):
     """Node names (a custom Function's class name), thread names, argv and exception messages
     holding ESC and C1 sequences: printed as text (\\x1b), never as the control itself."""
@@ -183,10 +183,10 @@ def test_the_nodes_declared_slots_are_bounded_in_all_not_only_each(tmp_path):
     """Five nodes of 40,000 inputs each: each under the bound, together over it (replay makes an
     InputBuffer of num_inputs slots for each node a gradient reaches: 5 x 40,000 from 60 events)."""
     events = [dataclasses.replace(e, num_inputs=40_000) if isinstance(e, ev.NodeCreated) else e
-              for e in diamond().events]  # fmt: skip
+              for e in diamond().events]
     save(events, tmp_path / "t.json")
     with pytest.raises(TraceError, match=r"event \d+ \(node_created\): field 'num_inputs' is 40000: the trace's "
-                                         r"nodes would declare 80000 in all, over 65536"):  # fmt: skip
+                                         r"nodes would declare 80000 in all, over 65536"):
         load(tmp_path / "t.json")
 
 

@@ -132,7 +132,7 @@ def test_why_panel_shows_the_answer_for_the_selected_node(tmp_path, monkeypatch)
     save(tr.events, tmp_path / "re.trace.json")
     node = next(iter(tr.nodes))
     answers = {"nodes": {str(node): {"question": "why", "reason": "not_needed", "where": "model.py:7",
-                                     "text": "its input does not require grad"}}}  # fmt: skip
+                                     "text": "its input does not require grad"}}}
     (tmp_path / "why.json").write_text(json.dumps(answers))
     _view(tmp_path / "re.trace.json", "--why", "why.json", "-o", "re.html")
     url = (tmp_path / "re.html").resolve().as_uri()

@@ -108,4 +108,4 @@ __all__ = [
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "Hardshrink", "Softshrink", "Softmax2d",
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
     "ZeroPad1d", "ZeroPad3d",
-]  # fmt: skip
+]

@@ -145,7 +145,7 @@ class ELU(Module):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
-  # fmt: skip
+
 
 
 def _inplace_repr(inplace: bool) -> str:
@@ -178,11 +178,11 @@ class Hardtanh(Module):
         # torch still takes the old keyword names, with a FutureWarning
         if min_value is not None:
             warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
-                          stacklevel=2)  # fmt: skip
+                          stacklevel=2)
             min_val = min_value
         if max_value is not None:
             warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
-                          stacklevel=2)  # fmt: skip
+                          stacklevel=2)
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val

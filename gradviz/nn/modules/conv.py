@@ -25,7 +25,7 @@ class _ConvNd(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device: Any = None, dtype: Any = None, *, transposed: bool = False,
-                 output_padding: Any = 0) -> None:  # fmt: skip
+                 output_padding: Any = 0) -> None:
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")

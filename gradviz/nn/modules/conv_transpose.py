@@ -16,12 +16,12 @@ class _ConvTransposeNd(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         # torch refuses another padding mode here, before the checks the convolutions share
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype, transposed=True, output_padding=output_padding)  # fmt: skip
+                         padding_mode, device, dtype, transposed=True, output_padding=output_padding)
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple:
         """output_padding, or the one that gives ``output_size`` (torch's check and message)."""
@@ -38,7 +38,7 @@ class _ConvTransposeNd(_ConvNd):
                 f"elements (got {len(output_size)})"
             )
         mins = [(input.shape[d + non_spatial] - 1) * self.stride[d] - 2 * self.padding[d]
-                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]  # fmt: skip
+                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
         maxs = [m + self.stride[d] - 1 for d, m in enumerate(mins)]
         for size, lo, hi in zip(output_size, mins, maxs):
             if size < lo or size > hi:
@@ -55,7 +55,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         op = self._output_padding(input, output_size)
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                  self.dilation)  # fmt: skip
+                                  self.dilation)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -64,4 +64,4 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         op = self._output_padding(input, output_size)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                  self.dilation)  # fmt: skip
+                                  self.dilation)

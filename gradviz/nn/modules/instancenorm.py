@@ -17,13 +17,13 @@ class _InstanceNorm(_NormBase):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
-                 bias: bool = True) -> None:  # fmt: skip
+                 bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                                self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)  # fmt: skip
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
 
     def forward(self, input: Tensor) -> Tensor:
         unbatched, batched = self._dims
@@ -36,7 +36,7 @@ class _InstanceNorm(_NormBase):
                                  f" ({self.num_features}), but got: {input.size(feature_dim)}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
                           "warning by not passing in num_features, which is not used because affine=False",
-                          stacklevel=2)  # fmt: skip
+                          stacklevel=2)
         if input.dim() == unbatched:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

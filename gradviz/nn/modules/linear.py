@@ -27,7 +27,7 @@ class Linear(Module):
     """y = x W^T + b. Default init: kaiming_uniform_(W, a=sqrt(5)), then b ~ U(-1/sqrt(fan_in), ...)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -56,7 +56,7 @@ class Bilinear(Module):
     """y = x1^T A x2 + b, for each output feature."""
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
@@ -79,7 +79,7 @@ class Bilinear(Module):
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")  # fmt: skip
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 def __getattr__(name: str) -> object:

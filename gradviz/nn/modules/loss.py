@@ -12,7 +12,7 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
     "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
-]  # fmt: skip
+]
 
 
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
@@ -33,7 +33,7 @@ class _Loss(Module):
 
 class _WeightedLoss(_Loss):
     def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:  # fmt: skip
+                 reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.weight: Tensor | None
@@ -51,7 +51,7 @@ class MSELoss(_Loss):
 
 class NLLLoss(_WeightedLoss):
     def __init__(self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
-                 reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+                 reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
@@ -61,19 +61,19 @@ class NLLLoss(_WeightedLoss):
 
 class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
-                 reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:  # fmt: skip
+                 reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)  # fmt: skip
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class SmoothL1Loss(_Loss):
     def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
-                 beta: float = 1.0) -> None:  # fmt: skip
+                 beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
@@ -97,19 +97,19 @@ class BCELoss(_WeightedLoss):
 
 class BCEWithLogitsLoss(_Loss):
     def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:  # fmt: skip
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)  # fmt: skip
+                                                  reduction=self.reduction)
 
 
 class KLDivLoss(_Loss):
     def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
-                 log_target: bool = False) -> None:  # fmt: skip
+                 log_target: bool = False) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
@@ -119,7 +119,7 @@ class KLDivLoss(_Loss):
 
 class _MarginLoss(_Loss):
     def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:  # fmt: skip
+                 reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -136,7 +136,7 @@ class MarginRankingLoss(_MarginLoss):
 
 class HingeEmbeddingLoss(_MarginLoss):
     def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:  # fmt: skip
+                 reduction: str = "mean") -> None:
         super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -155,13 +155,13 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 class PoissonNLLLoss(_Loss):
     def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None, eps: float = 1e-8,
-                 reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+                 reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
-                                  reduction=self.reduction)  # fmt: skip
+                                  reduction=self.reduction)
 
 
 class GaussianNLLLoss(_Loss):
@@ -175,10 +175,10 @@ class GaussianNLLLoss(_Loss):
 
 class TripletMarginLoss(_Loss):
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
-                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
-                                     swap=self.swap, reduction=self.reduction)  # fmt: skip
+                                     swap=self.swap, reduction=self.reduction)

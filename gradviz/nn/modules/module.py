@@ -246,10 +246,10 @@ class Module:
     # -- traversal -----------------------------------------------------------------------------
 
     def _named_members(self, get_members: Callable, prefix: str = "", recurse: bool = True,
-                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:  # fmt: skip
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
         memo: set[int] = set()
         modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])  # fmt: skip
+                   if recurse else [(prefix, self)])
         for module_prefix, module in modules:
             for k, v in get_members(module):
                 if v is None or id(v) in memo:
@@ -263,7 +263,7 @@ class Module:
             yield p
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:  # fmt: skip
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
@@ -271,7 +271,7 @@ class Module:
             yield b
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:  # fmt: skip
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def children(self) -> Iterator[Module]:
@@ -290,7 +290,7 @@ class Module:
             yield m
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:  # fmt: skip
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         if memo is None:
             memo = set()
         if id(self) in memo:
@@ -414,7 +414,7 @@ class Module:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
 
     def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
-                   keep_vars: bool = False) -> dict[str, Any]:  # fmt: skip
+                   keep_vars: bool = False) -> dict[str, Any]:
         if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
             destination = args[0]
             if len(args) > 1:
@@ -438,10 +438,10 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:  # fmt: skip
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
-                       if v is not None}  # fmt: skip
+                       if v is not None}
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -489,7 +489,7 @@ class Module:
         def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)  # fmt: skip
+                                         unexpected_keys, error_msgs)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
@@ -500,19 +500,19 @@ class Module:
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))  # fmt: skip
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
             if missing_keys:
                 error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))  # fmt: skip
+                    ", ".join(f'"{k}"' for k in missing_keys)))
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(error_msgs)))  # fmt: skip
+                type(self).__name__, "\n\t".join(error_msgs)))
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # -- hooks and calls -----------------------------------------------------------------------
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:  # fmt: skip
+                                  with_kwargs: bool = False) -> RemovableHandle:
         handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
@@ -522,7 +522,7 @@ class Module:
         return handle
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:  # fmt: skip
+                              always_call: bool = False) -> RemovableHandle:
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         if with_kwargs:

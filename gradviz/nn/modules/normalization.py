@@ -39,7 +39,7 @@ def _reset_affine(m: Module, affine: bool) -> None:
 
 class LayerNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -57,7 +57,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}")  # fmt: skip
+                f"bias={self.bias is not None}")
 
 
 class _NormBase(Module):
@@ -68,7 +68,7 @@ class _NormBase(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
-                 bias: bool = True) -> None:  # fmt: skip
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -117,7 +117,7 @@ class _BatchNorm(_NormBase):
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if use_stats else None, self.running_var if use_stats else None,
-                            self.weight, self.bias, bn_training, factor, self.eps)  # fmt: skip
+                            self.weight, self.bias, bn_training, factor, self.eps)
 
 
 
@@ -135,7 +135,7 @@ class BatchNorm2d(_BatchNorm):
 
 class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
@@ -154,4 +154,4 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")  # fmt: skip
+                f"bias={self.bias is not None}")

@@ -13,7 +13,7 @@ __all__ = [
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
     "ZeroPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ReflectionPad3d", "ReplicationPad3d",
-]  # fmt: skip
+]
 
 
 def _ntuple(padding: Any, n: int) -> tuple:

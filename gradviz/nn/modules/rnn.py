@@ -66,11 +66,11 @@ def _gru_cell(x: Tensor, h: Tensor, p: tuple, pre: bool) -> Tensor:
 class RNNBase(Module):
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         if not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
-                             "element being zeroed")  # fmt: skip
+                             "element being zeroed")
         if proj_size:
             raise NotImplementedError("gradviz: LSTM with proj_size is not implemented")
         if hidden_size <= 0:
@@ -309,7 +309,7 @@ class RNNCellBase(Module):
     _gates = 1
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -351,7 +351,7 @@ class RNNCellBase(Module):
             input = O.unsqueeze(input, 0)
         if hx is None:
             states = [zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
-                      for _ in range(n_states)]  # fmt: skip
+                      for _ in range(n_states)]
         else:
             states = list(hx) if n_states == 2 else [hx]
             if not batched:
@@ -364,7 +364,7 @@ class RNNCellBase(Module):
 
 class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None) -> None:
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, bias, device, dtype)
 

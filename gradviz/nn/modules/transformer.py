@@ -25,7 +25,7 @@ from gradviz.tensor import Tensor
 __all__ = [
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
-]  # fmt: skip
+]
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -36,7 +36,7 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
                  vdim: int | None = None, batch_first: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(
                 f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={num_heads} "
@@ -76,7 +76,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         batched = query.dim() == 3
         if self.batch_first and batched:
             # torch transposes once when query, key and value are one tensor
@@ -113,7 +113,7 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
@@ -128,7 +128,7 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
-                is_causal: bool = False) -> Tensor:  # fmt: skip
+                is_causal: bool = False) -> Tensor:
         x = src
         if self.norm_first:
             x = O.add(x, self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal))
@@ -140,7 +140,7 @@ class TransformerEncoderLayer(Module):
 
     def _sa_block(self, x: Tensor, attn_mask: Any, key_padding_mask: Any, is_causal: bool = False) -> Tensor:
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]  # fmt: skip
+                           is_causal=is_causal)[0]
         return self.dropout1(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -151,12 +151,12 @@ class TransformerDecoderLayer(Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                                 **kw)  # fmt: skip
+                                                 **kw)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
@@ -171,29 +171,29 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
-                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
         x = tgt
         if self.norm_first:
             x = O.add(x, self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal))
             x = O.add(x, self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
-                                         memory_is_causal))  # fmt: skip
+                                         memory_is_causal))
             x = O.add(x, self._ff_block(self.norm3(x)))
         else:
             x = self.norm1(O.add(x, self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)))
             x = self.norm2(O.add(x, self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                                    memory_is_causal)))  # fmt: skip
+                                                    memory_is_causal)))
             x = self.norm3(O.add(x, self._ff_block(x)))
         return x
 
     def _sa_block(self, x: Tensor, attn_mask: Any, key_padding_mask: Any, is_causal: bool = False) -> Tensor:
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]  # fmt: skip
+                           need_weights=False)[0]
         return self.dropout1(x)
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Any, key_padding_mask: Any,
-                   is_causal: bool = False) -> Tensor:  # fmt: skip
+                   is_causal: bool = False) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                is_causal=is_causal, need_weights=False)[0]  # fmt: skip
+                                is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -206,14 +206,14 @@ def _get_clones(module: Module, n: int) -> ModuleList:
 
 class TransformerEncoder(Module):
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
-                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:  # fmt: skip
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
-                is_causal: bool | None = None) -> Tensor:  # fmt: skip
+                is_causal: bool | None = None) -> Tensor:
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=bool(is_causal), src_key_padding_mask=src_key_padding_mask)
@@ -231,12 +231,12 @@ class TransformerDecoder(Module):
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
-                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
         output = tgt
         for mod in self.layers:
             output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                          tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
-                         tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)  # fmt: skip
+                         tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -247,23 +247,23 @@ class Transformer(Module):
                  dim_feedforward: int = 2048, dropout: float = 0.1, activation: str | Callable = "relu",
                  custom_encoder: Any = None, custom_decoder: Any = None, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
             layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **kw)  # fmt: skip
+                                            batch_first, norm_first, bias, **kw)
             self.encoder = TransformerEncoder(layer, num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps,
-                                                                                   bias=bias, **kw))  # fmt: skip
+                                                                                   bias=bias, **kw))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **kw)  # fmt: skip
+                                            batch_first, norm_first, bias, **kw)
             self.decoder = TransformerDecoder(layer, num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps,
-                                                                                   bias=bias, **kw))  # fmt: skip
+                                                                                   bias=bias, **kw))
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
@@ -273,13 +273,13 @@ class Transformer(Module):
                 memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
                 src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
-                memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+                memory_is_causal: bool = False) -> Tensor:
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
-                              is_causal=src_is_causal)  # fmt: skip
+                              is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
                             memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
-                            memory_is_causal=memory_is_causal)  # fmt: skip
+                            memory_is_causal=memory_is_causal)
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:

@@ -15,7 +15,7 @@ class Upsample(Module):
     """Resize by ``size`` or ``scale_factor`` with F.interpolate's modes."""
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> None:  # fmt: skip
+                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
         self.name = type(self).__name__
         self.size = size
@@ -29,7 +29,7 @@ class Upsample(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                             recompute_scale_factor=self.recompute_scale_factor)  # fmt: skip
+                             recompute_scale_factor=self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
         info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"

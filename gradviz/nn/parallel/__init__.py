@@ -39,7 +39,7 @@ class DistributedDataParallel(_Module):  # type: ignore[misc, valid-type]
 
 
 def data_parallel(module: Any, inputs: Any, device_ids: Any = None, output_device: Any = None, dim: int = 0,
-                  module_kwargs: Any = None) -> Any:  # fmt: skip
+                  module_kwargs: Any = None) -> Any:
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
     return module(*inputs, **(module_kwargs or {}))
 

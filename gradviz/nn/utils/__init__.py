@@ -20,7 +20,7 @@ __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "rnn",
     "vector_to_parameters", "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
     "fuse_linear_bn_eval", "fuse_linear_bn_weights",
-]  # fmt: skip
+]
 
 
 # A torch name this module lacks: one line naming it (gradviz/_missing.py)

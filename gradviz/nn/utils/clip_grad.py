@@ -37,7 +37,7 @@ def _norm(a: np.ndarray, p: float) -> Any:
 
 
 def get_total_norm(tensors: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                   foreach: Any = None) -> Tensor:  # fmt: skip
+                   foreach: Any = None) -> Tensor:
     ts = [t for t in _tensors(tensors) if t is not None]
     norm_type = float(norm_type)
     if not ts:
@@ -74,14 +74,14 @@ def _clip_grads_with_norm_(parameters: Any, max_norm: float, total_norm: Tensor)
 
 
 def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, total_norm: Tensor,
-                          foreach: Any = None) -> None:  # fmt: skip
+                          foreach: Any = None) -> None:
     """torch.nn.utils.clip_grads_with_norm_: scale the gradients by min(1, max_norm / (total_norm +
     1e-6)), total_norm given (get_total_norm's, usually)."""
     _clip_grads_with_norm_(parameters, max_norm, total_norm)
 
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:  # fmt: skip
+                    error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
     params = _tensors(parameters)
     grads = [p.grad for p in params if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
@@ -90,7 +90,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm
 
 
 def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                   foreach: Any = None) -> Tensor:  # fmt: skip
+                   foreach: Any = None) -> Tensor:
     import warnings
 
     warnings.warn(

@@ -18,7 +18,7 @@ __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "
 
 def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, bn_rv: Tensor, bn_eps: float,
                          bn_w: Tensor | None, bn_b: Tensor | None,
-                         transpose: bool = False) -> tuple[Parameter, Parameter]:  # fmt: skip
+                         transpose: bool = False) -> tuple[Parameter, Parameter]:
     w_dtype = conv_w.dtype
     b_dtype = conv_b.dtype if conv_b is not None else w_dtype
     conv_b = F.zeros_like(bn_rm) if conv_b is None else conv_b
@@ -32,7 +32,7 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
 
 
 def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Tensor, bn_rv: Tensor, bn_eps: float,
-                           bn_w: Tensor, bn_b: Tensor) -> tuple[Parameter, Parameter]:  # fmt: skip
+                           bn_w: Tensor, bn_b: Tensor) -> tuple[Parameter, Parameter]:
     w_dtype = linear_w.dtype
     b_dtype = linear_b.dtype if linear_b is not None else w_dtype
     linear_b = F.zeros_like(bn_rm) if linear_b is None else linear_b
@@ -54,7 +54,7 @@ def fuse_conv_bn_eval(conv: Any, bn: Any, transpose: bool = False) -> Any:
     fused = copy.deepcopy(conv)
     with no_grad():
         fused.weight, fused.bias = fuse_conv_bn_weights(fused.weight, fused.bias, bn.running_mean, bn.running_var,
-                                                        bn.eps, bn.weight, bn.bias, transpose)  # fmt: skip
+                                                        bn.eps, bn.weight, bn.bias, transpose)
     return fused
 
 
@@ -65,5 +65,5 @@ def fuse_linear_bn_eval(linear: Any, bn: Any) -> Any:
     fused = copy.deepcopy(linear)
     with no_grad():
         fused.weight, fused.bias = fuse_linear_bn_weights(fused.weight, fused.bias, bn.running_mean, bn.running_var,
-                                                          bn.eps, bn.weight, bn.bias)  # fmt: skip
+                                                          bn.eps, bn.weight, bn.bias)
     return fused

@@ -11,7 +11,7 @@ __all__ = ["pad_sequence"]
 
 
 def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False, padding_value: float = 0.0,
-                 padding_side: str = "right") -> Tensor:  # fmt: skip
+                 padding_side: str = "right") -> Tensor:
     """Sequences of different lengths stacked into one tensor, padded with padding_value. Built
     of differentiable ops (a full tensor, and each sequence copied into its slot)."""
     if padding_side not in ("left", "right"):

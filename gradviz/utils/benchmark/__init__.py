@@ -53,20 +53,20 @@ class Measurement:
         return (f"<gradviz.utils.benchmark.Measurement object at {id(self):#x}>\n{head + chr(10) if head else ''}"
                 f"{spec.get('stmt', '')}\n  Median: {self.median * 1e6:.2f} us\n  IQR: {self.iqr * 1e6:.2f} us "
                 f"({len(self.times)} measurements, {self.number_per_run} runs per measurement, "
-                f"{spec.get('num_threads', 1)} thread)")  # fmt: skip
+                f"{spec.get('num_threads', 1)} thread)")
 
 
 class Timer:
     def __init__(self, stmt: str = "pass", setup: str = "pass", global_setup: str = "", timer: Any = None,
                  globals: dict | None = None, label: str | None = None, sub_label: str | None = None,  # noqa: A002
                  description: str | None = None, env: str | None = None, num_threads: int = 1,
-                 language: str = "python") -> None:  # fmt: skip
+                 language: str = "python") -> None:
         if language != "python":
             raise ValueError("gradviz's Timer runs Python statements only (language='python')")
         self._timer = _timeit.Timer(stmt=stmt, setup=setup, timer=timer or _timeit.default_timer,
-                                    globals=globals)  # fmt: skip
+                                    globals=globals)
         self._spec = {"stmt": stmt, "setup": setup, "label": label, "sub_label": sub_label,
-                      "description": description, "env": env, "num_threads": num_threads}  # fmt: skip
+                      "description": description, "env": env, "num_threads": num_threads}
 
     def timeit(self, number: int = 1000000) -> Measurement:
         self._timer.timeit(number=max(1, number // 100))  # warm up, as torch's does
@@ -95,13 +95,13 @@ class Timer:
         return self._autorange(min_run_time)
 
     def adaptive_autorange(self, threshold: float = 0.1, *, min_run_time: float = 0.01, max_run_time: float = 10.0,
-                           callback: Any = None) -> Measurement:  # fmt: skip
+                           callback: Any = None) -> Measurement:
         m = self._autorange(min_run_time)
         while sum(m.raw_times) < max_run_time and m.median and m.iqr / m.median > threshold:
             more = self._autorange(min_run_time)
             m = Measurement(m.number_per_run if m.number_per_run == more.number_per_run else 1,
                             m.raw_times + more.raw_times if m.number_per_run == more.number_per_run
-                            else m.times + more.times, m.task_spec)  # fmt: skip
+                            else m.times + more.times, m.task_spec)
         return m
 
 

@@ -34,7 +34,7 @@ def _say_in_process(num_workers: int) -> None:
     if not _said_in_process:
         _said_in_process = True
         print(f"gradviz: DataLoader(num_workers={num_workers}) loads in the main process (gradviz has no worker "
-              "processes); batches and their order are the same", file=sys.stderr)  # fmt: skip
+              "processes); batches and their order are the same", file=sys.stderr)
 
 
 class _InfiniteConstantSampler(Sampler[None]):
@@ -52,14 +52,14 @@ class DataLoader:
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable | None = None,
                  multiprocessing_context: Any = None, generator: Any = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "",
-                 in_order: bool = True) -> None:  # fmt: skip
+                 in_order: bool = True) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                             "to enable multiprocessing, otherwise set prefetch_factor to None.")  # fmt: skip
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         elif prefetch_factor is not None and prefetch_factor < 0:
@@ -87,7 +87,7 @@ class DataLoader:
                 )
             if batch_sampler is not None:
                 raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, but got "
-                                 f"batch_sampler={batch_sampler}")  # fmt: skip
+                                 f"batch_sampler={batch_sampler}")
         else:
             shuffle = bool(shuffle)
         if sampler is not None and shuffle:
@@ -124,7 +124,7 @@ class DataLoader:
 
     def __setattr__(self, attr: str, val: Any) -> None:
         if self._initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
-                                          "persistent_workers"):  # fmt: skip
+                                          "persistent_workers"):
             raise ValueError(f"{attr} attribute should not be set after {self.__class__.__name__} is initialized")
         super().__setattr__(attr, val)
 
@@ -162,7 +162,7 @@ class _LoaderIter:
         self._iterable = loader._iterable
         if loader.pin_memory:  # gradviz has no pinned memory: torch's words for a machine without an accelerator
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=3)  # fmt: skip
+                          "memory won't be used.", stacklevel=3)
         self._sampler_iter = iter(self._index_sampler)
         # torch draws this seed for worker processes on every pass, workers or not: drawing it
         # keeps the generator's stream where torch's is

@@ -53,7 +53,7 @@ class StackDataset(Dataset):
         if args:
             if kwargs:
                 raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
-                                 "input/output, but both types are given.")  # fmt: skip
+                                 "input/output, but both types are given.")
             self._length = len(args[0])  # type: ignore[arg-type]
             if any(self._length != len(d) for d in args):  # type: ignore[arg-type]
                 raise ValueError("Size mismatch between datasets")
@@ -171,9 +171,9 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float], generator: An
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                              stacklevel=2)  # fmt: skip
+                              stacklevel=2)
     if sum(lengths) != len(dataset):  # type: ignore[arg-type]
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = _random.randperm(sum(lengths), generator)  # type: ignore[arg-type]
     return [Subset(dataset, indices[offset - length:offset])
-            for offset, length in zip(itertools.accumulate(lengths), lengths)]  # fmt: skip
+            for offset, length in zip(itertools.accumulate(lengths), lengths)]

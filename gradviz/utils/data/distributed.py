@@ -16,7 +16,7 @@ __all__ = ["DistributedSampler"]
 
 class DistributedSampler(Sampler[int]):
     def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:  # fmt: skip
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
             raise RuntimeError("Requires distributed package to be available")  # gradviz.distributed never is
         if not 0 <= rank < num_replicas:

@@ -40,7 +40,7 @@ class SequentialSampler(Sampler[int]):
 
 class RandomSampler(Sampler[int]):
     def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
-                 generator: Any = None) -> None:  # fmt: skip
+                 generator: Any = None) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -89,7 +89,7 @@ class SubsetRandomSampler(Sampler[int]):
 
 class WeightedRandomSampler(Sampler[int]):
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
-                 generator: Any = None) -> None:  # fmt: skip
+                 generator: Any = None) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
