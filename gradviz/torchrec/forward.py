@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import threading
 import weakref
 from typing import Any
 
@@ -27,7 +26,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from gradviz.torchrec import lines
-from gradviz.torchrec.summaries import busy, has_values
+from gradviz.torchrec.summaries import Busy, busy, has_values
 from gradviz.trace import events as ev
 from gradviz.trace.recorder_forward import forward_default, grad_state, named_tensors
 
@@ -36,7 +35,6 @@ _SET_GRAD = "_set_grad_enabled"
 # (method-wrappers are made at each attribute access: compared with ==, not is)
 _GRAD_SET = torch.Tensor.grad.__set__
 _DATA_GET = torch.Tensor.data.__get__
-_busy = threading.local()  # the mode's own torch calls (a finiteness check) are not the program's
 
 
 def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
@@ -77,7 +75,7 @@ class ForwardMode(TorchFunctionMode):
             while getattr(func, "_gradviz_entry", False) and hasattr(func, "__wrapped__"):
                 func = func.__wrapped__
             return func(*args, **(kwargs or {}))
-        if getattr(_busy, "on", False) or busy() or rec._running:
+        if busy() or rec._running:
             # the recorder's own ops, or a backward running (its hooks, a Function's backward, a
             # create_graph backward's ops): not the program's forward
             return func(*args, **(kwargs or {}))
@@ -90,11 +88,8 @@ class ForwardMode(TorchFunctionMode):
                 rec._fwd_emit(ev.GradReset, tensor=rec._fwd_id(args[0]), how="none", source=_where())
             return func(*args, **(kwargs or {}))
         out = func(*args, **(kwargs or {}))
-        _busy.on = True
-        try:
+        with Busy():  # the mode's own torch calls (a finiteness check): neither mode notes them
             self._note(func, name, args, kwargs, out)
-        finally:
-            _busy.on = False
         return out
 
     def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any) -> None:
