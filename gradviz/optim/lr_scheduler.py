@@ -334,7 +334,26 @@ class CosineAnnealingLR(LRScheduler):
 
 
 
-class SequentialLR(LRScheduler):
+class _SchedulersState:
+    """The state of a scheduler made of schedulers (SequentialLR, ChainedScheduler): its own
+    attributes, and each inner scheduler's state in order."""
+
+    _schedulers: list[Any]
+
+    def state_dict(self) -> dict[str, Any]:
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers
+        for idx, s in enumerate(schedulers):
+            self._schedulers[idx].load_state_dict(s)
+
+
+class SequentialLR(_SchedulersState, LRScheduler):
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int],
                  last_epoch: int = -1) -> None:
         name = self.__class__.__name__
@@ -390,17 +409,6 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = schedulers
-        for idx, s in enumerate(schedulers):
-            self._schedulers[idx].load_state_dict(s)
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -573,7 +581,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_SchedulersState, LRScheduler):
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
         name = self.__class__.__name__
         if len(schedulers) < 1:
@@ -602,17 +610,6 @@ class ChainedScheduler(LRScheduler):
             scheduler.step()
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
-    def state_dict(self) -> dict[str, Any]:
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = schedulers
-        for idx, s in enumerate(schedulers):
-            self._schedulers[idx].load_state_dict(s)
 
 
 class OneCycleLR(LRScheduler):
