@@ -425,14 +425,15 @@ class Module:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # type: ignore[attr-defined]
         meta = getattr(destination, "_metadata", None)
+        local_metadata: dict = {"version": self._version}
         if meta is not None:
-            meta[prefix[:-1]] = {"version": self._version}
+            meta[prefix[:-1]] = local_metadata
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, {})
+            result = hook(self, destination, prefix, local_metadata)
             if result is not None:
                 destination = result
         return destination
@@ -488,6 +489,8 @@ class Module:
 
         def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            for hook in module._load_state_dict_pre_hooks.values():
+                hook(local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs)
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
             for name, child in module._modules.items():
@@ -510,6 +513,25 @@ class Module:
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # -- hooks and calls -----------------------------------------------------------------------
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` after the module's entries are saved."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before the module loads its entries (it may rename them), as torch's."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        if with_module:
+            def bound(*args: Any, _hook: Callable = hook) -> Any:
+                return _hook(self, *args)
+
+            self._load_state_dict_pre_hooks[handle.id] = bound
+        else:
+            self._load_state_dict_pre_hooks[handle.id] = hook
+        return handle
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
