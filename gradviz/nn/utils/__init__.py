@@ -1,6 +1,7 @@
-"""torch.nn.utils: gradient clipping, parameters <-> vector, and rnn.pad_sequence."""
+"""torch.nn.utils: gradient clipping, parameters <-> vector, fusion, parametrizations, pruning,
+weight and spectral norm hooks, packed sequences, functional_call."""
 
-from gradviz.nn.utils import rnn
+from gradviz.nn.utils import parametrizations, parametrize, rnn, stateless
 from gradviz.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -15,11 +16,15 @@ from gradviz.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from gradviz.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from gradviz.nn.utils.stateless import functional_call
+from gradviz.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "rnn",
     "vector_to_parameters", "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
-    "fuse_linear_bn_eval", "fuse_linear_bn_weights",
+    "fuse_linear_bn_eval", "fuse_linear_bn_weights", "parametrizations", "parametrize", "stateless",
+    "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "functional_call",
 ]
 
 
