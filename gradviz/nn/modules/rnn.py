@@ -15,6 +15,7 @@ from gradviz.nn import functional as F
 from gradviz.nn import init
 from gradviz.nn.modules.module import Module
 from gradviz.nn.parameter import Parameter
+from gradviz.nn.utils.rnn import PackedSequence
 from gradviz.ops import functions as O
 from gradviz.ops.construction import empty, zeros
 from gradviz.ops.nn_ops import linear
@@ -154,6 +155,8 @@ class RNNBase(Module):
         return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
 
     def _run(self, input: Tensor, hx: Any) -> tuple[Tensor, Any]:
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
         batched = self._check_input(input)
         lstm = self.mode == "LSTM"
         if not batched:
@@ -239,6 +242,100 @@ class RNNBase(Module):
             out = O.transpose(layer_input, 0, 1) if lstm else transposed_in_place(layer_input, 0, 1)
         return out, hidden
 
+    # -- packed input: torch's PackedLayer / ReversedPackedLayer ----------------------------------
+
+    def _run_packed(self, packed: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """The sequences of a PackedSequence, each step on the batch still running: the hidden
+        state's finished rows are sliced off as the batch shrinks (reversed: concatenated as it
+        grows), as ATen's packed layers do, whatever the dtype (no oneDNN node here)."""
+        lstm = self.mode == "LSTM"
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        expected = (self.num_layers * (2 if self.bidirectional else 1), sizes[0], self.hidden_size)
+        if hx is None:
+            h0 = zeros(*expected, dtype=data.dtype, device=data.device)
+            hx = (h0, zeros(*expected, dtype=data.dtype, device=data.device)) if lstm else h0
+        else:
+            hx = _permute_hidden(hx, sorted_indices, lstm)
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        if self.input_size != data.shape[-1]:
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {data.shape[-1]}"
+            )
+        if lstm:
+            self._check_hidden(hx[0], expected, "Expected hidden[0] size {}, got {}")
+            self._check_hidden(hx[1], expected, "Expected hidden[1] size {}, got {}")
+        else:
+            self._check_hidden(hx, expected, "Expected hidden size {}, got {}")
+        hs = O.unbind(hx[0] if lstm else hx, 0)
+        cs = O.unbind(hx[1], 0) if lstm else None
+        dirs = 2 if self.bidirectional else 1
+        finals: list = []
+        layer_input = data
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                state = (hs[k], cs[k]) if lstm else (hs[k],)
+                run = self._packed_reversed if d == 1 else self._packed_forward
+                out, state = run(layer_input, sizes, state, self._params(layer, d))
+                outs.append(out)
+                finals.append(state)
+            layer_input = outs[0] if dirs == 1 else O.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        if lstm:
+            cy = O.stack([s[1] for s in finals], 0)
+            hy = O.stack([s[0] for s in finals], 0)
+            hidden: Any = (hy, cy)
+        else:
+            hidden = O.stack([s[0] for s in finals], 0)
+        output = PackedSequence(layer_input, batch_sizes, sorted_indices, unsorted_indices)
+        return output, _permute_hidden(hidden, unsorted_indices, lstm)
+
+    def _cell(self, x: Tensor, state: tuple, p: tuple) -> tuple:
+        if self.mode == "LSTM":
+            return _lstm_cell(x, state[0], state[1], p, True)
+        if self.mode == "GRU":
+            return (_gru_cell(x, state[0], p, True),)
+        return (_rnn_cell(x, state[0], p, "tanh" if self.mode == "RNN_TANH" else "relu", True),)
+
+    def _packed_forward(self, data: Tensor, sizes: list[int], state: tuple, p: tuple) -> tuple[Tensor, tuple]:
+        projected = linear(data, p[0], p[2])
+        finished: list[tuple] = []
+        outs = []
+        offset, last = 0, sizes[0]
+        for b in sizes:
+            x = O.narrow(projected, 0, offset, b)
+            offset += b
+            if last > b:
+                finished.append(_each(state, lambda s, b=b, last=last: O.narrow(s, 0, b, last - b)))
+                state = _each(state, lambda s, b=b: O.narrow(s, 0, 0, b))
+            last = b
+            state = self._cell(x, state, p)
+            outs.append(state[0])
+        finished.append(state)
+        finished.reverse()
+        return O.cat(outs, 0), _each(tuple(range(len(state))), lambda i: O.cat([f[i] for f in finished], 0))
+
+    def _packed_reversed(self, data: Tensor, sizes: list[int], state0: tuple, p: tuple) -> tuple[Tensor, tuple]:
+        projected = linear(data, p[0], p[2])
+        outs = []
+        offset, last = data.shape[0], sizes[-1]
+        state = _each(state0, lambda s: O.narrow(s, 0, 0, last))
+        for b in reversed(sizes):
+            if b > last:
+                grown = _each(state0, lambda s, b=b, last=last: O.narrow(s, 0, last, b - last))
+                state = _each(tuple(zip(state, grown)), lambda sg: O.cat(list(sg), 0))
+            x = O.narrow(projected, 0, offset - b, b)
+            offset -= b
+            last = b
+            state = self._cell(x, state, p)
+            outs.append(state[0])
+        outs.reverse()
+        return O.cat(outs, 0), state
+
     def _run_mkldnn(self, input: Tensor, hx: Any) -> tuple[Tensor, Any]:
         if self.batch_first:
             input = O.transpose(input, 0, 1)
@@ -264,6 +361,21 @@ class RNNBase(Module):
         cy = O.stack(cys, 0)
         out = O.transpose(layer_input, 0, 1) if self.batch_first else layer_input
         return out, (hy, cy)
+
+
+def _each(items: tuple, fn: Any) -> tuple:
+    """fn of each item, computed last item first: ATen builds an LSTM's (h, c) pairs with
+    make_tuple, whose arguments GCC evaluates right to left (c's node before h's)."""
+    return tuple(reversed([fn(x) for x in reversed(items)]))
+
+
+def _permute_hidden(hx: Any, permutation: Tensor | None, lstm: bool) -> Any:
+    """The hidden state's batch put in the packed order (or back): an index_select on dim 1."""
+    if permutation is None:
+        return hx
+    if lstm:
+        return O.index_select(hx[0], 1, permutation), O.index_select(hx[1], 1, permutation)
+    return O.index_select(hx, 1, permutation)
 
 
 class RNN(RNNBase):
