@@ -262,4 +262,42 @@ def test_importable_as_torch_submodules():
     import gradviz.nn.utils.stateless as st
     from gradviz.nn.utils.parametrize import cached, register_parametrization  # noqa: F401
 
-    assert p.register_parametrization and pz.weight_norm and st.functional_call
+    assert p.register_parametrization and pz.orthogonal and st.functional_call
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 4), (4, 3)])
+@pytest.mark.parametrize("omap", [None, "matrix_exp", "cayley", "householder"])
+def test_orthogonal(shape, omap):
+    def make(T):
+        m = T.nn.Linear(shape[1], shape[0]).double()
+        return _pz(T).orthogonal(m, orthogonal_map=omap)
+
+    check(_module_prog(make, (2, shape[1])))
+
+
+@pytest.mark.parametrize("omap", ["householder", "matrix_exp"])
+def test_orthogonal_assign_and_no_trivialization(omap):
+    def prog(T):
+        m = _pz(T).orthogonal(T.nn.Linear(3, 5).double(), orthogonal_map=omap)
+        with T.no_grad():
+            m.weight = leaf(T, 5, 3, seed=4, requires_grad=False)  # not orthogonal: QR'd into the base
+        plain = _pz(T).orthogonal(T.nn.Linear(4, 4).double(), orthogonal_map="householder",
+                                  use_trivialization=False)
+        x = leaf(T, 2, 3, seed=1)
+        out = T.cat([m(x), plain(leaf(T, 2, 4, seed=2))], 1)
+        return Case(roots=[out], run=lambda: out.sum().backward(), grads_of=[x, *m.parameters(), *plain.parameters()],
+                    values=[m.parametrizations.weight[0].base, m.weight.detach()])
+
+    check(prog)
+
+
+def test_orthogonal_errors():
+    same_error(lambda T: _pz(T).orthogonal(T.nn.Linear(3, 4), "bias"))
+    same_error(lambda T: _pz(T).orthogonal(T.nn.Linear(3, 4), orthogonal_map="qr"))
+    same_error(lambda T: _pz(T).orthogonal(T.nn.Linear(3, 4), "nothing"))
+
+    def assign_exp(T):
+        m = _pz(T).orthogonal(T.nn.Linear(3, 3), use_trivialization=False)
+        m.weight = T.eye(3)
+
+    same_error(assign_exp)
