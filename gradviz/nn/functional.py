@@ -28,10 +28,13 @@ from gradviz.nn import _functional_grid as _grid  # noqa: E402
 # The layers' functions live in their own files (this one holds the losses torch fuses most).
 from gradviz.nn import _functional_layers as _layers  # noqa: E402
 from gradviz.nn import _functional_losses_more as _losses_more  # noqa: E402
+from gradviz.nn import _functional_margin as _margin  # noqa: E402
 from gradviz.nn import _functional_mha as _mha  # noqa: E402
 from gradviz.nn import _functional_norm as _norm  # noqa: E402
 from gradviz.nn import _functional_pad as _pad  # noqa: E402
+from gradviz.nn import _functional_pool_more as _pool_more  # noqa: E402
 from gradviz.nn import _functional_shrink as _shrink  # noqa: E402
+from gradviz.nn import _functional_stochastic as _stochastic  # noqa: E402
 from gradviz.nn import _functional_upsample as _upsample  # noqa: E402
 from gradviz.nn._functional_activations import *  # noqa: E402, F403
 from gradviz.nn._functional_attention import *  # noqa: E402, F403
@@ -42,10 +45,13 @@ from gradviz.nn._functional_elu import *  # noqa: E402, F403
 from gradviz.nn._functional_grid import *  # noqa: E402, F403
 from gradviz.nn._functional_layers import *  # noqa: E402, F403
 from gradviz.nn._functional_losses_more import *  # noqa: E402, F403
+from gradviz.nn._functional_margin import *  # noqa: E402, F403
 from gradviz.nn._functional_mha import *  # noqa: E402, F403
 from gradviz.nn._functional_norm import *  # noqa: E402, F403
 from gradviz.nn._functional_pad import *  # noqa: E402, F403
+from gradviz.nn._functional_pool_more import *  # noqa: E402, F403
 from gradviz.nn._functional_shrink import *  # noqa: E402, F403
+from gradviz.nn._functional_stochastic import *  # noqa: E402, F403
 from gradviz.nn._functional_upsample import *  # noqa: E402, F403
 from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative, node_class, record, save
@@ -55,6 +61,7 @@ __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "relu
 __all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 __all__ += _conv_transpose.__all__ + _dropout.__all__ + _elu.__all__ + _grid.__all__ + _pad.__all__
 __all__ += _activations.__all__ + _upsample.__all__ + _norm.__all__ + _losses_more.__all__ + _shrink.__all__
+__all__ += _pool_more.__all__ + _margin.__all__ + _stochastic.__all__
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}

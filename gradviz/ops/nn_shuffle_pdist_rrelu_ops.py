@@ -1,0 +1,157 @@
+"""Three fused nn ops with their own nodes: channel_shuffle (ChannelShuffleBackward0), pdist
+(PdistBackward0) and rrelu_with_noise (RreluWithNoiseBackward0, its random slopes drawn as
+torch's CPU kernel draws them: one double per non-positive element, in order)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.ops.core import Derivative as D
+from gradviz.ops.core import record
+from gradviz.ops.nn_ops import _out, _register, _requires
+from gradviz.random import _dists
+from gradviz.random._generator import resolve
+from gradviz.tensor import Tensor
+
+__all__: list[str] = []
+
+
+# -- channel_shuffle -----------------------------------------------------------------------------
+
+
+def _shuffle(x: np.ndarray, groups: int) -> np.ndarray:
+    n, c = x.shape[:2]
+    rest = x.shape[2:]
+    return np.ascontiguousarray(x.reshape(n, groups, c // groups, *rest).swapaxes(1, 2)).reshape(x.shape)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """The channels, in ``groups`` groups, interleaved: channel g * (C/groups) + k goes to k * groups + g."""
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with sizes "
+                           f"{list(input.shape)}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    out = _out(_shuffle(input._data, groups), input)
+    if _grad_state.enabled and _requires(input):
+        record(_SHUFFLE, (input,), [out], {"groups": groups, "channels": c})
+    return out
+
+
+def _shuffle_grad(n: Any, g: Tensor) -> Tensor:
+    return _out(_shuffle(g._data, n.saved["channels"] // n.saved["groups"]), g)
+
+
+_SHUFFLE = _register("channel_shuffle", D("ChannelShuffleBackward0", (_shuffle_grad,)))
+
+
+# -- pdist ---------------------------------------------------------------------------------------
+
+
+def _pair_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n, 1)
+
+
+def _pnorm(diff: np.ndarray, p: float) -> np.ndarray:
+    a = np.abs(diff)
+    if p == 0:
+        return (a != 0).sum(axis=-1).astype(diff.dtype)
+    if p == np.inf:
+        return a.max(axis=-1, initial=0.0)
+    if p == 1:
+        return a.sum(axis=-1)
+    if p == 2:
+        return np.sqrt((a * a).sum(axis=-1))
+    return (a ** p).sum(axis=-1) ** (1.0 / p)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distance of every pair of rows i < j, in row-major order of the pairs."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    x = input._data
+    i, j = _pair_indices(x.shape[0])
+    d = _pnorm(x[i] - x[j], p).astype(x.dtype, copy=False)
+    out = _out(np.ascontiguousarray(d), input)
+    if _grad_state.enabled and _requires(input):
+        record(_PDIST, (input,), [out], {"self": SavedVariable(input), "p": float(p),
+                                         "result": SavedVariable(out, True)})
+    return out
+
+
+def _pdist_grad(n: Any, g: Tensor) -> Tensor:
+    x = n["self"]._data
+    p, dist = n.saved["p"], n["result"]._data
+    i, j = _pair_indices(x.shape[0])
+    diff = x[i] - x[j]
+    gd = g._data[:, None]
+    dd = dist[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            part = np.zeros_like(diff)
+        elif p == 1:
+            part = np.sign(diff)
+        elif p == 2:
+            part = np.where(dd == 0, 0.0, diff / dd)
+        elif p == np.inf:
+            part = np.sign(diff) * (np.abs(diff) == dd)
+        elif p < 2:
+            part = np.where((dd == 0) | (diff == 0), 0.0, np.sign(diff) * np.abs(diff) ** (p - 1) / dd ** (p - 1))
+        else:
+            part = np.where(dd == 0, 0.0, diff * np.abs(diff) ** (p - 2) / dd ** (p - 1))
+    part = part * gd
+    dx = np.zeros_like(x)
+    np.add.at(dx, i, part)
+    np.add.at(dx, j, -part)
+    return _out(dx.astype(x.dtype, copy=False), g)
+
+
+_PDIST = _register("_pdist_forward", D("PdistBackward0", (_pdist_grad,)))
+
+
+# -- rrelu ---------------------------------------------------------------------------------------
+
+
+def rrelu_with_noise(input: Tensor, lower: float, upper: float, training: bool, generator: Any = None) -> Tensor:
+    """In training, x * a with a ~ U(lower, upper) drawn for each x <= 0 (1 elsewhere); else
+    leaky_relu with slope (lower + upper) / 2. One node either way, as torch's."""
+    x = input._data
+    if training:
+        flat = np.ascontiguousarray(x).reshape(-1)
+        neg = flat <= 0
+        noise = np.ones(flat.shape, dtype=x.dtype)
+        # a double per non-positive element, one after the other (uniform_real_distribution<double>)
+        draws = _dists.uniform(resolve(generator), int(neg.sum()), np.dtype(np.float64), lower, upper)
+        noise[neg] = draws.astype(x.dtype)
+        noise = noise.reshape(x.shape)
+        y = (x * noise).astype(x.dtype, copy=False)
+    else:
+        slope = x.dtype.type((lower + upper) / 2)
+        noise = None
+        y = np.where(x >= 0, x, x * slope).astype(x.dtype, copy=False)
+    out = _out(y, input)
+    if _grad_state.enabled and _requires(input):
+        record(_RRELU, (input,), [out], {"self": SavedVariable(input), "noise": noise, "lower": lower,
+                                         "upper": upper, "training": training})
+    return out
+
+
+def _rrelu_grad(n: Any, g: Tensor) -> Tensor:
+    s = n.saved
+    x = n["self"]._data
+    if s["training"] and s["upper"] - s["lower"] > 1e-6:
+        return _out((g._data * s["noise"]).astype(x.dtype, copy=False), g)
+    slope = x.dtype.type((s["lower"] + s["upper"]) / 2)
+    return _out(np.where(x > 0, g._data, g._data * slope).astype(x.dtype, copy=False), g)
+
+
+_RRELU = _register("rrelu_with_noise", D("RreluWithNoiseBackward0", (_rrelu_grad,)))
