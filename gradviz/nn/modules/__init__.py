@@ -109,3 +109,48 @@ __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
     "ZeroPad1d", "ZeroPad3d",
 ]
+
+# isort: split
+# -- issue 34: the modules torch.nn has that were missing (pooling in 1-3 dims, fold, norms, dropouts, losses) --
+from gradviz.nn.modules.activation import RReLU  # noqa: E402
+from gradviz.nn.modules.channelshuffle import ChannelShuffle  # noqa: E402
+from gradviz.nn.modules.container import Container  # noqa: E402
+from gradviz.nn.modules.dropout import AlphaDropout, FeatureAlphaDropout  # noqa: E402
+from gradviz.nn.modules.fold import Fold, Unfold  # noqa: E402
+from gradviz.nn.modules.loss import (  # noqa: E402
+    MultiLabelMarginLoss,
+    MultiMarginLoss,
+    NLLLoss2d,
+    TripletMarginWithDistanceLoss,
+)
+from gradviz.nn.modules.normalization import (  # noqa: E402
+    BatchNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+    SyncBatchNorm,
+)
+from gradviz.nn.modules.pooling import (  # noqa: E402
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from gradviz.nn.modules.rnn import RNNBase, RNNCellBase  # noqa: E402
+
+__all__ += [
+    "RReLU", "ChannelShuffle", "Container", "AlphaDropout", "FeatureAlphaDropout", "Fold", "Unfold",
+    "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss2d", "TripletMarginWithDistanceLoss", "BatchNorm3d",
+    "LocalResponseNorm", "RMSNorm", "SyncBatchNorm", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RNNBase", "RNNCellBase",
+]

@@ -9,6 +9,7 @@ from gradviz.nn.modules.module import Module
 from gradviz.tensor import Tensor
 
 __all__ = [
+    "RReLU",
     "GELU",
     "LeakyReLU",
     "LogSoftmax",
@@ -359,3 +360,15 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)
+
+
+class RReLU(Module):
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
@@ -12,7 +13,7 @@ from gradviz.nn.modules.module import Module, _addindent
 from gradviz.nn.parameter import Parameter
 from gradviz.tensor import Tensor
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _index(idx: Any, size: int) -> int:
@@ -20,6 +21,17 @@ def _index(idx: Any, size: int) -> int:
     if not (-size <= idx < size):
         raise IndexError(f"index {idx} is out of range")
     return idx % size
+
+
+class Container(Module):
+    """torch's deprecated container: the keyword arguments become its submodules."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,4 +1,4 @@
-"""Dropout, and the channel-wise Dropout1d/2d/3d."""
+"""Dropout, the channel-wise Dropout1d/2d/3d, and the alpha dropouts (for SELU networks)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from gradviz.nn import functional as F
 from gradviz.nn.modules.module import Module
 from gradviz.tensor import Tensor
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -39,3 +39,13 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -1,0 +1,118 @@
+"""The torch.nn modules added for issue 34 against torch 2.13: forward values, gradients (of
+inputs and parameters), graphs and order, running buffers, and printed form."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import gradviz
+from tests._diff import Case, check, leaf
+from tests._nn_diff import check_module, idx, same_error
+
+
+def inp(*shape):
+    return lambda T: (leaf(T, *shape, seed=1),)
+
+
+MODULES = {
+    "AvgPool1d": (lambda nn: nn.AvgPool1d(3, 2, 1), inp(2, 3, 7)),
+    "AvgPool3d": (lambda nn: nn.AvgPool3d(2, 1, 1, count_include_pad=False), inp(1, 2, 3, 4, 3)),
+    "MaxPool3d": (lambda nn: nn.MaxPool3d(2, 2, ceil_mode=True), inp(1, 2, 5, 4, 3)),
+    "AdaptiveAvgPool1d": (lambda nn: nn.AdaptiveAvgPool1d(3), inp(2, 3, 7)),
+    "AdaptiveAvgPool3d": (lambda nn: nn.AdaptiveAvgPool3d((2, 1, 2)), inp(1, 2, 4, 3, 5)),
+    "AdaptiveMaxPool1d": (lambda nn: nn.AdaptiveMaxPool1d(4), inp(2, 3, 7)),
+    "AdaptiveMaxPool2d": (lambda nn: nn.AdaptiveMaxPool2d((2, 3)), inp(2, 3, 5, 7)),
+    "AdaptiveMaxPool3d": (lambda nn: nn.AdaptiveMaxPool3d(2), inp(1, 2, 4, 3, 5)),
+    "LPPool1d": (lambda nn: nn.LPPool1d(2, 3, 2), inp(2, 3, 7)),
+    "LPPool2d": (lambda nn: nn.LPPool2d(1.5, 2), inp(2, 3, 4, 4)),
+    "LPPool3d": (lambda nn: nn.LPPool3d(2, 2), inp(1, 2, 4, 4, 4)),
+    "Fold": (lambda nn: nn.Fold((4, 5), 2), inp(2, 12, 12)),
+    "Unfold": (lambda nn: nn.Unfold(2, padding=1), inp(2, 3, 4, 4)),
+    "RMSNorm": (lambda nn: nn.RMSNorm([3, 4]), inp(2, 3, 4)),
+    "RMSNorm_eps_no_affine": (lambda nn: nn.RMSNorm(4, eps=1e-2, elementwise_affine=False), inp(2, 3, 4)),
+    "LocalResponseNorm": (lambda nn: nn.LocalResponseNorm(3), inp(2, 5, 3, 3)),
+    "BatchNorm3d": (lambda nn: nn.BatchNorm3d(3), inp(2, 3, 2, 2, 2)),
+    "SyncBatchNorm": (lambda nn: nn.SyncBatchNorm(3), inp(4, 3, 2)),
+    "ChannelShuffle": (lambda nn: nn.ChannelShuffle(2), inp(2, 4, 3, 3)),
+    "RReLU": (lambda nn: nn.RReLU(0.1, 0.3), inp(3, 4)),
+    "AlphaDropout": (lambda nn: nn.AlphaDropout(0.2), inp(3, 4)),
+    "FeatureAlphaDropout": (lambda nn: nn.FeatureAlphaDropout(0.5), inp(3, 4, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+@pytest.mark.parametrize("train", [True, False])
+def test_module(name, train):
+    make, inputs = MODULES[name]
+    check_module(make, inputs, train=train)
+
+
+def test_module_reprs():
+    makes = [m for m, _ in MODULES.values()] + [
+        lambda nn: nn.MaxUnpool2d(2), lambda nn: nn.MaxUnpool1d(3, 2, 1), lambda nn: nn.MaxUnpool3d((1, 2, 2)),
+        lambda nn: nn.MultiMarginLoss(p=2), lambda nn: nn.TripletMarginWithDistanceLoss(swap=True),
+        lambda nn: nn.RReLU(inplace=False), lambda nn: nn.AdaptiveMaxPool2d(3, return_indices=True),
+    ]
+    for make in makes:
+        assert repr(make(gradviz.nn)) == repr(make(torch.nn))
+
+
+def test_unpool_modules():
+    def prog(T):
+        x = leaf(T, 1, 2, 4, 6, seed=1)
+        out, i = T.nn.MaxPool2d(2, return_indices=True)(x)
+        y = T.nn.MaxUnpool2d(2)(out, i, output_size=x.size())
+        x1 = leaf(T, 2, 2, 6, seed=2)
+        o1, i1 = T.nn.MaxPool1d(2, return_indices=True)(x1)
+        y1 = T.nn.MaxUnpool1d(2)(o1, i1)
+        x3 = leaf(T, 1, 1, 2, 4, 4, seed=3)
+        o3, i3 = T.nn.MaxPool3d(2, return_indices=True)(x3)
+        y3 = T.nn.MaxUnpool3d(2)(o3, i3)
+        loss = y.sum() + (y1 * y1).sum() + (y3 * 3).sum()
+        return Case(roots=[loss], run=loss.backward, grads_of=[x, x1, x3])
+
+    check(prog)
+
+
+def test_margin_loss_modules():
+    def prog(T):
+        x = leaf(T, 3, 4, seed=1)
+        w = T.tensor(np.array([1.0, 0.5, 2.0, 1.0]))
+        a = T.nn.MultiMarginLoss(p=2, margin=0.5, weight=w)(x, idx(T, 0, 3, 1))
+        b = T.nn.MultiLabelMarginLoss(reduction="sum")(x, T.tensor(np.array([[1, -1, 0, 0], [2, 3, -1, 0],
+                                                                                  [0, 1, 2, 3]])))
+        anchor, pos, neg = leaf(T, 3, 4, seed=5), leaf(T, 3, 4, seed=6), leaf(T, 3, 4, seed=7)
+        c = T.nn.TripletMarginWithDistanceLoss(distance_function=T.nn.PairwiseDistance(p=1), swap=True)(anchor, pos,
+                                                                                                        neg)
+        loss = a + b + c
+        return Case(roots=[loss], run=loss.backward, grads_of=[x, anchor, pos, neg])
+
+    check(prog)
+
+
+def test_nll_loss_2d_container_and_sync_conversion():
+    for T in (torch, gradviz):
+        with pytest.warns(FutureWarning, match="NLLLoss2d` has been deprecated"):
+            loss = T.nn.NLLLoss2d()
+        x = T.nn.functional.log_softmax(T.tensor(np.arange(24.0).reshape(1, 3, 2, 4) / 7), 1)
+        assert abs(float(loss(x, T.zeros(1, 2, 4, dtype=T.int64))) - 2.6367992) < 1e-6
+        with pytest.warns(FutureWarning, match="nn.Container"):
+            c = T.nn.Container(a=T.nn.ReLU())
+        assert [n for n, _ in c.named_children()] == ["a"]
+        net = T.nn.SyncBatchNorm.convert_sync_batchnorm(T.nn.Sequential(T.nn.Linear(2, 3), T.nn.BatchNorm1d(3)))
+        assert type(net[1]).__name__ == "SyncBatchNorm" and sorted(net.state_dict()) == sorted(
+            ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var", "1.num_batches_tracked"])
+        assert issubclass(T.nn.LSTM, T.nn.RNNBase) and issubclass(T.nn.GRUCell, T.nn.RNNCellBase)
+
+
+def test_module_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_error(lambda T: T.nn.BatchNorm3d(2)(T.zeros(2, 2, 2)))
+        same_error(lambda T: T.nn.SyncBatchNorm(2)(T.zeros(2)))
+        same_error(lambda T: T.nn.MultiMarginLoss(p=3))
+        same_error(lambda T: T.nn.TripletMarginWithDistanceLoss(margin=-1.0))
