@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from gradviz.ops import functions as F
+from gradviz.ops import nn_conv3d_ops as C3
 from gradviz.ops import nn_conv_ops as C
+from gradviz.ops.nn_pad_ops import constant_pad_nd
 from gradviz.tensor import Tensor
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool1d", "max_pool2d",
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
 ]
 
 
@@ -26,17 +28,23 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, paddi
             f"{_size_list(input.shape)}"
         )
     stride, dilation = C._pair(stride, dims), C._pair(dilation, dims)
+    same_extra = None
     if isinstance(padding, str):
         if padding == "valid":
             padding = (0,) * dims
         elif padding == "same":
             ks = weight.shape[2:]
-            padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, ks))
+            totals = [d * (k - 1) for d, k in zip(dilation, ks)]
+            padding = tuple(t // 2 for t in totals)
+            # an odd total: torch pads the input's far side by one first (ConstantPadNdBackward0)
+            same_extra = [v for t in reversed(totals) for v in (0, t % 2)]
         else:
             raise ValueError(f"Invalid padding string '{padding}'")
     padding = C._pair(padding, dims)
     unbatched = input.ndim == dims + 1
     x = F.unsqueeze(input, 0) if unbatched else input
+    if same_extra is not None and any(same_extra):
+        x = constant_pad_nd(x, same_extra, 0.0)
     c = x.shape[1]
     if weight.shape[1] * groups != c:
         raise RuntimeError(
@@ -48,7 +56,10 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, paddi
             f"Given weight of size {_size_list(weight.shape)}, expected bias to be 1-dimensional with "
             f"{weight.shape[0]} elements, but got bias of size {_size_list(bias.shape)} instead"
         )
-    out = C.convolution(x, weight, bias, stride, padding, dilation, groups)
+    if dims == 3:
+        out = C3.convolution3d(x, weight, bias, stride, padding, dilation, groups)
+    else:
+        out = C.convolution(x, weight, bias, stride, padding, dilation, groups)
     return F.squeeze(out, 0) if unbatched else out
 
 
@@ -60,6 +71,11 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Tensor:
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,

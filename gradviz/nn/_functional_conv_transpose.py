@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from gradviz.ops import functions as F
+from gradviz.ops import nn_conv3d_ops as C3
 from gradviz.ops import nn_conv_transpose_ops as T
 from gradviz.tensor import Tensor
 
-__all__ = ["conv_transpose1d", "conv_transpose2d", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle"]
 
 
 def _size_list(shape: Any) -> str:
@@ -50,7 +51,15 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
         raise RuntimeError("dilation should be greater than zero")
     # torch checks a 1-d op as the 2-d one it runs (a height of 1), and says so
     s2, op2, d2 = ((1,) * (2 - dims) + stride, (0,) * (2 - dims) + output_padding, (1,) * (2 - dims) + dilation)
-    if any(op >= s and op >= d for op, s, d in zip(op2, s2, d2)):
+    if dims == 3 and any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_depth: {output_padding[0]} output_padding_height: {output_padding[1]} "
+            f"output_padding_width: {output_padding[2]} stride_depth: {stride[0]} stride_height: {stride[1]} "
+            f"stride_width: {stride[2]} dilation_depth: {dilation[0]} dilation_height: {dilation[1]} "
+            f"dilation_width: {dilation[2]}"
+        )
+    if dims < 3 and any(op >= s and op >= d for op, s, d in zip(op2, s2, d2)):
         raise RuntimeError(
             "output padding must be smaller than either stride or dilation, but got "
             f"output_padding_height: {op2[0]} output_padding_width: {op2[1]} stride_height: {s2[0]} "
@@ -82,7 +91,10 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
             f"Given transposed=1, weight of size {_size_list(weight.shape)}, expected bias to be 1-dimensional with "
             f"{o} elements, but got bias of size {_size_list(bias.shape)} instead"
         )
-    out = T.conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation)
+    if dims == 3:
+        out = C3.convolution3d(x, weight, bias, stride, padding, dilation, groups, True, output_padding)
+    else:
+        out = T.conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation)
     return F.squeeze(out, 0) if unbatched else out
 
 
@@ -94,6 +106,11 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:

@@ -116,3 +116,20 @@ def test_module_errors():
         same_error(lambda T: T.nn.SyncBatchNorm(2)(T.zeros(2)))
         same_error(lambda T: T.nn.MultiMarginLoss(p=3))
         same_error(lambda T: T.nn.TripletMarginWithDistanceLoss(margin=-1.0))
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Conv3d(2, 4, 2),
+    lambda nn: nn.Conv3d(4, 2, (2, 1, 3), stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2,
+                         bias=False),
+    lambda nn: nn.ConvTranspose3d(2, 4, 2),
+    lambda nn: nn.ConvTranspose3d(4, 2, (2, 1, 3), stride=2, padding=(1, 0, 1), output_padding=(1, 0, 1), groups=2,
+                                  dilation=(1, 2, 1)),
+])
+def test_conv3d(make):
+    check_module(make, inp(2, 4 if "4, 2" in repr(make(torch.nn))[:20] else 2, 3, 4, 5))
+
+
+def test_conv3d_unbatched_and_repr():
+    check_module(lambda nn: nn.Conv3d(2, 3, 2, padding="same"), inp(2, 3, 4, 3))
+    assert repr(gradviz.nn.ConvTranspose3d(2, 3, 2, stride=2)) == repr(torch.nn.ConvTranspose3d(2, 3, 2, stride=2))

@@ -115,6 +115,8 @@ __all__ = [
 from gradviz.nn.modules.activation import RReLU  # noqa: E402
 from gradviz.nn.modules.channelshuffle import ChannelShuffle  # noqa: E402
 from gradviz.nn.modules.container import Container  # noqa: E402
+from gradviz.nn.modules.conv import Conv3d  # noqa: E402
+from gradviz.nn.modules.conv_transpose import ConvTranspose3d  # noqa: E402
 from gradviz.nn.modules.dropout import AlphaDropout, FeatureAlphaDropout  # noqa: E402
 from gradviz.nn.modules.fold import Fold, Unfold  # noqa: E402
 from gradviz.nn.modules.loss import (  # noqa: E402
@@ -152,5 +154,5 @@ __all__ += [
     "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss2d", "TripletMarginWithDistanceLoss", "BatchNorm3d",
     "LocalResponseNorm", "RMSNorm", "SyncBatchNorm", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RNNBase", "RNNCellBase",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RNNBase", "RNNCellBase", "Conv3d", "ConvTranspose3d",
 ]

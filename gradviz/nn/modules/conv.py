@@ -1,4 +1,4 @@
-"""Conv1d and Conv2d, with torch's default initialisation."""
+"""Conv1d, Conv2d and Conv3d, with torch's default initialisation."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from gradviz.nn.parameter import Parameter
 from gradviz.ops.construction import empty
 from gradviz.tensor import Tensor
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
 
 def _ntuple(v: Any, n: int) -> tuple:
@@ -92,3 +92,10 @@ class Conv2d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv3d(_ConvNd):
+    _dims = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

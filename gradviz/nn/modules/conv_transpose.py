@@ -1,4 +1,4 @@
-"""ConvTranspose1d and ConvTranspose2d, with torch's weight layout and default initialisation."""
+"""ConvTranspose1d, ConvTranspose2d and ConvTranspose3d, with torch's weight layout and default initialisation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from gradviz.nn import functional as F
 from gradviz.nn.modules.conv import _ConvNd
 from gradviz.tensor import Tensor
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -64,4 +64,13 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         op = self._output_padding(input, output_size)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _dims = 3
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        op = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                                   self.dilation)
