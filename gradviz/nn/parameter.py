@@ -63,3 +63,62 @@ class Buffer(Tensor):
 
 
 Parameter.__str__ = Parameter.__repr__  # Tensor binds __str__ to its own repr
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (lazy modules): it holds no values
+    until ``materialize`` gives it a shape, and it becomes a plain Parameter or tensor then."""
+
+    cls_to_become: type
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        if device is None:
+            device = self.data.device
+        if dtype is None:
+            dtype = self.data.dtype
+        self.data = empty(*(shape if isinstance(shape, (tuple, list)) else (shape,)), device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}>"
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter of unknown shape (torch.nn.parameter.UninitializedParameter)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer of unknown shape (torch.nn.parameter.UninitializedBuffer)."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> UninitializedBuffer:
+        data = empty(0, device=device, dtype=dtype)
+        b = Tensor._wrap.__func__(cls, data._data, data.dtype, data.device)
+        b.persistent = persistent
+        return b
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                 persistent: bool = True) -> None:
+        pass
+
+
+def is_lazy(param: Any) -> bool:
+    return isinstance(param, UninitializedTensorMixin)

@@ -133,3 +133,49 @@ def test_conv3d(make):
 def test_conv3d_unbatched_and_repr():
     check_module(lambda nn: nn.Conv3d(2, 3, 2, padding="same"), inp(2, 3, 4, 3))
     assert repr(gradviz.nn.ConvTranspose3d(2, 3, 2, stride=2)) == repr(torch.nn.ConvTranspose3d(2, 3, 2, stride=2))
+
+
+LAZY = {
+    "LazyLinear": (lambda nn: nn.LazyLinear(3), (2, 4)),
+    "LazyLinear_nobias": (lambda nn: nn.LazyLinear(3, bias=False), (4,)),
+    "LazyConv1d": (lambda nn: nn.LazyConv1d(3, 2), (2, 4, 5)),
+    "LazyConv2d": (lambda nn: nn.LazyConv2d(4, 3, padding=1, groups=2), (2, 4, 5, 5)),
+    "LazyConv3d": (lambda nn: nn.LazyConv3d(2, 2), (1, 2, 3, 3, 3)),
+    "LazyConvTranspose1d": (lambda nn: nn.LazyConvTranspose1d(3, 2), (2, 4, 5)),
+    "LazyConvTranspose2d": (lambda nn: nn.LazyConvTranspose2d(3, 2, stride=2), (2, 4, 3, 3)),
+    "LazyConvTranspose3d": (lambda nn: nn.LazyConvTranspose3d(2, 2), (1, 2, 2, 2, 2)),
+    "LazyBatchNorm1d": (lambda nn: nn.LazyBatchNorm1d(), (4, 3)),
+    "LazyBatchNorm2d": (lambda nn: nn.LazyBatchNorm2d(momentum=0.3), (2, 3, 2, 2)),
+    "LazyBatchNorm3d": (lambda nn: nn.LazyBatchNorm3d(affine=False), (2, 3, 2, 2, 2)),
+    "LazyInstanceNorm1d": (lambda nn: nn.LazyInstanceNorm1d(affine=True), (2, 3, 4)),
+    "LazyInstanceNorm2d": (lambda nn: nn.LazyInstanceNorm2d(), (2, 3, 4, 4)),
+    "LazyInstanceNorm3d": (lambda nn: nn.LazyInstanceNorm3d(track_running_stats=True), (2, 3, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(LAZY))
+def test_lazy_module(name):
+    """Parameters drawn at the first forward, from the seeded generator, as torch draws them; the
+    module then has its plain class."""
+    make, shape = LAZY[name]
+
+    def prog(T):
+        m = make(T.nn).double()
+        assert m.has_uninitialized_params()
+        before = repr(m)
+        x = leaf(T, *shape, seed=1)
+        out = m(x)
+        assert not type(m).__name__.startswith("Lazy")
+        g = leaf(T, *out.shape, seed=99, requires_grad=False)
+        return Case(roots=[out], run=lambda: out.backward(g), grads_of=[x, *m.parameters()],
+                    values=[T.tensor(float(len(before))), *m.buffers()], keep=m)
+
+    check(prog)
+
+
+def test_lazy_repr_and_load():
+    for T in (torch, gradviz):
+        m = T.nn.LazyLinear(3)
+        assert repr(m) == "LazyLinear(in_features=0, out_features=3, bias=True)"
+        m.load_state_dict(T.nn.Linear(5, 3).state_dict())
+        assert tuple(m.weight.shape) == (3, 5)

@@ -119,6 +119,21 @@ from gradviz.nn.modules.conv import Conv3d  # noqa: E402
 from gradviz.nn.modules.conv_transpose import ConvTranspose3d  # noqa: E402
 from gradviz.nn.modules.dropout import AlphaDropout, FeatureAlphaDropout  # noqa: E402
 from gradviz.nn.modules.fold import Fold, Unfold  # noqa: E402
+from gradviz.nn.modules.lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
 from gradviz.nn.modules.loss import (  # noqa: E402
     MultiLabelMarginLoss,
     MultiMarginLoss,
@@ -155,4 +170,7 @@ __all__ += [
     "LocalResponseNorm", "RMSNorm", "SyncBatchNorm", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
     "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RNNBase", "RNNCellBase", "Conv3d", "ConvTranspose3d",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d", "LazyLinear",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.autograd.graph import RemovableHandle
 from gradviz.nn.modules._helpers import _addindent, _IncompatibleKeys, _size, _type_name
-from gradviz.nn.parameter import Buffer, Parameter
+from gradviz.nn.parameter import Buffer, Parameter, is_lazy
 from gradviz.tensor import Tensor
 
 __all__ = ["Module"]
@@ -357,7 +357,12 @@ class Module:
                 param.grad.data = g
         for key, buf in self._buffers.items():
             if buf is not None:
-                self._buffers[key] = fn(buf)
+                if is_lazy(buf):
+                    # an uninitialized buffer stays one (a lazy module's), taking the new dtype or device
+                    with no_grad():
+                        buf.data = fn(buf)
+                else:
+                    self._buffers[key] = fn(buf)
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
