@@ -13,11 +13,13 @@ from gradviz import _dtype
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.ops import functions as F
 from gradviz.ops import nn_loss_ops as L
+from gradviz.ops.nn_embedding_bag_ops import embedding_bag as _embedding_bag
 from gradviz.ops.nn_ops import embedding as _embedding
 from gradviz.ops.nn_ops import gelu, layer_norm, leaky_relu, linear, silu
 from gradviz.tensor import Tensor
 
 __all__ = [
+    "embedding_bag",
     "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "embedding", "gelu",
     "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "one_hot", "sigmoid", "silu",
     "smooth_l1_loss", "tanh",
@@ -210,3 +212,53 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     x2 = F.view(input2, (-1, input2.shape[-1]))
     y = F.view(trilinear_bilinear(x1, weight, x2), lead + (weight.shape[0],))
     return y if bias is None else F.add(y, bias)
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embeddings: 1-d input cut into bags at ``offsets``, or a
+    2-d input whose rows are the bags; one EmbeddingBagBackward0 node."""
+    if weight.dtype == _dtype.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {offsets.type()}")
+        offsets = F.arange(0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device)
+        input = F.reshape(input, -1)
+        if per_sample_weights is not None:
+            per_sample_weights = F.reshape(per_sample_weights, -1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    modes = {"sum": 0, "mean": 1, "max": 2}
+    if mode not in modes:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        raise NotImplementedError("gradviz: embedding_bag with max_norm is not implemented")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return _embedding_bag(weight, input, offsets, scale_grad_by_freq, modes[mode], per_sample_weights,
+                          include_last_offset, padding_idx)

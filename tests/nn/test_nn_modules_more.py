@@ -179,3 +179,50 @@ def test_lazy_repr_and_load():
         assert repr(m) == "LazyLinear(in_features=0, out_features=3, bias=True)"
         m.load_state_dict(T.nn.Linear(5, 3).state_dict())
         assert tuple(m.weight.shape) == (3, 5)
+
+
+def _bag_input(T):
+    return T.tensor(np.array([1, 2, 4, 5, 4, 3, 2, 9, 0], dtype=np.int64))
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"mode": "sum"}, {"mode": "max"}, {"padding_idx": 2}, {"include_last_offset": True, "mode": "sum"},
+    {"mode": "sum", "padding_idx": -1},
+])
+def test_embedding_bag(kw):
+    def prog(T):
+        bag = T.nn.EmbeddingBag(10, 3, **kw).double()
+        offsets = T.tensor(np.array([0, 3, 3, 7], dtype=np.int64))
+        out = bag(_bag_input(T), offsets)
+        g = leaf(T, *out.shape, seed=99, requires_grad=False)
+        return Case(roots=[out], run=lambda: out.backward(g), grads_of=[bag.weight])
+
+    check(prog)
+    assert repr(torch.nn.EmbeddingBag(10, 3, **kw)) == repr(gradviz.nn.EmbeddingBag(10, 3, **kw))
+
+
+def test_embedding_bag_float32_reads_the_last_offset():
+    def prog(T):
+        w = T.tensor(np.arange(30.0, dtype=np.float32).reshape(10, 3), requires_grad=True)
+        out = T.nn.functional.embedding_bag(_bag_input(T), w, T.tensor(np.array([0, 3, 3, 7], dtype=np.int64)),
+                                            mode="sum", include_last_offset=True)
+        return Case(roots=[out], run=lambda: out.sum().backward(), grads_of=[w])
+
+    check(prog)
+
+
+def test_embedding_bag_2d_and_per_sample_weights():
+    def prog(T):
+        w = leaf(T, 10, 3, seed=2)
+        psw = leaf(T, 9, seed=3)
+        a = T.nn.functional.embedding_bag(_bag_input(T), w, T.tensor(np.array([0, 4], dtype=np.int64)), mode="sum",
+                                          per_sample_weights=psw)
+        b = T.nn.functional.embedding_bag(T.reshape(_bag_input(T)[:8], (2, 4)), w, mode="max")
+        out = T.cat([a, b])
+        return Case(roots=[out], run=lambda: out.backward(leaf(T, 4, 3, seed=99, requires_grad=False)),
+                    grads_of=[w, psw])
+
+    check(prog)
+    same_error(lambda T: T.nn.functional.embedding_bag(_bag_input(T), T.zeros(10, 3), mode="max"))
+    same_error(lambda T: T.nn.functional.embedding_bag(_bag_input(T), T.zeros(10, 3),
+                                                       T.tensor(np.array([0], dtype=np.int64)), mode="min"))

@@ -163,6 +163,7 @@ from gradviz.nn.modules.pooling import (  # noqa: E402
     MaxUnpool3d,
 )
 from gradviz.nn.modules.rnn import RNNBase, RNNCellBase  # noqa: E402
+from gradviz.nn.modules.sparse import EmbeddingBag  # noqa: E402
 
 __all__ += [
     "RReLU", "ChannelShuffle", "Container", "AlphaDropout", "FeatureAlphaDropout", "Fold", "Unfold",
@@ -172,5 +173,5 @@ __all__ += [
     "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RNNBase", "RNNCellBase", "Conv3d", "ConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
-    "LazyInstanceNorm3d", "LazyLinear",
+    "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag",
 ]
