@@ -196,3 +196,24 @@ from gradviz.nn.functional import (  # noqa: E402
     threshold,
     threshold_,
 )
+
+# isort: split
+# --- torch's top-level names for the nn ops of issue 34 (nn.utils / missing nn modules) ---------
+from gradviz.nn.functional import (  # noqa: E402
+    adaptive_avg_pool1d,
+    alpha_dropout,
+    avg_pool1d,
+    channel_shuffle,
+    conv3d,
+    conv_transpose3d,
+    feature_alpha_dropout,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool3d,
+    pdist,
+    rms_norm,
+    rrelu,
+)
+from gradviz.nn.functional import adaptive_max_pool1d_with_indices as adaptive_max_pool1d  # noqa: E402
+from gradviz.ops.nn_weight_norm_ops import norm_except_dim  # noqa: E402

@@ -131,3 +131,29 @@ def test_functional_errors():
     same_error(lambda T: _F(T).alpha_dropout(T.zeros(2), 1.5))
     same_error(lambda T: _F(T).max_unpool2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2,
                                             output_size=(9, 9)))
+
+
+TOP_LEVEL = {
+    "adaptive_avg_pool1d": (lambda T, x: T.adaptive_avg_pool1d(x, 2), (2, 3, 5)),
+    "adaptive_max_pool1d": (lambda T, x: T.adaptive_max_pool1d(x, 2), (2, 3, 5)),
+    "avg_pool1d": (lambda T, x: T.avg_pool1d(x, 2), (2, 3, 5)),
+    "max_pool1d": (lambda T, x: T.max_pool1d(x, 2), (2, 3, 5)),
+    "max_pool1d_with_indices": (lambda T, x: T.max_pool1d_with_indices(x, 2), (2, 3, 5)),
+    "max_pool2d": (lambda T, x: T.max_pool2d(x, 2), (1, 2, 4, 4)),
+    "max_pool3d": (lambda T, x: T.max_pool3d(x, 2), (1, 2, 4, 4, 4)),
+    "conv3d": (lambda T, x, w: T.conv3d(x, w, stride=2), (1, 2, 4, 4, 4), (3, 2, 2, 2, 2)),
+    "conv_transpose3d": (lambda T, x, w: T.conv_transpose3d(x, w), (1, 2, 2, 2, 2), (2, 3, 2, 2, 2)),
+    "channel_shuffle": (lambda T, x: T.channel_shuffle(x, 2), (1, 4, 2)),
+    "pdist": (lambda T, x: T.pdist(x), (3, 2)),
+    "rms_norm": (lambda T, x: T.rms_norm(x, (2,)), (3, 2)),
+    "rrelu": (lambda T, x: T.rrelu(x, 0.1, 0.3, True), (3, 2)),
+    "alpha_dropout": (lambda T, x: T.alpha_dropout(x, 0.5, True), (3, 2)),
+    "feature_alpha_dropout": (lambda T, x: T.feature_alpha_dropout(x, 0.5, True), (3, 2, 2)),
+    "norm_except_dim": (lambda T, x: T.norm_except_dim(x, 2, 1), (3, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(TOP_LEVEL))
+def test_top_level_name(name):
+    f, *shapes = TOP_LEVEL[name]
+    check(_fn(f, *shapes))
