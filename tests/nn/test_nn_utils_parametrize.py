@@ -301,3 +301,15 @@ def test_orthogonal_errors():
         m.weight = T.eye(3)
 
     same_error(assign_exp)
+
+
+def test_skip_init_leaves_the_generator_as_torch_does():
+    def prog(T):
+        m = T.nn.utils.skip_init(T.nn.Linear, 3, 2, dtype=T.float64)
+        assert tuple(m.weight.shape) == (2, 3) and m.weight.dtype == T.float64
+        after = T.rand(3)  # the same draw: skip_init took none
+        return Case(roots=[after], values=[])
+
+    check(prog)
+    same_error(lambda T: T.nn.utils.skip_init(int))
+    same_error(lambda T: T.nn.utils.skip_init(T.nn.ReLU))

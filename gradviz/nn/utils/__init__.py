@@ -16,6 +16,7 @@ from gradviz.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from gradviz.nn.utils.init import skip_init
 from gradviz.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from gradviz.nn.utils.stateless import functional_call
 from gradviz.nn.utils.weight_norm import remove_weight_norm, weight_norm
@@ -24,7 +25,7 @@ __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "rnn",
     "vector_to_parameters", "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
     "fuse_linear_bn_eval", "fuse_linear_bn_weights", "parametrizations", "parametrize", "stateless",
-    "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "functional_call",
+    "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "functional_call", "skip_init",
 ]
 
 
