@@ -15,12 +15,15 @@ from gradviz.ops import functions as F
 from gradviz.ops import nn_conv_ops as C
 from gradviz.ops import nn_im2col_ops as _im2col
 from gradviz.ops import nn_pool_nd_ops as P
+from gradviz.random._api import rand
 from gradviz.tensor import Tensor
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
     "adaptive_max_pool3d_with_indices", "assert_int_or_pair", "avg_pool1d", "avg_pool3d", "fold",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
     "max_unpool3d", "rms_norm", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
@@ -300,3 +303,46 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- fractional max pooling: windows placed by random samples (torch.rand, as torch draws them) --
+
+
+def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any, random_samples: Any,
+                nd: int) -> tuple[Tensor, Tensor]:
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if isinstance(output_ratio, (tuple, list)) and len(output_ratio) > nd:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        output_size = [int(input.shape[-nd + d] * ratio[d]) for d in range(nd)]
+    if random_samples is None:
+        n_batch = 1 if input.ndim == nd + 1 else input.shape[0]
+        random_samples = rand(n_batch, input.shape[-nd - 1], nd, dtype=input.dtype, device=input.device)
+    return P.fractional_max_pool(input, _tuple(kernel_size, nd), _tuple(output_size, nd), random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:
+    out, idx = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:
+    out, idx = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+    return (out, idx) if return_indices else out

@@ -250,3 +250,63 @@ def _unpool_grad(n: Any, g: Tensor) -> Tensor:
 
 _UNPOOL2D = _register("max_unpool2d", D("MaxUnpool2DBackward0", (_unpool_grad,)))
 _UNPOOL3D = _register("max_unpool3d", D("MaxUnpool3DBackward0", (_unpool_grad,)))
+
+
+# -- fractional max pool -------------------------------------------------------------------------
+
+
+def _intervals(sample: Any, in_size: int, out_size: int, pool: int, dt: Any) -> list[int]:
+    """Where each window starts: torch's generate_intervals, computed in the input's dtype."""
+    seq = [0] * out_size
+    if out_size > 1:
+        alpha = dt(in_size - pool) / dt(out_size - 1)
+        for i in range(out_size - 1):
+            seq[i] = int(dt(dt(i) + sample) * alpha) - int(dt(sample * alpha))
+    if out_size > 0:
+        seq[-1] = in_size - pool
+    return seq
+
+
+def fractional_max_pool(input: Tensor, kernel: tuple, output_size: tuple, samples: Tensor) -> tuple[Tensor, Tensor]:
+    """Max pool over pseudo-random windows (2 or 3 spatial dims), their starts drawn from
+    ``samples`` (N, C, dims): the first sample places the last dim's windows in 2-d, the first
+    dim's in 3-d, as torch's kernels read them."""
+    nd = len(kernel)
+    x = input._data
+    batched = x.ndim == nd + 2
+    xb = x if batched else x[None]
+    n, c = xb.shape[:2]
+    sizes = xb.shape[2:]
+    for k, o, s in zip(kernel, output_size, sizes):
+        if o + k - 1 > s:
+            raise RuntimeError(f"fractional_max_pool{nd}d_out(): pool size {k} too large relative to input size {s} "
+                               f"and output size {o}")
+    dt = x.dtype.type
+    smp = samples._data
+    order = (1, 0) if nd == 2 else (0, 1, 2)  # which sample places each spatial dim's windows
+    y = np.empty((n, c) + tuple(output_size), dtype=x.dtype)
+    idx = np.empty((n, c) + tuple(output_size), dtype=np.int64)
+    for b in range(n):
+        for ch in range(c):
+            starts = [_intervals(smp[b, ch, order[d]], sizes[d], output_size[d], kernel[d], dt) for d in range(nd)]
+            plane = xb[b, ch]
+            for cell in itertools.product(*(range(o) for o in output_size)):
+                win = plane[tuple(slice(starts[d][cell[d]], starts[d][cell[d]] + kernel[d]) for d in range(nd))]
+                flat = win.reshape(-1)
+                nan = np.isnan(flat)
+                k = int(nan.argmax()) if nan.any() else int(flat.argmax())
+                local = np.unravel_index(k, win.shape)
+                y[(b, ch) + cell] = flat[k]
+                idx[(b, ch) + cell] = _flat_index(sizes, [starts[d][cell[d]] + local[d] for d in range(nd)])
+    if not batched:
+        y, idx = y[0], idx[0]
+    out = _out(y, input)
+    ind = _int64_tensor(idx, input)
+    if _grad_state.enabled and _requires(input):
+        record(_FRACTIONAL2D if nd == 2 else _FRACTIONAL3D, (input,), [out],
+               {"self": SavedVariable(input), "result1": ind, "nd": nd})
+    return out, ind
+
+
+_FRACTIONAL2D = _register("fractional_max_pool2d", D("FractionalMaxPool2DBackward0", (_max_pool_grad,)))
+_FRACTIONAL3D = _register("fractional_max_pool3d", D("FractionalMaxPool3DBackward0", (_max_pool_grad,)))

@@ -19,6 +19,8 @@ def inp(*shape):
 
 
 MODULES = {
+    "FractionalMaxPool2d": (lambda nn: nn.FractionalMaxPool2d(2, output_ratio=(0.5, 0.5)), inp(2, 3, 6, 6)),
+    "FractionalMaxPool3d": (lambda nn: nn.FractionalMaxPool3d((2, 1, 2), output_size=2), inp(1, 2, 4, 3, 5)),
     "AvgPool1d": (lambda nn: nn.AvgPool1d(3, 2, 1), inp(2, 3, 7)),
     "AvgPool3d": (lambda nn: nn.AvgPool3d(2, 1, 1, count_include_pad=False), inp(1, 2, 3, 4, 3)),
     "MaxPool3d": (lambda nn: nn.MaxPool3d(2, 2, ceil_mode=True), inp(1, 2, 5, 4, 3)),
