@@ -1,20 +1,23 @@
 """torch.nn.functional's margin losses with fused nodes (multi_margin_loss,
-multilabel_margin_loss), triplet_margin_with_distance_loss (torch's Python), and channel_shuffle
-and pdist."""
+multilabel_margin_loss), triplet_margin_with_distance_loss (torch's Python), the CTC loss, and
+channel_shuffle and pdist."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from gradviz.nn._functional_layers import _reduction
 from gradviz.nn._functional_pad import pairwise_distance
 from gradviz.ops import functions as F
+from gradviz.ops import nn_ctc_ops as C
 from gradviz.ops import nn_margin_loss_ops as M
 from gradviz.ops import nn_shuffle_pdist_rrelu_ops as S
 from gradviz.tensor import Tensor
 
-__all__ = ["channel_shuffle", "multi_margin_loss", "multilabel_margin_loss", "pdist",
+__all__ = ["channel_shuffle", "ctc_loss", "multi_margin_loss", "multilabel_margin_loss", "pdist",
            "triplet_margin_with_distance_loss"]
 
 _NAMES = {0: "none", 1: "mean", 2: "sum"}
@@ -70,3 +73,29 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distance between each pair of rows (the upper triangle, row by row)."""
     return S.pdist(F.contiguous(input), p)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The CTC loss of (T, N, C) log-probabilities (or (T, C), unbatched) against the targets:
+    one CtcLossBackward0, then torch's reduction (the mean over target lengths, then the batch)."""
+
+    def as_list(v: Any) -> list[int]:
+        return [int(x) for x in (v.tolist() if isinstance(v, Tensor) else v)]
+
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = F.unsqueeze(log_probs, 1)
+        targets = F.unsqueeze(targets, 0)
+    il, tl = as_list(input_lengths), as_list(target_lengths)
+    res = C.ctc_loss(log_probs, targets, il, tl, blank, zero_infinity)
+    if zero_infinity:
+        res = F.where(F.eq(res, float("inf")), F.zeros_for((), res.dtype, res.device), res)
+    if unbatched:
+        res = F.squeeze(res, 0)
+    if reduction == "mean":
+        lengths = F.clamp_min(F.tensor(np.asarray(tl, dtype=res.dtype.np)), 1)
+        return F.mean(F.div(res, lengths))
+    if reduction == "sum":
+        return F.sum(res)
+    return res

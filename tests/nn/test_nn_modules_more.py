@@ -228,3 +228,33 @@ def test_embedding_bag_2d_and_per_sample_weights():
     same_error(lambda T: T.nn.functional.embedding_bag(_bag_input(T), T.zeros(10, 3), mode="max"))
     same_error(lambda T: T.nn.functional.embedding_bag(_bag_input(T), T.zeros(10, 3),
                                                        T.tensor(np.array([0], dtype=np.int64)), mode="min"))
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum", "zero_infinity": True}, {"reduction": "none", "blank": 2}])
+@pytest.mark.parametrize("flat_targets", [False, True])
+def test_ctc_loss(kw, flat_targets):
+    def prog(T):
+        logits = leaf(T, 7, 3, 5, seed=1)
+        lp = logits.log_softmax(2)
+        if flat_targets:
+            targets = T.tensor(np.array([1, 3, 3, 4, 4, 1, 1, 1], dtype=np.int64))
+        else:
+            targets = T.tensor(np.array([[1, 3, 3, 4], [4, 1, 0, 0], [1, 1, 3, 3]], dtype=np.int64))
+        # the third sequence's 2 steps cannot emit "1, 1" (a blank must separate them): an infinite loss
+        lengths_in = T.tensor(np.array([7, 5, 2], dtype=np.int64))
+        lengths_t = T.tensor(np.array([4, 2, 2], dtype=np.int64))
+        out = T.nn.CTCLoss(**kw)(lp, targets, lengths_in, lengths_t)
+        g = leaf(T, *out.shape, seed=99, requires_grad=False)
+        return Case(roots=[out], run=lambda: out.backward(g), grads_of=[logits])
+
+    check(prog)
+
+
+def test_ctc_loss_unbatched():
+    def prog(T):
+        logits = leaf(T, 6, 4, seed=2)
+        out = T.nn.functional.ctc_loss(logits.log_softmax(1), T.tensor(np.array([1, 2, 2], dtype=np.int64)), [6], [3],
+                                       reduction="none")
+        return Case(roots=[out], run=lambda: out.backward(), grads_of=[logits])
+
+    check(prog)

@@ -135,6 +135,7 @@ from gradviz.nn.modules.lazy import (  # noqa: E402
     LazyLinear,
 )
 from gradviz.nn.modules.loss import (  # noqa: E402
+    CTCLoss,
     MultiLabelMarginLoss,
     MultiMarginLoss,
     NLLLoss2d,
@@ -175,5 +176,5 @@ __all__ += [
     "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RNNBase", "RNNCellBase", "Conv3d", "ConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
-    "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d", "CTCLoss",
 ]
