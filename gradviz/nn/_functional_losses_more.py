@@ -175,3 +175,4 @@ def _soft_margin_grad(n: Any, g: Tensor) -> Tensor:
 
 
 _SOFT_MARGIN = node_class(Derivative("SoftMarginLossBackward0", (_soft_margin_grad,)))
+

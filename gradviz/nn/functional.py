@@ -9,6 +9,7 @@ Under ``create_graph=True`` the backward records torch's ``NllLossBackwardBackwa
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -61,7 +62,7 @@ __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "relu
 __all__ += _layers.__all__ + _conv.__all__ + _attention.__all__ + _mha.__all__
 __all__ += _conv_transpose.__all__ + _dropout.__all__ + _elu.__all__ + _grid.__all__ + _pad.__all__
 __all__ += _activations.__all__ + _upsample.__all__ + _norm.__all__ + _losses_more.__all__ + _shrink.__all__
-__all__ += _pool_more.__all__ + _margin.__all__ + _stochastic.__all__
+__all__ += _pool_more.__all__ + _margin.__all__ + _stochastic.__all__ + ["linear_cross_entropy"]
 
 # torch's Reduction enum, as the nodes save it (_saved_reduction).
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -488,3 +489,45 @@ _MSE_BACKWARD = node_class(Derivative(
 from gradviz._missing import missing_names as _missing_names  # noqa: E402
 
 __getattr__ = _missing_names(__name__)
+
+
+# -- linear + cross_entropy (torch 2.13) ---------------------------------------------------------
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): torch's reference path
+    (its chunked path, chosen by ``options``, is not in gradviz)."""
+    if options is not None:
+        raise NotImplementedError("gradviz: linear_cross_entropy with options (torch's chunked path) is not "
+                                  "implemented")
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires batched input, "
+            f"(N, {in_features}), got unbatched input with shape {tuple(input.shape)}"
+        )
+    logits_shape = (*batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if out_features:
+        rows = math.prod(out_features, start=num_classes)
+        linear_weight = F.reshape(linear_weight, (rows, in_features))
+        if linear_bias is not None:
+            linear_bias = F.reshape(linear_bias, (rows,))
+    logits = F.reshape(_layers.linear(input, linear_weight, linear_bias), logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)

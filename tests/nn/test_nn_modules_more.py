@@ -258,3 +258,19 @@ def test_ctc_loss_unbatched():
         return Case(roots=[out], run=lambda: out.backward(), grads_of=[logits])
 
     check(prog)
+
+
+@pytest.mark.parametrize("kw", [{}, {"bias": True, "label_smoothing": 0.1, "reduction": "sum"},
+                                {"out_features": (2,), "bias": True}])
+def test_linear_cross_entropy_loss(kw):
+    def prog(T):
+        m = T.nn.LinearCrossEntropyLoss(3, 4, **kw).double()
+        x = leaf(T, 5, 3, seed=1)
+        target = idx(T, 1, 0, 3, 2, 1) if "out_features" not in kw else T.tensor(
+            np.array([[1, 0], [3, 3], [2, 0], [1, 1], [0, 2]], dtype=np.int64))
+        out = m(x, target)
+        return Case(roots=[out], run=lambda: out.backward(), grads_of=[x, *m.parameters()])
+
+    check(prog)
+    assert repr(torch.nn.LinearCrossEntropyLoss(3, 4, **kw)) == repr(gradviz.nn.LinearCrossEntropyLoss(3, 4, **kw))
+    same_error(lambda T: T.nn.functional.linear_cross_entropy(T.zeros(2, 3), T.zeros(4, 2), idx(T, 0, 1)))

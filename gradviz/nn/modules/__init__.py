@@ -136,6 +136,7 @@ from gradviz.nn.modules.lazy import (  # noqa: E402
 )
 from gradviz.nn.modules.loss import (  # noqa: E402
     CTCLoss,
+    LinearCrossEntropyLoss,
     MultiLabelMarginLoss,
     MultiMarginLoss,
     NLLLoss2d,
@@ -177,4 +178,5 @@ __all__ += [
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
     "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d", "CTCLoss",
+    "LinearCrossEntropyLoss",
 ]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
 from gradviz.nn import functional as F
 from gradviz.nn.modules.distance import PairwiseDistance
+from gradviz.nn.modules.linear import Linear
 from gradviz.nn.modules.module import Module
 from gradviz.tensor import Tensor
 
@@ -15,6 +17,7 @@ __all__ = [
     "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
     "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
     "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss2d", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "LinearCrossEntropyLoss",
 ]
 
 
@@ -246,3 +249,37 @@ class CTCLoss(_Loss):
     def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer (num_classes * prod(out_features) outputs) followed by cross_entropy."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (), bias: bool = False,
+                 device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0, options: Any = None) -> None:
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        linear_weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
+                       if self.linear.bias is not None else None)
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
