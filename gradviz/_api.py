@@ -205,6 +205,7 @@ from gradviz.nn.functional import (  # noqa: E402
     avg_pool1d,
     channel_shuffle,
     conv3d,
+    conv_tbc,
     conv_transpose3d,
     feature_alpha_dropout,
     max_pool1d,

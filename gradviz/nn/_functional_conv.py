@@ -7,11 +7,13 @@ from typing import Any
 from gradviz.ops import functions as F
 from gradviz.ops import nn_conv3d_ops as C3
 from gradviz.ops import nn_conv_ops as C
+from gradviz.ops.nn_conv_tbc_ops import conv_tbc
 from gradviz.ops.nn_pad_ops import constant_pad_nd
 from gradviz.tensor import Tensor
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "conv3d", "conv_tbc", "max_pool1d",
+    "max_pool2d",
 ]
 
 

@@ -152,6 +152,8 @@ TOP_LEVEL = {
     "conv3d": (lambda T, x, w: T.conv3d(x, w, stride=2), (1, 2, 4, 4, 4), (3, 2, 2, 2, 2)),
     "conv_transpose3d": (lambda T, x, w: T.conv_transpose3d(x, w), (1, 2, 2, 2, 2), (2, 3, 2, 2, 2)),
     "channel_shuffle": (lambda T, x: T.channel_shuffle(x, 2), (1, 4, 2)),
+    "conv_tbc": (lambda T, x, w, b: T.conv_tbc(x, w, b, 1), (5, 2, 3), (3, 3, 4), (4,)),
+    "F.conv_tbc": (lambda T, x, w, b: _F(T).conv_tbc(x, w, b), (5, 2, 3), (2, 3, 4), (4,)),
     "pdist": (lambda T, x: T.pdist(x), (3, 2)),
     "rms_norm": (lambda T, x: T.rms_norm(x, (2,)), (3, 2)),
     "rrelu": (lambda T, x: T.rrelu(x, 0.1, 0.3, True), (3, 2)),
