@@ -77,6 +77,17 @@ def col2im(input: Tensor, output_size: tuple, kernel: tuple, dilation: tuple, pa
            stride: tuple) -> Tensor:
     """(N, C*kh*kw, L) -> (N, C, H, W): the columns summed back into place."""
     x, unbatched = _batched(input, 2)
+    kk = kernel[0] * kernel[1]
+    if x.shape[1] % kk:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={x.shape[1]} and kernel_size={tuple(kernel)}.")
+    bh, bw = _blocks(output_size, kernel, dilation, padding, stride)
+    if x.shape[2] != bh * bw:
+        raise RuntimeError(
+            f"Given output_size={tuple(output_size)}, kernel_size={tuple(kernel)}, dilation={tuple(dilation)}, "
+            f"padding={tuple(padding)}, stride={tuple(stride)}, expected size of input's dimension 2 to match the "
+            f"calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but got input.size(2)={x.shape[2]}."
+        )
     out_data = np.ascontiguousarray(_col2im_arrays(x, output_size, kernel, dilation, padding, stride))
     out = _out(out_data[0] if unbatched else out_data, input)
     if _grad_state.enabled and _requires(input):

@@ -372,6 +372,10 @@ from tests._math_gradcheck_cases import MATH_CASES, MATH_NO_DERIVATIVE  # noqa: 
 from tests._more_gradcheck_cases import MORE_CASES  # noqa: E402
 
 CASES += MATH_CASES
+# the rows of issue 34's nn.utils and nn additions
+from tests._nnutils_gradcheck_cases import NNUTILS_CASES  # noqa: E402
+
+CASES += NNUTILS_CASES
 CASES += MORE_CASES
 NO_DERIVATIVE |= MATH_NO_DERIVATIVE
 WIDE_STEP.update(NN_WIDE_STEP)

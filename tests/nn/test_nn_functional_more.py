@@ -137,6 +137,8 @@ def test_functional_errors():
     same_error(lambda T: _F(T).multi_margin_loss(T.zeros(2, 3), T.zeros(2, dtype=T.int64), p=3))
     same_error(lambda T: _F(T).triplet_margin_with_distance_loss(T.zeros(2), T.zeros(2), T.zeros(2), margin=0))
     same_error(lambda T: _F(T).alpha_dropout(T.zeros(2), 1.5))
+    same_error(lambda T: _F(T).fold(T.zeros(1, 8, 12), (3, 4), 2, padding=1))
+    same_error(lambda T: _F(T).fold(T.zeros(1, 7, 20), (3, 4), 2, padding=1))
     same_error(lambda T: _F(T).max_unpool2d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2,
                                             output_size=(9, 9)))
 
