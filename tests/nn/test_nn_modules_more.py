@@ -37,6 +37,8 @@ MODULES = {
     "RMSNorm": (lambda nn: nn.RMSNorm([3, 4]), inp(2, 3, 4)),
     "RMSNorm_eps_no_affine": (lambda nn: nn.RMSNorm(4, eps=1e-2, elementwise_affine=False), inp(2, 3, 4)),
     "LocalResponseNorm": (lambda nn: nn.LocalResponseNorm(3), inp(2, 5, 3, 3)),
+    "CrossMapLRN2d": (lambda nn: nn.CrossMapLRN2d(3, 0.5, 0.7, 2.0), inp(2, 5, 3, 2)),
+    "CrossMapLRN2d_even": (lambda nn: nn.CrossMapLRN2d(4, 1.0), inp(1, 6, 2, 2)),
     "BatchNorm3d": (lambda nn: nn.BatchNorm3d(3), inp(2, 3, 2, 2, 2)),
     "SyncBatchNorm": (lambda nn: nn.SyncBatchNorm(3), inp(4, 3, 2)),
     "ChannelShuffle": (lambda nn: nn.ChannelShuffle(2), inp(2, 4, 3, 3)),

@@ -144,6 +144,7 @@ from gradviz.nn.modules.loss import (  # noqa: E402
 )
 from gradviz.nn.modules.normalization import (  # noqa: E402
     BatchNorm3d,
+    CrossMapLRN2d,
     LocalResponseNorm,
     RMSNorm,
     SyncBatchNorm,
@@ -178,5 +179,5 @@ __all__ += [
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
     "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d", "CTCLoss",
-    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyLoss", "CrossMapLRN2d",
 ]

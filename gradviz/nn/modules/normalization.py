@@ -8,13 +8,14 @@ from gradviz import _dtype
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.nn import functional as F
 from gradviz.nn import init
+from gradviz.nn.modules._functions import CrossMapLRN2d as _cross_map_lrn2d
 from gradviz.nn.modules.module import Module
 from gradviz.nn.parameter import Parameter
 from gradviz.ops.construction import empty, ones, tensor, zeros
 from gradviz.tensor import Tensor
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
-           "SyncBatchNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm",
+           "RMSNorm", "SyncBatchNorm"]
 
 
 def _affine_parameters(m: Module, shape: tuple, affine: bool, bias: bool, dtype: Any, device: Any) -> None:
@@ -207,6 +208,20 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalisation across channels of a 4-d input, by torch's autograd Function."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
