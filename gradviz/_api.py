@@ -215,6 +215,7 @@ from gradviz.nn.functional import (  # noqa: E402
     pdist,
     rms_norm,
     rrelu,
+    rrelu_,
 )
 from gradviz.nn.functional import adaptive_max_pool1d_with_indices as adaptive_max_pool1d  # noqa: E402
 from gradviz.ops.nn_weight_norm_ops import norm_except_dim  # noqa: E402

@@ -61,6 +61,7 @@ NNUTILS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("_pdist_forward", lambda x: F.pdist(x, 1.5), [_randn(4, 3)]),
     ("_pdist_forward", lambda x: F.pdist(x, 3), [_randn(3, 2)]),
     ("rrelu_with_noise", lambda x: F.rrelu(x), [_randn(3, 4) + 0.05]),
+    ("rrelu_with_noise_", lambda x: F.rrelu_(x * 1.0), [_randn(3, 4) + 0.05]),
     ("multi_margin_loss", lambda x: F.multi_margin_loss(x, _i64(1, 0, 3), p=2, margin=0.8), [_randn(3, 4) * 0.3]),
     ("multi_margin_loss", lambda x: F.multi_margin_loss(x, _i64(2, 2), reduction="none"), [_randn(2, 4) * 0.3]),
     ("multilabel_margin_loss", lambda x: F.multilabel_margin_loss(x, _i64(3, 0, -1, 1, 1, 2, 3, -1).reshape(2, 4)),

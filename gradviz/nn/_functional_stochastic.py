@@ -8,11 +8,11 @@ import warnings
 
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.ops import functions as F
-from gradviz.ops.nn_shuffle_pdist_rrelu_ops import rrelu_with_noise
+from gradviz.ops.nn_shuffle_pdist_rrelu_ops import rrelu_with_noise, rrelu_with_noise_
 from gradviz.random._api import bernoulli_, exponential_
 from gradviz.tensor import Tensor
 
-__all__ = ["alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "rrelu"]
+__all__ = ["alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "rrelu", "rrelu_"]
 
 # SELU's negative saturation value, -lambda * alpha: what alpha dropout sets dropped units to
 _ALPHA = 1.7580993408473766
@@ -57,8 +57,12 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training,
     (lower + upper) / 2 otherwise."""
     if inplace:
-        raise NotImplementedError("gradviz: rrelu with inplace=True is not implemented")
+        return rrelu_with_noise_(input, lower, upper, training)
     return rrelu_with_noise(input, lower, upper, training)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return rrelu_with_noise_(input, lower, upper, training)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:

@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.graph import next_sequence_nr
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
+from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
 from gradviz.ops.nn_ops import _out, _register, _requires
 from gradviz.random import _dists
 from gradviz.random._generator import resolve
@@ -121,10 +124,9 @@ _PDIST = _register("_pdist_forward", D("PdistBackward0", (_pdist_grad,)))
 # -- rrelu ---------------------------------------------------------------------------------------
 
 
-def rrelu_with_noise(input: Tensor, lower: float, upper: float, training: bool, generator: Any = None) -> Tensor:
-    """In training, x * a with a ~ U(lower, upper) drawn for each x <= 0 (1 elsewhere); else
-    leaky_relu with slope (lower + upper) / 2. One node either way, as torch's."""
-    x = input._data
+def _rrelu_data(x: np.ndarray, lower: float, upper: float, training: bool,
+                generator: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """(result, noise): the noise (the slope of each element, 1 where positive) in training."""
     if training:
         flat = np.ascontiguousarray(x).reshape(-1)
         neg = flat <= 0
@@ -133,11 +135,15 @@ def rrelu_with_noise(input: Tensor, lower: float, upper: float, training: bool, 
         draws = _dists.uniform(resolve(generator), int(neg.sum()), np.dtype(np.float64), lower, upper)
         noise[neg] = draws.astype(x.dtype)
         noise = noise.reshape(x.shape)
-        y = (x * noise).astype(x.dtype, copy=False)
-    else:
-        slope = x.dtype.type((lower + upper) / 2)
-        noise = None
-        y = np.where(x >= 0, x, x * slope).astype(x.dtype, copy=False)
+        return (x * noise).astype(x.dtype, copy=False), noise
+    slope = x.dtype.type((lower + upper) / 2)
+    return np.where(x >= 0, x, x * slope).astype(x.dtype, copy=False), None
+
+
+def rrelu_with_noise(input: Tensor, lower: float, upper: float, training: bool, generator: Any = None) -> Tensor:
+    """In training, x * a with a ~ U(lower, upper) drawn for each x <= 0 (1 elsewhere); else
+    leaky_relu with slope (lower + upper) / 2. One node either way, as torch's."""
+    y, noise = _rrelu_data(input._data, lower, upper, training, generator)
     out = _out(y, input)
     if _grad_state.enabled and _requires(input):
         record(_RRELU, (input,), [out], {"self": SavedVariable(input), "noise": noise, "lower": lower,
@@ -155,3 +161,35 @@ def _rrelu_grad(n: Any, g: Tensor) -> Tensor:
 
 
 _RRELU = _register("rrelu_with_noise", D("RreluWithNoiseBackward0", (_rrelu_grad,)))
+
+
+def rrelu_with_noise_(a: Tensor, lower: float, upper: float, training: bool, generator: Any = None) -> Tensor:
+    """rrelu in place: a's history becomes RreluWithNoiseBackward1, which saves the result (the
+    input is overwritten) and reads its sign where the slope is not drawn."""
+    _check_inplace(a)
+    grad = _grad_state.enabled and a.requires_grad
+    if grad:
+        seq = next_sequence_nr()
+        old = _old_edge_holder(a)
+    y, noise = _rrelu_data(a._data, lower, upper, training, generator)
+    a._data[...] = y
+    a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, None)
+    if grad:
+        record(_RRELU_INPLACE, (old,), [a], {"result": SavedVariable(a, True), "noise": noise, "lower": lower,
+                                             "upper": upper, "training": training}, sequence_nr=seq)
+        _after_inplace(a)
+    return a
+
+
+def _rrelu_inplace_grad(n: Any, g: Tensor) -> Tensor:
+    s = n.saved
+    r = n["result"]._data
+    if s["training"] and s["upper"] - s["lower"] > 1e-6:
+        return _out((g._data * s["noise"]).astype(r.dtype, copy=False), g)
+    slope = r.dtype.type((s["lower"] + s["upper"]) / 2)
+    return _out(np.where(r > 0, g._data, g._data * slope).astype(r.dtype, copy=False), g)
+
+
+_RRELU_INPLACE = _register("rrelu_with_noise_", D("RreluWithNoiseBackward1", (_rrelu_inplace_grad,)))

@@ -81,6 +81,8 @@ CASES = {
     "channel_shuffle": (lambda T, x: _F(T).channel_shuffle(x, 3), (2, 6, 2, 2)),
     "rrelu_eval": (lambda T, x: _F(T).rrelu(x), (3, 4)),
     "rrelu_train": (lambda T, x: _F(T).rrelu(x, 0.1, 0.4, training=True), (3, 5)),
+    "rrelu_inplace_train": (lambda T, x: _F(T).rrelu_(x * 1.0, 0.1, 0.4, training=True), (3, 5)),
+    "rrelu_inplace_eval": (lambda T, x: _F(T).rrelu(x * 1.0, inplace=True), (3, 5)),
     "alpha_dropout": (lambda T, x: _F(T).alpha_dropout(x, 0.3, True), (4, 5)),
     "feature_alpha_dropout": (lambda T, x: _F(T).feature_alpha_dropout(x, 0.5, True), (3, 4, 2, 2)),
     "alpha_dropout_eval": (lambda T, x: _F(T).alpha_dropout(x, 0.3) * 2, (4, 5)),
