@@ -128,7 +128,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.reset_parameters()
 
 
-def _lazy_conv(base: type, dims: int) -> type:
+def _lazy_conv(base: type) -> Any:
     def __init__(self: Any, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device: Any = None, dtype: Any = None) -> None:
@@ -154,19 +154,19 @@ def _lazy_conv_transpose(base: type) -> Any:
 class LazyConv1d(_LazyConvXdMixin, Conv1d):
     _dims = 1
     cls_to_become = Conv1d
-    __init__ = _lazy_conv(Conv1d, 1)
+    __init__ = _lazy_conv(Conv1d)
 
 
 class LazyConv2d(_LazyConvXdMixin, Conv2d):
     _dims = 2
     cls_to_become = Conv2d
-    __init__ = _lazy_conv(Conv2d, 2)
+    __init__ = _lazy_conv(Conv2d)
 
 
 class LazyConv3d(_LazyConvXdMixin, Conv3d):
     _dims = 3
     cls_to_become = Conv3d
-    __init__ = _lazy_conv(Conv3d, 3)
+    __init__ = _lazy_conv(Conv3d)
 
 
 class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
