@@ -17,6 +17,7 @@ from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import forward_events as _forward
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
+from gradviz.autograd.forward_state import FORWARD_ONLY as _FORWARD_ONLY
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
 from gradviz.device import CPU, as_device, to_device_array
 from gradviz.device import device as Device
@@ -78,6 +79,8 @@ class Tensor:
     _view_version: int = 0
     # A view made in no_grad mode of a tensor that requires grad (torch's CreationMeta::NO_GRAD_MODE).
     _view_no_grad: bool = False
+    # Forward-mode AD: the tangent at the current dual level (gradviz/autograd/forward_state.py).
+    _fw_grad: Tensor | None = None
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
@@ -162,7 +165,8 @@ class Tensor:
     def grad_fn(self) -> Node | None:
         if self._base is not None and self._view_version != self._version_counter[0]:
             _regenerate_view_grad_fn(self)
-        return self._grad_fn
+        fn = self._grad_fn
+        return None if fn is _FORWARD_ONLY else fn
 
     @grad_fn.setter
     def grad_fn(self, fn: Node | None) -> None:

@@ -35,6 +35,7 @@ from gradviz.ops.construction import (
     _zero_scalar,
     _zeros,
 )
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -348,17 +349,17 @@ def _softmax_double_backward(n, g):
 
 
 ROWS: dict[str, D] = {
-    "tanh": D("TanhBackward0", (_tanh,)),
-    "sigmoid": D("SigmoidBackward0", (_sigmoid,)),
-    "relu": D("ReluBackward0", (_relu,)),
-    "clamp": D("ClampBackward1", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
+    "tanh": D("TanhBackward0", (_tanh,), forward=EW),
+    "sigmoid": D("SigmoidBackward0", (_sigmoid,), forward=EW),
+    "relu": D("ReluBackward0", (_relu,), forward=EW),
+    "clamp": D("ClampBackward1", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
     "clamp_tensor": D("ClampBackward0", (
         lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),
         lambda n, g: _arith.where(n["min_mask"], g, _zero_scalar(g)),
         lambda n, g: _arith.where(n["max_mask"], g, _zero_scalar(g)),
-    ), reduce_broadcast=True),
-    "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
-    "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
+    ), reduce_broadcast=True, forward=EW),
+    "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
+    "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
     "softmax": D("SoftmaxBackward0", (_softmax,)),
     "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,)),
     # torch's fused backward kernels, as nodes of a graph built by create_graph=True

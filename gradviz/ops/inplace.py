@@ -87,6 +87,8 @@ def _old_edge_holder(a: Tensor) -> Tensor:
     old = a.detach()
     old.grad_fn, old._output_nr, old._requires_grad = a.grad_fn, a._output_nr, a._requires_grad
     old._grad_accumulator = a._grad_accumulator
+    if a._fw_grad is not None:
+        old._fw_grad = a._fw_grad  # the tangent before the op, for its forward formula
     return old
 
 

@@ -1,0 +1,209 @@
+"""Forward-mode AD through the ops: each op's output tangent, from its row's forward column.
+
+``record`` hands every op with a dual input here while a dual level holds tangents. The row's
+forward formula gets the inputs' tangents and the saved values (read as the backward formulas
+read them, but as the tensors themselves, not unpacked copies); ``AUTO_ELEMENT_WISE`` rows sum
+their backward formulas applied to the tangents, as torch's derivatives.yaml marker does.
+Formulas run with propagation off: their ops compute with the primals and make no tangents of
+their own, so a tangent is never itself dual. They run with grad mode as it is, so a tangent is
+differentiable where the primals require grad (reverse over forward).
+
+An op's output tangent is a new tensor, except for an in-place op on a tensor that had one:
+its tangent is written in place, so views of that tangent (the tangents of the tensor's views)
+see the change, as torch's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, track
+from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.ops import _common
+from gradviz.ops import functions as F
+from gradviz.ops.core import AUTO_ELEMENT_WISE, AUTO_REDUCTION, Derivative, OpNode
+from gradviz.tensor import Tensor
+
+# torch's message for an op without a forward formula (its NotImplementedError)
+_UNSUPPORTED = (
+    "Trying to use forward AD with {} that does not support it because it has not been implemented yet.\n"
+    "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
+    "so that we can prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+)
+
+
+def _requires(t: Tensor) -> bool:
+    """Whether t requires grad for reverse mode (the stand-in history is no reason)."""
+    if t._requires_grad:
+        return True
+    fn = t._grad_fn
+    if fn is not None and fn is not FORWARD_ONLY:
+        return True
+    base = t._base
+    return base is not None and _requires(base)
+
+
+def _strip(inputs: tuple) -> tuple | None:
+    """inputs with those only forward AD follows taken out (they get no edge), or None when no
+    input requires grad for reverse mode (the op then makes no node)."""
+    real = False
+    out = None
+    for i, t in enumerate(inputs):
+        if t is None:
+            continue
+        if t._grad_fn is FORWARD_ONLY:
+            if out is None:
+                out = list(inputs)
+            out[i] = None
+        elif not real and _requires(t):
+            real = True
+    if not real:
+        return None
+    return inputs if out is None else tuple(out)
+
+
+def _saved_tensor(v: SavedVariable, outputs: list[Tensor]) -> Tensor:
+    """A saved tensor as the forward formula reads it: the output itself for a saved output (its
+    alias in the SavedVariable has no tangent and no history), else the tensor saved."""
+    t = v.tensor
+    if t is None:
+        return v.unpack()  # packed by saved_tensors_hooks
+    if v.is_output:
+        for o in outputs:
+            if o._data is t._data:
+                return o
+    return t
+
+
+def _formula_getitem(self: OpNode, key: str) -> Any:
+    v = self.saved[key]
+    if type(v) is SavedVariable:
+        return _saved_tensor(v, self._fw_outputs)
+    if type(v) is list and v and type(v[0]) is SavedVariable:
+        return [_saved_tensor(s, self._fw_outputs) for s in v]
+    return v
+
+
+_FORMULA_CLASSES: dict[type, type] = {}
+
+
+def _formula_node(cls: type[OpNode], saved: dict, inputs: tuple, outputs: list[Tensor]) -> OpNode:
+    """A node of the row's class, never part of a graph, that the formulas read saved values from."""
+    sub = _FORMULA_CLASSES.get(cls)
+    if sub is None:
+        sub = type(cls.__name__, (cls,), {"__slots__": (), "__getitem__": _formula_getitem})
+        _FORMULA_CLASSES[cls] = sub
+    node = object.__new__(sub)
+    node.saved = saved
+    node.shapes = None
+    node.next_edges = [(None, 0)] * len(inputs)
+    node._fw_outputs = outputs
+    node._fw_inputs = inputs
+    return node
+
+
+def _op_name(d: Derivative) -> str:
+    for key, row in _common.DERIVATIVES.items():
+        if row is d:
+            return key
+    return d.name
+
+
+def _elementwise(d: Derivative, node: OpNode, tangents: list, out: Tensor) -> Tensor | None:
+    acc = None
+    for i, t in enumerate(tangents):
+        f = d.grads[i] if i < len(d.grads) else None
+        if t is None or f is None:
+            continue
+        part = f(node, t)
+        if part is None:
+            continue
+        acc = part if acc is None else F.add(acc, part)
+    return acc
+
+
+def _reduction(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
+    res: list[Tensor | None] = []
+    for k, out in enumerate(outputs):
+        ones = F.ones_like(out)
+        g: Any = [ones if j == k else None for j in range(len(outputs))] if d.multi_output else ones
+        acc = None
+        for i, t in enumerate(tangents):
+            f = d.grads[i] if i < len(d.grads) else None
+            if t is None or f is None:
+                continue
+            w = f(node, g)
+            if w is None:
+                continue
+            part = F.mul(t, w)
+            if part._data.shape != out._data.shape:
+                dim = node.saved.get("dim")
+                part = F.sum(part) if out.ndim == 0 or dim is None or dim == () else F.sum(part, dim, True)
+                part = F.reshape(part, tuple(out._data.shape))
+            acc = part if acc is None else F.add(acc, part)
+        res.append(acc)
+    return res
+
+
+def _fit(t: Tensor, out: Tensor) -> Tensor:
+    """The tangent in the output's shape and dtype (a broadcast input's part is expanded)."""
+    if t._data.shape != out._data.shape:
+        t = F.contiguous(F.expand(t, tuple(out._data.shape)))
+    if t.dtype is not out.dtype and out.dtype.is_floating_point:
+        t = F.to_copy(t, out.dtype)
+    return t
+
+
+def _set_tangent(out: Tensor, t: Tensor) -> None:
+    old = out._fw_grad
+    if old is not None and old is not t and old._data.shape == t._data.shape:
+        # an in-place op on a dual tensor: its tangent changes in place (views of it follow)
+        old._data[...] = t._data
+        old._version_counter[0] += 1
+        return
+    out._fw_grad = t
+    track(out)
+
+
+def propagate(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None) -> tuple | None:
+    """record's forward-AD step: the outputs' tangents, then the inputs record makes edges for
+    (None: make no node)."""
+    if STATE.computing:
+        return _strip(inputs)
+    tangents = [None if t is None else t._fw_grad for t in inputs]
+    stripped = _strip(inputs)
+    if any(t is not None for t in tangents):
+        d = cls.derivative
+        fwd = d.forward
+        if fwd is None:
+            raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
+        node = _formula_node(cls, saved or {}, inputs, outputs)
+        STATE.computing = True
+        try:
+            if fwd is AUTO_ELEMENT_WISE:
+                new = [_elementwise(d, node, tangents, outputs[0])]
+            elif fwd is AUTO_REDUCTION:
+                new = _reduction(d, node, tangents, outputs)
+            else:
+                res = fwd(node, tangents, outputs)
+                new = list(res) if d.multi_output or isinstance(res, (list, tuple)) else [res]
+            # a new tensor for each output (an identity formula would hand back the input's)
+            new = [None if t is None else _fit(F.clone(t) if any(t is x for x in tangents) else t, o)
+                   for t, o in zip(new, outputs)]
+        finally:
+            STATE.computing = False
+        for o, t in zip(outputs, new):
+            if t is None:
+                continue
+            _set_tangent(o, t)
+            if stripped is None and o._grad_fn is None:
+                o._grad_fn = FORWARD_ONLY
+    return stripped
+
+
+def zeros_tangent(t: Tensor | None, like: Tensor) -> Tensor:
+    """A tangent for a formula that needs one for every input: zeros where an input has none."""
+    return F.zeros_like(like) if t is None else t
+
+
+STATE.propagate = propagate
