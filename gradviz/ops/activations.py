@@ -36,6 +36,7 @@ from gradviz.ops.construction import (
     _zeros,
 )
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -360,31 +361,31 @@ ROWS: dict[str, D] = {
     ), reduce_broadcast=True, forward=EW),
     "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
     "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
-    "softmax": D("SoftmaxBackward0", (_softmax,)),
-    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,)),
+    "softmax": D("SoftmaxBackward0", (_softmax,), forward=TR),
+    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,), forward=TR),
     # torch's fused backward kernels, as nodes of a graph built by create_graph=True
     # (inputs: the incoming gradient, the saved forward value)
     "threshold_backward": D("ThresholdBackwardBackward0", (
         lambda n, g: threshold_backward(g, n["output"], n["threshold"]),
         _zeros,
-    )),
+    ), forward=EW),
     "tanh_backward": D("TanhBackwardBackward0", (
         lambda n, g: tanh_backward(g, n["output"]),
         lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]), _arith.mul(n["output"], -2.0)),
-    )),
+    ), forward=EW),
     "sigmoid_backward": D("SigmoidBackwardBackward0", (
         lambda n, g: sigmoid_backward(g, n["output"]),
         lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]), _arith.rsub(_arith.mul(n["output"], 2.0), 1.0)),
-    )),
+    ), forward=EW),
     "softmax_backward_data": D("SoftmaxBackwardDataBackward0", (
         lambda n, g: softmax_backward_data(g, n["output"], n["dim"]),
         _softmax_double_backward,
-    )),
+    ), forward=TR),
     "log_softmax_backward_data": D("LogSoftmaxBackwardDataBackward0", (
         lambda n, g: _arith.sub(g, _reductions.sum(_arith.mul(g, _pointwise.exp(n["output"])), n["dim"], True)),
         lambda n, g: _arith.mul(_arith.mul(_arith.neg(_reductions.sum(n["grad_output"], n["dim"], True)),
                                            _pointwise.exp(n["output"])), g),
-    )),
+    ), forward=TR),
 }
 register(ROWS)
 _TANH_NODE = NODES["tanh"]  # the hot path's node class, looked up once

@@ -50,6 +50,12 @@ AUTO_ELEMENT_WISE = "auto_element_wise"
 # ones reads off; each output's tangent sums its inputs' tangents times those. Exact for sum,
 # mean, max/min (ties share as the backward shares them), var, norm, prod, logsumexp, losses.
 AUTO_REDUCTION = "auto_reduction"
+# Any other op: its backward formula is linear in the incoming gradient u (J^T u), so the tangent
+# J t is the gradient, with respect to u, of <J^T u, t>: one backward of the row's own formulas
+# (which are written with differentiable ops for create_graph). For rows whose Jacobian has no
+# simple forward form here (convolution, the norms, pooling, the linear-algebra solvers, and the
+# fused backward kernels that a forward-over-reverse hessian runs through).
+AUTO_TRANSPOSE = "auto_transpose"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _as_array, _ascontiguous, _dims, _new, _np_aliases, _wrap_dim, register
 from gradviz.ops.core import AUTO_REDUCTION as RED
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.reductions import _quiet
@@ -194,7 +195,7 @@ ROWS: dict[str, D] = {
     "prod": D("ProdBackward0", (_prod,), forward=RED),
     "prod_dim": D("ProdBackward1", (_prod,), forward=RED),
     "cumsum": D("CumsumBackward0", (_cumsum_grad,), forward=lambda n, ts, o: cumsum(ts[0], n["dim"])),
-    "cumprod": D("CumprodBackward0", (_cumprod,)),
+    "cumprod": D("CumprodBackward0", (_cumprod,), forward=TR),
     "logsumexp": D("LogsumexpBackward0", (_logsumexp,), forward=RED),
 }
 register(ROWS)

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradviz.autograd import grad as _autograd_grad
 from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, track
+from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.grad_mode import enable_grad
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import _common
 from gradviz.ops import functions as F
-from gradviz.ops.core import AUTO_ELEMENT_WISE, AUTO_REDUCTION, Derivative, OpNode
+from gradviz.ops.core import AUTO_ELEMENT_WISE, AUTO_REDUCTION, AUTO_TRANSPOSE, Derivative, OpNode
 from gradviz.tensor import Tensor
 
 # torch's message for an op without a forward formula (its NotImplementedError)
@@ -87,7 +90,7 @@ def _formula_getitem(self: OpNode, key: str) -> Any:
 _FORMULA_CLASSES: dict[type, type] = {}
 
 
-def _formula_node(cls: type[OpNode], saved: dict, inputs: tuple, outputs: list[Tensor]) -> OpNode:
+def _formula_node(cls: type[OpNode], saved: dict, inputs: tuple, outputs: list[Tensor], tangents: list) -> OpNode:
     """A node of the row's class, never part of a graph, that the formulas read saved values from."""
     sub = _FORMULA_CLASSES.get(cls)
     if sub is None:
@@ -96,7 +99,8 @@ def _formula_node(cls: type[OpNode], saved: dict, inputs: tuple, outputs: list[T
     node = object.__new__(sub)
     node.saved = saved
     node.shapes = None
-    node.next_edges = [(None, 0)] * len(inputs)
+    # an edge where an input has a tangent: formulas compute the gradients their edges ask for
+    node.next_edges = [(None, 0) if t is None else (FORWARD_ONLY, 0) for t in tangents]
     node._fw_outputs = outputs
     node._fw_inputs = inputs
     return node
@@ -145,6 +149,28 @@ def _reduction(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor
     return res
 
 
+def _transpose(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
+    with enable_grad():
+        us = [F.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
+        g: Any = us if d.multi_output else us[0]
+        if d.all_inputs is not None:
+            parts = list(d.all_inputs(node, g))
+        else:
+            parts = [None if t is None or i >= len(d.grads) or d.grads[i] is None else d.grads[i](node, g)
+                     for i, t in enumerate(tangents)]
+        total = None
+        for t, p in zip(tangents, parts):
+            if t is None or p is None or not p.requires_grad:
+                continue
+            s = F.sum(F.mul(p, t))
+            total = s if total is None else F.add(total, s)
+        live = [u for u in us if u is not None]
+        if total is None or not live:
+            return [None] * len(outputs)
+        grads = iter(_autograd_grad([total], live, allow_unused=True))
+    return [None if u is None else next(grads) for u in us]
+
+
 def _fit(t: Tensor, out: Tensor) -> Tensor:
     """The tangent in the output's shape and dtype (a broadcast input's part is expanded)."""
     if t._data.shape != out._data.shape:
@@ -177,21 +203,29 @@ def propagate(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: di
         fwd = d.forward
         if fwd is None:
             raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
-        node = _formula_node(cls, saved or {}, inputs, outputs)
+        node = _formula_node(cls, saved or {}, inputs, outputs, tangents)
         STATE.computing = True
+        # No input requires grad: nothing will differentiate the tangent, so the formulas build no
+        # graph (and formulas whose double backward gradviz lacks still serve).
+        grad_was = _grad_state.enabled
+        if stripped is None:
+            _grad_state.enabled = False
         try:
             if fwd is AUTO_ELEMENT_WISE:
                 new = [_elementwise(d, node, tangents, outputs[0])]
+            elif fwd is AUTO_TRANSPOSE:
+                new = _transpose(d, node, tangents, outputs)
             elif fwd is AUTO_REDUCTION:
                 new = _reduction(d, node, tangents, outputs)
             else:
                 res = fwd(node, tangents, outputs)
-                new = list(res) if d.multi_output or isinstance(res, (list, tuple)) else [res]
+                new = list(res) if isinstance(res, (list, tuple)) else [res]
             # a new tensor for each output (an identity formula would hand back the input's)
             new = [None if t is None else _fit(F.clone(t) if any(t is x for x in tangents) else t, o)
                    for t, o in zip(new, outputs)]
         finally:
             STATE.computing = False
+            _grad_state.enabled = grad_was
         for o, t in zip(outputs, new):
             if t is None:
                 continue

@@ -29,6 +29,7 @@ from gradviz.ops.construction import (
     zeros_for,
 )
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
@@ -456,7 +457,7 @@ ROWS: dict[str, D] = {
         forward=lambda n, ts, o: index_backward(ts[0], tuple(o[0].shape), n["key"], "select")),
     "slice_backward": D("SliceBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "slice"),),
         forward=lambda n, ts, o: index_backward(ts[0], tuple(o[0].shape), n["key"], "slice")),
-    "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: getitem_raw(g, n["key"], "index"))),
+    "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: getitem_raw(g, n["key"], "index")), forward=TR),
     "index_select": D("IndexSelectBackward0", (_index_select,),
         forward=lambda n, ts, o: index_select(ts[0], n["dim"], n["index"])),
     "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source), forward=_fw_index_add),

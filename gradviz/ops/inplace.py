@@ -29,6 +29,8 @@ from gradviz.ops.construction import (
     _zeros,
     zeros_for,
 )
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import rebase_history, record, save
 from gradviz.tensor import Tensor
@@ -527,15 +529,15 @@ def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
 ROWS: dict[str, D] = {
     # x[key] = value: basic indexing writes through a view (CopySlices wraps this node),
     # tensor indices use index_put_
-    "copy": D("CopyBackwards", (_zeros, lambda n, g: g), reduce_broadcast=True),
+    "copy": D("CopyBackwards", (_zeros, lambda n, g: g), reduce_broadcast=True, forward=EW),
     "index_put": D("IndexPutBackward0", (
         lambda n, g: _indexing.masked_fill(g, n["mask"], 0.0),
         lambda n, g: _indexing.getitem_raw(g, n["key"], "index"),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=TR),
     # overwriting in place: the old value gets no gradient
-    "zero": D("ZeroBackward0", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),)),
-    "fill": D("FillBackward2", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),)),
+    "zero": D("ZeroBackward0", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),), forward=EW),
+    "fill": D("FillBackward2", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),), forward=EW),
     "fill_tensor": D("FillBackward3", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),
-                                       lambda n, g: _reductions.sum(g))),
+                                       lambda n, g: _reductions.sum(g)), forward=TR),
 }
 register(ROWS)

@@ -22,6 +22,8 @@ from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _binary_data, _dims, _new, _unary, _wrap_dim, register
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_REDUCTION as RED
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -336,14 +338,15 @@ ROWS: dict[str, D] = {
         lambda n, g: _arith.div(_arith.mul(_arith.mul_scalar(_arith.neg(g), n["value"]), n["tensor1"]),
                                 _arith.mul(n["tensor2"], n["tensor2"])),
     ), reduce_broadcast=True, forward=EW),
-    "nansum": D("NansumBackward0", (_nansum_grad,)),
-    "trace": D("TraceBackward0", (_trace_grad,)),
-    "masked_select": D("MaskedSelectBackward0", (_masked_select_grad,)),
-    "take": D("TakeBackward0", (_take_grad,)),
+    "nansum": D("NansumBackward0", (_nansum_grad,), forward=RED),
+    "trace": D("TraceBackward0", (_trace_grad,), forward=TR),
+    "masked_select": D("MaskedSelectBackward0", (_masked_select_grad,), forward=TR),
+    "take": D("TakeBackward0", (_take_grad,), forward=TR),
     "copysign": D("CopysignBackward0", (  # the sign's source gets zeros, as torch's row gives it
         _copysign_grad, lambda n, g: _construction.zeros(n["other_shape"], dtype=g.dtype)), reduce_broadcast=True,
             forward=EW),
     "copysign_scalar": D("CopysignBackward1", (_copysign_grad,), forward=EW),
-    "vdot": D("VdotBackward0", (lambda n, g: _arith.mul(g, n["other"]), lambda n, g: _arith.mul(g, n["self"]))),
+    "vdot": D("VdotBackward0", (lambda n, g: _arith.mul(g, n["other"]), lambda n, g: _arith.mul(g, n["self"])),
+        forward=TR),
 }
 register(ROWS)

@@ -113,7 +113,9 @@ def _values_selected(n, grads):
 
 
 ROWS: dict[str, D] = {
-    "sort": D("SortBackward0", (_values_selected,), multi_output=True),
-    "topk": D("TopkBackward0", (_values_selected,), multi_output=True),
+    "sort": D("SortBackward0", (_values_selected,), multi_output=True,
+        forward=lambda n, ts, o: _indexing.gather(ts[0], n["dim"], n["indices"])),
+    "topk": D("TopkBackward0", (_values_selected,), multi_output=True,
+        forward=lambda n, ts, o: _indexing.gather(ts[0], n["dim"], n["indices"])),
 }
 register(ROWS)
