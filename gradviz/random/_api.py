@@ -37,9 +37,10 @@ def _zeros(n: Any, g: Tensor) -> Tensor:
 # One class per name: node_class makes one per row.
 _NODES = {name: node_class(Derivative(name, (_zeros,), forward=AUTO_ELEMENT_WISE))
           for name in _IN_PLACE}
-_NODES.update({name: node_class(Derivative(name, (_zeros, _zeros), reduce_broadcast=True, forward=AUTO_ELEMENT_WISE)) for name in _TWO_INPUTS})
+_NODES.update({name: node_class(Derivative(name, (_zeros, _zeros), reduce_broadcast=True, forward=AUTO_ELEMENT_WISE))
+               for name in _TWO_INPUTS})
 _NODES.update({name: node_class(Derivative(name, (_zeros,), reduce_broadcast=True, forward=AUTO_ELEMENT_WISE))
-                for name in _FROM_INPUT})
+               for name in _FROM_INPUT})
 
 
 # -- shapes, dtypes, output ----------------------------------------------------------------------
