@@ -52,8 +52,9 @@ class _State:
     #   and give no tangents of their own.
     # tensors: every tensor given a tangent or the stand-in at this level, cleared at its exit.
     # propagate: gradviz.ops.forward_grad's hook, (cls, inputs, outputs, saved) -> the inputs
-    #   record builds edges for, or None when no node is to be made.
-    __slots__ = ("level", "live", "computing", "tensors", "propagate")
+    #   record builds edges for, or None when no node is to be made (the outputs' tangents then
+    #   computed); propagate_after: the outputs' tangents, once record gave them their node.
+    __slots__ = ("level", "live", "computing", "tensors", "propagate", "propagate_after")
 
     def __init__(self) -> None:
         self.level = -1
@@ -61,6 +62,7 @@ class _State:
         self.computing = False
         self.tensors: list[weakref.ref] = []
         self.propagate: Callable[..., Any] | None = None
+        self.propagate_after: Callable[..., Any] | None = None
 
 
 STATE = _State()
@@ -70,6 +72,12 @@ def track(t: Any) -> None:
     """t holds a tangent (or the stand-in) at the current level: forget both at the level's exit."""
     STATE.tensors.append(weakref.ref(t))
     STATE.live = True
+
+
+def give_tangent(t: Any, tangent: Any) -> None:
+    """t (a new alias of a dual tensor, such as an unpacked saved output) has that tangent."""
+    t._fw_grad = tangent
+    track(t)
 
 
 def clear_level() -> None:

@@ -387,9 +387,13 @@ def record(
 
     ``sequence_nr``: one taken earlier, for ops that (like torch) make their node before they
     record other ops, such as the clone an in-place op saves."""
+    dual_inputs = None
     if _FORWARD.live:
-        # A dual level holds tangents: the outputs' tangents first; inputs that only forward AD
-        # follows get no edge, and an op none of whose inputs requires grad gets no node.
+        # A dual level holds tangents: inputs that only forward AD follows get no edge, and an op
+        # none of whose inputs requires grad gets no node (its outputs' tangents are computed
+        # now); otherwise the tangents are computed once the outputs have their node, so that
+        # they are differentiable (reverse over forward).
+        dual_inputs = inputs
         inputs = _FORWARD.propagate(cls, inputs, outputs, saved)
         if inputs is None:
             return
@@ -487,6 +491,8 @@ def record(
         probe = graph._ENGINE.probe
         if probe is not None:  # the forward side (gradviz why): node.source is the user's line now
             probe.forward_op(node, inputs, outputs)
+    if dual_inputs is not None:
+        _FORWARD.propagate_after(cls, dual_inputs, outputs, saved)
 
 
 # -- in-place ops on views: CopySlices -----------------------------------------------------

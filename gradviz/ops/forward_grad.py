@@ -191,48 +191,69 @@ def _set_tangent(out: Tensor, t: Tensor) -> None:
     track(out)
 
 
+def _saved_outputs_tangent(saved: dict, out: Tensor) -> None:
+    """A saved output's alias (the node's copy of it) gets the output's tangent, so a backward
+    that unpacks it (forward over reverse: a hessian) computes with the tangent too."""
+    for v in saved.values():
+        if type(v) is SavedVariable and v.is_output and v.tensor is not None and v.tensor._data is out._data:
+            v.tensor._fw_grad = out._fw_grad
+            track(v.tensor)
+
+
 def propagate(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None) -> tuple | None:
-    """record's forward-AD step: the outputs' tangents, then the inputs record makes edges for
-    (None: make no node)."""
-    if STATE.computing:
-        return _strip(inputs)
-    tangents = [None if t is None else t._fw_grad for t in inputs]
+    """record's first forward-AD step: the inputs record makes edges for, None for no node (an
+    op on tensors only forward AD follows: the outputs' tangents are computed here)."""
     stripped = _strip(inputs)
-    if any(t is not None for t in tangents):
-        d = cls.derivative
-        fwd = d.forward
-        if fwd is None:
-            raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
-        node = _formula_node(cls, saved or {}, inputs, outputs, tangents)
-        STATE.computing = True
-        # No input requires grad: nothing will differentiate the tangent, so the formulas build no
-        # graph (and formulas whose double backward gradviz lacks still serve).
-        grad_was = _grad_state.enabled
-        if stripped is None:
-            _grad_state.enabled = False
-        try:
-            if fwd is AUTO_ELEMENT_WISE:
-                new = [_elementwise(d, node, tangents, outputs[0])]
-            elif fwd is AUTO_TRANSPOSE:
-                new = _transpose(d, node, tangents, outputs)
-            elif fwd is AUTO_REDUCTION:
-                new = _reduction(d, node, tangents, outputs)
-            else:
-                res = fwd(node, tangents, outputs)
-                new = list(res) if isinstance(res, (list, tuple)) else [res]
-            # a new tensor for each output (an identity formula would hand back the input's)
-            new = [None if t is None else _fit(F.clone(t) if any(t is x for x in tangents) else t, o)
-                   for t, o in zip(new, outputs)]
-        finally:
-            STATE.computing = False
-            _grad_state.enabled = grad_was
-        for o, t in zip(outputs, new):
-            if t is None:
-                continue
-            _set_tangent(o, t)
-            if stripped is None and o._grad_fn is None:
-                o._grad_fn = FORWARD_ONLY
+    if stripped is None and not STATE.computing:
+        _tangents(cls, inputs, outputs, saved, False)
     return stripped
+
+
+def propagate_after(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None) -> None:
+    """record's last forward-AD step for an op that made a node: the outputs' tangents, computed
+    with grad mode on, so they are differentiable where the primals require grad."""
+    if not STATE.computing:
+        _tangents(cls, inputs, outputs, saved, True)
+
+
+def _tangents(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None, graph: bool) -> None:
+    tangents = [None if t is None else t._fw_grad for t in inputs]
+    if all(t is None for t in tangents):
+        return
+    d = cls.derivative
+    fwd = d.forward
+    if fwd is None:
+        raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
+    node = _formula_node(cls, saved or {}, inputs, outputs, tangents)
+    STATE.computing = True
+    # Without a node nothing differentiates the tangent: the formulas build no graph (and
+    # formulas whose double backward gradviz lacks still serve).
+    grad_was = _grad_state.enabled
+    _grad_state.enabled = graph and grad_was
+    try:
+        if fwd is AUTO_ELEMENT_WISE:
+            new = [_elementwise(d, node, tangents, outputs[0])]
+        elif fwd is AUTO_TRANSPOSE:
+            new = _transpose(d, node, tangents, outputs)
+        elif fwd is AUTO_REDUCTION:
+            new = _reduction(d, node, tangents, outputs)
+        else:
+            res = fwd(node, tangents, outputs)
+            new = list(res) if isinstance(res, (list, tuple)) else [res]
+        # a new tensor for each output (an identity formula would hand back the input's)
+        new = [None if t is None else _fit(F.clone(t) if any(t is x for x in tangents) else t, o)
+               for t, o in zip(new, outputs)]
+    finally:
+        STATE.computing = False
+        _grad_state.enabled = grad_was
+    for o, t in zip(outputs, new):
+        if t is None:
+            continue
+        _set_tangent(o, t)
+        if saved:
+            _saved_outputs_tangent(saved, o)
+        if not graph and o._grad_fn is None:
+            o._grad_fn = FORWARD_ONLY
 
 
 def zeros_tangent(t: Tensor | None, like: Tensor) -> Tensor:
@@ -241,3 +262,4 @@ def zeros_tangent(t: Tensor | None, like: Tensor) -> Tensor:
 
 
 STATE.propagate = propagate
+STATE.propagate_after = propagate_after
