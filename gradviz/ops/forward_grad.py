@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradviz.autograd import grad as _autograd_grad
-from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, track
+from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, requires_reverse, track
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import enable_grad
 from gradviz.autograd.saved_variable import SavedVariable
@@ -35,15 +35,7 @@ _UNSUPPORTED = (
 )
 
 
-def _requires(t: Tensor) -> bool:
-    """Whether t requires grad for reverse mode (the stand-in history is no reason)."""
-    if t._requires_grad:
-        return True
-    fn = t._grad_fn
-    if fn is not None and fn is not FORWARD_ONLY:
-        return True
-    base = t._base
-    return base is not None and _requires(base)
+_requires = requires_reverse
 
 
 def _strip(inputs: tuple) -> tuple | None:
