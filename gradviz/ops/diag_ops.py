@@ -9,7 +9,6 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.ops._common import NODES, _new, _wrap_dim, register
-from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
@@ -93,8 +92,10 @@ def _diagonal_grad(n: Any, g: Tensor) -> Tensor:
 
 
 ROWS: dict[str, D] = {
-    "diag_embed": D("DiagEmbedBackward0", (_embed_grad,), forward=TR),
-    "diag_diagonal_copy": D("DiagonalBackward0_copy", (_diagonal_grad,), forward=TR),
+    "diag_embed": D("DiagEmbedBackward0", (_embed_grad,),
+        forward=lambda n, ts, o: diag_embed(ts[0], n["offset"], n["dim1"], n["dim2"])),
+    "diag_diagonal_copy": D("DiagonalBackward0_copy", (_diagonal_grad,),
+        forward=lambda n, ts, o: diag(ts[0], n["offset"])),
 }
 register(ROWS)
 _EMBED = NODES["diag_embed"]

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gradviz.autograd import grad as _autograd_grad
 from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, requires_reverse, track
 from gradviz.autograd.grad_mode import _state as _grad_state
@@ -142,18 +144,31 @@ def _reduction(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor
 
 
 def _transpose(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
+    try:
+        return _transpose_by_grad(d, node, tangents, outputs)
+    except NotImplementedError:
+        # The row's backward has no graph of its own (gradviz computes it on arrays only):
+        # the same transpose, one output element at a time.
+        return _transpose_by_columns(d, node, tangents, outputs)
+
+
+def _backward_parts(d: Derivative, node: OpNode, tangents: list, g: Any) -> list:
+    if d.all_inputs is not None:
+        return list(d.all_inputs(node, g))
+    return [None if t is None or i >= len(d.grads) or d.grads[i] is None else d.grads[i](node, g)
+            for i, t in enumerate(tangents)]
+
+
+def _transpose_by_grad(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
     with enable_grad():
         us = [F.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
-        g: Any = us if d.multi_output else us[0]
-        if d.all_inputs is not None:
-            parts = list(d.all_inputs(node, g))
-        else:
-            parts = [None if t is None or i >= len(d.grads) or d.grads[i] is None else d.grads[i](node, g)
-                     for i, t in enumerate(tangents)]
+        parts = _backward_parts(d, node, tangents, us if d.multi_output else us[0])
         total = None
         for t, p in zip(tangents, parts):
-            if t is None or p is None or not p.requires_grad:
+            if t is None or p is None:
                 continue
+            if not p.requires_grad:
+                raise NotImplementedError("the backward formula built no graph")
             s = F.sum(F.mul(p, t))
             total = s if total is None else F.add(total, s)
         live = [u for u in us if u is not None]
@@ -161,6 +176,33 @@ def _transpose(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor
             return [None] * len(outputs)
         grads = iter(_autograd_grad([total], live, allow_unused=True))
     return [None if u is None else next(grads) for u in us]
+
+
+_COLUMNS_LIMIT = 1 << 16  # output elements: beyond, one backward per element is too slow to offer
+
+
+def _transpose_by_columns(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
+    from gradviz.autograd.grad_mode import no_grad
+
+    if sum(o.numel() for o in outputs) > _COLUMNS_LIMIT:
+        raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
+    res: list[Tensor | None] = []
+    with no_grad():
+        for k, out in enumerate(outputs):
+            if not out.dtype.is_floating_point:
+                res.append(None)
+                continue
+            flat = np.zeros(out.numel(), dtype=out._data.dtype)
+            for j in range(out.numel()):
+                e = np.zeros(out.numel(), dtype=out._data.dtype)
+                e[j] = 1
+                g = Tensor._wrap(e.reshape(out._data.shape), out.dtype, out.device)
+                grads = [g if i == k else None for i in range(len(outputs))] if d.multi_output else g
+                for t, p in zip(tangents, _backward_parts(d, node, tangents, grads)):
+                    if t is not None and p is not None:
+                        flat[j] += float((np.asarray(p._data) * np.asarray(t._data)).sum())
+            res.append(Tensor._wrap(flat.reshape(out._data.shape), out.dtype, out.device))
+    return res
 
 
 def _fit(t: Tensor, out: Tensor) -> Tensor:

@@ -25,7 +25,6 @@ from gradviz.ops._common import (
     _wrap,
     register,
 )
-from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -607,7 +606,8 @@ ROWS: dict[str, D] = {
     # inputs (self, mat1, mat2); torch's generated code runs the formulas sorted by name
     "addmm": D("AddmmBackward0", (_beta_grad, _addmm_mat1, _addmm_mat2), reduce_broadcast=True, order=(1, 2, 0),
         forward=_fw_addmm_like(mm, "mat1", "mat2")),
-    "einsum_diagonal": D("DiagonalBackward0", (_diagonal_grad,), forward=TR),
+    "einsum_diagonal": D("DiagonalBackward0", (_diagonal_grad,),
+        forward=lambda n, ts, o: _diagonal(ts[0], n["d1"], n["d2"])),
     "baddbmm": D("BaddbmmBackward0", (_beta_grad, _baddbmm_b1, _baddbmm_b2), reduce_broadcast=True,
                  order=(1, 2, 0), forward=_fw_addmm_like(bmm, "batch1", "batch2")),
 }

@@ -270,7 +270,7 @@ def embedding_dense_backward(g: Tensor, indices: Tensor, num_weights: int, paddi
 _EMBEDDING = _register("embedding", D("EmbeddingBackward0", (
     lambda n, g: embedding_dense_backward(g, n["indices"], n["num_weights"], n["padding_idx"],
                                           n["scale_grad_by_freq"]),
-), forward=TR))
+), forward=lambda n, ts, o: F.reshape(F.index_select(ts[0], 0, F.reshape(n["indices"], (-1,))), tuple(o[0].shape))))
 
 
 # -- layer norm --------------------------------------------------------------------------------
