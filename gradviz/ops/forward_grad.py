@@ -221,8 +221,37 @@ def _set_tangent(out: Tensor, t: Tensor) -> None:
         old._data[...] = t._data
         old._version_counter[0] += 1
         return
+    base = out._base
+    if old is None and base is not None and t._base is None and type(out._data) is np.ndarray:
+        # a view given a tangent that is no view of another (not a view op's): an in-place write
+        aliased = _view_tangent(out, base, t)
+        if aliased is not None:
+            t = aliased
     out._fw_grad = t
     track(out)
+
+
+def _view_tangent(view: Tensor, base: Tensor, t: Tensor) -> Tensor | None:
+    """A view without a tangent given one (an in-place op wrote a dual value into it): as in
+    torch, its base gets a tangent (zeros where none) holding it, and the view's tangent is the
+    same view of the base's (so the base's tangent follows later writes through the view)."""
+    bt = base._fw_grad
+    if bt is None:
+        bt = Tensor._wrap(np.zeros_like(base._data, order="C"), base.dtype, base.device)
+        base._fw_grad = bt
+        track(base)
+        if not _requires(base) and base._grad_fn is None:
+            base._grad_fn = FORWARD_ONLY
+    bd, b = bt._data, base._data
+    if bd.strides != b.strides or bd.dtype != b.dtype or not b.flags["C_CONTIGUOUS"]:
+        return None
+    offset = view._data.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    data = np.ndarray(view._data.shape, bd.dtype, buffer=bd, offset=offset, strides=view._data.strides)
+    data[...] = t._data
+    out = Tensor._wrap(data, bt.dtype, bt.device)
+    out._version_counter = bt._version_counter
+    out._base = bt
+    return out
 
 
 def _saved_outputs_tangent(saved: dict, out: Tensor) -> None:

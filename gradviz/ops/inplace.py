@@ -10,6 +10,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd import forward_events as _forward
+from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import array_module, to_device_array
@@ -73,7 +74,9 @@ def _check_inplace(a: Tensor) -> None:
             "allow the output views to be modified inplace. You should replace the inplace operation by an "
             "out-of-place one."
         )
-    if base._grad_fn is None and a.requires_grad:
+    # (a dual tensor's forward-AD stand-in history is no reason)
+    if base._grad_fn is None and a.requires_grad and (
+            not _forward_state.STATE.live or _forward_state.requires_reverse(a)):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
