@@ -26,7 +26,7 @@ from gradviz.autograd.grad_mode import enable_grad
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import _common
 from gradviz.ops import functions as F
-from gradviz.ops.core import AUTO_ELEMENT_WISE, AUTO_REDUCTION, AUTO_TRANSPOSE, Derivative, OpNode
+from gradviz.ops.core import AUTO_ELEMENT_WISE, AUTO_REDUCTION, AUTO_TRANSPOSE, Derivative, OpNode, node_class, record
 from gradviz.tensor import Tensor
 
 # torch's message for an op without a forward formula (its NotImplementedError)
@@ -147,6 +147,8 @@ def _transpose(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor
     try:
         return _transpose_by_grad(d, node, tangents, outputs)
     except NotImplementedError:
+        if _grad_state.enabled:
+            raise  # a differentiable tangent was asked for: _tangents makes one that refuses
         # The row's backward has no graph of its own (gradviz computes it on arrays only):
         # the same transpose, one output element at a time.
         return _transpose_by_columns(d, node, tangents, outputs)
@@ -160,6 +162,7 @@ def _backward_parts(d: Derivative, node: OpNode, tangents: list, g: Any) -> list
 
 
 def _transpose_by_grad(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
+    graph = _grad_state.enabled  # the tangent is to be differentiable: the backward builds a graph
     with enable_grad():
         us = [F.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
         parts = _backward_parts(d, node, tangents, us if d.multi_output else us[0])
@@ -174,7 +177,7 @@ def _transpose_by_grad(d: Derivative, node: OpNode, tangents: list, outputs: lis
         live = [u for u in us if u is not None]
         if total is None or not live:
             return [None] * len(outputs)
-        grads = iter(_autograd_grad([total], live, allow_unused=True))
+        grads = iter(_autograd_grad([total], live, allow_unused=True, create_graph=graph))
     return [None if u is None else next(grads) for u in us]
 
 
@@ -263,6 +266,29 @@ def _saved_outputs_tangent(saved: dict, out: Tensor) -> None:
             track(v.tensor)
 
 
+def _run_formula(d: Derivative, fwd: Any, node: OpNode, tangents: list, outputs: list[Tensor]) -> list:
+    if fwd is AUTO_ELEMENT_WISE:
+        new = [_elementwise(d, node, tangents, outputs[0])]
+    elif fwd is AUTO_TRANSPOSE:
+        new = _transpose(d, node, tangents, outputs)
+    elif fwd is AUTO_REDUCTION:
+        new = _reduction(d, node, tangents, outputs)
+    else:
+        res = fwd(node, tangents, outputs)
+        new = list(res) if isinstance(res, (list, tuple)) else [res]
+    # a new tensor for each output (an identity formula would hand back the input's)
+    return [None if t is None else _fit(F.clone(t) if any(t is x for x in tangents) else t, o)
+            for t, o in zip(new, outputs)]
+
+
+def _refuse(n: OpNode, g: Any) -> Any:
+    raise NotImplementedError(f"gradviz: a derivative of the forward-mode tangent of {n['op']} is not implemented")
+
+
+# The history of a tangent computed without a graph: backward through it refuses (no silent zero).
+_NO_TANGENT_GRAPH = node_class(Derivative("NotImplemented", (), all_inputs=_refuse))
+
+
 def propagate(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None) -> tuple | None:
     """record's first forward-AD step: the inputs record makes edges for, None for no node (an
     op on tensors only forward AD follows: the outputs' tangents are computed here)."""
@@ -294,18 +320,19 @@ def _tangents(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: di
     grad_was = _grad_state.enabled
     _grad_state.enabled = graph and grad_was
     try:
-        if fwd is AUTO_ELEMENT_WISE:
-            new = [_elementwise(d, node, tangents, outputs[0])]
-        elif fwd is AUTO_TRANSPOSE:
-            new = _transpose(d, node, tangents, outputs)
-        elif fwd is AUTO_REDUCTION:
-            new = _reduction(d, node, tangents, outputs)
-        else:
-            res = fwd(node, tangents, outputs)
-            new = list(res) if isinstance(res, (list, tuple)) else [res]
-        # a new tensor for each output (an identity formula would hand back the input's)
-        new = [None if t is None else _fit(F.clone(t) if any(t is x for x in tangents) else t, o)
-               for t, o in zip(new, outputs)]
+        try:
+            new = _run_formula(d, fwd, node, tangents, outputs)
+        except NotImplementedError:
+            if not _grad_state.enabled:
+                raise
+            # The formula has no graph of its own (its derivative is one gradviz lacks): the
+            # tangent's values without one, and a node that refuses to differentiate it.
+            _grad_state.enabled = False
+            new = _run_formula(d, fwd, node, tangents, outputs)
+            _grad_state.enabled = True
+            for t in new:
+                if t is not None:
+                    record(_NO_TANGENT_GRAPH, tuple(x for x in inputs if x is not None), [t], {"op": d.name})
     finally:
         STATE.computing = False
         _grad_state.enabled = grad_was
