@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from test_func_transforms import assert_same, both, t
 
 import gradviz
-from test_func_transforms import assert_same, both, t
 
 RNG = np.random.default_rng(7)
 W1 = RNG.standard_normal((4, 3))
