@@ -103,6 +103,8 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         level = STATE.level
     if level < 0:
         return UnpackedDualTensor(tensor, None)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {type(tensor).__name__}")
     _check_level(level, "_fw_primal")
     tangent = tensor._fw_grad
     computing = STATE.computing

@@ -199,10 +199,13 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "dual_of_dual": _in_level(lambda m, fw: fw.make_dual(fw.make_dual(m.randn(3), m.randn(3)), m.randn(3))),
     "exit_other": _in_level(lambda m, fw: fw.exit_dual_level(level=3)),
     "exit_none": lambda m: FW[m].exit_dual_level(),
+    "unpack_not_tensor": _in_level(lambda m, fw: fw.unpack_dual(3)),
     "backward_of_dual": _in_level(lambda m, fw: (fw.make_dual(m.randn(3), m.randn(3)) * 2).sum().backward()),
     # ops torch has no forward formula for: the same NotImplementedError, naming the op
     "grid_sampler": _in_level(lambda m, fw: m.nn.functional.grid_sample(
         fw.make_dual(m.randn(1, 1, 4, 4), m.randn(1, 1, 4, 4)), m.zeros(1, 2, 2, 2), align_corners=False)),
+    "sdpa": _in_level(lambda m, fw: m.nn.functional.scaled_dot_product_attention(
+        *(fw.make_dual(m.randn(1, 2, 3, 4), m.randn(1, 2, 3, 4)) for _ in range(3)))),
 }
 
 
