@@ -54,13 +54,15 @@ class _State:
     # propagate: gradviz.ops.forward_grad's hook, (cls, inputs, outputs, saved) -> the inputs
     #   record builds edges for, or None when no node is to be made (the outputs' tangents then
     #   computed); propagate_after: the outputs' tangents, once record gave them their node.
-    __slots__ = ("level", "live", "computing", "tensors", "propagate", "propagate_after")
+    # prune_at: the length of tensors at which the dead references are dropped.
+    __slots__ = ("level", "live", "computing", "tensors", "prune_at", "propagate", "propagate_after")
 
     def __init__(self) -> None:
         self.level = -1
         self.live = False
         self.computing = False
         self.tensors: list[weakref.ref] = []
+        self.prune_at = 4096
         self.propagate: Callable[..., Any] | None = None
         self.propagate_after: Callable[..., Any] | None = None
 
@@ -81,8 +83,13 @@ def requires_reverse(t: Any) -> bool:
 
 def track(t: Any) -> None:
     """t holds a tangent (or the stand-in) at the current level: forget both at the level's exit."""
-    STATE.tensors.append(weakref.ref(t))
+    tensors = STATE.tensors
+    tensors.append(weakref.ref(t))
     STATE.live = True
+    if len(tensors) > STATE.prune_at:
+        # a long computation inside one level: forget the tensors that are gone
+        STATE.tensors = tensors = [r for r in tensors if r() is not None]
+        STATE.prune_at = max(4096, 2 * len(tensors))
 
 
 def give_tangent(t: Any, tangent: Any) -> None:

@@ -194,9 +194,20 @@ def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
     return F.t(F.mm(F.t(g), n["mat1"])) if colmajor else F.mm(F.t(n["mat1"]), g)
 
 
+def _linear_forward(n: Any, ts: list, outs: list) -> Tensor | None:
+    """bias + mat1 @ mat2 is linear in each: the tangents' parts summed (forward AD)."""
+    t_bias, t1, t2 = ts
+    parts = [t_bias, None if t1 is None else F.mm(t1, n["mat2"]), None if t2 is None else F.mm(n["mat1"], t2)]
+    out = None
+    for p in parts:
+        if p is not None:
+            out = p if out is None else F.add(out, p)
+    return out
+
+
 # Its own row: torch.addmm (gradviz/ops/linalg.py) saves beta and alpha; Linear's addmm has both 1.
 _ADDMM = _register("linear_addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0),
-    forward=TR),
+                                     forward=_linear_forward),
                    graph=True)
 
 
