@@ -125,3 +125,20 @@ def test_torch_names_resolve() -> None:
 
     assert torch_like.autograd.forward_ad.dual_level is gradviz.autograd.forward_ad.dual_level
     assert set(torch.autograd.forward_ad.__all__) <= set(dir(gradviz.autograd.forward_ad))
+
+
+def test_hessian_through_norm_softmax_and_losses() -> None:
+    """Forward over reverse through the fused backward kernels (layer norm's, log_softmax's, the
+    losses'), whose forward formulas come from their own backward formulas."""
+
+    def program(lib: Any) -> Any:
+        F = lib.nn.functional
+        lw = t(lib, W2)
+
+        def f(x: Any) -> Any:
+            h = F.layer_norm(F.gelu(x.reshape(1, 4)), (4,))
+            return F.cross_entropy(F.linear(h, lw), lib.tensor([1])) + F.mse_loss(h.tanh(), h.sigmoid())
+
+        return lib.func.hessian(f)(t(lib, B1))
+
+    assert_same(*both(program))
