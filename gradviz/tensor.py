@@ -15,6 +15,7 @@ from gradviz._dtype import dtype as DType
 from gradviz._missing import missing_attribute
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import forward_events as _forward
+from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.forward_state import FORWARD_ONLY as _FORWARD_ONLY
@@ -280,7 +281,7 @@ class Tensor:
 
     # -- conversion
     def numpy(self) -> np.ndarray:
-        if self.requires_grad:
+        if _requires_reverse(self):
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
@@ -317,7 +318,7 @@ class Tensor:
         return to_device_array(self._data, CPU).tolist()
 
     def __float__(self) -> float:
-        if self.requires_grad:
+        if _requires_reverse(self):
             _warn_once(_TO_SCALAR_WARNING)
         return float(self._scalar())
 
@@ -371,7 +372,7 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        if not self.requires_grad:
+        if not _requires_reverse(self):
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.is_leaf or self._retains_grad:
             return
@@ -397,7 +398,7 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
-        if not self.requires_grad:
+        if not _requires_reverse(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
@@ -455,6 +456,12 @@ _T_DEPRECATED = (
 _warned: set[str] = set()
 # torch 2.13's TORCH_WARN_ONCE in float(t) (python_variable_methods.cpp), its "Triggered
 # internally at ..." suffix, which names torch's own source line, left out
+def _requires_reverse(t: Tensor) -> bool:
+    """requires_grad, not counting forward AD's stand-in history (a dual tensor whose primal
+    needs no gradient reads requires_grad True inside its level; torch's reads False)."""
+    return t.requires_grad and (not _forward_state.STATE.live or _forward_state.requires_reverse(t))
+
+
 _TO_SCALAR_WARNING = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                       "Consider using tensor.detach() first.")
 

@@ -265,3 +265,20 @@ def test_dual_tensor_prints_its_tangent() -> None:
         with FW[m].dual_level():
             return repr(FW[m].make_dual(m.tensor([1.0, 2.0]), m.tensor([0.5, -1.0])))
     assert program(gradviz) == program(torch)
+
+
+def _tensor_methods_program(m: Any) -> list:
+    """What a dual tensor whose primal needs no gradient allows, as torch's (no reverse-mode use)."""
+    fw = FW[m]
+    out: list = []
+    with fw.dual_level():
+        d = fw.make_dual(m.tensor([1.5, -2.0]), m.tensor([1.0, 1.0]))
+        out.append(d.numpy().tolist())
+        out.append(float(d[0]))
+        out.append(_error(lambda _m: d.retain_grad(), m))
+        out.append(_error(lambda _m: d.register_hook(lambda g: g), m))
+    return out
+
+
+def test_dual_tensor_methods_match_torch() -> None:
+    assert _tensor_methods_program(gradviz) == _tensor_methods_program(torch)
