@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -202,8 +203,13 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         # No regeneration of a stale view's history here (torch's requires_grad doesn't either).
+        if self._requires_grad:
+            return True
         base = self._base
-        return self._requires_grad or self._grad_fn is not None or (base is not None and base.requires_grad)
+        if self._grad_fn is not None or (base is not None and base.requires_grad):
+            # inside a dual level, forward AD's stand-in history may be the only reason
+            return not _forward_state.STATE.live or _requires_grad_asked(self)
+        return False
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -456,6 +462,16 @@ _T_DEPRECATED = (
 _warned: set[str] = set()
 # torch 2.13's TORCH_WARN_ONCE in float(t) (python_variable_methods.cpp), its "Triggered
 # internally at ..." suffix, which names torch's own source line, left out
+def _requires_grad_asked(t: Tensor) -> bool:
+    """requires_grad of a tensor that may only carry forward AD's stand-in history (a dual tensor
+    whose primal needs no gradient): True for gradviz's own ops, whose decision to reach record()
+    (where tangents are computed) reads it; False for the user's code, as torch answers."""
+    if _forward_state.requires_reverse(t):
+        return True
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller.startswith("gradviz.") or caller == "gradviz"
+
+
 def _requires_reverse(t: Tensor) -> bool:
     """requires_grad, not counting forward AD's stand-in history (a dual tensor whose primal
     needs no gradient reads requires_grad True inside its level; torch's reads False)."""

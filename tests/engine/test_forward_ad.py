@@ -154,11 +154,11 @@ def _api_program(m: Any) -> dict:
         res["is_namedtuple"] = (type(u).__name__, u._fields)
         res["tangent_is_given"] = u.tangent is t
         res["primal_is_view"] = (u.primal is x, d._base is x)
-        res["dual_flags"] = (d.grad_fn is None, d.is_leaf)
+        res["dual_flags"] = (d.requires_grad, d.grad_fn is None, d.is_leaf)
         res["plain"] = fw.unpack_dual(x).tangent is None
         res["detach_drops"] = fw.unpack_dual(d.detach()).tangent is None
         y = d * 2
-        res["op_grad_fn"] = y.grad_fn is None
+        res["op_flags"] = (y.requires_grad, y.grad_fn is None, y[1:].requires_grad, u.primal.requires_grad)
         dp = fw.make_dual(p, t)
         res["param_dual"] = (dp.requires_grad, type(dp.grad_fn).__name__, dp._base is p)
         res["transposed_tangent"] = fw.unpack_dual(fw.make_dual(x, t.view(1, 3).t().reshape(3))).tangent is not None
