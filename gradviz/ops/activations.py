@@ -349,6 +349,20 @@ def _softmax_double_backward(n, g):
 # -- derivative rows ----------------------------------------------------------------------
 
 
+# -- forward formulas (forward AD)
+
+
+def _softmax_forward(n, ts, outs):
+    """result * (t - sum(result * t)) along dim."""
+    y = n["result"]
+    return _arith.mul(y, _arith.sub(ts[0], _reductions.sum(_arith.mul(y, ts[0]), n["dim"], True)))
+
+
+def _log_softmax_forward(n, ts, outs):
+    """t - sum(softmax * t) along dim."""
+    return _arith.sub(ts[0], _reductions.sum(_arith.mul(_pointwise.exp(n["result"]), ts[0]), n["dim"], True))
+
+
 ROWS: dict[str, D] = {
     "tanh": D("TanhBackward0", (_tanh,), forward=EW),
     "sigmoid": D("SigmoidBackward0", (_sigmoid,), forward=EW),
@@ -361,8 +375,8 @@ ROWS: dict[str, D] = {
     ), reduce_broadcast=True, forward=EW),
     "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
     "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
-    "softmax": D("SoftmaxBackward0", (_softmax,), forward=TR),
-    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,), forward=TR),
+    "softmax": D("SoftmaxBackward0", (_softmax,), forward=_softmax_forward),
+    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,), forward=_log_softmax_forward),
     # torch's fused backward kernels, as nodes of a graph built by create_graph=True
     # (inputs: the incoming gradient, the saved forward value)
     "threshold_backward": D("ThresholdBackwardBackward0", (
