@@ -190,6 +190,8 @@ def _forward_check(func: Callable, inputs: tuple, func_out: Any, eps: float, rto
     Tensor = _tensor_cls()
     all_out = _float_outputs(func_out)
     with no_grad():
+        numerical = _numerical_jacobian(func, inputs, all_out, eps) if _needs_grad_free(func) else None
+    if numerical is None:  # gradgradcheck's function takes gradients itself
         numerical = _numerical_jacobian(func, inputs, all_out, eps)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     for j, pos in enumerate(diff):
@@ -423,6 +425,8 @@ def gradgradcheck(
         check_undefined_grad=check_undefined_grad,
         check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,
+        check_forward_ad=check_fwd_over_rev,  # forward AD through the backward: forward over reverse
+        check_backward_ad=check_rev_over_rev,
         fast_mode=fast_mode,
         masked=masked,
     )

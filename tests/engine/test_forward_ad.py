@@ -282,3 +282,36 @@ def _tensor_methods_program(m: Any) -> list:
 
 def test_dual_tensor_methods_match_torch() -> None:
     assert _tensor_methods_program(gradviz) == _tensor_methods_program(torch)
+
+
+def _gradcheck_program(m: Any) -> list:
+    """gradgradcheck's forward over reverse, and gradcheck's verdict on a wrong jvp."""
+    r = np.random.default_rng(4)
+    x = m.tensor(r.standard_normal(3), requires_grad=True)
+    w = m.tensor(r.standard_normal((3, 3)), requires_grad=True)
+    g = m.ones(3, dtype=m.float64, requires_grad=True)
+
+    def f(a: Any, b: Any) -> Any:
+        return (m.tanh(b @ a) * a.sin()).softmax(0)
+
+    class WrongJvp(m.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a.exp()
+
+        @staticmethod
+        def backward(ctx: Any, go: Any) -> Any:
+            return go
+
+        @staticmethod
+        def jvp(ctx: Any, t: Any) -> Any:
+            return t
+
+    ok = m.autograd.gradgradcheck(f, (x, w), (g,), check_fwd_over_rev=True)
+    err = _error(lambda _m: m.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True,
+                                                   check_backward_ad=False), m)
+    return [ok, err[0], err[1].splitlines()[0]]
+
+
+def test_gradcheck_forward_modes_match_torch() -> None:
+    assert _gradcheck_program(gradviz) == _gradcheck_program(torch)
