@@ -13,7 +13,7 @@ from typing import NamedTuple
 from gradviz.autograd import forward_state as _state
 from gradviz.autograd.forward_state import FORWARD_ONLY, STATE
 from gradviz.autograd.grad_mode import _NoParamDecoratorContext
-from gradviz.ops import forward_grad as _forward_grad
+from gradviz.ops import forward_grad as _forward_grad  # noqa: F401 - installs record()'s tangent step
 from gradviz.ops import functions as _F
 from gradviz.tensor import Tensor
 
@@ -82,7 +82,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         t._data[...] = tangent._data
         tangent = t
     dual._fw_grad = tangent
-    if not _forward_grad._requires(dual):
+    if not _state.requires_reverse(dual):
         dual._grad_fn = FORWARD_ONLY
     _state.track(dual)
     return dual

@@ -30,7 +30,6 @@ from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd import grad as _autograd_grad
 from gradviz.autograd.grad_mode import enable_grad, is_grad_enabled
 from gradviz.func._pytree import tree_flatten, tree_unflatten
-from gradviz.ops import forward_grad as _forward_grad
 from gradviz.ops import functions as _F
 from gradviz.tensor import Tensor
 
@@ -64,7 +63,7 @@ def _wrap(t: Any, nested: bool) -> Any:
     leaf that keeps its tangent."""
     if not isinstance(t, Tensor):
         return t
-    if t._fw_grad is not None and not _forward_grad._requires(t):
+    if t._fw_grad is not None and not _forward_state.requires_reverse(t):
         leaf = t.detach().requires_grad_(True)
         _forward_state.give_tangent(leaf, t._fw_grad)
         leaf._transform_leaf = True

@@ -5,8 +5,10 @@ forward formula gets the inputs' tangents and the saved values (read as the back
 read them, but as the tensors themselves, not unpacked copies); ``AUTO_ELEMENT_WISE`` rows sum
 their backward formulas applied to the tangents, as torch's derivatives.yaml marker does.
 Formulas run with propagation off: their ops compute with the primals and make no tangents of
-their own, so a tangent is never itself dual. They run with grad mode as it is, so a tangent is
-differentiable where the primals require grad (reverse over forward).
+their own, so a tangent is never itself dual. For an op on tensors only forward AD follows they
+run at once, without building a graph, and the op makes no node; where an input requires grad
+they run after ``record`` made the node, with grad mode on, so that the tangent is
+differentiable (reverse over forward: jacrev(jacfwd(f))).
 
 An op's output tangent is a new tensor, except for an in-place op on a tensor that had one:
 its tangent is written in place, so views of that tangent (the tangents of the tensor's views)
@@ -344,11 +346,6 @@ def _tangents(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: di
             _saved_outputs_tangent(saved, o)
         if not graph and o._grad_fn is None:
             o._grad_fn = FORWARD_ONLY
-
-
-def zeros_tangent(t: Tensor | None, like: Tensor) -> Tensor:
-    """A tangent for a formula that needs one for every input: zeros where an input has none."""
-    return F.zeros_like(like) if t is None else t
 
 
 STATE.propagate = propagate
