@@ -24,7 +24,7 @@ import numpy as np
 from gradviz.autograd import grad as _autograd_grad
 from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, requires_reverse, track
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.grad_mode import enable_grad
+from gradviz.autograd.grad_mode import enable_grad, no_grad
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import _common
 from gradviz.ops import functions as F
@@ -166,13 +166,17 @@ def _backward_parts(d: Derivative, node: OpNode, tangents: list, g: Any) -> list
 def _transpose_by_grad(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
     graph = _grad_state.enabled  # the tangent is to be differentiable: the backward builds a graph
     with enable_grad():
-        us = [F.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
+        # u's value does not matter (the formulas are linear in it); ones tell a part that does
+        # not depend on u (zeros) from one computed without a graph (not zeros)
+        us = [F.ones_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
         parts = _backward_parts(d, node, tangents, us if d.multi_output else us[0])
         total = None
         for t, p in zip(tangents, parts):
             if t is None or p is None:
                 continue
             if not p.requires_grad:
+                if not np.any(np.asarray(p._data)):
+                    continue
                 raise NotImplementedError("the backward formula built no graph")
             s = F.sum(F.mul(p, t))
             total = s if total is None else F.add(total, s)
@@ -187,8 +191,6 @@ _COLUMNS_LIMIT = 1 << 16  # output elements: beyond, one backward per element is
 
 
 def _transpose_by_columns(d: Derivative, node: OpNode, tangents: list, outputs: list[Tensor]) -> list[Tensor | None]:
-    from gradviz.autograd.grad_mode import no_grad
-
     if sum(o.numel() for o in outputs) > _COLUMNS_LIMIT:
         raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
     res: list[Tensor | None] = []
