@@ -33,7 +33,7 @@ from gradviz.func._pytree import tree_flatten, tree_unflatten
 from gradviz.ops import functions as _F
 from gradviz.tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
+__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp"]
 
 
 class _Levels(threading.local):
@@ -437,3 +437,28 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """torch.func.hessian: the Jacobian of the Jacobian, forward over reverse as torch's."""
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """torch.func.linearize: ``(func(*primals), jvp_fn)``, ``jvp_fn(*tangents)`` the JVP at the
+    primals. torch traces the linearized function once; gradviz runs a jvp per call (the same
+    values)."""
+    p_leaves, p_spec = tree_flatten(primals)
+    out = func(*primals)
+    out_leaves, out_spec = tree_flatten(out)
+    value = tree_unflatten([o.detach() if isinstance(o, Tensor) else o for o in out_leaves], out_spec)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        t_leaves, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if tuple(t.shape) != tuple(p.shape):
+                raise RuntimeError(f"tangent:{i} with shape {_size(t)} in flattened pytree doesn't match the shape "
+                                   f"{_size(p)} of the corresponding primal.")
+            if t.dtype is not p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
+        return jvp(func, tuple(primals), tuple(tangents))[1]
+
+    return value, jvp_fn

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 from test_func_transforms import assert_same, both, t
 
@@ -140,5 +141,21 @@ def test_hessian_through_norm_softmax_and_losses() -> None:
             return F.cross_entropy(F.linear(h, lw), lib.tensor([1])) + F.mse_loss(h.tanh(), h.sigmoid())
 
         return lib.func.hessian(f)(t(lib, B1))
+
+    assert_same(*both(program))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's linearize traces with fx, which warns
+def test_linearize() -> None:
+    def program(lib: Any) -> Any:
+        x = t(lib, X3)
+        out, jvp_fn = lib.func.linearize(lambda a, b: (a * b.sin(), a + b), x, x)
+        errors = []
+        for bad in ((t(lib, V3[:2]), t(lib, V3)), (t(lib, V3), t(lib, V3).float())):
+            try:
+                jvp_fn(*bad)
+            except RuntimeError as e:
+                errors.append(str(e))
+        return out, jvp_fn(t(lib, V3), t(lib, V3 * 2)), errors
 
     assert_same(*both(program))
