@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,8 +16,10 @@ from gradviz._dtype import dtype as DType
 from gradviz._missing import missing_attribute
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import forward_events as _forward
+from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
+from gradviz.autograd.forward_state import FORWARD_ONLY as _FORWARD_ONLY
 from gradviz.autograd.graph import Node, RemovableHandle, grad_accumulator
 from gradviz.device import CPU, as_device, to_device_array
 from gradviz.device import device as Device
@@ -78,6 +81,8 @@ class Tensor:
     _view_version: int = 0
     # A view made in no_grad mode of a tensor that requires grad (torch's CreationMeta::NO_GRAD_MODE).
     _view_no_grad: bool = False
+    # Forward-mode AD: the tangent at the current dual level (gradviz/autograd/forward_state.py).
+    _fw_grad: Tensor | None = None
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our reflected operators
 
@@ -162,7 +167,8 @@ class Tensor:
     def grad_fn(self) -> Node | None:
         if self._base is not None and self._view_version != self._version_counter[0]:
             _regenerate_view_grad_fn(self)
-        return self._grad_fn
+        fn = self._grad_fn
+        return None if fn is _FORWARD_ONLY else fn
 
     @grad_fn.setter
     def grad_fn(self, fn: Node | None) -> None:
@@ -197,8 +203,13 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         # No regeneration of a stale view's history here (torch's requires_grad doesn't either).
+        if self._requires_grad:
+            return True
         base = self._base
-        return self._requires_grad or self._grad_fn is not None or (base is not None and base.requires_grad)
+        if self._grad_fn is not None or (base is not None and base.requires_grad):
+            # inside a dual level, forward AD's stand-in history may be the only reason
+            return not _forward_state.STATE.live or _requires_grad_asked(self)
+        return False
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -276,7 +287,7 @@ class Tensor:
 
     # -- conversion
     def numpy(self) -> np.ndarray:
-        if self.requires_grad:
+        if _requires_reverse(self):
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
@@ -313,7 +324,7 @@ class Tensor:
         return to_device_array(self._data, CPU).tolist()
 
     def __float__(self) -> float:
-        if self.requires_grad:
+        if _requires_reverse(self):
             _warn_once(_TO_SCALAR_WARNING)
         return float(self._scalar())
 
@@ -367,7 +378,7 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        if not self.requires_grad:
+        if not _requires_reverse(self):
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.is_leaf or self._retains_grad:
             return
@@ -393,7 +404,7 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
-        if not self.requires_grad:
+        if not _requires_reverse(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
@@ -451,6 +462,22 @@ _T_DEPRECATED = (
 _warned: set[str] = set()
 # torch 2.13's TORCH_WARN_ONCE in float(t) (python_variable_methods.cpp), its "Triggered
 # internally at ..." suffix, which names torch's own source line, left out
+def _requires_grad_asked(t: Tensor) -> bool:
+    """requires_grad of a tensor that may only carry forward AD's stand-in history (a dual tensor
+    whose primal needs no gradient): True for gradviz's own ops, whose decision to reach record()
+    (where tangents are computed) reads it; False for the user's code, as torch answers."""
+    if _forward_state.requires_reverse(t):
+        return True
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller.startswith("gradviz.") or caller == "gradviz"
+
+
+def _requires_reverse(t: Tensor) -> bool:
+    """requires_grad, not counting forward AD's stand-in history (a dual tensor whose primal
+    needs no gradient reads requires_grad True inside its level; torch's reads False)."""
+    return t.requires_grad and (not _forward_state.STATE.live or _forward_state.requires_reverse(t))
+
+
 _TO_SCALAR_WARNING = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                       "Consider using tensor.detach() first.")
 

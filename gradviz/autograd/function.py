@@ -5,7 +5,11 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import numpy as np
+
+from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd import saved_variable as _saved_variable
+from gradviz.autograd.forward_state import FORWARD_ONLY
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import (
     InputMetadata,
@@ -47,6 +51,10 @@ class BackwardCFunction(Node):
     def save_for_backward(self, *tensors: Any) -> None:
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Tensors for the Function's jvp (forward-mode AD): its ``saved_tensors`` while it runs."""
+        self._fw_saved = tensors
+
     def mark_dirty(self, *tensors: Any) -> None:
         self.dirty_tensors = tensors
 
@@ -58,6 +66,8 @@ class BackwardCFunction(Node):
 
     @property
     def saved_tensors(self) -> tuple:
+        if self.__dict__.get("_in_jvp"):
+            return tuple(self.__dict__.get("_fw_saved", ()))
         if self._saved is None:
             return ()
         return tuple(None if s is None else s.unpack(self) for s in self._saved)
@@ -127,6 +137,12 @@ class Function(metaclass=FunctionMeta):
         )
 
     @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
+    @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
         """Overridden, it makes forward ctx-less: ``forward(*args)``, then this fills ctx."""
         raise NotImplementedError("setup_context is not implemented.")
@@ -143,10 +159,17 @@ class Function(metaclass=FunctionMeta):
             args, kwargs = bound.args, {}
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensor_args = tuple(a for a in args if isinstance(a, Tensor))
-        requires = _grad_state.enabled and any(t.requires_grad for t in tensor_args)
+        dual = _forward_state.STATE.live and any(t._fw_grad is not None for t in tensor_args)
+        if _forward_state.STATE.live:
+            # forward AD's stand-in history is no reason for a node, and gets no edge
+            requires = _grad_state.enabled and any(_forward_state.requires_reverse(t) for t in tensor_args)
+            edge_args = tuple(None if t._grad_fn is FORWARD_ONLY else t for t in tensor_args)
+        else:
+            requires = _grad_state.enabled and any(t.requires_grad for t in tensor_args)
+            edge_args = tensor_args
         # torch collects the input edges (which may regenerate a stale view's history, a node)
         # before it makes the Function's node.
-        edges = collect_next_edges(tensor_args) if requires else None
+        edges = collect_next_edges(edge_args) if requires else None
         ctx = cls._backward_cls(cls)
         ctx._is_tensor_input = is_tensor
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -161,6 +184,8 @@ class Function(metaclass=FunctionMeta):
         finally:
             _grad_state.enabled = prev
         outs = out if isinstance(out, tuple) else (out,)
+        if dual:
+            _custom_jvp(cls, ctx, args, outs, requires)
         if not requires:
             return out
         ctx.set_next_edges(edges)
@@ -199,6 +224,38 @@ class Function(metaclass=FunctionMeta):
             _saved_variable._hooks._flush_pending()  # packed now, in save_for_backward's order
         node_created(ctx)
         return outs if isinstance(out, tuple) else outs[0]
+
+
+def _custom_jvp(cls: type, ctx: BackwardCFunction, args: tuple, outs: tuple, reverse: bool) -> None:
+    """Forward-mode AD through a custom Function: its ``jvp(ctx, *tangents)`` (zeros for a tensor
+    input without one, None for a non-tensor), one tangent per output, as torch calls it."""
+    from gradviz.tensor import Tensor
+
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+    tangents = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            tangents.append(None)
+        elif a._fw_grad is not None:
+            tangents.append(a._fw_grad)
+        else:
+            tangents.append(type(a)._wrap(np.zeros_like(a._data), a.dtype, a.device))
+    _forward_state.STATE.computing = True
+    ctx._in_jvp = True
+    try:
+        res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        _forward_state.STATE.computing = False
+    res = res if isinstance(res, tuple) else (res,)
+    for o, t in zip(outs, res):
+        if isinstance(o, Tensor) and isinstance(t, Tensor):
+            _forward_state.give_tangent(o, t)
+            if not reverse and o._grad_fn is None:
+                o._grad_fn = FORWARD_ONLY
 
 
 class FunctionCtx:

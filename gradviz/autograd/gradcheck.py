@@ -5,6 +5,7 @@ Jacobian column ``(f(x + eps) - f(x - eps)) / 2 eps``; for every element of ever
 output, the analytical row from ``autograd.grad`` with a one-hot gradient. Jacobians are laid out
 as torch's, ``(input numel, output numel)``, so a mismatch prints the same matrices. ``fast_mode``
 runs the same (exact) check: gradviz has no random projection matching torch's streams.
+``check_forward_ad`` compares the columns forward-mode AD gives (one dual input at a time).
 """
 
 from __future__ import annotations
@@ -181,6 +182,42 @@ def _slow_check(func: Callable, inputs: tuple, func_out: Any, outputs: tuple, ep
                 )
 
 
+def _forward_check(func: Callable, inputs: tuple, func_out: Any, eps: float, rtol: float, atol: float) -> None:
+    """torch's check_forward_ad: each Jacobian column from forward-mode AD (the input made dual
+    with a one-hot tangent) against finite differences."""
+    from gradviz.autograd import forward_ad  # imports the ops, which import this package
+
+    Tensor = _tensor_cls()
+    all_out = _float_outputs(func_out)
+    with no_grad():
+        numerical = _numerical_jacobian(func, inputs, all_out, eps) if _needs_grad_free(func) else None
+    if numerical is None:  # gradgradcheck's function takes gradients itself
+        numerical = _numerical_jacobian(func, inputs, all_out, eps)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    for j, pos in enumerate(diff):
+        x = inputs[pos]
+        cols = [np.zeros((x.numel(), o.numel()), dtype=o._data.dtype) for o in all_out]
+        for k in range(x.numel()):
+            onehot = np.zeros(x.numel(), dtype=x._data.dtype)
+            onehot[k] = 1
+            tangent = Tensor._wrap(onehot.reshape(x._data.shape), x.dtype, x.device)
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[pos] = forward_ad.make_dual(x, tangent)
+                outs = _float_outputs(func(*args))
+                for c, o in zip(cols, outs):
+                    t = forward_ad.unpack_dual(o).tangent
+                    if t is not None:
+                        c[k] = np.asarray(t._data).reshape(-1)
+        for i, (a, o) in enumerate(zip(cols, all_out)):
+            n = numerical[j][i]
+            if not _allclose(a, n, rtol, atol):
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {i:d} with respect to input {j:d},\n"
+                    f"numerical:{_as_tensor(n, o)}\nanalytical:{_as_tensor(a, x)}\n"
+                )
+
+
 def _needs_grad_free(func: Callable) -> bool:
     """Whether func may be evaluated under no_grad for the differences: not gradgradcheck's
     function, which calls autograd.grad itself."""
@@ -300,13 +337,18 @@ def gradcheck(
         raise ValueError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad or check_batched_forward_grad:
-        raise NotImplementedError("gradviz has no forward-mode AD: gradcheck(check_forward_ad=True) is not supported")
+    if check_batched_forward_grad:
+        raise NotImplementedError("gradviz has no vmap of forward-mode AD: gradcheck(check_batched_forward_grad=True) "
+                                  "is not supported")
     try:
         inputs_t = _as_tuple(inputs)
         _check_inputs(inputs_t)
         func_out = func(*inputs_t)
         outputs = _differentiable_outputs(func_out)
+        if check_forward_ad:
+            _forward_check(func, inputs_t, func_out, eps, rtol, atol)
+        if not check_backward_ad:
+            return True
         _slow_check(func, inputs_t, func_out, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
         if outputs:
             _test_backward_mul_by_grad_output(outputs, inputs_t)
@@ -383,6 +425,8 @@ def gradgradcheck(
         check_undefined_grad=check_undefined_grad,
         check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,
+        check_forward_ad=check_fwd_over_rev,  # forward AD through the backward: forward over reverse
+        check_backward_ad=check_rev_over_rev,
         fast_mode=fast_mode,
         masked=masked,
     )

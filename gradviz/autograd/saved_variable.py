@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gradviz import _dtype
+from gradviz.autograd import forward_state as _forward_state
 
 if TYPE_CHECKING:
     from gradviz.autograd.graph import Node
@@ -53,6 +54,8 @@ class SavedVariable:
             out._version_counter = t._version_counter
             out._grad_fn = saved_for
             out._output_nr = self.output_nr
+            if t._fw_grad is not None:  # forward AD: the output's tangent (forward over reverse)
+                _forward_state.give_tangent(out, t._fw_grad)
             return out
         return t
 

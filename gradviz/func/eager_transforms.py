@@ -10,10 +10,12 @@ transforms such as ``jacrev(jacrev(f))``, or a function that reads tensors requi
 backward builds its graph (create_graph) and the results keep it, as torch's do; otherwise they
 are detached.
 
-Forward-mode products (jvp, jacfwd) are computed by the double-vjp identity: the gradient of
-``vjp(u)`` with respect to ``u`` along the tangent is ``J @ tangent``; they need the double
-backward of every op the function uses. ``hessian`` is reverse-over-reverse (``jacrev(jacrev)``):
-the same values as torch's forward-over-reverse, with second derivatives only.
+Forward-mode products (jvp, jacfwd) use forward-mode AD (torch.autograd.forward_ad): the
+primals made dual with the tangents, the tangents carried op by op. torch's forward_ad has one
+dual level, so a jvp inside another (jacfwd(jacfwd(f))) falls back to the double-vjp identity
+(the gradient of ``vjp(u)`` with respect to ``u`` along the tangent is ``J @ tangent``), whose
+ops the outer level's tangents flow through. ``hessian`` is forward over reverse
+(``jacfwd(jacrev)``), as torch's.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gradviz.autograd import forward_ad as _forward_ad
+from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd import grad as _autograd_grad
 from gradviz.autograd.grad_mode import enable_grad, is_grad_enabled
 from gradviz.func._pytree import tree_flatten, tree_unflatten
 from gradviz.ops import functions as _F
 from gradviz.tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
+__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp"]
 
 
 class _Levels(threading.local):
@@ -54,12 +58,21 @@ class _level:
 def _wrap(t: Any, nested: bool) -> Any:
     """The tensor a transform differentiates with respect to: a view of the input where the input
     itself requires grad (an outer transform's tensor, or a parameter that ordinary autograd
-    differentiates through the transform, as MAML's outer loop does), else a fresh leaf."""
+    differentiates through the transform, as MAML's outer loop does), else a fresh leaf. A dual
+    tensor that only forward AD follows (a jacfwd outside: forward over reverse) becomes a fresh
+    leaf that keeps its tangent."""
     if not isinstance(t, Tensor):
         return t
+    if t._fw_grad is not None and not _forward_state.requires_reverse(t):
+        leaf = t.detach().requires_grad_(True)
+        _forward_state.give_tangent(leaf, t._fw_grad)
+        leaf._transform_leaf = True
+        return leaf
     if t.requires_grad and (nested or is_grad_enabled()):
         return t.view_as(t)  # still a function of the outer tensor
-    return t.detach().requires_grad_(True)
+    leaf = t.detach().requires_grad_(True)
+    leaf._transform_leaf = True  # not a tensor of the user's: an outer jvp's results need no graph to it
+    return leaf
 
 
 def _argnums_tuple(argnums: int | tuple[int, ...], nargs: int) -> tuple[int, ...]:
@@ -118,7 +131,7 @@ def _reads_outer_leaves(outputs: Sequence[Tensor], own: Sequence[Tensor]) -> boo
         seen.add(id(node))
         variable = getattr(node, "variable", None)
         if variable is not None:
-            if id(variable) not in own_ids:
+            if id(variable) not in own_ids and not getattr(variable, "_transform_leaf", False):
                 return True
             continue
         stack.extend(fn for fn, _ in node.next_functions)
@@ -302,12 +315,45 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primal of shape {_size(p)} and tangent of shape {_size(t)}")
+    if _forward_ad.STATE.level < 0:
+        return _jvp_forward(func, primals, p_leaves, p_spec, t_leaves, has_aux)
+    return _jvp_double_vjp(func, primals, t_leaves, has_aux)
+
+
+def _jvp_forward(func: Callable[..., Any], primals: tuple, p_leaves: list, p_spec: Any, t_leaves: list,
+                 has_aux: bool) -> tuple[Any, ...]:
+    """jvp by forward-mode AD: the primals made dual with the tangents at a dual level."""
+    grad_on = is_grad_enabled()
+    with _level() as nested, enable_grad(), _forward_ad.dual_level():
+        duals = [_forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        out, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
+        out_leaves, out_spec = tree_flatten(out)
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(o)}")
+        tangents_out = [_forward_ad.unpack_dual(o).tangent for o in out_leaves]
+    tangents_out = [_F.zeros_like(o) if t is None else t for t, o in zip(tangents_out, out_leaves)]
+    # The results keep their graph where something outside differentiates them: an outer
+    # transform, or ordinary autograd through primals or tensors the function reads.
+    keep = nested or (grad_on and _reads_outer_leaves(out_leaves + tangents_out, []))
+    value = tree_unflatten([_finish(o, keep) for o in out_leaves], out_spec)
+    jvp_out = tree_unflatten([_finish(t, keep) for t in tangents_out], out_spec)
+    if has_aux:
+        return value, jvp_out, aux
+    return value, jvp_out
+
+
+def _jvp_double_vjp(func: Callable[..., Any], primals: tuple, t_leaves: list, has_aux: bool) -> tuple[Any, ...]:
+    """jvp inside a dual level (nested forward transforms: jacfwd(jacfwd(f))), which torch's
+    forward_ad cannot nest: by the double-vjp identity. The gradient of ``vjp(u)`` with respect to
+    ``u`` along the tangent is ``J @ tangent``; the outer level's tangents flow through it."""
     with _level() as nested, enable_grad():
         new_args, wrapped = _wrap_args(primals, tuple(range(len(primals))), nested)
         out, aux = _split_aux(func(*new_args), has_aux, "jvp")
         out_leaves, out_spec = tree_flatten(out)
         flat = [t for leaves, _ in wrapped for t in leaves]
-        keep = nested or (is_grad_enabled() and _reads_outer_leaves(out_leaves, flat))
+        keep = True  # inside a dual level: the outer level differentiates the results
         # u: a cotangent that requires grad; vjp(u) is linear in u, and d<vjp(u), t>/du = J t
         us = [_F.zeros_like(o).requires_grad_(True) for o in out_leaves]
         live = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
@@ -323,8 +369,8 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             tangents_out = [_F.zeros_like(o) if g is None else g for g, o in zip(outs, out_leaves)]
         else:
             tangents_out = [_F.zeros_like(o) for o in out_leaves]
-        value = tree_unflatten([_finish(o, keep) for o in out_leaves], out_spec)
-        jvp_out = tree_unflatten([_finish(t, keep) for t in tangents_out], out_spec)
+        value = tree_unflatten(out_leaves, out_spec)
+        jvp_out = tree_unflatten(tangents_out, out_spec)
         if has_aux:
             return value, jvp_out, aux
         return value, jvp_out
@@ -389,5 +435,30 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
-    """torch.func.hessian: the Jacobian of the Jacobian (reverse over reverse here)."""
-    return jacrev(jacrev(func, argnums), argnums)
+    """torch.func.hessian: the Jacobian of the Jacobian, forward over reverse as torch's."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """torch.func.linearize: ``(func(*primals), jvp_fn)``, ``jvp_fn(*tangents)`` the JVP at the
+    primals. torch traces the linearized function once; gradviz runs a jvp per call (the same
+    values)."""
+    p_leaves, p_spec = tree_flatten(primals)
+    out = func(*primals)
+    out_leaves, out_spec = tree_flatten(out)
+    value = tree_unflatten([o.detach() if isinstance(o, Tensor) else o for o in out_leaves], out_spec)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        t_leaves, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if tuple(t.shape) != tuple(p.shape):
+                raise RuntimeError(f"tangent:{i} with shape {_size(t)} in flattened pytree doesn't match the shape "
+                                   f"{_size(p)} of the corresponding primal.")
+            if t.dtype is not p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
+        return jvp(func, tuple(primals), tuple(tangents))[1]
+
+    return value, jvp_fn

@@ -10,6 +10,7 @@ from gradviz import _dtype
 from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _register, _requires
@@ -76,5 +77,5 @@ def _elu_result_grad(n: Any, g: Tensor) -> Tensor:
     return Tensor._wrap(np.where(y > 0, gd, gd * (y + a)).astype(gd.dtype, copy=False), g.dtype, g.device)
 
 
-_ELU = _register("elu", D("EluBackward0", (_elu_grad,)))
-_ELU_INPLACE = _register("elu_", D("EluBackward1", (_elu_result_grad,)))
+_ELU = _register("elu", D("EluBackward0", (_elu_grad,), forward=EW))
+_ELU_INPLACE = _register("elu_", D("EluBackward1", (_elu_result_grad,), forward=EW))

@@ -17,7 +17,7 @@ from gradviz.nn._functional_activations import logsigmoid
 from gradviz.nn._functional_layers import _reduction
 from gradviz.nn._functional_pad import pairwise_distance
 from gradviz.ops import functions as F
-from gradviz.ops.core import Derivative, node_class, record, save
+from gradviz.ops.core import AUTO_REDUCTION, Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
 __all__ = [
@@ -174,5 +174,5 @@ def _soft_margin_grad(n: Any, g: Tensor) -> Tensor:
     return F.mul(grad, g)
 
 
-_SOFT_MARGIN = node_class(Derivative("SoftMarginLossBackward0", (_soft_margin_grad,)))
+_SOFT_MARGIN = node_class(Derivative("SoftMarginLossBackward0", (_soft_margin_grad,), forward=AUTO_REDUCTION))
 

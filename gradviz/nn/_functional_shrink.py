@@ -10,7 +10,7 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.ops import functions as F
-from gradviz.ops.core import Derivative, node_class, record, save
+from gradviz.ops.core import AUTO_ELEMENT_WISE, Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
 __all__ = ["hardshrink", "softshrink"]
@@ -44,6 +44,6 @@ def _grad(n: Any, g: Tensor) -> Tensor:
 
 
 _NODES = {
-    "hard": node_class(Derivative("HardshrinkBackward0", (_grad,))),
-    "soft": node_class(Derivative("SoftshrinkBackward0", (_grad,))),
+    "hard": node_class(Derivative("HardshrinkBackward0", (_grad,), forward=AUTO_ELEMENT_WISE)),
+    "soft": node_class(Derivative("SoftshrinkBackward0", (_grad,), forward=AUTO_ELEMENT_WISE)),
 }

@@ -55,7 +55,7 @@ from gradviz.nn._functional_shrink import *  # noqa: E402, F403
 from gradviz.nn._functional_stochastic import *  # noqa: E402, F403
 from gradviz.nn._functional_upsample import *  # noqa: E402, F403
 from gradviz.ops import functions as F
-from gradviz.ops.core import Derivative, node_class, record, save
+from gradviz.ops.core import AUTO_REDUCTION, AUTO_TRANSPOSE, Derivative, node_class, record, save
 from gradviz.tensor import Tensor
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "nll_loss", "relu", "relu_", "softmax", "leaky_relu_"]
@@ -285,14 +285,14 @@ def _nll_backward_self(n: Any, g: Tensor) -> Tensor:
     return F.zeros_for(g.shape, g.dtype, g.device)  # torch: zeros_like(grad), no history
 
 
-_NLL = node_class(Derivative("NllLossBackward0", (_nll_grad,)))
-_NLL2D = node_class(Derivative("NllLoss2DBackward0", (_nll_grad,)))
+_NLL = node_class(Derivative("NllLossBackward0", (_nll_grad,), forward=AUTO_TRANSPOSE))
+_NLL2D = node_class(Derivative("NllLoss2DBackward0", (_nll_grad,), forward=AUTO_TRANSPOSE))
 
 
 def _size_list(shape: Any) -> str:
     return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 _NLL_BACKWARD = node_class(Derivative(
-    "NllLossBackwardBackward0", (_nll_backward_grad_output, _nll_backward_self), order=(0, 1)
+    "NllLossBackwardBackward0", (_nll_backward_grad_output, _nll_backward_self), order=(0, 1), forward=AUTO_TRANSPOSE
 ))
 
 
@@ -479,9 +479,9 @@ def _mse_double_target(n: Any, g: Tensor) -> Tensor:
 _MSE = node_class(Derivative("MseLossBackward0", (
     lambda n, g: mse_loss_backward(g, n["self"], n["target"], n["reduction"]),
     lambda n, g: mse_loss_backward(g, n["target"], n["self"], n["reduction"]),
-)))
+), forward=AUTO_REDUCTION))
 _MSE_BACKWARD = node_class(Derivative(
-    "MseLossBackwardBackward0", (_mse_double_grad_output, _mse_double_self, _mse_double_target),
+    "MseLossBackwardBackward0", (_mse_double_grad_output, _mse_double_self, _mse_double_target), forward=AUTO_TRANSPOSE,
 ))
 
 

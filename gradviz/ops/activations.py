@@ -35,6 +35,8 @@ from gradviz.ops.construction import (
     _zero_scalar,
     _zeros,
 )
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -347,43 +349,57 @@ def _softmax_double_backward(n, g):
 # -- derivative rows ----------------------------------------------------------------------
 
 
+# -- forward formulas (forward AD)
+
+
+def _softmax_forward(n, ts, outs):
+    """result * (t - sum(result * t)) along dim."""
+    y = n["result"]
+    return _arith.mul(y, _arith.sub(ts[0], _reductions.sum(_arith.mul(y, ts[0]), n["dim"], True)))
+
+
+def _log_softmax_forward(n, ts, outs):
+    """t - sum(softmax * t) along dim."""
+    return _arith.sub(ts[0], _reductions.sum(_arith.mul(_pointwise.exp(n["result"]), ts[0]), n["dim"], True))
+
+
 ROWS: dict[str, D] = {
-    "tanh": D("TanhBackward0", (_tanh,)),
-    "sigmoid": D("SigmoidBackward0", (_sigmoid,)),
-    "relu": D("ReluBackward0", (_relu,)),
-    "clamp": D("ClampBackward1", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
+    "tanh": D("TanhBackward0", (_tanh,), forward=EW),
+    "sigmoid": D("SigmoidBackward0", (_sigmoid,), forward=EW),
+    "relu": D("ReluBackward0", (_relu,), forward=EW),
+    "clamp": D("ClampBackward1", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
     "clamp_tensor": D("ClampBackward0", (
         lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),
         lambda n, g: _arith.where(n["min_mask"], g, _zero_scalar(g)),
         lambda n, g: _arith.where(n["max_mask"], g, _zero_scalar(g)),
-    ), reduce_broadcast=True),
-    "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
-    "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),)),
-    "softmax": D("SoftmaxBackward0", (_softmax,)),
-    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,)),
+    ), reduce_broadcast=True, forward=EW),
+    "clamp_min": D("ClampMinBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
+    "clamp_max": D("ClampMaxBackward0", (lambda n, g: _arith.where(n["mask"], g, _zero_scalar(g)),), forward=EW),
+    "softmax": D("SoftmaxBackward0", (_softmax,), forward=_softmax_forward),
+    "log_softmax": D("LogSoftmaxBackward0", (_log_softmax,), forward=_log_softmax_forward),
     # torch's fused backward kernels, as nodes of a graph built by create_graph=True
     # (inputs: the incoming gradient, the saved forward value)
     "threshold_backward": D("ThresholdBackwardBackward0", (
         lambda n, g: threshold_backward(g, n["output"], n["threshold"]),
         _zeros,
-    )),
+    ), forward=EW),
     "tanh_backward": D("TanhBackwardBackward0", (
         lambda n, g: tanh_backward(g, n["output"]),
         lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]), _arith.mul(n["output"], -2.0)),
-    )),
+    ), forward=EW),
     "sigmoid_backward": D("SigmoidBackwardBackward0", (
         lambda n, g: sigmoid_backward(g, n["output"]),
         lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]), _arith.rsub(_arith.mul(n["output"], 2.0), 1.0)),
-    )),
+    ), forward=EW),
     "softmax_backward_data": D("SoftmaxBackwardDataBackward0", (
         lambda n, g: softmax_backward_data(g, n["output"], n["dim"]),
         _softmax_double_backward,
-    )),
+    ), forward=TR),
     "log_softmax_backward_data": D("LogSoftmaxBackwardDataBackward0", (
         lambda n, g: _arith.sub(g, _reductions.sum(_arith.mul(g, _pointwise.exp(n["output"])), n["dim"], True)),
         lambda n, g: _arith.mul(_arith.mul(_arith.neg(_reductions.sum(n["grad_output"], n["dim"], True)),
                                            _pointwise.exp(n["output"])), g),
-    )),
+    ), forward=TR),
 }
 register(ROWS)
 _TANH_NODE = NODES["tanh"]  # the hot path's node class, looked up once

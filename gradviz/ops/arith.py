@@ -40,6 +40,7 @@ from gradviz.ops.construction import (
     zeros_for,
 )
 from gradviz.ops.core import _ALPHA_ONE, record, save
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.tensor import Tensor
 
@@ -455,40 +456,41 @@ def _maxmin(lose: str):
 ROWS: dict[str, D] = {
     # arithmetic (gradients summed back over broadcast dims; order=(1, 0): "other" runs first)
     "add": D("AddBackward0", (lambda n, g: g, _add_other),
-             reduce_broadcast=True, order=(1, 0)),
+             reduce_broadcast=True, order=(1, 0), forward=EW),
     "sub": D("SubBackward0", (lambda n, g: g, lambda n, g: _maybe_multiply(neg(g), n["alpha"])),
-             reduce_broadcast=True, order=(1, 0)),
-    "rsub": D("RsubBackward1", (lambda n, g: _maybe_multiply(neg(g), n["alpha"]),), reduce_broadcast=True),
+             reduce_broadcast=True, order=(1, 0), forward=EW),
+    "rsub": D("RsubBackward1", (lambda n, g: _maybe_multiply(neg(g), n["alpha"]),), reduce_broadcast=True, forward=EW),
     # The Scalar overloads: what torch's C++ formulas use with a number (user code gets add/mul/...)
-    "add_scalar": D("AddBackward1", (lambda n, g: g,)),
-    "sub_scalar": D("SubBackward1", (lambda n, g: g,)),
-    "div_scalar": D("DivBackward1", (lambda n, g: div_scalar(g, n["other"]),)),
-    "mul_scalar": D("MulBackward1", (_mul_scalar,)),
+    "add_scalar": D("AddBackward1", (lambda n, g: g,), forward=EW),
+    "sub_scalar": D("SubBackward1", (lambda n, g: g,), forward=EW),
+    "div_scalar": D("DivBackward1", (lambda n, g: div_scalar(g, n["other"]),), forward=EW),
+    "mul_scalar": D("MulBackward1", (_mul_scalar,), forward=EW),
     "mul": D("MulBackward0", (_mul_other, lambda n, g: mul(g, n["self"])),
-             reduce_broadcast=True, order=(1, 0)),
+             reduce_broadcast=True, order=(1, 0), forward=EW),
     "div": D("DivBackward0", (
         lambda n, g: div(g, n["other"]),
         _div_other,
-    ), reduce_broadcast=True, order=(1, 0)),
+    ), reduce_broadcast=True, order=(1, 0), forward=EW),
     "pow_scalar": D("PowBackward0", (
         lambda n, g: zeros_for(g.shape, g.dtype, g.device) if n["exponent"] == 0
         else mul(g, mul_scalar(pow(n["self"], n["exponent"] - 1), n["exponent"])),
-    )),
-    "pow_tensor": D("PowBackward1", (_pow_tensor_self, _pow_tensor_exponent), reduce_broadcast=True, order=(1, 0)),
-    "pow_base": D("PowBackward2", (lambda n, g: mul(g, mul_scalar(n["result"], n["log_base"])),)),
-    "maximum": D("MaximumBackward0", (_maxmin("lt"), _maxmin("gt")), reduce_broadcast=True, order=(1, 0)),
-    "minimum": D("MinimumBackward0", (_maxmin("gt"), _maxmin("lt")), reduce_broadcast=True, order=(1, 0)),
+    ), forward=EW),
+    "pow_tensor": D("PowBackward1", (_pow_tensor_self, _pow_tensor_exponent), reduce_broadcast=True, order=(1, 0),
+        forward=EW),
+    "pow_base": D("PowBackward2", (lambda n, g: mul(g, mul_scalar(n["result"], n["log_base"])),), forward=EW),
+    "maximum": D("MaximumBackward0", (_maxmin("lt"), _maxmin("gt")), reduce_broadcast=True, order=(1, 0), forward=EW),
+    "minimum": D("MinimumBackward0", (_maxmin("gt"), _maxmin("lt")), reduce_broadcast=True, order=(1, 0), forward=EW),
     "where": D("WhereBackward0", (
         lambda n, g: where(n["condition"], g, _zero_scalar(g)),
         lambda n, g: where(n["condition"], _zero_scalar(g), g),
-    ), reduce_broadcast=True, order=(1, 0)),
-    "neg": D("NegBackward0", (lambda n, g: neg(g),)),
-    "reciprocal": D("ReciprocalBackward0", (_reciprocal,)),
+    ), reduce_broadcast=True, order=(1, 0), forward=EW),
+    "neg": D("NegBackward0", (lambda n, g: neg(g),), forward=EW),
+    "reciprocal": D("ReciprocalBackward0", (_reciprocal,), forward=EW),
     "not_implemented": D("NotImplemented", (_not_implemented, _not_implemented)),
-    "remainder_scalar": D("RemainderBackward0", (lambda n, g: g,)),
-    "remainder": D("RemainderBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True),
-    "fmod_scalar": D("FmodBackward0", (lambda n, g: g,)),
-    "fmod": D("FmodBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True),
+    "remainder_scalar": D("RemainderBackward0", (lambda n, g: g,), forward=EW),
+    "remainder": D("RemainderBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True, forward=EW),
+    "fmod_scalar": D("FmodBackward0", (lambda n, g: g,), forward=EW),
+    "fmod": D("FmodBackward1", (lambda n, g: g, _remainder_other), reduce_broadcast=True, forward=EW),
 }
 register(ROWS)
 

@@ -16,6 +16,8 @@ from gradviz import _dtype
 from gradviz.autograd import _state as _engine_state
 from gradviz.autograd import graph
 from gradviz.autograd import saved_variable as _saved_variable
+from gradviz.autograd.forward_state import FORWARD_ONLY
+from gradviz.autograd.forward_state import STATE as _FORWARD
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import (
@@ -35,6 +37,25 @@ from gradviz.tensor import Tensor
 
 # (node, grad of the output) -> grad of one input; for multi-output rows, a list of output grads.
 GradFn = Callable[[Any, Any], Any]
+# Forward-mode AD: (node, the inputs' tangents (None where an input has none), the outputs) ->
+# the output's tangent (a list of them for a multi-output row; None for no tangent). The node
+# reads the saved values as the backward formulas do; the formula computes with primals.
+ForwardFn = Callable[[Any, list, list], Any]
+# torch's derivatives.yaml marker: the op is elementwise, so its Jacobian is diagonal and each
+# input's backward formula, given that input's tangent in place of the output's gradient, is its
+# part of the output's tangent (the parts are summed).
+AUTO_ELEMENT_WISE = "auto_element_wise"
+# Each input element feeds one output element (a reduction, a loss, an elementwise op with a
+# reduction after it): the Jacobian has one non-zero per column, which the backward formula given
+# ones reads off; each output's tangent sums its inputs' tangents times those. Exact for sum,
+# mean, max/min (ties share as the backward shares them), var, norm, prod, logsumexp, losses.
+AUTO_REDUCTION = "auto_reduction"
+# Any other op: its backward formula is linear in the incoming gradient u (J^T u), so the tangent
+# J t is the gradient, with respect to u, of <J^T u, t>: one backward of the row's own formulas
+# (which are written with differentiable ops for create_graph). For rows whose Jacobian has no
+# simple forward form here (convolution, the norms, pooling, the linear-algebra solvers, and the
+# fused backward kernels that a forward-over-reverse hessian runs through).
+AUTO_TRANSPOSE = "auto_transpose"
 
 
 @dataclass(frozen=True)
@@ -51,6 +72,9 @@ class Derivative:
     # them sorted by argument name ("other" before "self"), which shows in the sequence numbers
     # of a create_graph backward's nodes.
     order: tuple[int, ...] = ()
+    # The forward-derivative column: a ForwardFn, AUTO_ELEMENT_WISE, or None where forward AD
+    # through the op is not supported (torch's error names the op).
+    forward: ForwardFn | str | None = None
 
 
 # The saved values of every add with alpha 1 (the int): one dict for all such nodes, never
@@ -363,6 +387,16 @@ def record(
 
     ``sequence_nr``: one taken earlier, for ops that (like torch) make their node before they
     record other ops, such as the clone an in-place op saves."""
+    dual_inputs = None
+    if _FORWARD.live:
+        # A dual level holds tangents: inputs that only forward AD follows get no edge, and an op
+        # none of whose inputs requires grad gets no node (its outputs' tangents are computed
+        # now); otherwise the tangents are computed once the outputs have their node, so that
+        # they are differentiable (reverse over forward).
+        dual_inputs = inputs
+        inputs = _FORWARD.propagate(cls, inputs, outputs, saved)
+        if inputs is None:
+            return
     # The number first, then the edges, as torch: reading an input's grad_fn may make a node (a
     # view's regenerated history), which must come after this one.
     if sequence_nr is None:
@@ -457,6 +491,8 @@ def record(
         probe = graph._ENGINE.probe
         if probe is not None:  # the forward side (gradviz why): node.source is the user's line now
             probe.forward_op(node, inputs, outputs)
+    if dual_inputs is not None:
+        _FORWARD.propagate_after(cls, dual_inputs, outputs, saved)
 
 
 # -- in-place ops on views: CopySlices -----------------------------------------------------
@@ -552,6 +588,8 @@ def rebase_history(view: Tensor, fn: OpNode) -> None:
     """After an in-place op recorded ``fn`` on ``view``: the base takes a CopySlices wrapping fn,
     and the view's grad_fn becomes an AsStridedBackward0 of the base (made at once, as torch's
     rebase_history asks for the view's grad_fn right away)."""
+    if fn is FORWARD_ONLY:
+        return  # only forward AD follows the op: no history to rewrite (the tangent was updated)
     base = view._base
     cs = CopySlices(base, view_index(view, base), fn)
     _move_retains_grad(base, cs, 0)

@@ -14,6 +14,8 @@ from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _as_array, _ascontiguous, _dims, _new, _np_aliases, _wrap_dim, register
+from gradviz.ops.core import AUTO_REDUCTION as RED
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.reductions import _quiet
@@ -190,10 +192,10 @@ def _cumsum_grad(n, g):
 
 
 ROWS: dict[str, D] = {
-    "prod": D("ProdBackward0", (_prod,)),
-    "prod_dim": D("ProdBackward1", (_prod,)),
-    "cumsum": D("CumsumBackward0", (_cumsum_grad,)),
-    "cumprod": D("CumprodBackward0", (_cumprod,)),
-    "logsumexp": D("LogsumexpBackward0", (_logsumexp,)),
+    "prod": D("ProdBackward0", (_prod,), forward=RED),
+    "prod_dim": D("ProdBackward1", (_prod,), forward=RED),
+    "cumsum": D("CumsumBackward0", (_cumsum_grad,), forward=lambda n, ts, o: cumsum(ts[0], n["dim"])),
+    "cumprod": D("CumprodBackward0", (_cumprod,), forward=TR),
+    "logsumexp": D("LogsumexpBackward0", (_logsumexp,), forward=RED),
 }
 register(ROWS)

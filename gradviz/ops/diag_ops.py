@@ -92,8 +92,10 @@ def _diagonal_grad(n: Any, g: Tensor) -> Tensor:
 
 
 ROWS: dict[str, D] = {
-    "diag_embed": D("DiagEmbedBackward0", (_embed_grad,)),
-    "diag_diagonal_copy": D("DiagonalBackward0_copy", (_diagonal_grad,)),
+    "diag_embed": D("DiagEmbedBackward0", (_embed_grad,),
+        forward=lambda n, ts, o: diag_embed(ts[0], n["offset"], n["dim1"], n["dim2"])),
+    "diag_diagonal_copy": D("DiagonalBackward0_copy", (_diagonal_grad,),
+        forward=lambda n, ts, o: diag(ts[0], n["offset"])),
 }
 register(ROWS)
 _EMBED = NODES["diag_embed"]

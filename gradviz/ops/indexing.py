@@ -28,6 +28,8 @@ from gradviz.ops.construction import (
     _zero_scalar,
     zeros_for,
 )
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
@@ -399,29 +401,65 @@ def _index_add_source(n, g):
 # -- derivative rows ----------------------------------------------------------------------
 
 
+# -- forward formulas (forward AD)
+
+
+def fw_tangents(n, ts) -> list:
+    """Every input's tangent, zeros where an input has none (for formulas that need them all)."""
+    return [t if t is not None or x is None else zeros_for(x.shape, x.dtype, x.device)
+            for t, x in zip(ts, n._fw_inputs)]
+
+
+def _fw_masked_fill_tensor(n, ts, outs):
+    t_self, t_value = fw_tangents(n, ts)
+    return _arith.where(n["mask"], t_value, t_self)
+
+
+def _fw_scatter(n, ts, outs):
+    t_self, t_src = fw_tangents(n, ts)
+    return scatter(t_self, n["dim"], n["index"], t_src)
+
+
+def _fw_scatter_add(n, ts, outs):
+    t_self, t_src = fw_tangents(n, ts)
+    return scatter_add(t_self, n["dim"], n["index"], t_src)
+
+
+def _fw_index_add(n, ts, outs):
+    t_self, t_src = fw_tangents(n, ts)
+    return index_add(t_self, n["dim"], n["index"], t_src, alpha=n["alpha"])
+
+
 ROWS: dict[str, D] = {
-    "masked_fill": D("MaskedFillBackward0", (lambda n, g: masked_fill(g, n["mask"], 0.0),)),
+    "masked_fill": D("MaskedFillBackward0", (lambda n, g: masked_fill(g, n["mask"], 0.0),), forward=EW),
     "masked_fill_tensor": D("MaskedFillBackward1", (
         lambda n, g: masked_fill(g, n["mask"], 0.0),
         lambda n, g: _reductions.sum(_arith.where(n["mask"], g, _zero_scalar(g))),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=_fw_masked_fill_tensor),
     "scatter": D("ScatterBackward0", (
         lambda n, g: scatter(g, n["dim"], n["index"], zeros_for(n["index"].shape, g.dtype, g.device)),
         lambda n, g: gather(g, n["dim"], n["index"]),
-    )),
-    "scatter_add": D("ScatterAddBackward0", (lambda n, g: g, lambda n, g: gather(g, n["dim"], n["index"]))),
+    ), forward=_fw_scatter),
+    "scatter_add": D("ScatterAddBackward0", (lambda n, g: g, lambda n, g: gather(g, n["dim"], n["index"])),
+        forward=_fw_scatter_add),
     "gather": D("GatherBackward0", (
         lambda n, g: scatter_add(zeros_for(n["shape"], g.dtype, g.device), n["dim"], n["index"], g),
-    )),
-    "select": D("SelectBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "select"),)),
-    "slice": D("SliceBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "slice"),)),
-    "index": D("IndexBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "index"),)),
-    "alias": D("AliasBackward0", (lambda n, g: g,)),
+    ), forward=lambda n, ts, o: gather(ts[0], n["dim"], n["index"])),
+    "select": D("SelectBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "select"),),
+        forward=lambda n, ts, o: getitem_raw(ts[0], n["key"], "select")),
+    "slice": D("SliceBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "slice"),),
+        forward=lambda n, ts, o: getitem_raw(ts[0], n["key"], "slice")),
+    "index": D("IndexBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "index"),),
+        forward=lambda n, ts, o: getitem_raw(ts[0], n["key"], "index")),
+    "alias": D("AliasBackward0", (lambda n, g: g,), forward=lambda n, ts, o: alias(ts[0])),
     # the index nodes' backward kernels, as nodes of a graph built by create_graph=True
-    "select_backward": D("SelectBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "select"),)),
-    "slice_backward": D("SliceBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "slice"),)),
-    "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: getitem_raw(g, n["key"], "index"))),
-    "index_select": D("IndexSelectBackward0", (_index_select,)),
-    "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source)),
+    "select_backward": D("SelectBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "select"),),
+        forward=lambda n, ts, o: index_backward(ts[0], tuple(o[0].shape), n["key"], "select")),
+    "slice_backward": D("SliceBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "slice"),),
+        forward=lambda n, ts, o: index_backward(ts[0], tuple(o[0].shape), n["key"], "slice")),
+    "index_backward": D("IndexPutImplBackward0", (None, lambda n, g: getitem_raw(g, n["key"], "index")), forward=TR),
+    "index_select": D("IndexSelectBackward0", (_index_select,),
+        forward=lambda n, ts, o: index_select(ts[0], n["dim"], n["index"])),
+    "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source), forward=_fw_index_add),
 }
 register(ROWS)

@@ -10,6 +10,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd import forward_events as _forward
+from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import array_module, to_device_array
@@ -29,6 +30,8 @@ from gradviz.ops.construction import (
     _zeros,
     zeros_for,
 )
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import rebase_history, record, save
 from gradviz.tensor import Tensor
@@ -71,7 +74,9 @@ def _check_inplace(a: Tensor) -> None:
             "allow the output views to be modified inplace. You should replace the inplace operation by an "
             "out-of-place one."
         )
-    if base._grad_fn is None and a.requires_grad:
+    # (a dual tensor's forward-AD stand-in history is no reason)
+    if base._grad_fn is None and a.requires_grad and (
+            not _forward_state.STATE.live or _forward_state.requires_reverse(a)):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -87,6 +92,8 @@ def _old_edge_holder(a: Tensor) -> Tensor:
     old = a.detach()
     old.grad_fn, old._output_nr, old._requires_grad = a.grad_fn, a._output_nr, a._requires_grad
     old._grad_accumulator = a._grad_accumulator
+    if a._fw_grad is not None:
+        old._fw_grad = a._fw_grad  # the tangent before the op, for its forward formula
     return old
 
 
@@ -525,15 +532,15 @@ def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
 ROWS: dict[str, D] = {
     # x[key] = value: basic indexing writes through a view (CopySlices wraps this node),
     # tensor indices use index_put_
-    "copy": D("CopyBackwards", (_zeros, lambda n, g: g), reduce_broadcast=True),
+    "copy": D("CopyBackwards", (_zeros, lambda n, g: g), reduce_broadcast=True, forward=EW),
     "index_put": D("IndexPutBackward0", (
         lambda n, g: _indexing.masked_fill(g, n["mask"], 0.0),
         lambda n, g: _indexing.getitem_raw(g, n["key"], "index"),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=TR),
     # overwriting in place: the old value gets no gradient
-    "zero": D("ZeroBackward0", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),)),
-    "fill": D("FillBackward2", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),)),
+    "zero": D("ZeroBackward0", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),), forward=EW),
+    "fill": D("FillBackward2", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),), forward=EW),
     "fill_tensor": D("FillBackward3", (lambda n, g: zeros_for(g.shape, g.dtype, g.device),
-                                       lambda n, g: _reductions.sum(g))),
+                                       lambda n, g: _reductions.sum(g)), forward=TR),
 }
 register(ROWS)

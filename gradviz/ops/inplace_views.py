@@ -20,6 +20,7 @@ from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import inplace as _inplace
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _dims, _wrap_dim, register
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.tensor import Tensor
@@ -116,12 +117,12 @@ def _with_deprecated_alpha(name: str, fn):
 # -- derivative rows ---------------------------------------------------------------------------
 
 ROWS: dict[str, D] = {
-    "unsqueeze_": D("UnsqueezeBackward1", (lambda n, g: _views.squeeze(g, n["dim"]),)),
-    "squeeze_": D("SqueezeBackward3", (lambda n, g: _views.unsqueeze_to(g, n["shape"]),)),
+    "unsqueeze_": D("UnsqueezeBackward1", (lambda n, g: _views.squeeze(g, n["dim"]),), forward=TR),
+    "squeeze_": D("SqueezeBackward3", (lambda n, g: _views.unsqueeze_to(g, n["shape"]),), forward=TR),
     # "squeeze_dim_" (SqueezeBackward4) is views' row, shared with linalg
-    "squeeze_dims_": D("SqueezeBackward5", (lambda n, g: _views.unsqueeze_to(g, n["shape"], n["dims"]),)),
-    "t_": D("TBackward1", (lambda n, g: _views.t(g),)),
-    "transpose_": D("TransposeBackward1", (lambda n, g: _views.transpose(g, n["dim0"], n["dim1"]),)),
+    "squeeze_dims_": D("SqueezeBackward5", (lambda n, g: _views.unsqueeze_to(g, n["shape"], n["dims"]),), forward=TR),
+    "t_": D("TBackward1", (lambda n, g: _views.t(g),), forward=TR),
+    "transpose_": D("TransposeBackward1", (lambda n, g: _views.transpose(g, n["dim0"], n["dim1"]),), forward=TR),
 }
 register(ROWS)
 

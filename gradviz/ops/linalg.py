@@ -559,22 +559,57 @@ def _beta_grad(n, g):
 # -- derivative rows ----------------------------------------------------------------------
 
 
+# -- forward formulas (forward AD): each product is linear in each factor, so its tangent is the
+# sum over the factors with a tangent of the product with that factor replaced by its tangent.
+
+
+def _sum_parts(parts: list) -> Tensor | None:
+    parts = [p for p in parts if p is not None]
+    out = parts[0] if parts else None
+    for p in parts[1:]:
+        out = _arith.add(out, p)
+    return out
+
+
+def _fw_product(fn, first: str, second: str):
+    def fwd(n, ts, outs):
+        ta, tb = ts[0], ts[1]
+        return _sum_parts([None if ta is None else fn(ta, n[second]), None if tb is None else fn(n[first], tb)])
+    return fwd
+
+
+def _fw_addmm_like(fn, first: str, second: str):
+    def fwd(n, ts, outs):
+        t_in, ta, tb = ts
+        prod = _sum_parts([None if ta is None else fn(ta, n[second]), None if tb is None else fn(n[first], tb)])
+        if prod is not None and n["alpha"] != 1:
+            prod = _arith.mul(prod, n["alpha"])
+        if t_in is not None and n["beta"] != 0:
+            t_in = t_in if n["beta"] == 1 else _arith.mul(t_in, n["beta"])
+            return t_in if prod is None else _arith.add(prod, t_in)
+        return prod
+    return fwd
+
+
 ROWS: dict[str, D] = {
-    "mm": D("MmBackward0", (_mm_mat1, _mm_mat2), order=(1, 0)),
+    "mm": D("MmBackward0", (_mm_mat1, _mm_mat2), order=(1, 0), forward=_fw_product(mm, "self", "mat2")),
     "mv": D("MvBackward0", (
         lambda n, g: _arith.mul(_views.reshape(g, (g.shape[0], 1)), n["vec"]),  # grad.ger(vec)
         lambda n, g: mv(_views.t(n["self"]), g),
-    )),
-    "dot": D("DotBackward0", (lambda n, g: _arith.mul(g, n["tensor"]), lambda n, g: _arith.mul(g, n["self"]))),
+    ), forward=_fw_product(mv, "self", "vec")),
+    "dot": D("DotBackward0", (lambda n, g: _arith.mul(g, n["tensor"]), lambda n, g: _arith.mul(g, n["self"])),
+        forward=_fw_product(dot, "self", "tensor")),
     "bmm": D("BmmBackward0", (
         lambda n, g: bmm(g, _views.transpose(n["mat2"], 1, 2)),
         lambda n, g: bmm(_views.transpose(n["self"], 1, 2), g),
-    ), order=(1, 0)),
+    ), order=(1, 0), forward=_fw_product(bmm, "self", "mat2")),
     # inputs (self, mat1, mat2); torch's generated code runs the formulas sorted by name
-    "addmm": D("AddmmBackward0", (_beta_grad, _addmm_mat1, _addmm_mat2), reduce_broadcast=True, order=(1, 2, 0)),
-    "einsum_diagonal": D("DiagonalBackward0", (_diagonal_grad,)),
+    "addmm": D("AddmmBackward0", (_beta_grad, _addmm_mat1, _addmm_mat2), reduce_broadcast=True, order=(1, 2, 0),
+        forward=_fw_addmm_like(mm, "mat1", "mat2")),
+    "einsum_diagonal": D("DiagonalBackward0", (_diagonal_grad,),
+        forward=lambda n, ts, o: _diagonal(ts[0], n["d1"], n["d2"])),
     "baddbmm": D("BaddbmmBackward0", (_beta_grad, _baddbmm_b1, _baddbmm_b2), reduce_broadcast=True,
-                 order=(1, 2, 0)),
+                 order=(1, 2, 0), forward=_fw_addmm_like(bmm, "batch1", "batch2")),
 }
 register(ROWS)
 _MM_NODE = NODES["mm"]  # the hot path's node class, looked up once

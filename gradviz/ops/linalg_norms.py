@@ -13,6 +13,7 @@ from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _new, _out, _saved_data, register
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -106,4 +107,4 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
 
 
-register({"linalg_svd": D("LinalgSvdBackward0", (_svd_grad,), multi_output=True)})
+register({"linalg_svd": D("LinalgSvdBackward0", (_svd_grad,), multi_output=True, forward=TR)})

@@ -21,6 +21,7 @@ from gradviz.ops import linalg as _linalg
 from gradviz.ops import reductions as _reductions
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _new, register
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -266,10 +267,10 @@ def _solve_b(n: Any, g: Tensor) -> Tensor:
 
 
 ROWS: dict[str, D] = {
-    "inv": D("LinalgInvExBackward0", (_inv_grad,)),
-    "det": D("LinalgDetBackward0", (_det_grad,)),
-    "slogdet": D("LinalgSlogdetBackward0", (_slogdet_grad,), multi_output=True),
-    "solve": D("LinalgSolveExBackward0", (_solve_a, _solve_b)),
-    "cholesky": D("LinalgCholeskyExBackward0", (_cholesky_grad,)),
+    "inv": D("LinalgInvExBackward0", (_inv_grad,), forward=TR),
+    "det": D("LinalgDetBackward0", (_det_grad,), forward=TR),
+    "slogdet": D("LinalgSlogdetBackward0", (_slogdet_grad,), multi_output=True, forward=TR),
+    "solve": D("LinalgSolveExBackward0", (_solve_a, _solve_b), forward=TR),
+    "cholesky": D("LinalgCholeskyExBackward0", (_cholesky_grad,), forward=TR),
 }
 register(ROWS)

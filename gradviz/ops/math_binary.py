@@ -15,6 +15,7 @@ from gradviz.ops import arith as _arith
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, Scalar, _check_devices, _new, register, result_type
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.inplace import _after_inplace, _check_cast, _check_inplace, _old_edge_holder
@@ -228,26 +229,26 @@ ROWS: dict[str, D] = {
     "atan2": D("Atan2Backward0", (
         lambda n, g: _arith.mul(_arith.mul(g, n["other"]), _atan2_recip(n)),
         lambda n, g: _arith.mul(_arith.mul(g, _arith.neg(n["self"])), _atan2_recip(n)),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=EW),
     "hypot": D("HypotBackward0", (
         lambda n, g: _arith.div(_arith.mul(g, n["self"]), n["result"]),
         lambda n, g: _arith.div(_arith.mul(g, n["other"]), n["result"]),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=EW),
     "logaddexp": D("LogaddexpBackward0", (
         lambda n, g: _arith.div(g, _arith.add_scalar(_pointwise.exp(_arith.sub(n["other"], n["self"])), 1.0)),
         lambda n, g: _arith.div(g, _arith.add_scalar(_pointwise.exp(_arith.sub(n["self"], n["other"])), 1.0)),
-    ), reduce_broadcast=True),
-    "xlogy": D("XlogyBackward0", (_xlogy_self, _xlogy_other), reduce_broadcast=True),
-    "xlogy_self_scalar": D("XlogyBackward1", (_xlogy_other,)),
-    "xlogy_other_scalar": D("XlogyBackward2", (_xlogy_self,)),
+    ), reduce_broadcast=True, forward=EW),
+    "xlogy": D("XlogyBackward0", (_xlogy_self, _xlogy_other), reduce_broadcast=True, forward=EW),
+    "xlogy_self_scalar": D("XlogyBackward1", (_xlogy_other,), forward=EW),
+    "xlogy_other_scalar": D("XlogyBackward2", (_xlogy_self,), forward=EW),
     "lerp": D("LerpBackward0", (
         lambda n, g: _arith.mul_scalar(g, 1 - n["weight"]),
         lambda n, g: _arith.mul_scalar(g, n["weight"]),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=EW),
     "lerp_tensor": D("LerpBackward1", (
         lambda n, g: _arith.mul(g, _arith.rsub(n["weight"], 1.0)),
         lambda n, g: _arith.mul(g, n["weight"]),
         lambda n, g: _arith.mul(g, _arith.sub(n["end"], n["self"])),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=EW),
 }
 register(ROWS)

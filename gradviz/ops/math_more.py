@@ -21,6 +21,9 @@ from gradviz.ops import reductions as _reductions
 from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _binary_data, _dims, _new, _unary, _wrap_dim, register
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_REDUCTION as RED
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -310,36 +313,40 @@ def _logaddexp2_grad(n: Any, g: Tensor, first: bool) -> Tensor:
 
 
 ROWS: dict[str, D] = {
-    "tan": D("TanBackward0", (lambda n, g: _arith.mul(g, _arith.add_scalar(_arith.pow(n["result"], 2), 1)),)),
-    "exp2": D("Exp2Backward0", (lambda n, g: _arith.mul_scalar(_arith.mul(g, n["result"]), _LN2),)),
-    "deg2rad": D("Deg2RadBackward0", (lambda n, g: _arith.mul_scalar(g, math.pi / 180.0),)),
-    "rad2deg": D("Rad2DegBackward0", (lambda n, g: _arith.mul_scalar(g, 180.0 / math.pi),)),
+    "tan": D("TanBackward0", (lambda n, g: _arith.mul(g, _arith.add_scalar(_arith.pow(n["result"], 2), 1)),),
+        forward=EW),
+    "exp2": D("Exp2Backward0", (lambda n, g: _arith.mul_scalar(_arith.mul(g, n["result"]), _LN2),), forward=EW),
+    "deg2rad": D("Deg2RadBackward0", (lambda n, g: _arith.mul_scalar(g, math.pi / 180.0),), forward=EW),
+    "rad2deg": D("Rad2DegBackward0", (lambda n, g: _arith.mul_scalar(g, 180.0 / math.pi),), forward=EW),
     "logaddexp2": D("Logaddexp2Backward0", (lambda n, g: _logaddexp2_grad(n, g, True),
-                                            lambda n, g: _logaddexp2_grad(n, g, False)), reduce_broadcast=True),
+                                            lambda n, g: _logaddexp2_grad(n, g, False)), reduce_broadcast=True,
+                                                forward=EW),
     "fmax": D("FmaxBackward0", (lambda n, g: _fmax_self(n, g, _keep_self_max),
                                 lambda n, g: _indexing.masked_fill(g, _keep_self_max(n["self"], _other(n)), 0)),
-              reduce_broadcast=True),
+              reduce_broadcast=True, forward=EW),
     "fmin": D("FminBackward0", (lambda n, g: _fmax_self(n, g, _keep_self_min),
                                 lambda n, g: _indexing.masked_fill(g, _keep_self_min(n["self"], _other(n)), 0)),
-              reduce_broadcast=True),
+              reduce_broadcast=True, forward=EW),
     "addcmul": D("AddcmulBackward0", (
         lambda n, g: g,
         lambda n, g: _arith.mul_scalar(_arith.mul(g, n["tensor2"]), n["value"]),
         lambda n, g: _arith.mul_scalar(_arith.mul(g, n["tensor1"]), n["value"]),
-    ), reduce_broadcast=True),
+    ), reduce_broadcast=True, forward=EW),
     "addcdiv": D("AddcdivBackward0", (
         lambda n, g: g,
         lambda n, g: _arith.div(_arith.mul_scalar(g, n["value"]), n["tensor2"]),
         lambda n, g: _arith.div(_arith.mul(_arith.mul_scalar(_arith.neg(g), n["value"]), n["tensor1"]),
                                 _arith.mul(n["tensor2"], n["tensor2"])),
-    ), reduce_broadcast=True),
-    "nansum": D("NansumBackward0", (_nansum_grad,)),
-    "trace": D("TraceBackward0", (_trace_grad,)),
-    "masked_select": D("MaskedSelectBackward0", (_masked_select_grad,)),
-    "take": D("TakeBackward0", (_take_grad,)),
+    ), reduce_broadcast=True, forward=EW),
+    "nansum": D("NansumBackward0", (_nansum_grad,), forward=RED),
+    "trace": D("TraceBackward0", (_trace_grad,), forward=TR),
+    "masked_select": D("MaskedSelectBackward0", (_masked_select_grad,), forward=TR),
+    "take": D("TakeBackward0", (_take_grad,), forward=TR),
     "copysign": D("CopysignBackward0", (  # the sign's source gets zeros, as torch's row gives it
-        _copysign_grad, lambda n, g: _construction.zeros(n["other_shape"], dtype=g.dtype)), reduce_broadcast=True),
-    "copysign_scalar": D("CopysignBackward1", (_copysign_grad,)),
-    "vdot": D("VdotBackward0", (lambda n, g: _arith.mul(g, n["other"]), lambda n, g: _arith.mul(g, n["self"]))),
+        _copysign_grad, lambda n, g: _construction.zeros(n["other_shape"], dtype=g.dtype)), reduce_broadcast=True,
+            forward=EW),
+    "copysign_scalar": D("CopysignBackward1", (_copysign_grad,), forward=EW),
+    "vdot": D("VdotBackward0", (lambda n, g: _arith.mul(g, n["other"]), lambda n, g: _arith.mul(g, n["self"])),
+        forward=TR),
 }
 register(ROWS)

@@ -21,6 +21,7 @@ from gradviz.ops import arith as _arith
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _new, register
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
@@ -302,27 +303,31 @@ def _inplace_not_implemented(n, g):
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 ROWS: dict[str, D] = {
-    "atan": D("AtanBackward0", (lambda n, g: _arith.div(g, _arith.add_scalar(_sq(n), 1.0)),)),
-    "asin": D("AsinBackward0", (lambda n, g: _arith.mul(g, _pointwise.rsqrt(_arith.rsub(_sq(n), 1.0))),)),
+    "atan": D("AtanBackward0", (lambda n, g: _arith.div(g, _arith.add_scalar(_sq(n), 1.0)),), forward=EW),
+    "asin": D("AsinBackward0", (lambda n, g: _arith.mul(g, _pointwise.rsqrt(_arith.rsub(_sq(n), 1.0))),), forward=EW),
     "acos": D("AcosBackward0", (
-        lambda n, g: _arith.mul(g, _arith.neg(_pointwise.rsqrt(_arith.rsub(_sq(n), 1.0)))),)),
-    "sinh": D("SinhBackward0", (lambda n, g: _arith.mul(g, cosh(n["self"])),)),
-    "cosh": D("CoshBackward0", (lambda n, g: _arith.mul(g, sinh(n["self"])),)),
-    "asinh": D("AsinhBackward0", (lambda n, g: _arith.mul(g, _pointwise.rsqrt(_arith.add_scalar(_sq(n), 1.0))),)),
-    "acosh": D("AcoshBackward0", (lambda n, g: _arith.mul(g, _pointwise.rsqrt(_arith.sub_scalar(_sq(n), 1.0))),)),
-    "atanh": D("AtanhBackward0", (lambda n, g: _arith.div(g, _arith.rsub(_sq(n), 1.0)),)),
+        lambda n, g: _arith.mul(g, _arith.neg(_pointwise.rsqrt(_arith.rsub(_sq(n), 1.0)))),), forward=EW),
+    "sinh": D("SinhBackward0", (lambda n, g: _arith.mul(g, cosh(n["self"])),), forward=EW),
+    "cosh": D("CoshBackward0", (lambda n, g: _arith.mul(g, sinh(n["self"])),), forward=EW),
+    "asinh": D("AsinhBackward0", (lambda n, g: _arith.mul(g, _pointwise.rsqrt(_arith.add_scalar(_sq(n), 1.0))),),
+        forward=EW),
+    "acosh": D("AcoshBackward0", (lambda n, g: _arith.mul(g, _pointwise.rsqrt(_arith.sub_scalar(_sq(n), 1.0))),),
+        forward=EW),
+    "atanh": D("AtanhBackward0", (lambda n, g: _arith.div(g, _arith.rsub(_sq(n), 1.0)),), forward=EW),
     "erf": D("ErfBackward0", (
-        lambda n, g: _arith.mul(_arith.mul_scalar(_pointwise.exp(_arith.neg(_sq(n))), _TWO_OVER_SQRT_PI), g),)),
+        lambda n, g: _arith.mul(_arith.mul_scalar(_pointwise.exp(_arith.neg(_sq(n))), _TWO_OVER_SQRT_PI), g),),
+            forward=EW),
     "erfc": D("ErfcBackward0", (
-        lambda n, g: _arith.mul(_arith.mul_scalar(_pointwise.exp(_arith.neg(_sq(n))), -_TWO_OVER_SQRT_PI), g),)),
+        lambda n, g: _arith.mul(_arith.mul_scalar(_pointwise.exp(_arith.neg(_sq(n))), -_TWO_OVER_SQRT_PI), g),),
+            forward=EW),
     "erfinv": D("ErfinvBackward0", (lambda n, g: _arith.mul(_arith.mul_scalar(
-        _pointwise.exp(_arith.square(erfinv(n["self"]))), 0.5 * math.sqrt(math.pi)), g),)),
-    "lgamma": D("LgammaBackward0", (lambda n, g: _arith.mul(g, digamma(n["self"])),)),
-    "digamma": D("DigammaBackward0", (lambda n, g: _arith.mul(g, polygamma1(n["self"])),)),
-    "frac": D("FracBackward0", (lambda n, g: g,)),
-    "logit": D("LogitBackward0", (_logit_backward,)),
+        _pointwise.exp(_arith.square(erfinv(n["self"]))), 0.5 * math.sqrt(math.pi)), g),), forward=EW),
+    "lgamma": D("LgammaBackward0", (lambda n, g: _arith.mul(g, digamma(n["self"])),), forward=EW),
+    "digamma": D("DigammaBackward0", (lambda n, g: _arith.mul(g, polygamma1(n["self"])),), forward=EW),
+    "frac": D("FracBackward0", (lambda n, g: g,), forward=EW),
+    "logit": D("LogitBackward0", (_logit_backward,), forward=EW),
     # the replaced numbers pass no gradient; torch's in-place form keeps the name (no Backward1)
-    "nan_to_num": D("NanToNumBackward0", (lambda n, g: _arith.mul(g, _pointwise.isfinite(n["self"])),)),
+    "nan_to_num": D("NanToNumBackward0", (lambda n, g: _arith.mul(g, _pointwise.isfinite(n["self"])),), forward=EW),
     **{k + "_": D(k.capitalize() + "Backward1", (_inplace_not_implemented,)) for k in _INPLACE_NOT_IMPLEMENTED},
 }
 register(ROWS)

@@ -17,6 +17,8 @@ from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.construction import _zeros
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -332,29 +334,29 @@ def prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 
 
 _ROWS = {
-    "softplus": D("SoftplusBackward0", (_softplus_grad,)),
-    "hardtanh": D("HardtanhBackward0", (_hardtanh_grad,)),
-    "hardsigmoid": D("HardsigmoidBackward0", (_hardsigmoid_grad,)),
-    "hardswish": D("HardswishBackward0", (_hardswish_grad,)),
-    "mish": D("MishBackward0", (_mish_grad,)),
-    "selu": D("EluBackward0", (_elu_grad,)),  # torch's selu is elu with scale and alpha: its node
-    "selu_": D("EluBackward1", (_elu_result_grad,)),
-    "celu": D("CeluBackward0", (_celu_grad,)),
-    "celu_": D("CeluBackward1", (_celu_result_grad,)),
-    "threshold": D("ThresholdBackward0", (_threshold_grad,)),
-    "threshold_": D("ThresholdBackward1", (_threshold_grad,)),
-    "log_sigmoid": D("LogSigmoidBackward0", (_log_sigmoid_grad,)),
-    "glu": D("GluBackward0", (_glu_grad,)),
-    "prelu": D("PreluKernelBackward0", (_prelu_grad_input, _prelu_grad_weight), reduce_broadcast=True),
+    "softplus": D("SoftplusBackward0", (_softplus_grad,), forward=EW),
+    "hardtanh": D("HardtanhBackward0", (_hardtanh_grad,), forward=EW),
+    "hardsigmoid": D("HardsigmoidBackward0", (_hardsigmoid_grad,), forward=EW),
+    "hardswish": D("HardswishBackward0", (_hardswish_grad,), forward=EW),
+    "mish": D("MishBackward0", (_mish_grad,), forward=EW),
+    "selu": D("EluBackward0", (_elu_grad,), forward=EW),  # torch's selu is elu with scale and alpha: its node
+    "selu_": D("EluBackward1", (_elu_result_grad,), forward=EW),
+    "celu": D("CeluBackward0", (_celu_grad,), forward=EW),
+    "celu_": D("CeluBackward1", (_celu_result_grad,), forward=EW),
+    "threshold": D("ThresholdBackward0", (_threshold_grad,), forward=EW),
+    "threshold_": D("ThresholdBackward1", (_threshold_grad,), forward=EW),
+    "log_sigmoid": D("LogSigmoidBackward0", (_log_sigmoid_grad,), forward=EW),
+    "glu": D("GluBackward0", (_glu_grad,), forward=TR),
+    "prelu": D("PreluKernelBackward0", (_prelu_grad_input, _prelu_grad_weight), reduce_broadcast=True, forward=TR),
 }
 _ROWS["hardtanh_backward"] = D("HardtanhBackwardBackward0", (
     lambda n, g: hardtanh_backward(g, n["self"], n["min_val"], n["max_val"]),
     _zeros,
-))
+), forward=EW)
 _ROWS["softplus_backward"] = D("SoftplusBackwardBackward0", (
     lambda n, g: softplus_backward(g, n["self"], n["beta"], n["threshold"]),
     _softplus_double_self,
-))
+), forward=EW)
 # rows whose formulas build a graph under create_graph=True (the others refuse there)
 _GRAPH = {"hardtanh", "hardtanh_backward", "threshold", "threshold_", "softplus", "softplus_backward"}
 _NODES = {key: _register(key, row, key in _GRAPH) for key, row in _ROWS.items()}

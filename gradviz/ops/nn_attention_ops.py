@@ -13,6 +13,7 @@ import numpy as np
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import functions as F
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -39,7 +40,7 @@ def safe_softmax(input: Tensor, dim: int) -> Tensor:
 
 _SAFE_SOFTMAX = _register("_safe_softmax", D("SafeSoftmaxBackward0", (
     lambda n, g: F.softmax_backward_data(g, n["result"], n["dim"]),
-)), graph=True)
+), forward=TR), graph=True)
 
 
 def _mask_bias(mask: Tensor | None, is_causal: bool, shape: tuple, dtype: Any) -> np.ndarray | None:
@@ -125,4 +126,4 @@ _BADDBMM = _register("attention_baddbmm", D("BaddbmmBackward0", (
     lambda n, g: F.sum_to(g, n["self_shape"]),
     lambda n, g: F.bmm(g, F.transpose(n["batch2"], 1, 2)),
     lambda n, g: F.bmm(F.transpose(n["batch1"], 1, 2), g),
-), order=(1, 2, 0)), graph=True)
+), order=(1, 2, 0), forward=TR), graph=True)

@@ -20,6 +20,8 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import functions as F
 from gradviz.ops import nn_conv_ops as C
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _gelu_backward_data, _out, _register, _requires
@@ -52,7 +54,7 @@ def _max_pool_double(n: Any, gg: Tensor) -> Tensor:
 
 
 _MAXPOOL_BWD = _register("max_pool2d_with_indices_backward", D(
-    "MaxPool2DWithIndicesBackwardBackward0", (_max_pool_double, _zeros_of_self)), graph=True)
+    "MaxPool2DWithIndicesBackwardBackward0", (_max_pool_double, _zeros_of_self), forward=TR), graph=True)
 
 
 # -- average pooling ------------------------------------------------------------------------------
@@ -69,7 +71,7 @@ def avg_pool2d_backward(n: Any, g: Tensor, arrays: Any) -> Tensor:
 _AVGPOOL_BWD = _register("avg_pool2d_backward", D("AvgPool2DBackwardBackward0", (
     lambda n, gg: C.avg_pool2d(gg, *(n.saved[k] for k in _AVG_KEYS)),
     _zeros_of_self,
-)), graph=True)
+), forward=TR), graph=True)
 
 
 def adaptive_avg_pool2d_backward(n: Any, g: Tensor, arrays: Any) -> Tensor:
@@ -85,7 +87,7 @@ _ADAPTIVE_BWD = _register("adaptive_avg_pool2d_backward", D("AdaptiveAvgPool2DBa
     lambda n, gg: C.adaptive_avg_pool2d(gg, (n.saved["grad_output_sym_argsize_minus_2"],
                                              n.saved["grad_output_sym_argsize_minus_1"])),
     _zeros_of_self,
-)), graph=True)
+), forward=TR), graph=True)
 
 
 # -- gelu ---------------------------------------------------------------------------------------
@@ -127,4 +129,4 @@ def _gelu_double_self(n: Any, gg: Tensor) -> Tensor:
 _GELU_BWD = _register("gelu_backward", D("GeluBackwardBackward0", (
     lambda n, gg: gelu_backward(gg, n["self"], n.saved["approximate"]),
     _gelu_double_self,
-)), graph=True)
+), forward=EW), graph=True)

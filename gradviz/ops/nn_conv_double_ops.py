@@ -19,6 +19,7 @@ from typing import Any
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import functions as F
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_conv_ops import conv_grad_arrays, convolution
@@ -113,4 +114,5 @@ def _double_backward(n: Any, grads: list) -> list[Tensor | None]:
 
 _CONV_BACKWARD = _register("convolution_backward", D(
     "ConvolutionBackwardBackward0", tuple(_cached_outputs(_double_backward, i) for i in range(3)), multi_output=True,
+        forward=TR,
 ), graph=True)

@@ -18,6 +18,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import as_strided, module_of
 from gradviz.ops._common import _ascontiguous
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _cached_part, _out, _register, _requires
@@ -182,7 +183,7 @@ def _conv_part(i: int) -> Any:
     return grad
 
 
-_CONV = _register("convolution", D("ConvolutionBackward0", (_conv_part(0), _conv_part(1), _conv_part(2))),
+_CONV = _register("convolution", D("ConvolutionBackward0", (_conv_part(0), _conv_part(1), _conv_part(2)), forward=TR),
                   graph=True)
 
 
@@ -281,7 +282,7 @@ def _graph_or_arrays(arrays: Any, as_op: str) -> Any:
 
 
 _MAXPOOL = _register("max_pool2d_with_indices", D("MaxPool2DWithIndicesBackward0", (
-    _graph_or_arrays(_maxpool_grad, "max_pool2d_backward"),)), graph=True)
+    _graph_or_arrays(_maxpool_grad, "max_pool2d_backward"),), forward=TR), graph=True)
 
 
 def avg_pool2d(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, ceil_mode: bool,
@@ -371,7 +372,8 @@ def _avgpool_grad(n: Any, g: Tensor) -> Tensor:
     return _out(_ascontiguous(dx), g)
 
 
-_AVGPOOL = _register("avg_pool2d", D("AvgPool2DBackward0", (_graph_or_arrays(_avgpool_grad, "avg_pool2d_backward"),)),
+_AVGPOOL = _register("avg_pool2d", D("AvgPool2DBackward0", (_graph_or_arrays(_avgpool_grad, "avg_pool2d_backward"),),
+    forward=TR),
                      graph=True)
 
 
@@ -408,7 +410,7 @@ def _adaptive_grad(n: Any, g: Tensor) -> Tensor:
 
 
 _ADAPTIVE = _register("adaptive_avg_pool2d", D("AdaptiveAvgPool2DBackward0", (
-    _graph_or_arrays(_adaptive_grad, "adaptive_avg_pool2d_backward"),)), graph=True)
+    _graph_or_arrays(_adaptive_grad, "adaptive_avg_pool2d_backward"),), forward=TR), graph=True)
 
 
 # -- batch norm --------------------------------------------------------------------------------
@@ -494,7 +496,8 @@ def _bn_part(i: int) -> Any:
     return grad
 
 
-_BATCH_NORM = _register("native_batch_norm", D("NativeBatchNormBackward0", (_bn_part(0), _bn_part(1), _bn_part(2))),
+_BATCH_NORM = _register("native_batch_norm", D("NativeBatchNormBackward0", (_bn_part(0), _bn_part(1), _bn_part(2)),
+    forward=TR),
                         graph=True)
 
 from gradviz import _dtype as _dt  # noqa: E402 - after the rows, as the other ops files order it

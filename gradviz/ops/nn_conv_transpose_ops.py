@@ -19,6 +19,7 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
 from gradviz.ops._common import _ascontiguous
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_conv_ops import _pad, _saved_arrays, _windows
@@ -111,7 +112,7 @@ def _conv_t_grads(n: Any, g: Tensor) -> tuple:
 
 _CONV_T = _register("convolution_transposed", D("ConvolutionBackward0", (
     _cached_part(_conv_t_grads, 0), _cached_part(_conv_t_grads, 1), _cached_part(_conv_t_grads, 2),
-)))
+), forward=TR))
 
 
 # -- pixel shuffle -----------------------------------------------------------------------------
@@ -152,7 +153,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 # Each backward is the other op, as in torch: under create_graph=True it records that op's node.
 _PIXEL_SHUFFLE = _register("pixel_shuffle", D("PixelShuffleBackward0", (
     lambda n, g: pixel_unshuffle(g, n["upscale_factor"]),
-)), graph=True)
+), forward=TR), graph=True)
 _PIXEL_UNSHUFFLE = _register("pixel_unshuffle", D("PixelUnshuffleBackward0", (
     lambda n, g: pixel_shuffle(g, n["downscale_factor"]),
-)), graph=True)
+), forward=TR), graph=True)

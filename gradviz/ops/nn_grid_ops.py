@@ -22,6 +22,7 @@ from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
 from gradviz.ops import functions as F
 from gradviz.ops._common import _ascontiguous
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _cached_part, _register, _requires
@@ -101,7 +102,8 @@ def _affine_backward(node: Any, g: Tensor) -> Tensor:
     return F.transpose(gt, 1, 2)
 
 
-_AFFINE = _register("affine_grid_generator", D("AffineGridGeneratorBackward0", (_affine_backward,)), graph=True)
+_AFFINE = _register("affine_grid_generator", D("AffineGridGeneratorBackward0", (_affine_backward,),
+    forward=TR), graph=True)
 
 
 # -- grid_sampler (2-d, 3-d) ------------------------------------------------------------------------

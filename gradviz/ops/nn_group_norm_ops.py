@@ -9,6 +9,7 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -76,7 +77,7 @@ def _gn_part(i: int) -> Any:
 
 
 _GROUP_NORM = _register("native_group_norm", D(
-    "NativeGroupNormBackward0", (_gn_part(0), _gn_part(1), _gn_part(2)), multi_output=True,
+    "NativeGroupNormBackward0", (_gn_part(0), _gn_part(1), _gn_part(2)), multi_output=True, forward=TR,
 ))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register
@@ -59,4 +60,4 @@ def _grad(n: Any, g: Tensor) -> Tensor:
     return _out(np.where(n["result"]._data > 0, g._data, g._data * slope), g)
 
 
-_LEAKY_INPLACE = _register("leaky_relu_", D("LeakyReluBackward1", (_grad,)), graph=True)
+_LEAKY_INPLACE = _register("leaky_relu_", D("LeakyReluBackward1", (_grad,), forward=EW), graph=True)

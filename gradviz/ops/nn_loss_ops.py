@@ -12,6 +12,7 @@ import numpy as np
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops._common import _as_array
+from gradviz.ops.core import AUTO_REDUCTION as RED
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -65,7 +66,7 @@ def _smooth_l1_grad(n: Any, g: Tensor, sign: float) -> Tensor:
 
 _SMOOTH_L1 = _register("smooth_l1_loss", D("SmoothL1LossBackward0", (
     lambda n, g: _smooth_l1_grad(n, g, 1.0), lambda n, g: _smooth_l1_grad(n, g, -1.0),
-)))
+), forward=RED))
 
 
 def huber_loss(input: Tensor, target: Tensor, red: int, delta: float) -> Tensor:
@@ -87,7 +88,7 @@ def _huber_grad(n: Any, g: Tensor, sign: float) -> Tensor:
 
 _HUBER = _register("huber_loss", D("HuberLossBackward0", (
     lambda n, g: _huber_grad(n, g, 1.0), lambda n, g: _huber_grad(n, g, -1.0),
-)))
+), forward=RED))
 
 
 # -- binary cross entropy ----------------------------------------------------------------------
@@ -124,7 +125,7 @@ def _bce_target(n: Any, g: Tensor) -> Tensor:
     return _out((local * _scale(g._data, x.size, n["reduction"])).astype(x.dtype, copy=False), g)
 
 
-_BCE = _register("binary_cross_entropy", D("BinaryCrossEntropyBackward0", (_bce_self, _bce_target)))
+_BCE = _register("binary_cross_entropy", D("BinaryCrossEntropyBackward0", (_bce_self, _bce_target), forward=RED))
 
 
 def _softplus_neg(x: np.ndarray) -> np.ndarray:
@@ -176,5 +177,5 @@ def _bcel_target(n: Any, g: Tensor) -> Tensor:
 
 
 _BCE_LOGITS = _register("binary_cross_entropy_with_logits", D(
-    "BinaryCrossEntropyWithLogitsBackward0", (_bcel_self, _bcel_target),
+    "BinaryCrossEntropyWithLogitsBackward0", (_bcel_self, _bcel_target), forward=RED,
 ))

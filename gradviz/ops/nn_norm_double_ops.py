@@ -26,6 +26,7 @@ from typing import Any
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _cached_outputs, _layer_norm_grads, _out, _register, _requires
@@ -124,7 +125,7 @@ def _double_backward(n: Any, grads: list) -> list[Any]:
 _LN_BACKWARD = _register("native_layer_norm_backward", D(
     "NativeLayerNormBackwardBackward0",
     (_cached_outputs(_double_backward, 0), _cached_outputs(_double_backward, 1), None, None,
-     _cached_outputs(_double_backward, 4), None), multi_output=True,
+     _cached_outputs(_double_backward, 4), None), multi_output=True, forward=TR,
 ), graph=True)
 
 
@@ -179,5 +180,5 @@ def _bn_double_backward(n: Any, grads: list) -> list[Any]:
 
 _BN_BACKWARD = _register("native_batch_norm_backward", D(
     "NativeBatchNormBackwardBackward0", (*(_cached_outputs(_bn_double_backward, i) for i in range(3)), None, None),
-    multi_output=True,
+    multi_output=True, forward=TR,
 ), graph=True)

@@ -21,6 +21,8 @@ from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import add_at, array_module
 from gradviz.ops import functions as F
 from gradviz.ops._common import _ascontiguous
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import node_class, record
 from gradviz.ops.derivatives import DERIVATIVES
@@ -192,8 +194,20 @@ def _addmm_mat2(n: Any, g: Tensor) -> Tensor:
     return F.t(F.mm(F.t(g), n["mat1"])) if colmajor else F.mm(F.t(n["mat1"]), g)
 
 
+def _linear_forward(n: Any, ts: list, outs: list) -> Tensor | None:
+    """bias + mat1 @ mat2 is linear in each: the tangents' parts summed (forward AD)."""
+    t_bias, t1, t2 = ts
+    parts = [t_bias, None if t1 is None else F.mm(t1, n["mat2"]), None if t2 is None else F.mm(n["mat1"], t2)]
+    out = None
+    for p in parts:
+        if p is not None:
+            out = p if out is None else F.add(out, p)
+    return out
+
+
 # Its own row: torch.addmm (gradviz/ops/linalg.py) saves beta and alpha; Linear's addmm has both 1.
-_ADDMM = _register("linear_addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0)),
+_ADDMM = _register("linear_addmm", D("AddmmBackward0", (_addmm_self, _addmm_mat1, _addmm_mat2), order=(1, 2, 0),
+                                     forward=_linear_forward),
                    graph=True)
 
 
@@ -267,7 +281,7 @@ def embedding_dense_backward(g: Tensor, indices: Tensor, num_weights: int, paddi
 _EMBEDDING = _register("embedding", D("EmbeddingBackward0", (
     lambda n, g: embedding_dense_backward(g, n["indices"], n["num_weights"], n["padding_idx"],
                                           n["scale_grad_by_freq"]),
-)))
+), forward=lambda n, ts, o: F.reshape(F.index_select(ts[0], 0, F.reshape(n["indices"], (-1,))), tuple(o[0].shape))))
 
 
 # -- layer norm --------------------------------------------------------------------------------
@@ -335,7 +349,7 @@ def _ln_part(i: int) -> Any:
 
 
 _LAYER_NORM = _register("native_layer_norm", D(
-    "NativeLayerNormBackward0", (_ln_part(0), _ln_part(1), _ln_part(2)), multi_output=True,
+    "NativeLayerNormBackward0", (_ln_part(0), _ln_part(1), _ln_part(2)), multi_output=True, forward=TR,
 ), graph=True)
 
 
@@ -393,7 +407,7 @@ def _gelu_grad(n: Any, g: Tensor) -> Tensor:
     return _out(_gelu_backward_data(g._data, n["self"]._data, n["approximate"]), g)
 
 
-_GELU = _register("gelu", D("GeluBackward0", (_gelu_grad,)), graph=True)
+_GELU = _register("gelu", D("GeluBackward0", (_gelu_grad,), forward=EW), graph=True)
 
 
 def _sigmoid_data(x: np.ndarray) -> np.ndarray:
@@ -423,7 +437,7 @@ def _silu_grad(n: Any, g: Tensor) -> Tensor:
     return _out(g._data * s * (1.0 + x * (1.0 - s)), g)
 
 
-_SILU = _register("silu", D("SiluBackward0", (_silu_grad,)), graph=True)
+_SILU = _register("silu", D("SiluBackward0", (_silu_grad,), forward=EW), graph=True)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -457,12 +471,12 @@ def _leaky_grad(key: str) -> Any:
     return grad
 
 
-_LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (_leaky_grad("self"),)), graph=True)
+_LEAKY = _register("leaky_relu", D("LeakyReluBackward0", (_leaky_grad("self"),), forward=EW), graph=True)
 # its derivative: the same function of the new gradient; none through self (piecewise linear)
 _LEAKY_BACKWARD = _register("leaky_relu_backward", D("LeakyReluBackwardBackward0", (
     lambda n, g: leaky_relu_backward(g, n["self"], n.saved["negative_slope"]),
     lambda n, g: F.zeros_like(g),
-)), graph=True)
+), forward=EW), graph=True)
 
 
 # -- bilinear ----------------------------------------------------------------------------------
@@ -484,7 +498,7 @@ _TRILINEAR = _register("_trilinear", D("TrilinearBackward0", (
     lambda n, g: _out(np.einsum("bo,oij,bj->bi", g._data, n["i2"]._data, n["i3"]._data, optimize=True), g),
     lambda n, g: _out(np.einsum("bo,bi,bj->oij", g._data, n["i1"]._data, n["i3"]._data, optimize=True), g),
     lambda n, g: _out(np.einsum("bo,oij,bi->bj", g._data, n["i2"]._data, n["i1"]._data, optimize=True), g),
-)))
+), forward=TR))
 
 
 # after the rows it uses (_register, _out): its own row, LeakyReluBackward1, joins the table on import

@@ -13,6 +13,8 @@ from gradviz.autograd.grad_mode import no_grad
 from gradviz.device import add_at, array_module
 from gradviz.ops import reductions as _reductions
 from gradviz.ops import shape as _shape
+from gradviz.ops.core import AUTO_REDUCTION as RED
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.inplace import _old_edge_holder
@@ -73,7 +75,7 @@ def _constant_pad_grad(n: Any, g: Tensor) -> Tensor:
     return constant_pad_nd(g, tuple(-p for p in n["pad"]), 0.0)
 
 
-_CONSTANT_PAD = _register("constant_pad_nd", D("ConstantPadNdBackward0", (_constant_pad_grad,)), graph=True)
+_CONSTANT_PAD = _register("constant_pad_nd", D("ConstantPadNdBackward0", (_constant_pad_grad,), forward=TR), graph=True)
 
 
 # -- reflect / replicate -----------------------------------------------------------------------
@@ -146,9 +148,11 @@ def replication_pad(input: Tensor, pad: tuple[int, ...]) -> Tensor:
     return _gather_pad(input, pad, "replicate", _REPLICATE[k])
 
 
-_REFLECT = {k: _register(f"reflection_pad{k}d", D(f"ReflectionPad{k}DBackward0", (_scatter_grad,))) for k in (1, 2, 3)}
+_REFLECT = {k: _register(f"reflection_pad{k}d", D(f"ReflectionPad{k}DBackward0", (_scatter_grad,),
+    forward=TR)) for k in (1, 2, 3)}
 _REPLICATE = {
-    k: _register(f"replication_pad{k}d", D(f"ReplicationPad{k}DBackward0", (_scatter_grad,))) for k in (1, 2, 3)
+    k: _register(f"replication_pad{k}d", D(f"ReplicationPad{k}DBackward0", (_scatter_grad,),
+        forward=TR)) for k in (1, 2, 3)
 }
 
 
@@ -213,4 +217,4 @@ def norm_dim(input: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor
     return out
 
 
-_NORM_DIM = _register("norm_scalaropt_dim", D("NormBackward1", (_reductions._norm,)), graph=True)
+_NORM_DIM = _register("norm_scalaropt_dim", D("NormBackward1", (_reductions._norm,), forward=RED), graph=True)

@@ -14,6 +14,7 @@ from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
 from gradviz.ops import functions as F
 from gradviz.ops._common import _ascontiguous
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -50,7 +51,8 @@ def _unsafe_split_grad(n: Any, grads: list) -> Tensor:
     return F.cat(parts, dim)
 
 
-_UNSAFE_SPLIT = _register("unsafe_split", D("UnsafeSplitBackward0", (_unsafe_split_grad,), multi_output=True),
+_UNSAFE_SPLIT = _register("unsafe_split", D("UnsafeSplitBackward0", (_unsafe_split_grad,), multi_output=True,
+    forward=TR),
                           graph=True)
 
 
@@ -150,7 +152,7 @@ def _lstm_part(i: int) -> Any:
 
 
 _MKLDNN_LSTM = _register("mkldnn_rnn_layer", D(
-    "MkldnnRnnLayerBackward0", tuple(_lstm_part(i) for i in range(7)), multi_output=True,
+    "MkldnnRnnLayerBackward0", tuple(_lstm_part(i) for i in range(7)), multi_output=True, forward=TR,
 ))
 
 
@@ -169,4 +171,4 @@ def transposed_in_place(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 _TRANSPOSE1 = _register("transpose_", D("TransposeBackward1", (
     lambda n, g: F.transpose(g, n["dim0"], n["dim1"]),
-)), graph=True)
+), forward=TR), graph=True)

@@ -18,6 +18,7 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.device import module_of
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _out, _register, _requires
@@ -117,7 +118,7 @@ _ROWS = {}
 for _mode, _dims in _KERNELS.items():
     for _k in _dims:
         key = f"upsample_{_mode}{_k}d"
-        _ROWS[key] = _register(key, D(f"Upsample{_MODES[_mode]}{_k}DBackward0", (_backward,)))
+        _ROWS[key] = _register(key, D(f"Upsample{_MODES[_mode]}{_k}DBackward0", (_backward,), forward=TR))
 
 
 def upsample(input: Tensor, mode: str, output_size: list[int], scales: list[float | None],  # noqa: A002

@@ -21,6 +21,7 @@ from gradviz.ops._common import (
 from gradviz.ops.construction import (
     _zeros,
 )
+from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.tensor import Tensor
 
@@ -199,23 +200,26 @@ def equal(a: Tensor, b: Tensor) -> bool:
 
 
 ROWS: dict[str, D] = {
-    "abs": D("AbsBackward0", (lambda n, g: _arith.mul(g, sgn(n["self"])),)),
-    "sign": D("SignBackward0", (_zeros,)),
-    "sgn": D("SgnBackward0", (_zeros,)),
-    "sqrt": D("SqrtBackward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["result"], 2.0)),)),
-    "exp": D("ExpBackward0", (lambda n, g: _arith.mul(g, n["result"]),)),
-    "log": D("LogBackward0", (lambda n, g: _arith.div(g, n["self"]),)),
-    "log1p": D("Log1PBackward0", (lambda n, g: _arith.div(g, _arith.add_scalar(n["self"], 1.0)),)),
-    "sin": D("SinBackward0", (lambda n, g: _arith.mul(g, cos(n["self"])),)),
-    "cos": D("CosBackward0", (lambda n, g: _arith.mul(g, _arith.neg(sin(n["self"]))),)),
-    "log10": D("Log10Backward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["self"], 2.3025850929940456)),)),
-    "log2": D("Log2Backward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["self"], 0.6931471805599453)),)),
-    "expm1": D("Expm1Backward0", (lambda n, g: _arith.mul(g, _arith.add_scalar(n["result"], 1.0)),)),
+    "abs": D("AbsBackward0", (lambda n, g: _arith.mul(g, sgn(n["self"])),), forward=EW),
+    "sign": D("SignBackward0", (_zeros,), forward=EW),
+    "sgn": D("SgnBackward0", (_zeros,), forward=EW),
+    "sqrt": D("SqrtBackward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["result"], 2.0)),), forward=EW),
+    "exp": D("ExpBackward0", (lambda n, g: _arith.mul(g, n["result"]),), forward=EW),
+    "log": D("LogBackward0", (lambda n, g: _arith.div(g, n["self"]),), forward=EW),
+    "log1p": D("Log1PBackward0", (lambda n, g: _arith.div(g, _arith.add_scalar(n["self"], 1.0)),), forward=EW),
+    "sin": D("SinBackward0", (lambda n, g: _arith.mul(g, cos(n["self"])),), forward=EW),
+    "cos": D("CosBackward0", (lambda n, g: _arith.mul(g, _arith.neg(sin(n["self"]))),), forward=EW),
+    "log10": D("Log10Backward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["self"], 2.3025850929940456)),),
+        forward=EW),
+    "log2": D("Log2Backward0", (lambda n, g: _arith.div(g, _arith.mul_scalar(n["self"], 0.6931471805599453)),),
+        forward=EW),
+    "expm1": D("Expm1Backward0", (lambda n, g: _arith.mul(g, _arith.add_scalar(n["result"], 1.0)),), forward=EW),
     # -0.5 * grad * result ** 3
-    "rsqrt": D("RsqrtBackward0", (lambda n, g: _arith.mul_scalar(_arith.mul(g, _arith.pow(n["result"], 3)), -0.5),)),
-    "floor": D("FloorBackward0", (_zeros,)),
-    "ceil": D("CeilBackward0", (_zeros,)),
-    "trunc": D("TruncBackward0", (_zeros,)),
-    "round": D("RoundBackward0", (_zeros,)),
+    "rsqrt": D("RsqrtBackward0", (lambda n, g: _arith.mul_scalar(_arith.mul(g, _arith.pow(n["result"], 3)), -0.5),),
+        forward=EW),
+    "floor": D("FloorBackward0", (_zeros,), forward=EW),
+    "ceil": D("CeilBackward0", (_zeros,), forward=EW),
+    "trunc": D("TruncBackward0", (_zeros,), forward=EW),
+    "round": D("RoundBackward0", (_zeros,), forward=EW),
 }
 register(ROWS)

@@ -31,6 +31,7 @@ from gradviz.ops._common import (
 from gradviz.ops.construction import (
     zeros_for,
 )
+from gradviz.ops.core import AUTO_REDUCTION as RED
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.tensor import Tensor
@@ -153,8 +154,9 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
             "dim": d, "keepdim": keepdim, "indices": indices, "shape": a.shape,
         })
         fn = values.grad_fn
-        meta = fn.input_metadata[0]
-        fn.input_metadata = (meta, (indices.shape, _dtype.int64, meta[2]))  # plain tuples: see graph.Edge
+        if fn is not None:  # None: a dual input that only forward AD follows (no node)
+            meta = fn.input_metadata[0]
+            fn.input_metadata = (meta, (indices.shape, _dtype.int64, meta[2]))  # plain tuples: see graph.Edge
     result = _ValuesIndices((values, indices))
     result._op = key
     return result
@@ -508,20 +510,21 @@ def _mean_dim(n, g):
 
 
 ROWS: dict[str, D] = {
-    "sum": D("SumBackward0", (lambda n, g: _views.expand(g, n["shape"]),)),
-    "sum_dim": D("SumBackward1", (_sum_dim,)),
-    "mean": D("MeanBackward0", (lambda n, g: _arith.div_scalar(_views.expand(g, n["shape"]), n["count"]),)),
-    "mean_dim": D("MeanBackward1", (_mean_dim,)),
-    "max": D("MaxBackward1", (_max_all,)),
-    "max_dim": D("MaxBackward0", (_select_dim,), multi_output=True),
-    "min": D("MinBackward1", (_max_all,)),
-    "min_dim": D("MinBackward0", (_select_dim,), multi_output=True),
-    "amax": D("AmaxBackward0", (_amaxmin_grad,)),
-    "amin": D("AminBackward0", (_amaxmin_grad,)),
-    "var": D("VarBackward0", (_var,)),
-    "std": D("StdBackward0", (_std,)),
-    "var_mean": D("VarMeanBackward0", (_var_mean_grad,), multi_output=True),
-    "std_mean": D("StdMeanBackward0", (_var_mean_grad,), multi_output=True),
-    "norm": D("LinalgVectorNormBackward0", (_norm,)),
+    "sum": D("SumBackward0", (lambda n, g: _views.expand(g, n["shape"]),), forward=RED),
+    "sum_dim": D("SumBackward1", (_sum_dim,), forward=RED),
+    "mean": D("MeanBackward0", (lambda n, g: _arith.div_scalar(_views.expand(g, n["shape"]), n["count"]),),
+        forward=RED),
+    "mean_dim": D("MeanBackward1", (_mean_dim,), forward=RED),
+    "max": D("MaxBackward1", (_max_all,), forward=RED),
+    "max_dim": D("MaxBackward0", (_select_dim,), multi_output=True, forward=RED),
+    "min": D("MinBackward1", (_max_all,), forward=RED),
+    "min_dim": D("MinBackward0", (_select_dim,), multi_output=True, forward=RED),
+    "amax": D("AmaxBackward0", (_amaxmin_grad,), forward=RED),
+    "amin": D("AminBackward0", (_amaxmin_grad,), forward=RED),
+    "var": D("VarBackward0", (_var,), forward=RED),
+    "std": D("StdBackward0", (_std,), forward=RED),
+    "var_mean": D("VarMeanBackward0", (_var_mean_grad,), multi_output=True, forward=RED),
+    "std_mean": D("StdMeanBackward0", (_var_mean_grad,), multi_output=True, forward=RED),
+    "norm": D("LinalgVectorNormBackward0", (_norm,), forward=RED),
 }
 register(ROWS)

@@ -41,8 +41,9 @@ def _selected(key: str, a: Tensor, idx: np.ndarray, d: int) -> _ValuesIndices:
         # only the values are differentiable; the node has both outputs (values, indices)
         record(NODES[key], (a,), [values], {"dim": d, "indices": indices, "self_sym_sizes": a.shape})
         fn = values.grad_fn
-        meta = fn.input_metadata[0]
-        fn.input_metadata = (meta, (indices.shape, _dtype.int64, meta[2]))
+        if fn is not None:  # None: a dual input that only forward AD follows (no node)
+            meta = fn.input_metadata[0]
+            fn.input_metadata = (meta, (indices.shape, _dtype.int64, meta[2]))
     result = _ValuesIndices((values, indices))
     result._op = key
     return result
@@ -112,7 +113,9 @@ def _values_selected(n, grads):
 
 
 ROWS: dict[str, D] = {
-    "sort": D("SortBackward0", (_values_selected,), multi_output=True),
-    "topk": D("TopkBackward0", (_values_selected,), multi_output=True),
+    "sort": D("SortBackward0", (_values_selected,), multi_output=True,
+        forward=lambda n, ts, o: _indexing.gather(ts[0], n["dim"], n["indices"])),
+    "topk": D("TopkBackward0", (_values_selected,), multi_output=True,
+        forward=lambda n, ts, o: _indexing.gather(ts[0], n["dim"], n["indices"])),
 }
 register(ROWS)

@@ -316,17 +316,41 @@ def _unbind(n, grads):
 # -- derivative rows ----------------------------------------------------------------------
 
 
+# -- forward formulas (forward AD)
+
+
+def _fw_split(n, ts, outs):
+    """The tangent split as the input was (each piece a view of it)."""
+    d, start, pieces = n["dim"], 0, []
+    for o in outs:
+        pieces.append(narrow(ts[0], d, start, o.shape[d]))
+        start += o.shape[d]
+    return pieces
+
+
+def _fw_repeat(n, ts, outs):
+    return repeat(ts[0], *n["repeats"])
+
+
+def _fw_roll(n, ts, outs):
+    return roll(ts[0], n["shifts"], n["dims"] if n["dims"] else None)
+
+
 ROWS: dict[str, D] = {
-    "cat": D("CatBackward0", (), all_inputs=lambda n, g: split_sizes(g, n["sizes"], n["dim"])),
+    "cat": D("CatBackward0", (), all_inputs=lambda n, g: split_sizes(g, n["sizes"], n["dim"]),
+        forward=lambda n, ts, o: cat(_indexing.fw_tangents(n, ts), n["dim"])),
     "stack": D("StackBackward0", (), all_inputs=lambda n, g: [
-        _indexing.select(g, n["dim"], i) for i in range(g.shape[n["dim"]])]),
-    "split": D("SplitBackward0", (_split,), multi_output=True),
-    "split_with_sizes": D("SplitWithSizesBackward0", (_split,), multi_output=True),
-    "unbind": D("UnbindBackward0", (_unbind,), multi_output=True),
-    "repeat": D("RepeatBackward0", (_repeat,)),
-    "flip": D("FlipBackward0", (lambda n, g: flip(g, n["dims"]),)),
-    "roll": D("RollBackward0", (_roll,)),
-    "tril": D("TrilBackward0", (lambda n, g: tril(g, n["diagonal"]),)),
-    "triu": D("TriuBackward0", (lambda n, g: triu(g, n["diagonal"]),)),
+        _indexing.select(g, n["dim"], i) for i in range(g.shape[n["dim"]])],
+            forward=lambda n, ts, o: stack(_indexing.fw_tangents(n, ts), n["dim"])),
+    "split": D("SplitBackward0", (_split,), multi_output=True, forward=_fw_split),
+    "split_with_sizes": D("SplitWithSizesBackward0", (_split,), multi_output=True, forward=_fw_split),
+    "unbind": D("UnbindBackward0", (_unbind,), multi_output=True, forward=lambda n, ts, o: unbind(ts[0], n["dim"])),
+    "repeat": D("RepeatBackward0", (_repeat,), forward=_fw_repeat),
+    "flip": D("FlipBackward0", (lambda n, g: flip(g, n["dims"]),), forward=lambda n, ts, o: flip(ts[0], n["dims"])),
+    "roll": D("RollBackward0", (_roll,), forward=_fw_roll),
+    "tril": D("TrilBackward0", (lambda n, g: tril(g, n["diagonal"]),),
+        forward=lambda n, ts, o: tril(ts[0], n["diagonal"])),
+    "triu": D("TriuBackward0", (lambda n, g: triu(g, n["diagonal"]),),
+        forward=lambda n, ts, o: triu(ts[0], n["diagonal"])),
 }
 register(ROWS)

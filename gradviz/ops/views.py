@@ -371,26 +371,47 @@ def to_copy(a: Tensor, dtype: _dtype.dtype | None = None, device: Any = None) ->
 # -- derivative rows ----------------------------------------------------------------------
 
 
+# -- forward formulas (forward AD): a view's tangent is the same view of its input's tangent
+
+
+def _fw_shape(n, ts, outs):
+    """The tangent viewed in the output's shape (view, reshape, squeeze, unsqueeze)."""
+    return reshape(ts[0], tuple(outs[0]._data.shape))
+
+
+def _fw_permute(n, ts, outs):
+    inverse = n["inverse"]
+    return permute(ts[0], tuple(sorted(range(len(inverse)), key=lambda i: inverse[i])))
+
+
+def _fw_as_strided(n, ts, outs):
+    flat = reshape(ts[0], (-1,))
+    return _indexing.getitem_raw(flat, (n["index"],), "index")
+
+
 ROWS: dict[str, D] = {
-    "view": D("ViewBackward0", (lambda n, g: reshape(g, n["shape"]),)),
-    "unsafe_view": D("UnsafeViewBackward0", (lambda n, g: reshape(g, n["shape"]),)),
-    "reshape_alias": D("ReshapeAliasBackward0", (lambda n, g: reshape(g, n["shape"]),)),
-    "t": D("TBackward0", (lambda n, g: t(g),)),
-    "transpose": D("TransposeBackward0", (lambda n, g: transpose(g, n["dim0"], n["dim1"]),)),
-    "permute": D("PermuteBackward0", (lambda n, g: permute(g, n["inverse"]),)),
-    "unsqueeze": D("UnsqueezeBackward0", (lambda n, g: squeeze(g, n["dim"]),)),
-    "squeeze": D("SqueezeBackward0", (lambda n, g: unsqueeze_to(g, n["shape"]),)),
-    "squeeze_dim": D("SqueezeBackward1", (lambda n, g: unsqueeze_to(g, n["shape"], n["dim"]),)),
-    "squeeze_dims": D("SqueezeBackward2", (lambda n, g: unsqueeze_to(g, n["shape"], n["dims"]),)),
-    "squeeze_dim_": D("SqueezeBackward4", (lambda n, g: unsqueeze_to(g, n["shape"], n["dim"]),)),
-    "expand": D("ExpandBackward0", (lambda n, g: _reductions.sum_to(g, n["shape"]),)),
+    "view": D("ViewBackward0", (lambda n, g: reshape(g, n["shape"]),), forward=_fw_shape),
+    "unsafe_view": D("UnsafeViewBackward0", (lambda n, g: reshape(g, n["shape"]),), forward=_fw_shape),
+    "reshape_alias": D("ReshapeAliasBackward0", (lambda n, g: reshape(g, n["shape"]),), forward=_fw_shape),
+    "t": D("TBackward0", (lambda n, g: t(g),), forward=lambda n, ts, o: t(ts[0])),
+    "transpose": D("TransposeBackward0", (lambda n, g: transpose(g, n["dim0"], n["dim1"]),),
+        forward=lambda n, ts, o: transpose(ts[0], n["dim0"], n["dim1"])),
+    "permute": D("PermuteBackward0", (lambda n, g: permute(g, n["inverse"]),), forward=_fw_permute),
+    "unsqueeze": D("UnsqueezeBackward0", (lambda n, g: squeeze(g, n["dim"]),), forward=_fw_shape),
+    "squeeze": D("SqueezeBackward0", (lambda n, g: unsqueeze_to(g, n["shape"]),), forward=_fw_shape),
+    "squeeze_dim": D("SqueezeBackward1", (lambda n, g: unsqueeze_to(g, n["shape"], n["dim"]),), forward=_fw_shape),
+    "squeeze_dims": D("SqueezeBackward2", (lambda n, g: unsqueeze_to(g, n["shape"], n["dims"]),), forward=_fw_shape),
+    "squeeze_dim_": D("SqueezeBackward4", (lambda n, g: unsqueeze_to(g, n["shape"], n["dim"]),), forward=_fw_shape),
+    "expand": D("ExpandBackward0", (lambda n, g: _reductions.sum_to(g, n["shape"]),),
+        forward=lambda n, ts, o: expand(ts[0], tuple(o[0].shape))),
     # a view whose base was changed in place through it (or another view): its new history
     "as_strided": D("AsStridedBackward0", (
         lambda n, g: reshape(_indexing.index_backward(g, (_numel(n["base_shape"]),), (n["index"],), "index"),
                                n["base_shape"]),
-    )),
+    ), forward=_fw_as_strided),
     # copies
-    "clone": D("CloneBackward0", (lambda n, g: g,)),
-    "to_copy": D("ToCopyBackward0", (lambda n, g: to_copy(g, n["dtype"], n["device"]),)),
+    "clone": D("CloneBackward0", (lambda n, g: g,), forward=lambda n, ts, o: clone(ts[0])),
+    "to_copy": D("ToCopyBackward0", (lambda n, g: to_copy(g, n["dtype"], n["device"]),),
+        forward=lambda n, ts, o: to_copy(ts[0], n["dtype"], n["device"])),
 }
 register(ROWS)

@@ -16,7 +16,7 @@ from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import as_device, to_device_array
-from gradviz.ops.core import Derivative, node_class, record
+from gradviz.ops.core import AUTO_ELEMENT_WISE, Derivative, node_class, record
 from gradviz.random import _dists as D
 from gradviz.random._generator import Generator, resolve
 from gradviz.tensor import Tensor, make_tensor
@@ -35,9 +35,12 @@ def _zeros(n: Any, g: Tensor) -> Tensor:
 
 # Every input of a random op gets a zero gradient (torch's derivatives.yaml rows for them).
 # One class per name: node_class makes one per row.
-_NODES = {name: node_class(Derivative(name, (_zeros,))) for name in _IN_PLACE}
-_NODES.update({name: node_class(Derivative(name, (_zeros, _zeros), reduce_broadcast=True)) for name in _TWO_INPUTS})
-_NODES.update({name: node_class(Derivative(name, (_zeros,), reduce_broadcast=True)) for name in _FROM_INPUT})
+_NODES = {name: node_class(Derivative(name, (_zeros,), forward=AUTO_ELEMENT_WISE))
+          for name in _IN_PLACE}
+_NODES.update({name: node_class(Derivative(name, (_zeros, _zeros), reduce_broadcast=True, forward=AUTO_ELEMENT_WISE))
+               for name in _TWO_INPUTS})
+_NODES.update({name: node_class(Derivative(name, (_zeros,), reduce_broadcast=True, forward=AUTO_ELEMENT_WISE))
+               for name in _FROM_INPUT})
 
 
 # -- shapes, dtypes, output ----------------------------------------------------------------------
