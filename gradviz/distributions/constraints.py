@@ -10,8 +10,9 @@ from gradviz.tensor import Tensor
 
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-    "half_open_interval", "independent", "integer_interval", "interval", "less_than", "nonnegative",
-    "nonnegative_integer", "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "half_open_interval", "independent", "integer_interval", "interval", "less_than", "lower_cholesky",
+    "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real",
+    "real_vector", "simplex", "unit_interval",
 ]
 
 
@@ -186,6 +187,40 @@ class _Simplex(Constraint):
         return gradviz.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        is_boolean = (value == 0) | (value == 1)
+        is_normalized = value.sum(-1).eq(1)
+        return is_boolean.all(-1) & is_normalized
+
+
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        value_tril = value.tril()
+        lower_triangular = (value_tril == value).reshape(tuple(value.shape[:-2]) + (-1,)).min(-1)[0]
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
+        return lower_triangular & positive_diagonal
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric matrices with a Cholesky factor."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = gradviz.isclose(value, value.mT, atol=1e-6).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        if not bool(symmetric.all()):
+            return symmetric
+        return gradviz.linalg.cholesky_ex(value).info.eq(0)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -204,3 +239,6 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+one_hot = _OneHot()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()

@@ -15,7 +15,8 @@ from gradviz.distributions import constraints
 from gradviz.distributions.utils import _sum_rightmost
 from gradviz.tensor import Tensor
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform",
+           "Transform"]
 
 
 class Transform:
@@ -223,6 +224,24 @@ class ComposeTransform(Transform):
 
     def __repr__(self) -> str:
         return self.__class__.__name__ + "(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
+
+
+class AbsTransform(Transform):
+    """y = |x|: not bijective; its inverse keeps y (the positive branch)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
 
 
 class ExpTransform(Transform):

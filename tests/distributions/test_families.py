@@ -1,0 +1,200 @@
+"""The families added for RL and VAEs (Beta, Gamma, Dirichlet, Laplace, LogNormal, Poisson,
+Geometric, OneHotCategorical, Relaxed*, Gumbel, Cauchy, HalfNormal, StudentT, Chi2,
+MixtureSameFamily) and their kl_divergence pairs against torch 2.13: the same program on both
+from the same numbers and seed; values, gradients, node names and the samples drawn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from test_distributions import leaf, same
+
+import gradviz
+
+A = [0.4, 2.0, 9.5]
+B = [1.5, 0.7, 3.0]
+V01 = [0.2, 0.5, 0.9]
+
+
+def p_gamma(T: Any) -> dict[str, Any]:
+    c, r = leaf(T, A), leaf(T, B)
+    d = T.distributions.Gamma(c, r)
+    v = T.tensor([0.3, 1.0, 2.0], dtype=T.float64)
+    chi = T.distributions.Chi2(c)
+    return {"log_prob": (d.log_prob(v), (c, r)), "entropy": (d.entropy(), (c, r)), "mean": (d.mean, (c, r)),
+            "variance": (d.variance, (c, r)), "mode": (d.mode, (c, r)), "rsample": (d.rsample((2,)), (c, r)),
+            "sample": (d.sample(), ()), "chi2_log_prob": (chi.log_prob(v), (c,)), "chi2_df": (chi.df, (c,)),
+            "chi2_rsample": (chi.rsample(), (c,))}
+
+
+def p_beta_dirichlet(T: Any) -> dict[str, Any]:
+    a, b = leaf(T, A), leaf(T, B)
+    d = T.distributions.Beta(a, b)
+    v = T.tensor(V01, dtype=T.float64)
+    conc = leaf(T, [[0.5, 2.0, 7.0], [1.0, 1.0, 1.0]])
+    dd = T.distributions.Dirichlet(conc)
+    x = T.tensor([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], dtype=T.float64)
+    return {"log_prob": (d.log_prob(v), (a, b)), "entropy": (d.entropy(), (a, b)), "mean": (d.mean, (a, b)),
+            "variance": (d.variance, (a, b)), "rsample": (d.rsample((3,)), (a, b)), "sample": (d.sample(), ()),
+            "scalar": (T.distributions.Beta(2.0, 3.0).log_prob(v), ()),
+            "d_log_prob": (dd.log_prob(x), (conc,)), "d_entropy": (dd.entropy(), (conc,)),
+            "d_rsample": (dd.rsample((2,)), (conc,)), "d_mean": (dd.mean, (conc,)), "d_var": (dd.variance, (conc,))}
+
+
+def p_location_scale(T: Any) -> dict[str, Any]:
+    loc, scale = leaf(T, [0.5, -1.0, 2.0]), leaf(T, B)
+    v = T.tensor([0.1, -0.4, 2.5], dtype=T.float64)
+    out: dict[str, Any] = {}
+    for name in ("Laplace", "Cauchy", "Gumbel", "LogNormal"):
+        d = getattr(T.distributions, name)(loc, scale)
+        x = v.abs() if name == "LogNormal" else v
+        out[name + "_log_prob"] = (d.log_prob(x), (loc, scale))
+        out[name + "_entropy"] = (d.entropy(), (loc, scale))
+        out[name + "_sample"] = (d.sample((2,)), ())
+        if name != "Cauchy":
+            out[name + "_mean"] = (d.mean, (loc, scale))
+            out[name + "_variance"] = (d.variance, (loc, scale))
+        if d.has_rsample:
+            out[name + "_rsample"] = (d.rsample((2,)), (loc, scale))
+    for name in ("Laplace", "Cauchy"):
+        d = getattr(T.distributions, name)(loc, scale)
+        out[name + "_cdf"] = (d.cdf(v), (loc, scale))
+        out[name + "_icdf"] = (d.icdf(T.tensor(V01, dtype=T.float64)), (loc, scale))
+    h = T.distributions.HalfNormal(scale)
+    out["half_log_prob"] = (h.log_prob(v.abs()), (scale,))
+    out["half_entropy"] = (h.entropy(), (scale,))
+    out["half_rsample"] = (h.rsample((2,)), (scale,))
+    out["half_mean"] = (h.mean, (scale,))
+    df = leaf(T, [3.0, 1.5, 0.8])
+    t = T.distributions.StudentT(df, loc, scale)
+    out["t_log_prob"] = (t.log_prob(v), (df, loc, scale))
+    out["t_entropy"] = (t.entropy(), (df, loc, scale))
+    out["t_rsample"] = (t.rsample(), (df, loc, scale))
+    out["t_mean"] = (t.mean, (loc,))
+    out["t_variance"] = (t.variance, (df, scale))
+    return out
+
+
+def p_discrete(T: Any) -> dict[str, Any]:
+    rate = leaf(T, [0.5, 2.0, 4.0])
+    p = T.distributions.Poisson(rate)
+    k = T.tensor([0.0, 3.0, 2.0], dtype=T.float64)
+    probs = leaf(T, V01)
+    g = T.distributions.Geometric(probs)
+    logits = leaf(T, [[0.1, -1.0, 2.0], [0.3, 0.3, -0.5]])
+    oh = T.distributions.OneHotCategorical(logits=logits)
+    st = T.distributions.OneHotCategoricalStraightThrough(logits=logits)
+    onehot = T.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], dtype=T.float64)
+    return {"p_log_prob": (p.log_prob(k), (rate,)), "p_sample": (p.sample((2,)), ()), "p_mean": (p.mean, (rate,)),
+            "g_log_prob": (g.log_prob(k), (probs,)), "g_entropy": (g.entropy(), (probs,)),
+            "g_sample": (g.sample((2,)), ()), "g_mean": (g.mean, (probs,)),
+            "g_logits": (T.distributions.Geometric(logits=probs).log_prob(k), (probs,)),
+            "oh_log_prob": (oh.log_prob(onehot), (logits,)), "oh_entropy": (oh.entropy(), (logits,)),
+            "oh_sample": (oh.sample((2,)), ()), "oh_mode": (oh.mode, ()), "oh_enum": (oh.enumerate_support(), ()),
+            "st_rsample": (st.rsample(), (logits,))}
+
+
+def p_relaxed_mixture(T: Any) -> dict[str, Any]:
+    temp = T.tensor(0.5, dtype=T.float64)
+    logits = leaf(T, [[0.1, -1.0, 2.0], [0.3, 0.3, -0.5]])
+    r = T.distributions.RelaxedOneHotCategorical(temp, logits=logits)
+    sample = r.rsample()
+    bl = leaf(T, [0.3, -0.2])
+    rb = T.distributions.RelaxedBernoulli(temp, logits=bl)
+    mix = leaf(T, [0.2, -0.4, 1.0])
+    loc, scale = leaf(T, [-1.0, 0.0, 2.0]), leaf(T, [0.5, 1.0, 0.3])
+    gmm = T.distributions.MixtureSameFamily(T.distributions.Categorical(logits=mix),
+                                            T.distributions.Normal(loc, scale))
+    x = T.tensor([0.1, 1.9, -2.0, 0.5], dtype=T.float64)
+    return {"r_rsample": (sample, (logits,)), "r_log_prob": (r.log_prob(sample.detach()), (logits,)),
+            "rb_rsample": (rb.rsample((2,)), (bl,)), "rb_log_prob": (rb.log_prob(T.tensor([0.2, 0.7],
+                                                                                          dtype=T.float64)), (bl,)),
+            "gmm_log_prob": (gmm.log_prob(x), (mix, loc, scale)), "gmm_mean": (gmm.mean, (mix, loc)),
+            "gmm_variance": (gmm.variance, (mix, loc, scale)), "gmm_sample": (gmm.sample((3,)), ())}
+
+
+def p_kl(T: Any) -> dict[str, Any]:
+    a, b = leaf(T, A), leaf(T, B)
+    D, kl = T.distributions, T.distributions.kl_divergence
+    conc = leaf(T, [[0.5, 2.0, 7.0], [1.0, 1.0, 1.0]])
+    probs = leaf(T, V01)
+    logits = leaf(T, [[0.1, -1.0, 2.0], [0.3, 0.3, -0.5]])
+    return {
+        "beta": (kl(D.Beta(a, b), D.Beta(b, a)), (a, b)),
+        "gamma": (kl(D.Gamma(a, b), D.Gamma(b, a)), (a, b)),
+        "dirichlet": (kl(D.Dirichlet(conc), D.Dirichlet(conc.flip(-1))), (conc,)),
+        "laplace": (kl(D.Laplace(a, b), D.Laplace(b, a)), (a, b)),
+        "gumbel": (kl(D.Gumbel(a, b), D.Gumbel(b, a)), (a, b)),
+        "halfnormal": (kl(D.HalfNormal(a), D.HalfNormal(b)), (a, b)),
+        "poisson": (kl(D.Poisson(a), D.Poisson(b)), (a, b)),
+        "geometric": (kl(D.Geometric(probs), D.Geometric(probs.flip(0))), (probs,)),
+        "onehot": (kl(D.OneHotCategorical(logits=logits), D.OneHotCategorical(logits=logits.flip(-1))), (logits,)),
+        "bernoulli_poisson": (kl(D.Bernoulli(probs), D.Poisson(a)), (probs, a)),
+    }
+
+
+@pytest.mark.parametrize("program", [p_gamma, p_beta_dirichlet, p_location_scale, p_discrete, p_relaxed_mixture,
+                                     p_kl], ids=lambda p: p.__name__)
+def test_matches_torch(program: Any) -> None:
+    same(program)
+
+
+def test_gamma_draws_are_torchs_in_float32() -> None:
+    """_standard_gamma and _sample_dirichlet draw torch's numbers (and leave the stream where
+    torch leaves it), for a float32 input too, whose boost and offset torch computes in float."""
+    alpha = [0.05, 0.5, 1.0, 2.5, 30.0, 0.0]
+    torch.manual_seed(3)
+    want = [torch._standard_gamma(torch.tensor(alpha)), torch._sample_dirichlet(torch.tensor([alpha[:3], alpha[2:5]])),
+            torch.randn(3)]
+    gradviz.manual_seed(3)
+    got = [gradviz._standard_gamma(gradviz.tensor(alpha)),
+           gradviz._sample_dirichlet(gradviz.tensor([alpha[:3], alpha[2:5]])), gradviz.randn(3)]
+    for w, g in zip(want, got):
+        assert g.dtype == gradviz.float32
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_poisson_small_rates_are_torchs() -> None:
+    torch.manual_seed(1)
+    want = torch.poisson(torch.tensor([[0.0, 0.3, 1.0], [2.5, 5.0, 9.9]]))
+    gradviz.manual_seed(1)
+    got = gradviz.poisson(gradviz.tensor([[0.0, 0.3, 1.0], [2.5, 5.0, 9.9]]))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_reparameterisation_gradients_are_torchs() -> None:
+    """_standard_gamma_grad and _dirichlet_grad at given points, over each of their branches."""
+    alpha = np.array([0.3, 0.5, 2.0, 5.0, 9.0, 12.0, 30.0, 30.0])
+    x = np.array([0.1, 0.9, 1.5, 5.0, 2.0, 12.5, 25.0, 45.0])
+    want = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(x)).numpy()
+    got = gradviz._standard_gamma_grad(gradviz.tensor(alpha), gradviz.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    xs = np.array([0.01, 0.3, 0.5, 0.95, 0.6, 0.45, 0.4])
+    al = np.array([0.5, 2.0, 3.0, 1.0, 8.0, 10.0, 7.0])
+    tot = np.array([1.0, 5.0, 4.0, 3.0, 20.0, 18.0, 16.0])
+    want = torch._dirichlet_grad(torch.tensor(xs), torch.tensor(al), torch.tensor(tot)).numpy()
+    got = gradviz._dirichlet_grad(gradviz.tensor(xs), gradviz.tensor(al), gradviz.tensor(tot)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("module", ["beta", "gamma", "dirichlet", "laplace", "log_normal", "poisson", "geometric",
+                                    "one_hot_categorical", "relaxed_bernoulli", "relaxed_categorical", "gumbel",
+                                    "cauchy", "half_normal", "studentT", "chi2", "mixture_same_family",
+                                    "exp_family"])
+def test_submodules_import_as_torchs(module: str) -> None:
+    import importlib
+
+    want = importlib.import_module(f"torch.distributions.{module}")
+    got = importlib.import_module(f"gradviz.distributions.{module}")
+    assert set(want.__all__) <= set(dir(got)), set(want.__all__) - set(dir(got))
+
+
+def test_bad_parameters_fail_as_torchs() -> None:
+    for T in (torch, gradviz):
+        with pytest.raises(ValueError, match="Expected parameter concentration"):
+            T.distributions.Beta(T.tensor([-1.0]), T.tensor([1.0]))
+        with pytest.raises(ValueError, match="must be at least one-dimensional"):
+            T.distributions.Dirichlet(T.tensor(1.0))
