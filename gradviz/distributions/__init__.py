@@ -22,6 +22,7 @@ from gradviz.distributions.kl import kl_divergence, register_kl
 from gradviz.distributions.laplace import Laplace
 from gradviz.distributions.log_normal import LogNormal
 from gradviz.distributions.mixture_same_family import MixtureSameFamily
+from gradviz.distributions.multivariate_normal import MultivariateNormal
 from gradviz.distributions.normal import Normal
 from gradviz.distributions.one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from gradviz.distributions.poisson import Poisson
@@ -44,9 +45,9 @@ __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
     "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
     "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "MixtureSameFamily", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+    "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
 ]
 
 

@@ -218,7 +218,7 @@ class _PositiveDefinite(Constraint):
         symmetric = gradviz.isclose(value, value.mT, atol=1e-6).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
         if not bool(symmetric.all()):
             return symmetric
-        return gradviz.linalg.cholesky_ex(value).info.eq(0)
+        return gradviz.linalg.cholesky_ex(value)[1].eq(0)
 
 
 dependent = _Dependent()

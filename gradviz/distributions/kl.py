@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import gradviz
 from gradviz.distributions.bernoulli import Bernoulli
 from gradviz.distributions.beta import Beta
@@ -20,6 +22,7 @@ from gradviz.distributions.gumbel import Gumbel
 from gradviz.distributions.half_normal import HalfNormal
 from gradviz.distributions.independent import Independent
 from gradviz.distributions.laplace import Laplace
+from gradviz.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from gradviz.distributions.normal import Normal
 from gradviz.distributions.one_hot_categorical import OneHotCategorical
 from gradviz.distributions.poisson import Poisson
@@ -188,3 +191,26 @@ def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> Tensor:
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+def _batch_trace_XXT(bmat: Tensor) -> Tensor:  # noqa: N802 - torch's name
+    """trace(X X^T) over any leading batch dims."""
+    n, m = bmat.size(-1), bmat.size(-2)
+    return bmat.reshape(-1, m * n).pow(2).sum(-1).reshape(bmat.shape[:-2])
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    half_term1 = (q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    combined_batch_shape = tuple(np.broadcast_shapes(tuple(q._unbroadcasted_scale_tril.shape[:-2]),
+                                                     tuple(p._unbroadcasted_scale_tril.shape[:-2])))
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    p_scale_tril = p._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    term2 = _batch_trace_XXT(gradviz.linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
+    return half_term1 + 0.5 * (term2 + term3 - n)

@@ -198,3 +198,44 @@ def test_bad_parameters_fail_as_torchs() -> None:
             T.distributions.Beta(T.tensor([-1.0]), T.tensor([1.0]))
         with pytest.raises(ValueError, match="must be at least one-dimensional"):
             T.distributions.Dirichlet(T.tensor(1.0))
+
+
+def p_multivariate_normal(T: Any) -> dict[str, Any]:
+    loc = leaf(T, [[0.5, -1.0, 2.0], [0.0, 0.3, -0.2]])
+    a = leaf(T, [[1.0, 0.2, 0.0], [0.3, 1.5, 0.1], [-0.2, 0.4, 0.8]])
+    cov = a @ a.mT + T.eye(3, dtype=T.float64)
+    tril = leaf(T, [[1.2, 0.0, 0.0], [0.3, 0.7, 0.0], [-0.4, 0.1, 0.9]])
+    v = T.tensor([[0.1, -0.4, 2.5], [1.0, 0.0, 0.0]], dtype=T.float64)
+    d = T.distributions.MultivariateNormal(loc, covariance_matrix=cov)
+    s = T.distributions.MultivariateNormal(loc, scale_tril=tril)
+    diag = T.distributions.MultivariateNormal(loc, T.diag_embed(T.exp(loc)))
+    batched = T.distributions.MultivariateNormal(loc[0], scale_tril=T.stack([tril, 2 * tril]))
+    return {"cov_log_prob": (d.log_prob(v), (loc, a)), "cov_entropy": (d.entropy(), (a,)),
+            "cov_rsample": (d.rsample((2,)), (loc, a)), "cov_sample": (d.sample(), ()),
+            "tril_log_prob": (s.log_prob(v), (loc, tril)), "tril_cov": (s.covariance_matrix, (tril,)),
+            "variance": (s.variance, (tril,)), "diag_log_prob": (diag.log_prob(v), (loc,)),
+            "sample_batch_log_prob": (s.log_prob(v.expand(4, 2, 3)), (loc, tril)),
+            "batched_log_prob": (batched.log_prob(v), (loc, tril)),
+            "kl": (T.distributions.kl_divergence(d, s), (loc, a, tril))}
+
+
+def test_multivariate_normal_matches_torch() -> None:
+    same(p_multivariate_normal)
+
+
+def test_solve_triangular_matches_torch() -> None:
+    """linalg.solve_triangular (MultivariateNormal's Mahalanobis term): values, both gradients and
+    the node, for each triangle, side and unit diagonal, with a broadcast batch."""
+    rng = np.random.default_rng(1)
+    a_np = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b_np = rng.standard_normal((2, 3, 2))
+    for upper in (False, True):
+        for left in (True, False):
+            for unit in (False, True):
+                def program(T: Any, upper=upper, left=left, unit=unit) -> dict[str, Any]:
+                    a, b = leaf(T, a_np), leaf(T, b_np if left else b_np.swapaxes(-1, -2))
+                    x = T.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)
+                    y = T.linalg.solve_triangular(a[0], b, upper=upper, left=left, unitriangular=unit)
+                    return {"x": (x, (a, b)), "broadcast": (y, (a, b))}
+
+                same(program)
