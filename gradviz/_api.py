@@ -130,6 +130,7 @@ from gradviz.random._api import (  # noqa: E402
     randn_like,
     randperm,
 )
+from gradviz.random.binomial import binomial  # noqa: E402
 from gradviz.random.gamma import (  # noqa: E402
     _dirichlet_grad,
     _sample_dirichlet,

@@ -6,6 +6,7 @@ seed draws torch's numbers (Poisson's rates of 10 and more excepted: gradviz/ran
 from gradviz.distributions import constraints, transforms
 from gradviz.distributions.bernoulli import Bernoulli
 from gradviz.distributions.beta import Beta
+from gradviz.distributions.binomial import Binomial
 from gradviz.distributions.categorical import Categorical
 from gradviz.distributions.cauchy import Cauchy
 from gradviz.distributions.chi2 import Chi2
@@ -13,18 +14,26 @@ from gradviz.distributions.dirichlet import Dirichlet
 from gradviz.distributions.distribution import Distribution
 from gradviz.distributions.exp_family import ExponentialFamily
 from gradviz.distributions.exponential import Exponential
+from gradviz.distributions.fishersnedecor import FisherSnedecor
 from gradviz.distributions.gamma import Gamma
 from gradviz.distributions.geometric import Geometric
 from gradviz.distributions.gumbel import Gumbel
+from gradviz.distributions.half_cauchy import HalfCauchy
 from gradviz.distributions.half_normal import HalfNormal
 from gradviz.distributions.independent import Independent
+from gradviz.distributions.inverse_gamma import InverseGamma
 from gradviz.distributions.kl import kl_divergence, register_kl
+from gradviz.distributions.kumaraswamy import Kumaraswamy
 from gradviz.distributions.laplace import Laplace
 from gradviz.distributions.log_normal import LogNormal
+from gradviz.distributions.logistic_normal import LogisticNormal
 from gradviz.distributions.mixture_same_family import MixtureSameFamily
+from gradviz.distributions.multinomial import Multinomial
 from gradviz.distributions.multivariate_normal import MultivariateNormal
+from gradviz.distributions.negative_binomial import NegativeBinomial
 from gradviz.distributions.normal import Normal
 from gradviz.distributions.one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from gradviz.distributions.pareto import Pareto
 from gradviz.distributions.poisson import Poisson
 from gradviz.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from gradviz.distributions.relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
@@ -35,19 +44,31 @@ from gradviz.distributions.transforms import (
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
 from gradviz.distributions.uniform import Uniform
+from gradviz.distributions.weibull import Weibull
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
-    "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
-    "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StudentT", "TanhTransform",
-    "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+    "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence",
+    "register_kl", "transforms",
 ]
 
 

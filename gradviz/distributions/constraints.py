@@ -10,7 +10,7 @@ from gradviz.tensor import Tensor
 
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-    "half_open_interval", "independent", "integer_interval", "interval", "less_than", "lower_cholesky",
+    "half_open_interval", "independent", "integer_interval", "interval", "less_than", "lower_cholesky", "multinomial",
     "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real",
     "real_vector", "simplex", "unit_interval",
 ]
@@ -221,6 +221,19 @@ class _PositiveDefinite(Constraint):
         return gradviz.linalg.cholesky_ex(value)[1].eq(0)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative integer vectors that sum to at most upper_bound."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: int):
+        self.upper_bound = upper_bound
+
+    def check(self, x: Tensor) -> Tensor:
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -240,5 +253,6 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 one_hot = _OneHot()
+multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()

@@ -12,6 +12,7 @@ import numpy as np
 import gradviz
 from gradviz.distributions.bernoulli import Bernoulli
 from gradviz.distributions.beta import Beta
+from gradviz.distributions.binomial import Binomial
 from gradviz.distributions.categorical import Categorical
 from gradviz.distributions.dirichlet import Dirichlet
 from gradviz.distributions.distribution import Distribution
@@ -25,6 +26,7 @@ from gradviz.distributions.laplace import Laplace
 from gradviz.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from gradviz.distributions.normal import Normal
 from gradviz.distributions.one_hot_categorical import OneHotCategorical
+from gradviz.distributions.pareto import Pareto
 from gradviz.distributions.poisson import Poisson
 from gradviz.distributions.uniform import Uniform
 from gradviz.distributions.utils import _sum_rightmost, euler_constant
@@ -214,3 +216,24 @@ def _kl_multivariatenormal_multivariatenormal(p: MultivariateNormal, q: Multivar
     term2 = _batch_trace_XXT(gradviz.linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False))
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    inf_idxs = p.total_count > q.total_count
+    kl[inf_idxs] = gradviz.full_like(kl[inf_idxs], math.inf)
+    return kl
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    result[p.support.lower_bound < q.support.lower_bound] = math.inf
+    return result

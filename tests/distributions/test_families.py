@@ -182,7 +182,9 @@ def test_reparameterisation_gradients_are_torchs() -> None:
 
 @pytest.mark.parametrize("module", ["beta", "gamma", "dirichlet", "laplace", "log_normal", "poisson", "geometric",
                                     "one_hot_categorical", "relaxed_bernoulli", "relaxed_categorical", "gumbel",
-                                    "cauchy", "half_normal", "studentT", "chi2", "mixture_same_family",
+                                    "cauchy", "half_normal", "studentT", "chi2", "mixture_same_family", "binomial",
+                                    "fishersnedecor", "half_cauchy", "inverse_gamma", "kumaraswamy", "logistic_normal",
+                                    "multinomial", "negative_binomial", "pareto", "weibull", "multivariate_normal",
                                     "exp_family"])
 def test_submodules_import_as_torchs(module: str) -> None:
     import importlib
@@ -239,3 +241,88 @@ def test_solve_triangular_matches_torch() -> None:
                     return {"x": (x, (a, b)), "broadcast": (y, (a, b))}
 
                 same(program)
+
+
+def p_more_families(T: Any) -> dict[str, Any]:
+    a, b = leaf(T, A), leaf(T, B)
+    v01 = T.tensor(V01, dtype=T.float64)
+    vpos = T.tensor([0.3, 1.5, 4.0], dtype=T.float64)
+    D = T.distributions
+    out: dict[str, Any] = {}
+    for name, d, v in (("half_cauchy", D.HalfCauchy(b), vpos), ("inverse_gamma", D.InverseGamma(a, b), vpos),
+                       ("pareto", D.Pareto(b, a), vpos + 3.0), ("weibull", D.Weibull(b, a), vpos),
+                       ("kumaraswamy", D.Kumaraswamy(a, b), v01), ("fisher", D.FisherSnedecor(a, b + 4.0), vpos)):
+        out[name + "_log_prob"] = (d.log_prob(v), (a, b))
+        if name != "fisher":  # torch has no FisherSnedecor.entropy
+            out[name + "_entropy"] = (d.entropy(), (a, b))
+        out[name + "_sample"] = (d.sample((2,)), ())
+        if name not in ("half_cauchy",):
+            out[name + "_mean"] = (d.mean, (a, b))
+            out[name + "_variance"] = (d.variance, (a, b))
+        if d.has_rsample:
+            out[name + "_rsample"] = (d.rsample((2,)), (a, b))
+    n = T.tensor([5.0, 30.0, 200.0], dtype=T.float64)
+    probs = leaf(T, V01)
+    bi = D.Binomial(n, probs)
+    k = T.tensor([2.0, 10.0, 180.0], dtype=T.float64)
+    out["binomial_log_prob"] = (bi.log_prob(k), (probs,))
+    out["binomial_sample"] = (bi.sample((3,)), ())
+    out["binomial_entropy"] = (D.Binomial(6, probs).entropy(), (probs,))
+    out["binomial_mean"] = (bi.mean, (probs,))
+    nb = D.NegativeBinomial(T.tensor([2.0, 3.0, 5.0], dtype=T.float64), logits=probs)
+    out["negbin_log_prob"] = (nb.log_prob(k), (probs,))
+    out["negbin_sample"] = (D.NegativeBinomial(2.0, T.tensor([0.3, 0.5], dtype=T.float64)).sample((2,)), ())
+    logits = leaf(T, [[0.1, -1.0, 2.0], [0.3, 0.3, -0.5]])
+    mn = D.Multinomial(5, logits=logits)
+    counts = T.tensor([[1.0, 1.0, 3.0], [0.0, 5.0, 0.0]], dtype=T.float64)
+    out["multinomial_log_prob"] = (mn.log_prob(counts), (logits,))
+    out["multinomial_entropy"] = (mn.entropy(), (logits,))
+    out["multinomial_sample"] = (mn.sample((2,)), ())
+    loc = leaf(T, [[0.5, -1.0], [0.0, 0.3]])
+    ln = D.LogisticNormal(loc, T.tensor([[1.0, 0.5], [0.3, 2.0]], dtype=T.float64))
+    y = T.tensor([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], dtype=T.float64)
+    out["logistic_normal_log_prob"] = (ln.log_prob(y), (loc,))
+    out["logistic_normal_rsample"] = (ln.rsample((2,)), (loc,))
+    out["kl_binomial"] = (D.kl_divergence(D.Binomial(n, probs), D.Binomial(n, probs.flip(0))), (probs,))
+    out["kl_pareto"] = (D.kl_divergence(D.Pareto(b, a), D.Pareto(b * 0.5, a)), (a, b))
+    return out
+
+
+def p_transforms(T: Any) -> dict[str, Any]:
+    tr = T.distributions.transforms
+    x = leaf(T, [[0.5, -1.0, 2.0], [0.1, 0.3, -0.2]])
+    out: dict[str, Any] = {}
+    for name, t in (("power", tr.PowerTransform(T.tensor(2.5, dtype=T.float64))), ("softplus", tr.SoftplusTransform()),
+                    ("stick", tr.StickBreakingTransform()), ("softmax", tr.SoftmaxTransform()),
+                    ("independent", tr.IndependentTransform(tr.ExpTransform(), 1)),
+                    ("reshape", tr.ReshapeTransform((3,), (3, 1))), ("identity", tr.identity_transform)):
+        xin = x.exp() if name == "power" else x
+        y = t(xin)
+        out[name] = (y, (x,))
+        out[name + "_inv"] = (t.inv(y), (x,))
+        if name != "softmax":
+            out[name + "_ladj"] = (t.log_abs_det_jacobian(xin, y), (x,))
+    return out
+
+
+def test_more_families_match_torch() -> None:
+    same(p_more_families)
+
+
+def test_more_transforms_match_torch() -> None:
+    same(p_transforms)
+
+
+def test_binomial_draws_are_torchs() -> None:
+    """torch.binomial: inversion and BTRS draws, p above and below 1/2, float32 and float64."""
+    n = [5.0, 20.0, 100.0, 1000.0, 3.0, 50.0, 0.0, 7.0] * 10
+    p = [0.3, 0.6, 0.5, 0.02, 0.9, 0.99, 0.5, 0.0] * 10
+    for name in ("float32", "float64"):
+        torch.manual_seed(0)
+        dt = getattr(torch, name)
+        want = [torch.binomial(torch.tensor(n, dtype=dt), torch.tensor(p, dtype=dt)), torch.rand(2)]
+        gradviz.manual_seed(0)
+        got = [gradviz.binomial(gradviz.tensor(n, dtype=getattr(gradviz, name)),
+                                gradviz.tensor(p, dtype=getattr(gradviz, name))), gradviz.rand(2)]
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
