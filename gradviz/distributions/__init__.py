@@ -1,7 +1,8 @@
 """torch.distributions: the families RL and VAEs use and kl_divergence, one module per family as
 torch keeps them (``torch.distributions.beta`` ...). Formulas, validation and messages follow
 torch 2.13, so log_prob, entropy and rsample record torch's graphs and sampling with the same
-seed draws torch's numbers (Poisson's rates of 10 and more excepted: gradviz/random/gamma.py)."""
+seed draws torch's numbers (the gamma, Dirichlet, Poisson and binomial samplers included:
+gradviz/random/gamma.py, gradviz/random/binomial.py)."""
 
 from gradviz.distributions import constraints, transforms
 from gradviz.distributions.bernoulli import Bernoulli

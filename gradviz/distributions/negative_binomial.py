@@ -1,5 +1,5 @@
 """torch.distributions.NegativeBinomial(total_count, probs or logits): sampled as a Poisson of a
-Gamma, as torch samples it (gradviz/random/gamma.py says which Poisson rates draw torch's numbers)."""
+Gamma, as torch samples it (so with torch's draws)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""torch.distributions.Poisson(rate), sampled by torch.poisson (gradviz/random/gamma.py says
-which rates draw torch's numbers)."""
+"""torch.distributions.Poisson(rate), sampled by torch.poisson (torch's draws)."""
 
 from __future__ import annotations
 

@@ -5,9 +5,8 @@ double, normalised per row) and ``poisson``; and the implicit reparameterisation
 ``_standard_gamma_grad`` and ``_dirichlet_grad`` (ATen's approximations) that make Gamma, Beta
 and Dirichlet samples differentiable.
 
-``_standard_gamma`` and ``_sample_dirichlet`` draw torch's numbers. ``poisson`` draws torch's
-numbers for rates below 10 (the product of uniforms); for larger rates it uses a rejection sampler
-of its own over the same stream, so its values (and the stream after it) differ from torch's.
+All three draw torch's numbers and leave the stream where torch leaves it (``poisson``: the product
+of uniforms below a rate of 10, Hormann's transformed rejection from 10 on, as ATen's CPU kernel).
 """
 
 from __future__ import annotations
@@ -306,8 +305,7 @@ def _poisson_one(gen: Generator, lam: float) -> float:
                 k += 1
             else:
                 return float(k)
-    # Hormann's transformed rejection (PTRS) over the same stream: torch's constants are not
-    # reproduced here, so these draws are gradviz's own.
+    # Hormann's transformed rejection (PTRS), with ATen's constants
     slam, loglam = math.sqrt(lam), math.log(lam)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
@@ -328,7 +326,7 @@ def _poisson_one(gen: Generator, lam: float) -> float:
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """torch.poisson: one Poisson(rate) draw per element (see the module's note on rates >= 10)."""
+    """torch.poisson: one Poisson(rate) draw per element."""
     _check_float(input, "poisson_cpu")
     gen = resolve(generator)
     rates = _host(input)

@@ -157,12 +157,16 @@ def test_gamma_draws_are_torchs_in_float32() -> None:
         np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
-def test_poisson_small_rates_are_torchs() -> None:
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_draws_are_torchs(dtype: str) -> None:
+    """Small rates (product of uniforms) and rates from 10 on (transformed rejection)."""
+    rates = [[0.0, 0.3, 1.0, 2.5, 5.0, 9.9], [10.0, 12.5, 30.0, 100.0, 1000.0, 55.5]] * 5
     torch.manual_seed(1)
-    want = torch.poisson(torch.tensor([[0.0, 0.3, 1.0], [2.5, 5.0, 9.9]]))
+    want = [torch.poisson(torch.tensor(rates, dtype=getattr(torch, dtype))), torch.rand(2)]
     gradviz.manual_seed(1)
-    got = gradviz.poisson(gradviz.tensor([[0.0, 0.3, 1.0], [2.5, 5.0, 9.9]]))
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got = [gradviz.poisson(gradviz.tensor(rates, dtype=getattr(gradviz, dtype))), gradviz.rand(2)]
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
 def test_reparameterisation_gradients_are_torchs() -> None:
