@@ -9,6 +9,7 @@ from typing import Any
 import gradviz
 from gradviz.distributions import constraints
 from gradviz.distributions.dirichlet import Dirichlet
+from gradviz.distributions.distribution import Distribution
 from gradviz.distributions.exp_family import ExponentialFamily
 from gradviz.distributions.utils import broadcast_all
 from gradviz.tensor import Tensor
@@ -29,6 +30,13 @@ class Beta(ExponentialFamily):
             both = gradviz.stack([concentration1, concentration0], -1)
         self._dirichlet = Dirichlet(both, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        new = self._get_checked_instance(Beta, _instance)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def mean(self) -> Tensor:

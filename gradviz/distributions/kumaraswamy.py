@@ -37,6 +37,10 @@ class Kumaraswamy(TransformedDistribution):
                       PowerTransform(exponent=self.concentration1.reciprocal())]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        # torch rebuilds the transforms around the expanded parameters
+        raise NotImplementedError("gradviz has no Kumaraswamy.expand")
+
     @property
     def mean(self) -> Tensor:
         return _moments(self.concentration1, self.concentration0, 1)

@@ -22,7 +22,7 @@ class LogisticNormal(TransformedDistribution):
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         base_dist = Normal(loc, scale, validate_args=validate_args)
         if not base_dist.batch_shape:
-            raise NotImplementedError("gradviz has no Distribution.expand (a LogisticNormal of scalar loc and scale)")
+            base_dist = base_dist.expand([1])
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
 
     @property

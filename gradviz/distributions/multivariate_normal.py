@@ -105,6 +105,19 @@ class MultivariateNormal(Distribution):
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        batch_shape = tuple(batch_shape)
+        event = tuple(self.event_shape)
+        new.loc = self.loc.expand(batch_shape + event)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        for key in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if key in self.__dict__:
+                new.__dict__[key] = self.__dict__[key].expand(batch_shape + event + event)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _full(self) -> tuple[int, ...]:
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
 

@@ -25,6 +25,17 @@ class StudentT(Distribution):
         self._chi2 = Chi2(self.df)
         super().__init__(self.df.size(), validate_args=validate_args)
 
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        new = self._get_checked_instance(StudentT, _instance)
+        batch_shape = tuple(batch_shape)
+        new.df = self.df.expand(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        new._chi2 = self._chi2.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def mean(self) -> Tensor:
         m = self.loc.clone()

@@ -27,6 +27,10 @@ class Weibull(TransformedDistribution):
         transforms = [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        # torch rebuilds the transforms around the expanded parameters
+        raise NotImplementedError("gradviz has no Weibull.expand")
+
     @property
     def mean(self) -> Tensor:
         return self.scale * gradviz.exp(gradviz.lgamma(1 + self.concentration_reciprocal))

@@ -330,3 +330,37 @@ def test_binomial_draws_are_torchs() -> None:
                                 gradviz.tensor(p, dtype=getattr(gradviz, name))), gradviz.rand(2)]
         for w, g in zip(want, got):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def p_expand(T: Any) -> dict[str, Any]:
+    """Distribution.expand: parameters expanded as views (ExpandBackward0), samples and
+    log_prob over the new batch shape, for flat families and the ones built on others."""
+    a, b = leaf(T, A), leaf(T, B)
+    logits = leaf(T, [0.1, -1.0, 2.0])
+    D = T.distributions
+    shape = (2, 3)
+    v = T.tensor([[0.2, 0.5, 0.9], [0.1, 0.4, 0.7]], dtype=T.float64)
+    out: dict[str, Any] = {}
+    for name, d, x in (("normal", D.Normal(a, b), v), ("gamma", D.Gamma(a, b), v), ("beta", D.Beta(a, b), v),
+                       ("lognormal", D.LogNormal(a, b), v), ("gumbel", D.Gumbel(a, b), v),
+                       ("studentT", D.StudentT(a, b, b), v),
+                       ("bernoulli", D.Bernoulli(logits=logits), T.tensor([[1.0, 0.0, 1.0]] * 2, dtype=T.float64))):
+        e = d.expand(shape)
+        out[name + "_log_prob"] = (e.log_prob(x), (a, b) if name != "bernoulli" else (logits,))
+        out[name + "_sample"] = (e.sample(), ())
+    cl = leaf(T, [[0.1, -1.0, 2.0]])
+    out["categorical"] = (D.Categorical(logits=cl).expand((4,)).log_prob(T.tensor([0, 1, 2, 2])), (cl,))
+    ind = D.Independent(D.Normal(a, b), 1).expand((2,))
+    out["independent"] = (ind.log_prob(v), (a, b))
+    mvn = D.MultivariateNormal(a, scale_tril=T.diag_embed(b)).expand((2,))
+    out["mvn"] = (mvn.log_prob(v), (a, b))
+    ln = D.LogisticNormal(T.tensor(0.3, dtype=T.float64), T.tensor(1.2, dtype=T.float64))
+    out["logistic_normal_scalar"] = (ln.log_prob(T.tensor([0.4, 0.6], dtype=T.float64)), ())
+    return out
+
+
+def test_expand_matches_torch() -> None:
+    same(p_expand)
+    for T in (torch, gradviz):
+        e = T.distributions.Normal(T.zeros(3), T.ones(3)).expand((2, 3))
+        assert (tuple(e.batch_shape), type(e).__name__) == ((2, 3), "Normal")
