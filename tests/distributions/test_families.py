@@ -189,6 +189,7 @@ def test_reparameterisation_gradients_are_torchs() -> None:
                                     "cauchy", "half_normal", "studentT", "chi2", "mixture_same_family", "binomial",
                                     "fishersnedecor", "half_cauchy", "inverse_gamma", "kumaraswamy", "logistic_normal",
                                     "multinomial", "negative_binomial", "pareto", "weibull", "multivariate_normal",
+                                    "continuous_bernoulli",
                                     "exp_family"])
 def test_submodules_import_as_torchs(module: str) -> None:
     import importlib
@@ -364,3 +365,18 @@ def test_expand_matches_torch() -> None:
     for T in (torch, gradviz):
         e = T.distributions.Normal(T.zeros(3), T.ones(3)).expand((2, 3))
         assert (tuple(e.batch_shape), type(e).__name__) == ((2, 3), "Normal")
+
+
+def p_continuous_bernoulli(T: Any) -> dict[str, Any]:
+    probs = leaf(T, [0.2, 0.4995, 0.9])
+    logits = leaf(T, [-1.0, 0.001, 2.0])
+    v = T.tensor([0.3, 0.5, 0.95], dtype=T.float64)
+    d, dl = T.distributions.ContinuousBernoulli(probs), T.distributions.ContinuousBernoulli(logits=logits)
+    return {"log_prob": (d.log_prob(v), (probs,)), "entropy": (d.entropy(), (probs,)), "mean": (d.mean, (probs,)),
+            "variance": (d.variance, (probs,)), "cdf": (d.cdf(v), (probs,)), "icdf": (d.icdf(v), (probs,)),
+            "rsample": (d.rsample((2,)), (probs,)), "sample": (d.sample(), ()),
+            "l_log_prob": (dl.log_prob(v), (logits,)), "l_entropy": (dl.entropy(), (logits,))}
+
+
+def test_continuous_bernoulli_matches_torch() -> None:
+    same(p_continuous_bernoulli)
