@@ -29,6 +29,7 @@ from gradviz.distributions.kumaraswamy import Kumaraswamy
 from gradviz.distributions.laplace import Laplace
 from gradviz.distributions.log_normal import LogNormal
 from gradviz.distributions.logistic_normal import LogisticNormal
+from gradviz.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from gradviz.distributions.mixture_same_family import MixtureSameFamily
 from gradviz.distributions.multinomial import Multinomial
 from gradviz.distributions.multivariate_normal import MultivariateNormal
@@ -65,10 +66,10 @@ __all__ = [
     "ComposeTransform", "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
     "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-    "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
     "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence",
     "register_kl", "transforms",
 ]

@@ -189,7 +189,7 @@ def test_reparameterisation_gradients_are_torchs() -> None:
                                     "cauchy", "half_normal", "studentT", "chi2", "mixture_same_family", "binomial",
                                     "fishersnedecor", "half_cauchy", "inverse_gamma", "kumaraswamy", "logistic_normal",
                                     "multinomial", "negative_binomial", "pareto", "weibull", "multivariate_normal",
-                                    "continuous_bernoulli",
+                                    "continuous_bernoulli", "lowrank_multivariate_normal",
                                     "exp_family"])
 def test_submodules_import_as_torchs(module: str) -> None:
     import importlib
@@ -380,3 +380,19 @@ def p_continuous_bernoulli(T: Any) -> dict[str, Any]:
 
 def test_continuous_bernoulli_matches_torch() -> None:
     same(p_continuous_bernoulli)
+
+
+def p_lowrank(T: Any) -> dict[str, Any]:
+    loc = leaf(T, [[0.5, -1.0, 2.0], [0.0, 0.3, -0.2]])
+    w = leaf(T, [[1.0, 0.2], [0.3, -1.5], [-0.2, 0.4]])
+    diag = leaf(T, [0.5, 1.2, 0.8])
+    d = T.distributions.LowRankMultivariateNormal(loc, w, diag)
+    v = T.tensor([[0.1, -0.4, 2.5], [1.0, 0.0, 0.0]], dtype=T.float64)
+    return {"log_prob": (d.log_prob(v), (loc, w, diag)), "entropy": (d.entropy(), (w, diag)),
+            "rsample": (d.rsample((2,)), (loc, w, diag)), "variance": (d.variance, (w, diag)),
+            "covariance": (d.covariance_matrix, (w, diag)), "scale_tril": (d.scale_tril, (w, diag)),
+            "precision": (d.precision_matrix, (w, diag))}
+
+
+def test_lowrank_multivariate_normal_matches_torch() -> None:
+    same(p_lowrank)
