@@ -11,6 +11,7 @@ from gradviz.distributions.binomial import Binomial
 from gradviz.distributions.categorical import Categorical
 from gradviz.distributions.cauchy import Cauchy
 from gradviz.distributions.chi2 import Chi2
+from gradviz.distributions.constraint_registry import biject_to, transform_to
 from gradviz.distributions.continuous_bernoulli import ContinuousBernoulli
 from gradviz.distributions.dirichlet import Dirichlet
 from gradviz.distributions.distribution import Distribution
@@ -48,6 +49,7 @@ from gradviz.distributions.transforms import (
     ComposeTransform,
     ExpTransform,
     IndependentTransform,
+    LowerCholeskyTransform,
     PowerTransform,
     ReshapeTransform,
     SigmoidTransform,
@@ -66,12 +68,13 @@ __all__ = [
     "ComposeTransform", "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
     "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence",
-    "register_kl", "transforms",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+    "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+    "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
+    "transforms",
 ]
 
 

@@ -15,9 +15,11 @@ from gradviz.distributions import constraints
 from gradviz.distributions.utils import _sum_rightmost, broadcast_all
 from gradviz.tensor import Size, Tensor
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = [
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
+    "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+]
 
 
 class Transform:
@@ -605,3 +607,21 @@ class ReshapeTransform(Transform):
         if tuple(shape[cut:]) != tuple(self.out_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
         return tuple(shape[:cut]) + tuple(self.in_shape)
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices to lower-triangular ones with a positive (exp) diagonal."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()

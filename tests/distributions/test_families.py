@@ -189,7 +189,7 @@ def test_reparameterisation_gradients_are_torchs() -> None:
                                     "cauchy", "half_normal", "studentT", "chi2", "mixture_same_family", "binomial",
                                     "fishersnedecor", "half_cauchy", "inverse_gamma", "kumaraswamy", "logistic_normal",
                                     "multinomial", "negative_binomial", "pareto", "weibull", "multivariate_normal",
-                                    "continuous_bernoulli", "lowrank_multivariate_normal",
+                                    "continuous_bernoulli", "lowrank_multivariate_normal", "constraint_registry",
                                     "exp_family"])
 def test_submodules_import_as_torchs(module: str) -> None:
     import importlib
@@ -396,3 +396,32 @@ def p_lowrank(T: Any) -> dict[str, Any]:
 
 def test_lowrank_multivariate_normal_matches_torch() -> None:
     same(p_lowrank)
+
+
+def p_constraint_registry(T: Any) -> dict[str, Any]:
+    """biject_to / transform_to for the constraints families use: the transform, its value,
+    inverse and log |det J| from unconstrained values."""
+    D = T.distributions
+    c = D.constraints
+    x = leaf(T, [[0.5, -1.0, 2.0], [0.1, 0.3, -0.2], [1.0, 0.0, -0.5]])
+    out: dict[str, Any] = {}
+    cases = [("real", D.biject_to(c.real)), ("positive", D.biject_to(c.positive)),
+             ("greater_than", D.transform_to(c.greater_than(1.5))), ("less_than", D.biject_to(c.less_than(-1.0))),
+             ("unit_interval", D.biject_to(c.unit_interval)), ("interval", D.transform_to(c.interval(-2.0, 3.0))),
+             ("simplex", D.biject_to(c.simplex)), ("simplex_t", D.transform_to(c.simplex)),
+             ("independent", D.biject_to(c.independent(c.positive, 1))),
+             ("lower_cholesky", D.transform_to(c.lower_cholesky))]
+    for name, t in cases:
+        y = t(x)
+        out[name] = (y, (x,))
+        out[name + "_inv"] = (t.inv(y), (x,))
+        if name not in ("simplex_t", "lower_cholesky"):
+            out[name + "_ladj"] = (t.log_abs_det_jacobian(x, y), (x,))
+    return out
+
+
+def test_constraint_registry_matches_torch() -> None:
+    same(p_constraint_registry)
+    for T in (torch, gradviz):
+        with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+            T.distributions.biject_to(T.distributions.constraints.boolean)
