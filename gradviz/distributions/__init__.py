@@ -61,6 +61,7 @@ from gradviz.distributions.transforms import (
     identity_transform,
 )
 from gradviz.distributions.uniform import Uniform
+from gradviz.distributions.von_mises import VonMises
 from gradviz.distributions.weibull import Weibull
 
 __all__ = [
@@ -73,8 +74,8 @@ __all__ = [
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
     "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-    "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "VonMises", "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
 ]
 
 

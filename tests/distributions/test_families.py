@@ -190,6 +190,7 @@ def test_reparameterisation_gradients_are_torchs() -> None:
                                     "fishersnedecor", "half_cauchy", "inverse_gamma", "kumaraswamy", "logistic_normal",
                                     "multinomial", "negative_binomial", "pareto", "weibull", "multivariate_normal",
                                     "continuous_bernoulli", "lowrank_multivariate_normal", "constraint_registry",
+                                    "von_mises",
                                     "exp_family"])
 def test_submodules_import_as_torchs(module: str) -> None:
     import importlib
@@ -425,3 +426,16 @@ def test_constraint_registry_matches_torch() -> None:
     for T in (torch, gradviz):
         with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
             T.distributions.biject_to(T.distributions.constraints.boolean)
+
+
+def p_von_mises(T: Any) -> dict[str, Any]:
+    loc, conc = leaf(T, [0.5, -1.0, 2.0]), leaf(T, [0.5, 4.0, 12.0])
+    d = T.distributions.VonMises(loc, conc)
+    v = T.tensor([0.1, -0.4, 2.5], dtype=T.float64)
+    f32 = T.distributions.VonMises(T.tensor([0.0, 1.0]), T.tensor([1e-6, 2.0]))
+    return {"log_prob": (d.log_prob(v), (loc, conc)), "variance": (d.variance, (conc,)),
+            "sample": (d.sample((4,)), ()), "sample_f32": (f32.sample((3,)), ())}
+
+
+def test_von_mises_matches_torch() -> None:
+    same(p_von_mises)
