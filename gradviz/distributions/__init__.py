@@ -19,6 +19,7 @@ from gradviz.distributions.exp_family import ExponentialFamily
 from gradviz.distributions.exponential import Exponential
 from gradviz.distributions.fishersnedecor import FisherSnedecor
 from gradviz.distributions.gamma import Gamma
+from gradviz.distributions.generalized_pareto import GeneralizedPareto
 from gradviz.distributions.geometric import Geometric
 from gradviz.distributions.gumbel import Gumbel
 from gradviz.distributions.half_cauchy import HalfCauchy
@@ -47,9 +48,11 @@ from gradviz.distributions.transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
     ReshapeTransform,
     SigmoidTransform,
@@ -66,16 +69,16 @@ from gradviz.distributions.weibull import Weibull
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
-    "ComposeTransform", "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
-    "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
-    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-    "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-    "VonMises", "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
-    "transform_to", "transforms",
+    "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+    "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+    "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
+    "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
 
 

@@ -16,9 +16,10 @@ from gradviz.distributions.utils import _sum_rightmost, broadcast_all
 from gradviz.tensor import Size, Tensor
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-    "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-    "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+    "TanhTransform", "Transform", "identity_transform",
 ]
 
 
@@ -625,3 +626,52 @@ class LowerCholeskyTransform(Transform):
 
     def _inverse(self, y: Tensor) -> Tensor:
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices to positive-definite ones: L L^T of LowerCholeskyTransform's L."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return LowerCholeskyTransform().inv(gradviz.linalg.cholesky(y))
+
+
+class CumulativeDistributionTransform(Transform):
+    """A distribution's CDF as a transform onto the unit interval; log |det J| is its log density."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> Any:  # type: ignore[override]
+        return self.distribution.support
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -190,7 +190,7 @@ def test_reparameterisation_gradients_are_torchs() -> None:
                                     "fishersnedecor", "half_cauchy", "inverse_gamma", "kumaraswamy", "logistic_normal",
                                     "multinomial", "negative_binomial", "pareto", "weibull", "multivariate_normal",
                                     "continuous_bernoulli", "lowrank_multivariate_normal", "constraint_registry",
-                                    "von_mises",
+                                    "von_mises", "generalized_pareto",
                                     "exp_family"])
 def test_submodules_import_as_torchs(module: str) -> None:
     import importlib
@@ -439,3 +439,30 @@ def p_von_mises(T: Any) -> dict[str, Any]:
 
 def test_von_mises_matches_torch() -> None:
     same(p_von_mises)
+
+
+def p_generalized_pareto_and_more_transforms(T: Any) -> dict[str, Any]:
+    # float32: torch's log_prob compares the concentration with a float32 zero (isclose), which
+    # a float64 concentration fails in torch itself
+    def leaf32(a: list[float]) -> Any:
+        return T.tensor(np.asarray(a, dtype=np.float32), requires_grad=True)
+
+    loc, scale, conc = leaf32([0.0, 1.0, -0.5]), leaf32([1.0, 0.5, 2.0]), leaf32([0.3, 0.0, -0.2])
+    d = T.distributions.GeneralizedPareto(loc, scale, conc)
+    v = T.tensor([0.5, 1.5, 1.0])
+    tr = T.distributions.transforms
+    x = leaf(T, [[0.5, -1.0], [0.1, 0.3]])
+    pd = tr.PositiveDefiniteTransform()
+    cdf = tr.CumulativeDistributionTransform(T.distributions.Normal(loc.double(), scale.double()))
+    v = v.double()
+    return {"log_prob": (d.log_prob(v), (loc, scale, conc)), "cdf": (d.cdf(v), (loc, scale, conc)),
+            "icdf": (d.icdf(T.tensor([0.1, 0.5, 0.9])), (loc, scale, conc)),
+            "entropy": (d.entropy(), (scale, conc)), "mean": (d.mean, (loc, scale, conc)),
+            "variance": (d.variance, (scale, conc)), "rsample": (d.rsample((2,)), (loc, scale, conc)),
+            "pd": (pd(x), (x,)), "pd_inv": (pd.inv(pd(x)), (x,)),
+            "cdf_t": (cdf(v), (loc, scale)), "cdf_ladj": (cdf.log_abs_det_jacobian(v, cdf(v)), (loc, scale)),
+            "transform_to_pd": (T.distributions.transform_to(T.distributions.constraints.positive_definite)(x), (x,))}
+
+
+def test_generalized_pareto_and_more_transforms_match_torch() -> None:
+    same(p_generalized_pareto_and_more_transforms)
