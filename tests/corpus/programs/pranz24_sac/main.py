@@ -73,7 +73,7 @@ class SummaryWriter:
     def __init__(self, log_dir=None):
         pass
 
-    def add_scalar(self, tag, value, step):
+    def add_scalar(self, tag, value, global_step=None):
         pass
 from replay_memory import ReplayMemory
 
