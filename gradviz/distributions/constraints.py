@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import gradviz
 from gradviz.tensor import Tensor
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-    "half_open_interval", "independent", "integer_interval", "interval", "less_than", "lower_cholesky", "multinomial",
-    "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real",
-    "real_vector", "simplex", "unit_interval",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "less_than",
+    "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "positive_definite", "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+    "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -234,6 +237,99 @@ class _Multinomial(Constraint):
         return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit norm."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        tol = gradviz.finfo(value.dtype).eps * value.size(-1) * 10  # torch's fudge factor of 10
+        row_norm = gradviz.linalg.norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return gradviz.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=gradviz.bool)
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square_check = super().check(value)
+        if not bool(square_check.all()):
+            return square_check
+        return gradviz.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        sym_check = super().check(value)
+        if not bool(sym_check.all()):
+            return sym_check
+        eig = np.linalg.eigvalsh(np.asarray(value.detach().numpy()))  # a check: no graph to record
+        return gradviz.from_numpy(np.array((eig >= 0).all(-1)))
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        value_tril = value.tril()
+        return (value_tril == value).view(tuple(value.shape[:-2]) + (-1,)).min(-1)[0]
+
+
+class _Cat(Constraint):
+    """cseq's constraints applied to consecutive pieces of dim (lengths long)."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return gradviz.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """cseq's constraints applied to the slices of dim."""
+
+    def __init__(self, cseq: Any, dim: int = 0):
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value: Tensor) -> Tensor:
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return gradviz.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -256,3 +352,10 @@ one_hot = _OneHot()
 multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+lower_triangular = _LowerTriangular()
+cat = _Cat
+stack = _Stack

@@ -466,3 +466,30 @@ def p_generalized_pareto_and_more_transforms(T: Any) -> dict[str, Any]:
 
 def test_generalized_pareto_and_more_transforms_match_torch() -> None:
     same(p_generalized_pareto_and_more_transforms)
+
+
+def p_structured_transforms(T: Any) -> dict[str, Any]:
+    """CorrCholesky (through vec_to_tril_matrix's masked write), Cat and Stack transforms, and
+    the registry's corr_cholesky / cat / stack entries."""
+    D = T.distributions
+    tr, c = D.transforms, D.constraints
+    v = leaf(T, [[0.5, -1.0, 2.0], [0.1, 0.3, -0.2]])
+    cc = tr.CorrCholeskyTransform()
+    y = cc(v)
+    x = leaf(T, [[0.5, -1.0, 2.0, 0.3], [0.1, 0.3, -0.2, 1.0]])
+    cat = tr.CatTransform([tr.ExpTransform(), tr.identity_transform, tr.SigmoidTransform()], dim=-1,
+                          lengths=[1, 2, 1])
+    stack = tr.StackTransform([tr.ExpTransform(), tr.TanhTransform()], dim=0)
+    yc, ys = cat(x), stack(x)
+    reg = D.biject_to(c.cat([c.positive, c.real], dim=-1, lengths=[2, 2]))
+    return {"corr": (y, (v,)), "corr_inv": (cc.inv(y), (v,)), "corr_ladj": (cc.log_abs_det_jacobian(v, y), (v,)),
+            "corr_registry": (D.transform_to(c.corr_cholesky)(v), (v,)),
+            "cat": (yc, (x,)), "cat_inv": (cat.inv(yc), (x,)), "cat_ladj": (cat.log_abs_det_jacobian(x, yc), (x,)),
+            "stack": (ys, (x,)), "stack_inv": (stack.inv(ys), (x,)),
+            "stack_ladj": (stack.log_abs_det_jacobian(x, ys), (x,)), "cat_registry": (reg(x), (x,)),
+            "corr_check": (c.corr_cholesky.check(y.detach()), ()),
+            "psd_check": (c.positive_semidefinite.check(T.eye(3, dtype=T.float64)), ())}
+
+
+def test_structured_transforms_match_torch() -> None:
+    same(p_structured_transforms)
