@@ -103,6 +103,11 @@ class Transform:
 class _InverseTransform(Transform):
     """The inverse of a transform, sharing its cache."""
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = Transform.__hash__
+
     def __init__(self, transform: Transform) -> None:
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
@@ -142,6 +147,11 @@ class _InverseTransform(Transform):
 
 class ComposeTransform(Transform):
     """parts applied in order; log |det J| summed over them at the points each one saw."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = Transform.__hash__
 
     def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
         if cache_size:
@@ -255,6 +265,11 @@ class ExpTransform(Transform):
     bijective = True
     sign = +1
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExpTransform)
+
+    __hash__ = Transform.__hash__
+
     def _call(self, x: Tensor) -> Tensor:
         return x.exp()
 
@@ -276,6 +291,11 @@ class SigmoidTransform(Transform):
     bijective = True
     sign = +1
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = Transform.__hash__
+
     def _call(self, x: Tensor) -> Tensor:
         return _clipped_sigmoid(x)
 
@@ -295,6 +315,11 @@ class TanhTransform(Transform):
     bijective = True
     sign = +1
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TanhTransform)
+
+    __hash__ = Transform.__hash__
+
     def _call(self, x: Tensor) -> Tensor:
         return x.tanh()
 
@@ -311,6 +336,19 @@ class AffineTransform(Transform):
     """y = loc + scale * x, over event_dim rightmost dims."""
 
     bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AffineTransform):
+            return False
+        for mine, theirs in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(mine, Number) and isinstance(theirs, Number):
+                if mine != theirs:
+                    return False
+            elif not bool((mine == theirs).all().item()):
+                return False
+        return True
+
+    __hash__ = Transform.__hash__
 
     def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)

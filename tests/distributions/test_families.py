@@ -493,3 +493,57 @@ def p_structured_transforms(T: Any) -> dict[str, Any]:
 
 def test_structured_transforms_match_torch() -> None:
     same(p_structured_transforms)
+
+
+def _kl_family(T: Any, name: str, a: Any, b: Any) -> Any:
+    """One instance of each family over a batch of 3, from two positive leaves a and b."""
+    D = T.distributions
+    return {
+        "Beta": lambda: D.Beta(a, b), "ContinuousBernoulli": lambda: D.ContinuousBernoulli(a / (a + b)),
+        "Exponential": lambda: D.Exponential(a), "Gamma": lambda: D.Gamma(a, b), "Gumbel": lambda: D.Gumbel(a, b),
+        "Laplace": lambda: D.Laplace(a, b), "Normal": lambda: D.Normal(a, b), "Pareto": lambda: D.Pareto(b, a + 2.5),
+        "Uniform": lambda: D.Uniform(a * 0.1, a * 0.1 + b * 0.2), "Poisson": lambda: D.Poisson(a),
+        "Bernoulli": lambda: D.Bernoulli(a / (a + b)), "Cauchy": lambda: D.Cauchy(a, b),
+        "Binomial": lambda: D.Binomial(5, a / (a + b)),
+        "LogNormal": lambda: D.LogNormal(a, b),
+    }[name]()
+
+
+KL_PAIRS = [("Beta", q) for q in ("ContinuousBernoulli", "Exponential", "Gamma", "Normal", "Pareto", "Uniform")] + [
+    ("ContinuousBernoulli", q) for q in ("ContinuousBernoulli", "Exponential", "Normal", "Pareto", "Uniform")] + [
+    ("Exponential", q) for q in ("Beta", "Gamma", "Gumbel", "Normal", "Pareto", "Uniform")] + [
+    ("Gamma", q) for q in ("Beta", "Exponential", "Gumbel", "Normal", "Uniform")] + [
+    ("Gumbel", q) for q in ("Exponential", "Normal", "Uniform")] + [
+    ("Laplace", q) for q in ("Gamma", "Normal")] + [
+    ("Normal", q) for q in ("Exponential", "Gumbel", "Laplace", "Uniform")] + [
+    ("Pareto", q) for q in ("Exponential", "Gamma", "Normal", "Uniform")] + [
+    ("Poisson", q) for q in ("Bernoulli", "Binomial")] + [
+    ("Uniform", q) for q in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Gumbel", "Normal", "Pareto")] + [
+    ("Cauchy", "Cauchy"), ("Exponential", "Exponential"), ("LogNormal", "LogNormal")]
+
+
+@pytest.mark.parametrize("pair", KL_PAIRS, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_kl_pair_matches_torch(pair: tuple[str, str]) -> None:
+    def program(T: Any) -> dict[str, Any]:
+        a, b = leaf(T, [0.4, 0.7, 0.9]), leaf(T, [1.5, 0.7, 3.0])
+        p, q = _kl_family(T, pair[0], a, b), _kl_family(T, pair[1], b, a)
+        return {"kl": (T.distributions.kl_divergence(p, q), (a, b))}
+
+    same(program)
+
+
+def test_kl_exponential_family_bregman_matches_torch() -> None:
+    """Two instances of a family with no closed form of its own go through the Bregman divergence
+    of the log normaliser (autograd with create_graph), as torch's ExponentialFamily pair does."""
+    def program(T: Any) -> dict[str, Any]:
+        a = leaf(T, [0.4, 0.7, 0.9])
+        D = T.distributions
+        return {"kl": (D.kl.kl_divergence.__wrapped__(D.Normal(a, a + 1), D.Normal(a * 2, a + 0.5))
+                       if hasattr(D.kl.kl_divergence, "__wrapped__") else
+                       D.kl._kl_expfamily_expfamily(D.Normal(a, a + 1), D.Normal(a * 2, a + 0.5)), (a,))}
+
+    same(program)
+    for T in (torch, gradviz):
+        with pytest.raises(NotImplementedError, match="cross KL-divergence between different exponential"):
+            T.distributions.kl._kl_expfamily_expfamily(T.distributions.Normal(0.0, 1.0),
+                                                       T.distributions.Exponential(1.0))
