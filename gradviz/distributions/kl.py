@@ -26,6 +26,11 @@ from gradviz.distributions.gumbel import Gumbel
 from gradviz.distributions.half_normal import HalfNormal
 from gradviz.distributions.independent import Independent
 from gradviz.distributions.laplace import Laplace
+from gradviz.distributions.lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from gradviz.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from gradviz.distributions.normal import Normal
 from gradviz.distributions.one_hot_categorical import OneHotCategorical
@@ -619,3 +624,57 @@ def _kl_uniform_pareto(p: Any, q: Any) -> Tensor:
     result = t2 * (q.alpha + 1) - t1
     result[p.low < q.support.lower_bound] = math.inf
     return result
+
+
+def _same_event(p: Any, q: Any, what: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with                          different event shapes "
+                         "cannot be computed")
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p: Any, q: Any) -> Tensor:
+    _same_event(p, q, "Low Rank Multivariate Normals")
+    term1 = (_batch_lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril)
+             - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc,
+                                       q._capacitance_tril)
+    q_wt_dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    a = gradviz.linalg.solve_triangular(q._capacitance_tril, q_wt_dinv, upper=False)
+    term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
+    term22 = _batch_trace_XXT(p._unbroadcasted_cov_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(a * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(a.matmul(p._unbroadcasted_cov_factor))
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p: Any, q: Any) -> Tensor:
+    _same_event(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (_batch_lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril)
+             - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc,
+                                       q._capacitance_tril)
+    q_wt_dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    a = gradviz.linalg.solve_triangular(q._capacitance_tril, q_wt_dinv, upper=False)
+    term21 = _batch_trace_XXT(p._unbroadcasted_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(a.matmul(p._unbroadcasted_scale_tril))
+    return 0.5 * (term1 + (term21 - term22) + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p: Any, q: Any) -> Tensor:
+    _same_event(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+             - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
+    combined = tuple(np.broadcast_shapes(tuple(q._unbroadcasted_scale_tril.shape[:-2]),
+                                         tuple(p._unbroadcasted_cov_factor.shape[:-2])))
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(combined + (n, n))
+    p_cov_factor = p._unbroadcasted_cov_factor.expand(combined + (n, p.cov_factor.size(-1)))
+    p_cov_diag = gradviz.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(combined + (n, n))
+    term21 = _batch_trace_XXT(gradviz.linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_XXT(gradviz.linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + (term21 + term22) + term3 - p.event_shape[0])
