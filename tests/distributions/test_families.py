@@ -562,3 +562,17 @@ def test_kl_lowrank_pairs_match_torch() -> None:
                 "lr_mvn": (kl(lr, mvn), (loc, w, diag, tril))}
 
     same(program)
+
+
+def test_mixture_support_is_torchs() -> None:
+    """MixtureSameFamily's support is the component's with the component dim put back
+    (MixtureSameFamilyConstraint): printed, checked, and refusing a value outside it alike."""
+    got = []
+    for T in (torch, gradviz):
+        D = T.distributions
+        g = D.MixtureSameFamily(D.Categorical(logits=T.zeros(2)), D.Gamma(T.ones(2), T.ones(2)), validate_args=True)
+        with pytest.raises(ValueError) as e:
+            g.log_prob(T.tensor([-1.0]))
+        got.append((repr(g.support), str(e.value).splitlines()[0],
+                    g.support.check(T.tensor([[0.5], [-2.0]])).tolist()))
+    assert got[0] == got[1]
