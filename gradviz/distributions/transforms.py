@@ -796,30 +796,42 @@ class CatTransform(Transform):
             return self
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
-    def _pieces(self, x: Tensor, name: str) -> list[Tensor]:
+    def _check(self, x: Tensor, name: str) -> None:
         if not -x.dim() <= self.dim < x.dim():
             raise AssertionError(f"dim {self.dim} out of range for tensor with {x.dim()} dimensions")
         if x.size(self.dim) != self.length:
             raise AssertionError(f"{name}.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}")
-        pieces, start = [], 0
-        for length in self.lengths:
-            pieces.append(x.narrow(self.dim, start, length))
-            start = start + length
-        return pieces
 
+    # Each piece is cut and transformed before the next is cut, as torch's loops do: the nodes'
+    # creation order is the order the engine runs them in.
     def _call(self, x: Tensor) -> Tensor:
-        return gradviz.cat([t(p) for t, p in zip(self.transforms, self._pieces(x, "x"))], dim=self.dim)
+        self._check(x, "x")
+        yslices, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            yslices.append(trans(x.narrow(self.dim, start, length)))
+            start = start + length
+        return gradviz.cat(yslices, dim=self.dim)
 
     def _inverse(self, y: Tensor) -> Tensor:
-        return gradviz.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y, "y"))], dim=self.dim)
+        self._check(y, "y")
+        xslices, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            xslices.append(trans.inv(y.narrow(self.dim, start, length)))
+            start = start + length
+        return gradviz.cat(xslices, dim=self.dim)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        logdetjacs = []
-        for trans, xs, ys in zip(self.transforms, self._pieces(x, "x"), self._pieces(y, "y")):
-            logdetjac = trans.log_abs_det_jacobian(xs, ys)
+        self._check(x, "x")
+        self._check(y, "y")
+        logdetjacs, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            xslice = x.narrow(self.dim, start, length)
+            yslice = y.narrow(self.dim, start, length)
+            logdetjac = trans.log_abs_det_jacobian(xslice, yslice)
             if trans.event_dim < self.event_dim:
                 logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
             logdetjacs.append(logdetjac)
+            start = start + length
         dim = self.dim
         if dim >= 0:
             dim = dim - x.dim()

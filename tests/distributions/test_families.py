@@ -1,7 +1,8 @@
-"""The families added for RL and VAEs (Beta, Gamma, Dirichlet, Laplace, LogNormal, Poisson,
-Geometric, OneHotCategorical, Relaxed*, Gumbel, Cauchy, HalfNormal, StudentT, Chi2,
-MixtureSameFamily) and their kl_divergence pairs against torch 2.13: the same program on both
-from the same numbers and seed; values, gradients, node names and the samples drawn."""
+"""The families added for RL and VAEs (Beta, Gamma, Dirichlet, MultivariateNormal, Laplace,
+LogNormal, Poisson, Binomial, Geometric, OneHotCategorical, Relaxed*, Gumbel, Cauchy, HalfNormal,
+StudentT, Chi2, MixtureSameFamily, ...), transforms, constraints and kl_divergence pairs against
+torch 2.13: the same program on both from the same numbers and seed; values, gradients, the
+graph's node names and the order the engine runs them in, and the samples drawn."""
 
 from __future__ import annotations
 
@@ -9,10 +10,43 @@ from typing import Any
 
 import numpy as np
 import pytest
+import test_distributions
 import torch
-from test_distributions import leaf, same
+from test_distributions import leaf
+from test_distributions import same as same_values_and_graph
 
 import gradviz
+
+
+def _execution_order(program: Any, T: Any) -> dict[str, list[str]]:  # noqa: N803 - the engine's module
+    """For each output that requires grad, the names of the nodes in the order its backward runs
+    them (a pre-hook on every node of its graph)."""
+    T.manual_seed(0)
+    out: dict[str, list[str]] = {}
+    for key, (value, leaves) in program(T).items():
+        if not value.requires_grad or not leaves:
+            continue
+        ran: list[str] = []
+        seen, stack, handles = set(), [value.grad_fn], []
+        while stack:
+            n = stack.pop()
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            handles.append(n.register_prehook(lambda g, n=n, ran=ran: ran.append(n.name().rsplit("::", 1)[-1])))
+            stack.extend(f for f, _ in n.next_functions)
+        T.autograd.grad(value.sum(), leaves, allow_unused=True, retain_graph=True)
+        for h in handles:
+            h.remove()
+        out[key] = ran
+    return out
+
+
+def same(program: Any) -> None:
+    same_values_and_graph(program)
+    want, got = _execution_order(program, torch), _execution_order(program, gradviz)
+    for key in want:
+        assert got[key] == want[key], key
 
 A = [0.4, 2.0, 9.5]
 B = [1.5, 0.7, 3.0]
@@ -576,3 +610,15 @@ def test_mixture_support_is_torchs() -> None:
         got.append((repr(g.support), str(e.value).splitlines()[0],
                     g.support.check(T.tensor([[0.5], [-2.0]])).tolist()))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("program", [test_distributions.p_normal, test_distributions.p_categorical,
+                                     test_distributions.p_bernoulli, test_distributions.p_uniform_exponential,
+                                     test_distributions.p_independent_transformed, test_distributions.p_kl],
+                         ids=lambda p: p.__name__)
+def test_first_families_run_in_torchs_order(program: Any) -> None:
+    """The families gradviz had before (Normal, Categorical, ...): their backward runs the nodes
+    in torch's order too."""
+    want, got = _execution_order(program, torch), _execution_order(program, gradviz)
+    for key in want:
+        assert got[key] == want[key], key
