@@ -130,6 +130,14 @@ from gradviz.random._api import (  # noqa: E402
     randn_like,
     randperm,
 )
+from gradviz.random.binomial import binomial  # noqa: E402
+from gradviz.random.gamma import (  # noqa: E402
+    _dirichlet_grad,
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+    poisson,
+)
 from gradviz.random.methods import install as _install_random_methods  # noqa: E402
 
 _install_random_methods()

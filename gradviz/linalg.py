@@ -17,6 +17,7 @@ from gradviz.ops.linalg_solvers import (
     slogdet,
     solve,
     solve_ex,
+    solve_triangular,
     vecdot,
 )
 from gradviz.ops.linalg_solvers import linalg_cholesky as cholesky
@@ -24,7 +25,7 @@ from gradviz.ops.math_more import diagonal as _diagonal
 from gradviz.tensor import Tensor
 
 __all__ = ["cholesky", "cholesky_ex", "det", "diagonal", "inv", "inv_ex", "matmul", "matrix_norm", "matrix_power",
-           "multi_dot", "norm", "slogdet", "solve", "solve_ex", "vecdot", "vector_norm"]
+           "multi_dot", "norm", "slogdet", "solve", "solve_ex", "solve_triangular", "vecdot", "vector_norm"]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:  # noqa: N803

@@ -51,4 +51,8 @@ MORE_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("inv", lambda a: gv.linalg.inv(a), [_well_conditioned(3)]),
     ("solve", lambda a, b: gv.linalg.solve(a, b), [_well_conditioned(3), _randn(3, 2, seed=1)]),
     ("cholesky", lambda b: gv.linalg.cholesky(_spd(b)), [_randn(3, 3)]),
+    ("solve_triangular", lambda a, b: gv.linalg.solve_triangular(a, b, upper=False),
+     [_well_conditioned(3), _randn(3, 2, seed=1)]),
+    ("solve_triangular", lambda a, b: gv.linalg.solve_triangular(a, b, upper=True, left=False, unitriangular=True),
+     [_well_conditioned(3), _randn(2, 3, seed=1)]),
 ]

@@ -8,14 +8,14 @@ from typing import Any
 
 import gradviz
 from gradviz.distributions import constraints
-from gradviz.distributions.distribution import Distribution
+from gradviz.distributions.exp_family import ExponentialFamily
 from gradviz.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 from gradviz.tensor import Size, Tensor
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -80,3 +80,10 @@ class Bernoulli(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (gradviz.logit(self.probs),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return gradviz.log1p(gradviz.exp(x))

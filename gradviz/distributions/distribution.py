@@ -51,6 +51,41 @@ class Distribution:
                         f"values:\n{value}"
                     )
 
+    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom __init__ method "
+                "must also define a custom .expand() method."
+            )
+        return self.__new__(type(self)) if _instance is None else _instance
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        """A new instance whose parameters are expanded (views, no copies) to batch_shape, as the
+        families' expand methods in torch do: each parameter in arg_constraints that the instance
+        holds, keeping its event dims; attributes computed lazily are left to be recomputed.
+        A family that holds other distributions defines its own."""
+        cls = type(self)
+        if any(isinstance(v, Distribution) and not isinstance(getattr(cls, k, None), lazy_property)
+               for k, v in self.__dict__.items()):
+            raise NotImplementedError(f"gradviz has no {cls.__name__}.expand")
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        old_batch = len(self._batch_shape)
+        expanded: dict[int, Tensor] = {}
+        for key, value in self.__dict__.items():
+            if isinstance(getattr(cls, key, None), lazy_property) and key not in self.arg_constraints:
+                continue
+            if key in self.arg_constraints and isinstance(value, Tensor):
+                shape = tuple(batch_shape) + tuple(value.shape[old_batch:])
+                new.__dict__[key] = expanded[id(value)] = value.expand(shape)
+            elif key not in ("_batch_shape", "_event_shape", "_validate_args", "_param"):
+                new.__dict__[key] = value
+        if "_param" in self.__dict__:
+            new._param = expanded.get(id(self._param), self._param)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def batch_shape(self) -> Size:
         return self._batch_shape

@@ -7,14 +7,14 @@ from typing import Any
 
 import gradviz
 from gradviz.distributions import constraints
-from gradviz.distributions.distribution import Distribution
+from gradviz.distributions.exp_family import ExponentialFamily
 from gradviz.distributions.utils import broadcast_all
 from gradviz.tensor import Size, Tensor
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -60,3 +60,10 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - gradviz.log(self.rate)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -gradviz.log(-x)

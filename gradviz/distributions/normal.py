@@ -8,14 +8,14 @@ from typing import Any
 
 import gradviz
 from gradviz.distributions import constraints
-from gradviz.distributions.distribution import Distribution
+from gradviz.distributions.exp_family import ExponentialFamily
 from gradviz.distributions.utils import _standard_normal, broadcast_all
 from gradviz.tensor import Size, Tensor
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -69,3 +69,10 @@ class Normal(Distribution):
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + gradviz.log(self.scale)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * gradviz.log(-math.pi / y)

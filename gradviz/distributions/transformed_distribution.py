@@ -38,7 +38,8 @@ class TransformedDistribution(Distribution):
         forward_shape = tuple(transform.forward_shape(base_shape))
         expanded_base_shape = tuple(transform.inverse_shape(forward_shape))
         if base_shape != expanded_base_shape:
-            raise NotImplementedError("gradviz has no Distribution.expand (transforms that broadcast the base's shape)")
+            base_batch_shape = expanded_base_shape[: len(expanded_base_shape) - base_event_dim]
+            base_distribution = base_distribution.expand(base_batch_shape)
         reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
         if reinterpreted_batch_ndims > 0:
             base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)
@@ -47,6 +48,23 @@ class TransformedDistribution(Distribution):
         event_dim = max(transform.codomain.event_dim, base_event_dim + transform_change_in_event_dim)
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        # A family built on this one (LogNormal, Gumbel, ...) keeps its class; its own parameters
+        # (Gumbel's loc and scale) are expanded beside the base, as its torch expand does.
+        new = self.__new__(type(self)) if _instance is None else _instance
+        for key, value in self.__dict__.items():
+            if key in self.arg_constraints and isinstance(value, Tensor):
+                new.__dict__[key] = value.expand(tuple(batch_shape))
+        shape = tuple(batch_shape) + tuple(self.event_shape)
+        for t in reversed(self.transforms):
+            shape = tuple(t.inverse_shape(shape))
+        base_batch_shape = shape[: len(shape) - len(self.base_dist.event_shape)]
+        new.base_dist = self.base_dist.expand(base_batch_shape)
+        new.transforms = self.transforms
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @constraints.dependent_property(is_discrete=False)
     def support(self) -> Any:

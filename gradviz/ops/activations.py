@@ -385,11 +385,14 @@ ROWS: dict[str, D] = {
     ), forward=EW),
     "tanh_backward": D("TanhBackwardBackward0", (
         lambda n, g: tanh_backward(g, n["output"]),
-        lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]), _arith.mul(n["output"], -2.0)),
+        # torch's grad * (-2 * output * grad_output): the scalar product first (MulBackward1)
+        lambda n, g: _arith.mul(g, _arith.mul(_arith.mul_scalar(n["output"], -2.0), n["grad_output"])),
     ), forward=EW),
     "sigmoid_backward": D("SigmoidBackwardBackward0", (
         lambda n, g: sigmoid_backward(g, n["output"]),
-        lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]), _arith.rsub(_arith.mul(n["output"], 2.0), 1.0)),
+        # torch's grad * grad_output * (-2 * output + 1)
+        lambda n, g: _arith.mul(_arith.mul(g, n["grad_output"]),
+                                _arith.add_scalar(_arith.mul_scalar(n["output"], -2.0), 1.0)),
     ), forward=EW),
     "softmax_backward_data": D("SoftmaxBackwardDataBackward0", (
         lambda n, g: softmax_backward_data(g, n["output"], n["dim"]),

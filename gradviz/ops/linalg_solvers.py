@@ -28,7 +28,7 @@ from gradviz.tensor import Tensor
 
 # torch.linalg's names (gradviz/linalg.py); cholesky is linalg_cholesky here, beside torch.cholesky's name
 __all__ = ["cholesky_ex", "det", "inv", "inv_ex", "matrix_power", "multi_dot", "slogdet", "solve", "solve_ex",
-           "vecdot"]
+           "solve_triangular", "vecdot"]
 
 
 def _square(a: Tensor, name: str) -> None:
@@ -57,6 +57,13 @@ def _no_graph(name: str, g: Tensor) -> None:
 
 def _out(data: np.ndarray, like: Tensor) -> Tensor:
     return _new(np.array(data, dtype=like.dtype.np, order="C"), like.device)  # (0-d stays 0-d)
+
+
+def _out_column_major(data: np.ndarray, like: Tensor) -> Tensor:
+    """A LAPACK result as torch returns it: each matrix column-major (strides (..., 1, rows)), so a
+    reshape of it records what torch's does (_reshape_alias where torch cannot view it plainly)."""
+    cm = _mT(np.ascontiguousarray(_mT(np.asarray(data, dtype=like.dtype.np))))
+    return _new(cm, like.device)
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  # noqa: N803
@@ -144,10 +151,55 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
             raise RuntimeError("linalg.cholesky: The factorization could not be completed because the input is not "
                                "positive-definite.") from None
         L, info = np.zeros_like(A._data), 1
-    out = _out(_mT(L) if upper else L, A)
+    out = _out_column_major(_mT(L) if upper else L, A)
     if _grad_state.enabled and A.requires_grad:
         record(NODES["cholesky"], (A,), [out], {"L": save(out, True), "upper": upper})
     return out, _new(np.asarray(info, dtype=np.int32), A.device)
+
+
+def _triangle(a: np.ndarray, upper: bool, unitriangular: bool) -> np.ndarray:
+    """The triangle torch reads (the other one is ignored), with a unit diagonal if asked."""
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t.copy()
+        idx = np.arange(t.shape[-1])
+        t[..., idx, idx] = 1
+    return t
+
+
+def _tri_solve(a: np.ndarray, b: np.ndarray, left: bool) -> np.ndarray:
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    if left:
+        return np.linalg.solve(a, b)
+    return _mT(np.linalg.solve(_mT(a), _mT(b)))
+
+
+def _sum_to(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """x summed over the batch dims it was broadcast along, back to shape."""
+    lead = x.ndim - len(shape)
+    if lead:
+        x = x.sum(axis=tuple(range(lead)))
+    dims = tuple(i for i, s in enumerate(shape) if s == 1 and x.shape[i] != 1)
+    return x.sum(axis=dims, keepdims=True) if dims else x
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:
+    """torch.linalg.solve_triangular: X with A X = B (X A = B when not left), A read as its upper
+    or lower triangle."""
+    _square(A, "solve_triangular")
+    _float(A, "solve_triangular")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    a = _triangle(A._data, upper, unitriangular)
+    out = _out_column_major(_tri_solve(a, B._data, left), A)
+    if _grad_state.enabled and (A.requires_grad or B.requires_grad):
+        record(NODES["solve_triangular"], (A, B), [out],
+               {"A": save(A), "result": save(out, True), "upper": upper, "left": left,
+                "unitriangular": unitriangular})
+    return out
 
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
@@ -266,11 +318,34 @@ def _solve_b(n: Any, g: Tensor) -> Tensor:
     return _solve_grads(n, g)[1]
 
 
+def _solve_triangular_grads(n: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    """torch's linalg_solve_triangular_backward: G_B solves the transposed system, G_A is
+    -G_B X^T (or -X^T G_B), kept to the triangle A was read from."""
+    _no_graph("LinalgSolveTriangularBackward0", g)
+    upper, left, unit = n["upper"], n["left"], n["unitriangular"]
+    a, x = n["A"]._data, n["result"]._data
+    gb = _tri_solve(_mT(_triangle(a, upper, unit)), g._data, left)
+    ga = -(gb @ _mT(x)) if left else -(_mT(x) @ gb)
+    ga = np.triu(ga, 1 if unit else 0) if upper else np.tril(ga, -1 if unit else 0)
+    return _out(_sum_to(ga, a.shape), g), _out(gb, g)
+
+
+def _solve_triangular_a(n: Any, g: Tensor) -> Tensor:
+    return _solve_triangular_grads(n, g)[0]
+
+
+def _solve_triangular_b(n: Any, g: Tensor) -> Tensor:
+    gb = _solve_triangular_grads(n, g)[1]
+    return gb
+
+
 ROWS: dict[str, D] = {
     "inv": D("LinalgInvExBackward0", (_inv_grad,), forward=TR),
     "det": D("LinalgDetBackward0", (_det_grad,), forward=TR),
     "slogdet": D("LinalgSlogdetBackward0", (_slogdet_grad,), multi_output=True, forward=TR),
     "solve": D("LinalgSolveExBackward0", (_solve_a, _solve_b), forward=TR),
     "cholesky": D("LinalgCholeskyExBackward0", (_cholesky_grad,), forward=TR),
+    "solve_triangular": D("LinalgSolveTriangularBackward0", (_solve_triangular_a, _solve_triangular_b),
+                          reduce_broadcast=True, forward=TR),
 }
 register(ROWS)

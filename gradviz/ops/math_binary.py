@@ -12,6 +12,7 @@ from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
+from gradviz.ops import indexing as _indexing
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, Scalar, _check_devices, _new, register, result_type
@@ -216,8 +217,16 @@ def _atan2_recip(n) -> Tensor:
 
 
 def _xlogy_self(n, g):
+    # torch 2.13: xlogy(grad, other), 0 only where self is 0 and other <= 0 (so a 0 self still
+    # gets log(other) where other is positive)
+    # (a positive scalar other masks nothing, and torch records no masked_fill for it)
     other = n["other"] if n["other_scalar"] is None else n["other_scalar"]
-    return _arith.mul(g, xlogy(_pointwise.ne(n["self"], 0), other))
+    if not isinstance(other, Tensor):
+        if other > 0:
+            return xlogy(g, other)
+        return _indexing.masked_fill(xlogy(g, other), _pointwise.eq(n["self"], 0.0), 0.0)
+    mask = _pointwise.logical_and(_pointwise.eq(n["self"], 0.0), _pointwise.le(other, 0.0))
+    return _indexing.masked_fill(xlogy(g, other), mask, 0.0)
 
 
 def _xlogy_other(n, g):

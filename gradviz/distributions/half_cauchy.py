@@ -1,0 +1,59 @@
+"""torch.distributions.HalfCauchy(scale): |X| for X ~ Cauchy(0, scale)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gradviz
+from gradviz.distributions import constraints
+from gradviz.distributions.cauchy import Cauchy
+from gradviz.distributions.transformed_distribution import TransformedDistribution
+from gradviz.distributions.transforms import AbsTransform
+from gradviz.tensor import Tensor
+
+__all__ = ["HalfCauchy"]
+
+
+class HalfCauchy(TransformedDistribution):
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        base_dist = Cauchy(0, scale, validate_args=False)
+        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return gradviz.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def mode(self) -> Tensor:
+        return gradviz.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def log_prob(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        value = gradviz.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return gradviz.where(value >= 0, log_prob, -math.inf)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
