@@ -11,6 +11,7 @@ from gradviz.ops import aliases as _aliases
 from gradviz.ops import composites as _composites
 from gradviz.ops import functions as F
 from gradviz.ops import inplace_more as _inplace_more
+from gradviz.ops import inplace_variants as _inplace_variants
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
@@ -180,6 +181,7 @@ def bind() -> None:
                  *_inplace_more.METHOD_ONLY):
         methods.setdefault(name, getattr(F, name))
     methods.update(_tensor_info.METHODS)
+    methods.update(_inplace_variants.METHODS)  # issue 34 (torchfns)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
