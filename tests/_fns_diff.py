@@ -63,13 +63,13 @@ def check(program: Any, rtol: float = 1e-12, atol: float = 1e-12, names: bool = 
     for g, w in zip(got, want, strict=True):
         gd, gs, gv = _value(g)
         wd, ws, wv = _value(w)
-        assert (gd, gs) == (wd, ws)
+        assert (gd, gs) == (wd, ws), ((gd, gs), (wd, ws))
         if isinstance(wv, np.ndarray):
             np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol, equal_nan=True)
         else:
             assert gv == wv
     if names:
-        assert got_names == want_names
+        assert got_names == want_names, (got_names, want_names)
     if want_grads is None:
         assert got_grads is None
         return

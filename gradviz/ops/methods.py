@@ -15,6 +15,7 @@ from gradviz.ops import inplace_variants as _inplace_variants
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
+from gradviz.ops import selection_more as _selection_more
 from gradviz.ops import tensor_info as _tensor_info
 from gradviz.ops.core import regenerate_view_grad_fn
 from gradviz.tensor import Tensor
@@ -182,6 +183,7 @@ def bind() -> None:
         methods.setdefault(name, getattr(F, name))
     methods.update(_tensor_info.METHODS)
     methods.update(_inplace_variants.METHODS)  # issue 34 (torchfns)
+    methods.update({n: getattr(_selection_more, n) for n in _selection_more.METHOD_NAMES})
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
