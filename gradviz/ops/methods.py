@@ -10,6 +10,7 @@ from gradviz import _dtype
 from gradviz.ops import aliases as _aliases
 from gradviz.ops import composites as _composites
 from gradviz.ops import functions as F
+from gradviz.ops import indexing_more as _indexing_more
 from gradviz.ops import inplace_more as _inplace_more
 from gradviz.ops import inplace_variants as _inplace_variants
 from gradviz.ops import math_binary as _math_binary
@@ -184,6 +185,7 @@ def bind() -> None:
     methods.update(_tensor_info.METHODS)
     methods.update(_inplace_variants.METHODS)  # issue 34 (torchfns)
     methods.update({n: getattr(_selection_more, n) for n in _selection_more.METHOD_NAMES})
+    methods.update(_indexing_more.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
