@@ -21,10 +21,13 @@ from gradviz.ops.linalg_solvers import (
 )
 from gradviz.ops.linalg_solvers import linalg_cholesky as cholesky
 from gradviz.ops.math_more import diagonal as _diagonal
+from gradviz.ops.products import linalg_cross as cross  # issue 34 (torchfns)
+from gradviz.ops.products import linalg_vander as vander
 from gradviz.tensor import Tensor
 
 __all__ = ["cholesky", "cholesky_ex", "det", "diagonal", "inv", "inv_ex", "matmul", "matrix_norm", "matrix_power",
            "multi_dot", "norm", "slogdet", "solve", "solve_ex", "vecdot", "vector_norm"]
+__all__ += ["cross", "vander"]  # issue 34 (torchfns)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:  # noqa: N803
