@@ -224,11 +224,42 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
                            f"X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    mm_mode = compute_mode in (None, "use_mm_for_euclid_dist_if_necessary")
+    if p == 2 and (compute_mode == "use_mm_for_euclid_dist" or mm_mode and builtins.max(x1.shape[-2],
+                                                                                       x2.shape[-2]) > 25):
+        return _euclidean_dist(x1, x2)
     diff = x1._data[..., :, None, :] - x2._data[..., None, :, :]
     out = _new(np.ascontiguousarray(_pnorm(diff, p, -1)), x1.device)
     if _grad_needed(x1, x2):
         record(NODES["cdist"], (x1, x2), [out], {"x1": save(x1), "x2": save(x2), "p": p, "result": save(out, True)})
     return out
+
+
+def _euclidean_dist(x1: Tensor, x2: Tensor) -> Tensor:
+    """torch's matrix-product form of 2-norm distances (for many rows): |a|^2 - 2ab + |b|^2 by one
+    matmul of padded operands, clamped at 0 (EuclideanDistBackward0), on the inputs expanded to
+    one batch shape and viewed as 3-dim, the result viewed back."""
+    batch = tuple(np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
+    nb = int(np.prod(batch))
+    e1 = _views.reshape(_views.expand(x1, (*batch, *x1.shape[-2:])), (nb, *x1.shape[-2:]))
+    e2 = _views.reshape(_views.expand(x2, (*batch, *x2.shape[-2:])), (nb, *x2.shape[-2:]))
+    a, b = e1._data, e2._data
+    n1, n2 = (a * a).sum(-1, keepdims=True), (b * b).sum(-1, keepdims=True)
+    left = np.concatenate([a * -2, n1, np.ones_like(n1)], -1)
+    right = np.concatenate([b, np.ones_like(n2), n2], -1)
+    out = _new(np.sqrt(np.maximum(left @ np.swapaxes(right, -1, -2), 0)), x1.device)
+    if _grad_needed(e1, e2):
+        record(NODES["euclidean_dist"], (e1, e2), [out], {"x1": save(e1), "x2": save(e2), "result": save(out, True)})
+    return _views.view(out, (*batch, x1.shape[-2], x2.shape[-2]))
+
+
+def _euclidean_grads(n, g):
+    x1, x2, res = n["x1"], n["x2"], n["result"]
+    ratio = _indexing.masked_fill(_arith.div(g, res), _pointwise.eq(res, 0), 0.0)
+    g1 = _arith.sub(_arith.mul(x1, _reductions.sum(ratio, -1, True)), _linalg.matmul(ratio, x2))
+    g2 = _arith.sub(_arith.mul(x2, _views.unsqueeze(_reductions.sum(ratio, -2), -1)),
+                    _linalg.matmul(_views.transpose(ratio, -2, -1), x1))
+    return [g1, g2]
 
 
 def _pairs(n: int) -> tuple[Any, Any]:
@@ -545,6 +576,7 @@ def _block_diag_grads(n, g):
 
 ROWS: dict[str, D] = {
     "cdist": D("CdistBackward0", (), all_inputs=_cdist_grads, reduce_broadcast=True),
+    "euclidean_dist": D("EuclideanDistBackward0", (), all_inputs=_euclidean_grads),
     "pdist": D("PdistBackward0", (_pdist_grad,)),
     "dist": D("DistBackward0", (), all_inputs=_dist_grads, reduce_broadcast=True),
     "renorm": D("RenormBackward0", (_renorm_grad,)),
