@@ -18,6 +18,7 @@ from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
 from gradviz.ops import products as _products
 from gradviz.ops import selection_more as _selection_more
+from gradviz.ops import special_ops as _special_ops
 from gradviz.ops import tensor_info as _tensor_info
 from gradviz.ops.core import regenerate_view_grad_fn
 from gradviz.tensor import Tensor
@@ -188,6 +189,7 @@ def bind() -> None:
     methods.update({n: getattr(_selection_more, n) for n in _selection_more.METHOD_NAMES})
     methods.update(_indexing_more.METHODS)
     methods.update(_products.METHODS)
+    methods.update(_special_ops.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
