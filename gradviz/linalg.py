@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradviz.ops.linalg import matmul
+from gradviz.ops.linalg_more import LINALG as _LINALG
 from gradviz.ops.linalg_norms import matrix_norm, norm, vector_norm
 from gradviz.ops.linalg_solvers import (
     cholesky_ex,
@@ -27,7 +28,8 @@ from gradviz.tensor import Tensor
 
 __all__ = ["cholesky", "cholesky_ex", "det", "diagonal", "inv", "inv_ex", "matmul", "matrix_norm", "matrix_power",
            "multi_dot", "norm", "slogdet", "solve", "solve_ex", "vecdot", "vector_norm"]
-__all__ += ["cross", "vander"]  # issue 34 (torchfns)
+__all__ += ["cross", "vander", *_LINALG]  # issue 34 (torchfns)
+globals().update(_LINALG)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:  # noqa: N803

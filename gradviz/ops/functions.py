@@ -48,6 +48,7 @@ from gradviz.ops import (
     inplace_more,
     inplace_variants,
     linalg,
+    linalg_more,
     math_binary,
     math_more,
     math_ops,
@@ -68,8 +69,8 @@ from gradviz.ops import (
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
             indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary,
             aliases, composites, math_more, inplace_more, runtime, windows, tensor_info)  # (issue 34's coverage)
-# issue 34 (torchfns): in-place variants and *_copy, order statistics, index writes, products, special
-FAMILIES += (inplace_variants, selection_more, indexing_more, products, special_ops)
+# issue 34 (torchfns): in-place variants and *_copy, order statistics, index writes, products, special, linalg
+FAMILIES += (inplace_variants, selection_more, indexing_more, products, special_ops, linalg_more)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

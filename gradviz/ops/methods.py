@@ -13,6 +13,7 @@ from gradviz.ops import functions as F
 from gradviz.ops import indexing_more as _indexing_more
 from gradviz.ops import inplace_more as _inplace_more
 from gradviz.ops import inplace_variants as _inplace_variants
+from gradviz.ops import linalg_more as _linalg_more
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
@@ -190,6 +191,7 @@ def bind() -> None:
     methods.update(_indexing_more.METHODS)
     methods.update(_products.METHODS)
     methods.update(_special_ops.METHODS)
+    methods.update(_linalg_more.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
