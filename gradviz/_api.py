@@ -196,3 +196,6 @@ from gradviz.nn.functional import (  # noqa: E402
     threshold,
     threshold_,
 )
+
+# isort: split
+from gradviz import fft  # noqa: E402 - torch.fft (issue 34, torchfns)
