@@ -352,7 +352,7 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: boo
     return _new(np.asarray((s > thr).sum(-1), dtype=np.int64), A.device)
 
 
-def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
+def linalg_cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     """The condition number: a ratio of singular values for p in (None, 2, -2), else
     norm(A, p) * norm(inv(A), p) with NaN (singular) made inf, as torch composes it."""
     _matrix(A, "cond")
@@ -816,7 +816,7 @@ register(ROWS)
 # torch.linalg's names (gradviz/linalg.py)
 LINALG = {
     "svd": linalg_svd, "svdvals": svdvals, "qr": linalg_qr, "eigh": eigh, "eigvalsh": eigvalsh, "pinv": pinv,
-    "lstsq": lstsq, "matrix_exp": matrix_exp, "matrix_rank": matrix_rank, "cond": cond,
+    "lstsq": lstsq, "matrix_exp": matrix_exp, "matrix_rank": matrix_rank, "cond": linalg_cond,
     "solve_triangular": solve_triangular, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
     "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": linalg_lu, "lu_solve": linalg_lu_solve,
     "householder_product": householder_product,

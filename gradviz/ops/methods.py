@@ -17,6 +17,7 @@ from gradviz.ops import linalg_more as _linalg_more
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
+from gradviz.ops import misc_more as _misc_more
 from gradviz.ops import products as _products
 from gradviz.ops import selection_more as _selection_more
 from gradviz.ops import special_ops as _special_ops
@@ -192,6 +193,7 @@ def bind() -> None:
     methods.update(_products.METHODS)
     methods.update(_special_ops.METHODS)
     methods.update(_linalg_more.METHODS)
+    methods.update(_misc_more.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
