@@ -58,6 +58,7 @@ from gradviz.ops import (
     products,
     reductions,
     runtime,
+    runtime_more,
     selection,
     selection_more,
     shape,
@@ -71,7 +72,8 @@ FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cu
             indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary,
             aliases, composites, math_more, inplace_more, runtime, windows, tensor_info)  # (issue 34's coverage)
 # issue 34 (torchfns): in-place variants and *_copy, order statistics, index writes, products, special, linalg
-FAMILIES += (inplace_variants, selection_more, indexing_more, products, special_ops, linalg_more, misc_more)
+FAMILIES += (inplace_variants, selection_more, indexing_more, products, special_ops, linalg_more, misc_more,
+             runtime_more)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

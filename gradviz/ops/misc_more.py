@@ -21,6 +21,7 @@ from gradviz.ops import inplace_variants as _inplace_variants
 from gradviz.ops import linalg_solvers as _solvers
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import reductions as _reductions
+from gradviz.ops import runtime_more as _runtime_more
 from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import DERIVATIVES, NODES, _c_copy, _new, _wrap_dim, register, result_type
@@ -400,6 +401,7 @@ METHODS: dict[str, Any] = {
     "conj_physical": conj_physical, "conj_physical_": conj_physical_, "narrow_copy": narrow_copy, "unfold": unfold,
     "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "is_distributed": is_distributed,
-    "share_memory_": lambda self: self, "dim_order": lambda self, **kw: tuple(
+    "share_memory_": lambda self: self, "nonzero_static": _runtime_more.nonzero_static,
+    "dim_order": lambda self, **kw: tuple(
         int(i) for i in np.argsort([-s for s in self.stride()], kind="stable")),
 }

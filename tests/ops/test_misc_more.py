@@ -71,3 +71,28 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name):
     check(CASES[name])
+
+
+RUNTIME = {
+    "sym": lambda T: [T.sym_int(3.7), T.sym_int(-3.7), T.sym_float(2), T.sym_max(2, 3.5), T.sym_min(2, 3),
+                      T.sym_not(True), T.sym_sqrt(4), T.sym_sum([1, 2, 3]), T.sym_ite(True, 1, 2),
+                      T.sym_constrain_range(3, min=0, max=5), T.sym_constrain_range_for_size(3)],
+    "errors": lambda T: [issubclass(T.OutOfMemoryError, RuntimeError), issubclass(T.AcceleratorError, RuntimeError),
+                         issubclass(T.FatalError, RuntimeError), issubclass(T.JITException, RuntimeError)],
+    "memory formats": lambda T: [repr(T.contiguous_format), repr(T.channels_last), isinstance(T.preserve_format,
+                                                                                               T.memory_format)],
+    "DisableTorchFunction": lambda T: (lambda c: (c.__enter__(), c.__exit__(None, None, None), True)[-1])(
+        T.DisableTorchFunctionSubclass()),
+    "nonzero_static": lambda T: [T.nonzero_static(T.tensor([0, 1, 0, 2]), size=3),
+                                 T.tensor([[0, 1], [2, 0]]).nonzero_static(size=1, fill_value=-5)],
+    "gradient": lambda T: T.gradient(_x(T)),
+    "gradient spacing dim": lambda T: T.gradient(_x(T), spacing=0.5, dim=1),
+    "gradient edge_order 2": lambda T: T.gradient(_x(T), spacing=[2.0, 0.25], edge_order=2),
+    "gradient 1-d ints": lambda T: T.gradient(T.tensor([1, 4, 9, 16, 25])),
+}
+CASES.update(RUNTIME)
+
+
+@pytest.mark.parametrize("name", list(RUNTIME))
+def test_runtime_matches_torch(name):
+    check(RUNTIME[name])
