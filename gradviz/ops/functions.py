@@ -87,3 +87,4 @@ for _m in FAMILIES:
         if not _k.startswith("__") and not isinstance(_v, _ModuleType):
             globals().setdefault(_k, _v)
 del _m, _k, _v
+as_strided = misc_more.as_strided  # the op; ops/linalg.py imports the array function of that name (issue 34)

@@ -31,6 +31,7 @@ from gradviz.ops.inplace_variants import _copied, inplace_of
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
+    "as_strided", "as_strided_copy", "as_strided_scatter",
     "angle", "bitwise_left_shift", "bitwise_right_shift", "cond", "conj_physical", "conj_physical_",
     "cudnn_is_acceptable", "detach", "detach_", "empty_strided", "fill", "frexp", "gcd", "gcd_",
     "heaviside", "is_distributed", "is_vulkan_available", "lcm", "lcm_", "ldexp", "ldexp_", "narrow_copy",
@@ -322,6 +323,87 @@ unsafe_chunk = _unsafe("unsafe_chunk", _chunk_sizes)
 unfold_copy = _copied("unfold_copy", unfold)
 
 
+# -- as_strided --------------------------------------------------------------------------------------
+def _strided_positions(a: Tensor, size: Sequence[int], stride: Sequence[int], offset: int | None) -> Any:
+    """For each element of a.as_strided(size, stride, offset), the C-order position in a it reads
+    (a must hold the whole storage it indexes: a base tensor, or a view whose elements cover it)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    root = a._base if a._base is not None else a
+    off = a.storage_offset() if offset is None else offset
+    pos = np.full(size, off, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(size, stride, strict=True)):
+        shape = [1] * len(size)
+        shape[k] = n
+        pos = pos + np.arange(n).reshape(shape) * st
+    need = (int(pos.max()) + 1) if pos.size else 0
+    if need > root.numel():
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
+                           f"itemsize {a.dtype.itemsize} requiring a storage size of {need * a.dtype.itemsize} are out "
+                           f"of bounds for storage of size {root.numel() * a.dtype.itemsize}")
+    if a._base is None and a._data.flags["C_CONTIGUOUS"]:
+        return pos
+    # the storage positions of a's own elements, then each wanted position's place among them
+    mine = np.asarray(a.stride()) if a.ndim else np.zeros(0, np.int64)
+    own = np.full(a.shape, a.storage_offset(), dtype=np.int64)
+    for k, n in enumerate(a.shape):
+        shape = [1] * a.ndim
+        shape[k] = n
+        own = own + np.arange(n).reshape(shape) * mine[k]
+    flat = own.reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    at = np.searchsorted(flat[order], pos)
+    at = np.minimum(at, len(flat) - 1)
+    if not (flat[order][at] == pos).all():
+        raise NotImplementedError("gradviz: as_strided reaching storage outside the tensor's own elements")
+    return order[at]
+
+
+def as_strided(a: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """A view of a's storage with the given sizes, strides and offset (AsStridedBackward0)."""
+    pos = _strided_positions(a, size, stride, storage_offset)
+    root = a._base if a._base is not None else a
+    if root._data.flags["C_CONTIGUOUS"]:
+        flat = root._data.reshape(-1)
+        off = a.storage_offset() if storage_offset is None else storage_offset
+        item = flat.itemsize
+        data = np.lib.stride_tricks.as_strided(flat[off:], tuple(size), tuple(s * item for s in stride),
+                                               writeable=flat.flags.writeable)
+    else:
+        data = a._data.reshape(-1)[pos]  # (a copy: numpy cannot stride an arbitrary layout)
+    return _views._view_of(a, data, "as_strided", {"base_shape": a.shape, "index": pos})
+
+
+def as_strided_scatter(a: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int],
+                       storage_offset: int | None = None) -> Tensor:
+    """a with src written where a.as_strided(size, stride, offset) reads (AsStridedScatterBackward0)."""
+    pos = _strided_positions(a, size, stride, storage_offset)
+    data = _c_copy(a._data).reshape(-1)
+    data[pos.reshape(-1)] = np.broadcast_to(src._data, pos.shape).reshape(-1)
+    out = _new(data.reshape(a.shape), a.device)
+    if _grad_needed(a, src):
+        record(NODES["as_strided_scatter"], (a, src), [out], {"pos": pos, "shape": a.shape})
+    return out
+
+
+def _as_strided_scatter_grads(n, g):
+    # torch 2.13's as_strided_scatter_backward gives the input the gradient of the scattered
+    # positions (and zeros elsewhere), the reverse of what the forward reads from it; gradviz
+    # follows its oracle here, numbers included
+    pos, shape = n["pos"], n["shape"]
+    flat = _views.reshape(g, (-1,))
+    key = _new(pos.reshape(-1), g.device)
+    gs = _views.reshape(_keep_at(flat, key), shape)
+    return [gs, _views.reshape(_indexing.index_select(flat, 0, key), pos.shape)]
+
+
+def _keep_at(flat: Tensor, key: Tensor) -> Tensor:
+    mask = np.ones(flat.shape, bool)
+    mask[key._data] = False
+    return _indexing.masked_fill(flat, _new(mask, flat.device), 0.0)
+
+
 # -- backward formulas --------------------------------------------------------------------------------
 def _zeros(n, g):
     return _construction.zeros_like(g)
@@ -389,6 +471,10 @@ register(ROWS)
 # unfold_copy's node is UnfoldBackward0_copy (gradviz/ops/inplace_variants.py names the copies)
 register({"unfold_copy": D("UnfoldBackward0_copy", ROWS["unfold"].grads)})
 _inplace_variants._COPY_BY_NAME["UnfoldBackward0"] = "unfold_copy"
+register({"as_strided_copy": D("AsStridedBackward0_copy", DERIVATIVES["as_strided"].grads),
+          "as_strided_scatter": D("AsStridedScatterBackward0", (), all_inputs=_as_strided_scatter_grads)})
+_inplace_variants._COPY_BY_NAME["AsStridedBackward0"] = "as_strided_copy"
+as_strided_copy = _copied("as_strided_copy", as_strided)
 
 # Tensor methods
 METHODS: dict[str, Any] = {
@@ -401,6 +487,7 @@ METHODS: dict[str, Any] = {
     "conj_physical": conj_physical, "conj_physical_": conj_physical_, "narrow_copy": narrow_copy, "unfold": unfold,
     "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "is_distributed": is_distributed,
+    "as_strided": as_strided, "as_strided_scatter": as_strided_scatter,
     "share_memory_": lambda self: self, "nonzero_static": _runtime_more.nonzero_static,
     "dim_order": lambda self, **kw: tuple(
         int(i) for i in np.argsort([-s for s in self.stride()], kind="stable")),

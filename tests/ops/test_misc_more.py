@@ -96,3 +96,19 @@ CASES.update(RUNTIME)
 @pytest.mark.parametrize("name", list(RUNTIME))
 def test_runtime_matches_torch(name):
     check(RUNTIME[name])
+
+
+STRIDED = {
+    "as_strided": lambda T: T.as_strided(_x(T), (2, 2), (1, 2)),
+    "as_strided offset overlapping": lambda T: _x(T).as_strided((3, 3), (2, 1), 1),
+    "as_strided of a view": lambda T: _x(T)[1:].as_strided((2,), (3,), 5),
+    "as_strided_copy": lambda T: T.as_strided_copy(_x(T), (2, 3), (4, 1), 1),
+    "as_strided_scatter": lambda T: T.as_strided_scatter(_x(T), _x(T, [[1.0, 2.0], [3.0, 4.0]]), (2, 2), (4, 1)),
+    "Tensor.as_strided_scatter": lambda T: _x(T).as_strided_scatter(_x(T, [7.0, 8.0, 9.0]), (3,), (5,), 1),
+}
+CASES.update(STRIDED)
+
+
+@pytest.mark.parametrize("name", list(STRIDED))
+def test_as_strided_matches_torch(name):
+    check(STRIDED[name])
