@@ -64,6 +64,7 @@ from gradviz.ops import (
     shape,
     special_ops,
     tensor_info,
+    tensor_more,
     views,
     windows,
 )
@@ -73,7 +74,7 @@ FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cu
             aliases, composites, math_more, inplace_more, runtime, windows, tensor_info)  # (issue 34's coverage)
 # issue 34 (torchfns): in-place variants and *_copy, order statistics, index writes, products, special, linalg
 FAMILIES += (inplace_variants, selection_more, indexing_more, products, special_ops, linalg_more, misc_more,
-             runtime_more)
+             runtime_more, tensor_more)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})

@@ -22,6 +22,7 @@ from gradviz.ops import products as _products
 from gradviz.ops import selection_more as _selection_more
 from gradviz.ops import special_ops as _special_ops
 from gradviz.ops import tensor_info as _tensor_info
+from gradviz.ops import tensor_more as _tensor_more
 from gradviz.ops.core import regenerate_view_grad_fn
 from gradviz.tensor import Tensor
 
@@ -194,6 +195,7 @@ def bind() -> None:
     methods.update(_special_ops.METHODS)
     methods.update(_linalg_more.METHODS)
     methods.update(_misc_more.METHODS)
+    methods.update(_tensor_more.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable

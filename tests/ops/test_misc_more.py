@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 from _fns_diff import check
+
+import gradviz
 
 X = [[-1.5, 0.0, 2.0, 0.75], [0.5, -0.25, 3.0, -2.0], [1.0, 2.5, -0.5, 0.125]]
 V = [-1.5, 0.0, 2.0, math.nan]
@@ -112,3 +115,38 @@ CASES.update(STRIDED)
 @pytest.mark.parametrize("name", list(STRIDED))
 def test_as_strided_matches_torch(name):
     check(STRIDED[name])
+
+
+TENSOR_MORE = {
+    "apply_ map_ map2_": lambda T: (lambda x: [x.apply_(lambda v: v * 2).clone(),
+                                               x.map_(T.tensor([1.0, 1.0, 1.0]), lambda a, b: a + b).clone(),
+                                               x.map2_(T.ones(3), T.tensor([2.0]), lambda a, b, c: a * c - b)])(
+        T.tensor([1.0, 2.0, 3.0])),
+    "new": lambda T: (lambda y: [y.new([1, 2]), tuple(y.new(2, 3).shape), tuple(y.new().shape),
+                                 str(y.new(T.Size([1, 2])).dtype)])(
+        T.tensor([[1.0, 2.0]], dtype=T.float64)),
+    "new_empty_strided": lambda T: (lambda e: [e.stride(), str(e.dtype)])(T.ones(2, dtype=T.float64).new_empty_strided(
+        (2, 2), (1, 2))),
+    "resize_": lambda T: (lambda z: [tuple(z.resize_(3, 2).shape), tuple(z.resize_as_(T.ones(6)).shape), z[:4]])(
+        T.arange(6.0).reshape(2, 3) * 1),
+    "set_": lambda T: (lambda a, b: [a.set_(b), a.is_set_to(b), b.is_set_to(a[:1])])(T.ones(3), T.zeros(2)),
+    "lu": lambda T: T.lu(_x(T, [[2.0, 1.0], [1.0, 3.0]])),
+    "Tensor.lu infos": lambda T: _x(T, [[1.0, 2.0], [3.0, 4.0]]).lu(get_infos=True),
+    "geqrf ormqr": lambda T: (lambda qt: [qt[0], qt[1], T.ormqr(qt[0], qt[1], T.eye(3, dtype=T.float64)),
+                                          qt[0].ormqr(qt[1], T.ones(2, 3, dtype=T.float64), left=False,
+                                                      transpose=True)])(
+        T.geqrf(T.tensor([[2.0, 1.0], [1.0, 3.0], [0.5, 1.0]], dtype=T.float64))),
+}
+CASES.update(TENSOR_MORE)
+
+
+@pytest.mark.filterwarnings("ignore:torch.lu is deprecated")
+@pytest.mark.parametrize("name", list(TENSOR_MORE))
+def test_tensor_more_matches_torch(name):
+    check(TENSOR_MORE[name], rtol=1e-10, atol=1e-12)
+
+
+def test_volatile_is_false_with_torch_warning():
+    for T in (torch, gradviz):
+        with pytest.warns(UserWarning, match=r"volatile was removed \(Variable.volatile is always False\)"):
+            assert T.ones(2).volatile is False
