@@ -19,6 +19,7 @@ from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
 from gradviz.ops import misc_more as _misc_more
 from gradviz.ops import products as _products
+from gradviz.ops import runtime_more as _runtime_more
 from gradviz.ops import selection_more as _selection_more
 from gradviz.ops import special_ops as _special_ops
 from gradviz.ops import tensor_info as _tensor_info
@@ -196,6 +197,7 @@ def bind() -> None:
     methods.update(_linalg_more.METHODS)
     methods.update(_misc_more.METHODS)
     methods.update(_tensor_more.METHODS)
+    methods.update(_runtime_more.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from _fns_diff import check
@@ -150,3 +151,33 @@ def test_volatile_is_false_with_torch_warning():
     for T in (torch, gradviz):
         with pytest.warns(UserWarning, match=r"volatile was removed \(Variable.volatile is always False\)"):
             assert T.ones(2).volatile is False
+
+
+SETTINGS = {
+    "set_printoptions": lambda T: (T.set_printoptions(precision=2, linewidth=40), str(T.tensor([1.23456, 2.0])),
+                                   T.set_printoptions(profile="short"), str(T.arange(10.0)),
+                                   T.set_printoptions(profile="default"), str(T.tensor([1.23456])))[1::2],
+    "set_default_tensor_type": lambda T: (T.set_default_tensor_type(T.DoubleTensor), str(T.ones(1).dtype),
+                                          T.set_default_tensor_type("torch.FloatTensor"), str(T.ones(1).dtype))[1::2],
+    "anomaly flags": lambda T: (T.set_anomaly_enabled(True, check_nan=False), T.is_anomaly_enabled(),
+                                T.is_anomaly_check_nan_enabled(), T.set_anomaly_enabled(False),
+                                T.is_anomaly_check_nan_enabled())[1:],
+    "frombuffer": lambda T: [T.frombuffer(bytearray(b"\x01\x02\x03\x04"), dtype=T.uint8),
+                             T.frombuffer(bytearray(np.array([1.0, 2.0, 3.0], np.float32).tobytes()),
+                                          dtype=T.float32, count=2, offset=4)],
+    "empty_permuted": lambda T: (lambda e: [tuple(e.shape), e.stride()])(T.empty_permuted((2, 3, 4), (0, 2, 1))),
+    "histogramdd": lambda T: T.histogramdd(T.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]]), bins=[2, 2]),
+    "histogramdd range weight": lambda T: T.histogramdd(
+        T.tensor([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0]], dtype=T.float64), bins=3, range=[0.0, 2.0, 0.0, 2.0],
+        weight=T.tensor([1.0, 2.0, 0.5], dtype=T.float64)),
+    "module_load": lambda T: (lambda p, o: [p.module_load(o), p, p.module_load(o * 2, assign=True)])(
+        T.zeros(2), T.ones(2)),
+    "grad_dtype": lambda T: str(T.ones(2, dtype=T.float64).grad_dtype),
+}
+CASES.update(SETTINGS)
+
+
+@pytest.mark.filterwarnings("ignore:torch.set_default_tensor_type\\(\\) is deprecated")
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_settings_match_torch(name):
+    check(SETTINGS[name])
