@@ -73,6 +73,9 @@ def linalg_cross(a: Tensor, b: Tensor, *, dim: int = -1) -> Tensor:
 def cross(a: Tensor, b: Tensor, dim: int | None = None) -> Tensor:
     """torch.cross: linalg.cross, along the first dim of size 3 when dim is not given."""
     if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
         shape = np.broadcast_shapes(a.shape, b.shape)
         dim = next((i for i, n in enumerate(shape) if n == 3), -1)
     return linalg_cross(a, b, dim=dim)

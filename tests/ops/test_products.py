@@ -83,6 +83,14 @@ CASES = {
 
 
 @pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+@pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim arg is deprecated")
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name):
     check(CASES[name], rtol=1e-10, atol=1e-12)
+
+
+def test_cross_without_dim_warns_as_torch():
+    import gradviz
+
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is deprecated"):
+        gradviz.cross(gradviz.ones(3), gradviz.ones(3))
