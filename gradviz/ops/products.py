@@ -533,9 +533,24 @@ def _scaled(t: Tensor, c: Any) -> Tensor:
 
 def _cdist_grads(n, g):
     x1, x2, p = n["x1"], n["x2"], n["p"]
-    diff = _arith.sub(_views.unsqueeze(x1, -2), _views.unsqueeze(x2, -3))
-    term = _arith.mul(_views.unsqueeze(g, -1), _pnorm_grad(diff, _views.unsqueeze(n["result"], -1), p))
-    return [_reductions.sum(term, -2), _arith.neg(_reductions.sum(term, -3))]
+    graph = _grad_state.enabled  # create_graph: torch's _cdist_backward has no derivative of its own
+    if graph:
+        _grad_state.enabled = False
+    try:
+        diff = _arith.sub(_views.unsqueeze(x1, -2), _views.unsqueeze(x2, -3))
+        term = _arith.mul(_views.unsqueeze(g, -1), _pnorm_grad(diff, _views.unsqueeze(n["result"], -1), p))
+        grads = [_reductions.sum(term, -2), _arith.neg(_reductions.sum(term, -3))]
+    finally:
+        _grad_state.enabled = graph
+    if graph:
+        for gi, (a, b) in zip(grads, ((x1, x2), (x2, x1)), strict=True):
+            if g.requires_grad or a.requires_grad or b.requires_grad:
+                record(NODES["cdist_backward"], (g, a, b), [gi], {})
+    return grads
+
+
+def _cdist_backward_not_implemented(n, g):
+    raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
 
 
 def _pdist_grad(n, g):
@@ -579,6 +594,7 @@ def _block_diag_grads(n, g):
 
 ROWS: dict[str, D] = {
     "cdist": D("CdistBackward0", (), all_inputs=_cdist_grads, reduce_broadcast=True),
+    "cdist_backward": D("CdistBackwardBackward0", (_cdist_backward_not_implemented,) * 3),
     "euclidean_dist": D("EuclideanDistBackward0", (), all_inputs=_euclidean_grads),
     "pdist": D("PdistBackward0", (_pdist_grad,)),
     "dist": D("DistBackward0", (), all_inputs=_dist_grads, reduce_broadcast=True),

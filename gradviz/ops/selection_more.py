@@ -19,7 +19,6 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.ops import arith as _arith
 from gradviz.ops import construction as _construction
-from gradviz.ops import cumulative as _cumulative
 from gradviz.ops import indexing as _indexing
 from gradviz.ops import inplace_views as _inplace_views
 from gradviz.ops import math_binary as _math_binary
@@ -428,16 +427,22 @@ def _cum_grad(n, grads):
 
 
 def _logcumsumexp_grad(n, g):
-    # d out_j / d x_i = exp(x_i - out_j) for j >= i: exp(x) times the reversed cumulative sum of
-    # g * exp(-out), shifted by the largest output so that neither exponential overflows.
+    """torch's logcumsumexp_backward: the positive and negative parts of g in log space, each
+    through a reversed logcumsumexp, so nothing overflows."""
     x, out, d = n["self"], n["result"], n["dim"]
     if x.ndim == 0:
         return g
-    with no_grad():
-        m = float(np.nanmax(out._data)) if out.numel() and np.isfinite(out._data).any() else 0.0
-    w = _pointwise.exp(_arith.sub(_arith.neg(out), -m))
-    rev = _cumulative.cumsum(_shape.flip(_arith.mul(g, w), d), d)
-    return _arith.mul(_shape.flip(rev, d), _pointwise.exp(_arith.sub(x, m)))
+    lowest = _construction.full((), -float(np.finfo(g._data.dtype).max), dtype=g.dtype)
+    log_abs = _pointwise.log(_pointwise.abs(g))
+    pos = _arith.where(_pointwise.gt(g, 0), log_abs, lowest)
+    neg = _arith.where(_pointwise.lt(g, 0), log_abs, lowest)
+
+    def reverse(t: Tensor) -> Tensor:
+        return _shape.flip(logcumsumexp(_shape.flip(t, [d]), d), [d])
+
+    out_pos = _pointwise.exp(_arith.add(reverse(_arith.sub(pos, out)), x))
+    out_neg = _pointwise.exp(_arith.add(reverse(_arith.sub(neg, out)), x))
+    return _arith.sub(out_pos, out_neg)
 
 
 def _aminmax_grad(n, grads):

@@ -367,11 +367,12 @@ def _i1e_grad(n, g):
 
 
 def _sinc_grad(n, g):
+    # torch's sinc_backward: g (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 where pi x^2 is 0
     x = n["self"]
     px = _arith.mul_scalar(x, math.pi)
-    num = _arith.sub(_arith.mul(px, _pointwise.cos(px)), _pointwise.sin(px))
-    d = _arith.div(num, _arith.mul(px, _safe(x)))
-    return _arith.mul(_where_zero(x, 0.0, d), g)
+    sq = _arith.mul_scalar(_arith.mul(x, x), math.pi)
+    out = _arith.div(_arith.mul(g, _arith.sub(_arith.mul(px, _pointwise.cos(px)), _pointwise.sin(px))), sq)
+    return _arith.where(_pointwise.eq(sq, 0.0), _construction.zeros((), dtype=g.dtype), out)
 
 
 def _mvlgamma_grad(n, g):
