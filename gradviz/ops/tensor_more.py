@@ -12,14 +12,20 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.ops import arith as _arith
 from gradviz.ops import construction as _construction
+from gradviz.ops import indexing as _indexing
 from gradviz.ops import inplace as _inplace
 from gradviz.ops import linalg_more as _linalg_more
-from gradviz.ops._common import _new
+from gradviz.ops import products as _products
+from gradviz.ops import views as _views
+from gradviz.ops._common import NODES, _new, register
+from gradviz.ops.core import Derivative as D
+from gradviz.ops.core import record, save
 from gradviz.ops.misc_more import empty_strided
 from gradviz.tensor import Tensor
 
-__all__ = ["geqrf", "lu", "ormqr"]
+__all__ = ["geqrf", "lu", "norm_except_dim", "ormqr", "resize_as_"]
 
 
 def _elementwise(name: str, a: Tensor, fn: Callable[..., Any], *others: Tensor) -> Tensor:
@@ -180,7 +186,83 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,  # noqa:
     return _new(np.ascontiguousarray(data), other.device)
 
 
+def _resize_copy(name: str, self: Tensor, size: tuple[int, ...]) -> Tensor:
+    """The deprecated out-of-place resize: a view-free copy with the new size (ResizeBackward,
+    the old autograd Function's node)."""
+    warnings.warn(f"non-inplace {name} is deprecated", UserWarning, stacklevel=3)
+    n = int(np.prod(size))
+    if n != self.numel():
+        raise RuntimeError(f"Requested size has {n} elements, but the tensor has {self.numel()}")
+    out = _new(np.array(self._data, order="C").reshape(size), self.device)
+    if _grad_state.enabled and self.requires_grad:
+        record(NODES["resize"], (self,), [out], {"shape": self.shape})
+    return out
+
+
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    size = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else tuple(sizes)
+    return _resize_copy("resize", self, size)
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    return _resize_copy("resize_as", self, tuple(tensor.shape))
+
+
+def as_subclass(self: Tensor, cls: type) -> Tensor:
+    """self's data as a ``cls`` (a Tensor subclass), still in self's graph (AliasBackward0)."""
+    out = _indexing.alias(self)
+    if cls is not Tensor:
+        if not issubclass(cls, Tensor):
+            raise TypeError(f"as_subclass(): expected a subclass of torch.Tensor, got {cls.__name__}")
+        out.__class__ = cls
+    return out
+
+
+def _aten_norm(v: Tensor, p: float, dim: int | None = None) -> Tensor:
+    """ATen's norm (NormBackward0 over everything, NormBackward1 over a dim), which torch's C++
+    compositions call (Python's torch.norm goes to linalg.vector_norm instead)."""
+    x = v._data.astype(np.float64)
+    axis = None if dim is None else dim
+    a = np.abs(x)
+    if p == float("inf"):
+        data = a.max(axis=axis)
+    elif p == 0:
+        data = (a != 0).sum(axis=axis).astype(np.float64)
+    else:
+        data = (a ** p).sum(axis=axis) ** (1.0 / p)
+    out = _new(np.asarray(data, dtype=v._data.dtype), v.device)
+    if _grad_state.enabled and v.requires_grad:
+        record(NODES["aten_norm" if dim is None else "aten_norm_dim"], (v,), [out],
+               {"self": save(v), "result": save(out, True), "p": p, "dim": dim})
+    return out
+
+
+def _aten_norm_grad(n, g):
+    x, r, p, d = n["self"], n["result"], n["p"], n["dim"]
+    if d is not None:
+        g, r = _views.unsqueeze(g, d), _views.unsqueeze(r, d)
+    return _arith.mul(g, _products._pnorm_grad(x, r, p))
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
+    """The p-norm over every dim but ``dim``, kept with size 1 (weight_norm's), as torch composes it."""
+    if dim == -1:
+        return _aten_norm(v, pow)
+    if dim == 0:
+        shape = (v.shape[0],) + (1,) * (v.ndim - 1)
+        return _views.view(_aten_norm(_views.view(_views.contiguous(v), (v.shape[0], -1)), pow, 1), shape)
+    if dim == v.ndim - 1:
+        shape = (1,) * (v.ndim - 1) + (v.shape[-1],)
+        return _views.view(_aten_norm(_views.view(_views.contiguous(v), (-1, v.shape[-1])), pow, 0), shape)
+    return _views.transpose(norm_except_dim(_views.transpose(v, 0, dim), pow, 0), 0, dim)
+
+
+register({"resize": D("ResizeBackward", (lambda n, g: _views.view(_views.contiguous(g), n["shape"]),)),
+          "aten_norm": D("NormBackward0", (_aten_norm_grad,)),
+          "aten_norm_dim": D("NormBackward1", (_aten_norm_grad,))})
+
 METHODS: dict[str, Any] = {
+    "resize": resize, "resize_as": resize_as, "as_subclass": as_subclass,
     "apply_": apply_, "map_": map_, "map2_": map2_, "new": new, "new_empty_strided": new_empty_strided,
     "resize_": resize_, "resize_as_": resize_as_, "set_": set_, "is_set_to": is_set_to,
     "volatile": property(_volatile), "lu": lu, "geqrf": geqrf, "ormqr": ormqr,

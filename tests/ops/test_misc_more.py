@@ -181,3 +181,30 @@ CASES.update(SETTINGS)
 @pytest.mark.parametrize("name", list(SETTINGS))
 def test_settings_match_torch(name):
     check(SETTINGS[name])
+
+
+RESIZE = {
+    "Tensor.resize": lambda T: _x(T).resize(4, 3),
+    "Tensor.resize_as": lambda T: _x(T).resize_as(T.ones(2, 6)),
+    "resize_as_": lambda T: T.resize_as_(T.arange(6.0), T.ones(2, 2)),
+    "as_subclass": lambda T: (lambda x: (x.as_subclass(T.Tensor) * 2, x.as_subclass(T.Tensor) is x))(_x(T)),
+    "norm_except_dim": lambda T: [T.norm_except_dim(_x(T), 2, 0), T.norm_except_dim(_x(T), 3, 1),
+                                  T.norm_except_dim(_x(T), 2, -1)],
+    "norm_except_dim middle": lambda T: T.norm_except_dim(_x(T).reshape(2, 3, 2), 2, 1),
+}
+CASES.update(RESIZE)
+
+
+@pytest.mark.filterwarnings("ignore:non-inplace resize")
+@pytest.mark.parametrize("name", list(RESIZE))
+def test_resize_and_norms_match_torch(name):
+    check(RESIZE[name])
+
+
+def test_as_subclass_of_a_subclass():
+    class Mine(gradviz.Tensor):
+        pass
+
+    x = gradviz.ones(2, requires_grad=True)
+    y = x.as_subclass(Mine)
+    assert type(y) is Mine and y.grad_fn.name() == "AliasBackward0"
