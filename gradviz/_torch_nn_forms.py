@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from gradviz.nn import functional as _F
 from gradviz.ops import nn_pad_ops as _nn_pad_ops
 from gradviz.tensor import Tensor
@@ -16,8 +18,8 @@ from gradviz.tensor import Tensor
 __all__ = [
     "batch_norm", "binary_cross_entropy_with_logits", "constant_pad_nd", "cosine_embedding_loss", "dropout",
     "dropout_", "embedding", "feature_dropout", "feature_dropout_", "group_norm", "hinge_embedding_loss",
-    "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "poisson_nll_loss",
-    "triplet_margin_loss",
+    "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "native_batch_norm",
+    "native_layer_norm", "poisson_nll_loss", "triplet_margin_loss",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -125,6 +127,40 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:  # noqa: A002
     return _nn_pad_ops.constant_pad_nd(input, tuple(pad), value)
+
+
+def _stats(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and 1/sqrt(biased var + eps) over axes (kept as size 1)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    return mean, 1 / np.sqrt(var + eps)
+
+
+def _plain(data: np.ndarray, like: Tensor) -> Tensor:
+    return Tensor(np.ascontiguousarray(data.astype(like._data.dtype)), like.device)
+
+
+def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None,  # noqa: A002
+                      bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(layer_norm's output, mean, rstd), the statistics over the normalized dims kept as size 1."""
+    k = len(normalized_shape)
+    mean, rstd = _stats(input._data.astype(np.float64), tuple(range(input.ndim - k, input.ndim)), eps)
+    out = _F.layer_norm(input, normalized_shape, weight, bias, eps)
+    return out, _plain(mean, input), _plain(rstd, input)
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                      running_mean: Tensor | None, running_var: Tensor | None, training: bool, momentum: float,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(batch_norm's output, the batch mean, its 1/std) in training; empty statistics otherwise."""
+    axes = (0, *range(2, input.ndim))
+    if training:
+        mean, invstd = _stats(input._data.astype(np.float64), axes, eps)
+        save_mean, save_invstd = _plain(mean.reshape(-1), input), _plain(invstd.reshape(-1), input)
+    else:
+        save_mean = save_invstd = _plain(np.zeros(0), input)
+    out = _F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return out, save_mean, save_invstd
 
 
 def install_methods() -> None:

@@ -49,3 +49,19 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name):
     check(CASES[name], rtol=1e-10, atol=1e-12)
+
+
+NATIVE = {
+    "native_layer_norm": lambda T: T.native_layer_norm(_x(T), [4], _x(T, [1.0, 2.0, 0.5, 1.5]), None, 1e-5),
+    "native_batch_norm": lambda T: (lambda rm, rv: (T.native_batch_norm(_x(T), None, None, rm, rv, True, 0.1, 1e-5),
+                                                    rm, rv))(T.zeros(2, dtype=T.float64), T.ones(2, dtype=T.float64)),
+    "native_batch_norm eval": lambda T: T.native_batch_norm(_x(T), _x(T, [1.0, 2.0]), None,
+                                                            T.zeros(2, dtype=T.float64), T.ones(2, dtype=T.float64),
+                                                            False, 0.1, 1e-5),
+}
+CASES.update(NATIVE)
+
+
+@pytest.mark.parametrize("name", list(NATIVE))
+def test_native_norms_match_torch(name):
+    check(NATIVE[name], rtol=1e-10, atol=1e-12)
