@@ -20,6 +20,7 @@ __all__ = [
     "dropout_", "embedding", "feature_dropout", "feature_dropout_", "group_norm", "hinge_embedding_loss",
     "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "native_batch_norm",
     "native_layer_norm", "poisson_nll_loss", "triplet_margin_loss",
+    "adaptive_avg_pool1d", "avg_pool1d", "embedding_renorm_", "max_pool1d_with_indices",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -161,6 +162,40 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         save_mean = save_invstd = _plain(np.zeros(0), input)
     out = _F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     return out, save_mean, save_invstd
+
+
+def _one(v: Any) -> Any:
+    return v[0] if isinstance(v, (tuple, list)) else v
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """avg_pool2d over a unit height, as torch composes it (SqueezeBackward1 over AvgPool2DBackward0)."""
+    k = _one(kernel_size)
+    st = _one(stride) if stride not in ((), None) else k
+    out = _F.avg_pool2d(input.unsqueeze(-2), (1, k), (1, st), (0, _one(padding)), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    return _F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size))).squeeze(-2)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0,  # noqa: A002
+                            dilation: Any = 1, ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    return _F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, return_indices=True)
+
+
+def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """The rows of weight that indices name scaled down, in place, to a norm of at most max_norm
+    (without recording: torch's runs under no_grad in embedding)."""
+    rows = np.unique(indices._data.reshape(-1))
+    w = weight._data
+    norms = (np.abs(w[rows].astype(np.float64)) ** norm_type).sum(-1) ** (1.0 / norm_type)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    w[rows] = (w[rows] * scale[:, None]).astype(w.dtype)
+    weight._version_counter[0] += 1
+    return weight
 
 
 def install_methods() -> None:

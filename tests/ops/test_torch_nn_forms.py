@@ -59,6 +59,15 @@ NATIVE = {
                                                             T.zeros(2, dtype=T.float64), T.ones(2, dtype=T.float64),
                                                             False, 0.1, 1e-5),
 }
+POOL = {
+    "avg_pool1d": lambda T: T.avg_pool1d(_x(T), 3, 1),
+    "avg_pool1d padding ceil": lambda T: T.avg_pool1d(_x(T), 2, 2, 1, True, False),
+    "adaptive_avg_pool1d": lambda T: T.adaptive_avg_pool1d(_x(T), 3),
+    "max_pool1d_with_indices": lambda T: T.max_pool1d_with_indices(_x(T), 2, 1),
+    "embedding_renorm_": lambda T: (lambda w: (T.embedding_renorm_(w, T.tensor([0, 2, 0]), 1.0, 2.0), w)[1])(
+        T.tensor([[3.0, 4.0], [0.3, 0.4], [1.0, 0.0]], dtype=T.float64)),
+}
+NATIVE.update(POOL)
 CASES.update(NATIVE)
 
 
