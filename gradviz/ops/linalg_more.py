@@ -58,13 +58,15 @@ def _matrix(a: Tensor, name: str) -> None:
 
 
 def _named(name: str, fields: Sequence[str], values: Sequence[Any]) -> Any:
-    cls = _NAMED.get(name)
+    """torch.return_types.<name>: a named tuple (one class per name and fields: torch.svd's V, linalg.svd's Vh)."""
+    key = (name, tuple(fields))
+    cls = _NAMED.get(key)
     if cls is None:
-        cls = _NAMED[name] = collections.namedtuple(name, fields)  # type: ignore[misc]
+        cls = _NAMED[key] = collections.namedtuple(name, fields)  # type: ignore[misc]
     return cls(*values)
 
 
-_NAMED: dict[str, Any] = {}
+_NAMED: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
 def _eye_like(x: np.ndarray, n: int) -> np.ndarray:

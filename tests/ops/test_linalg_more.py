@@ -4,7 +4,10 @@ factor's signs are free (singular and eigenvectors), the programs use what does 
 from __future__ import annotations
 
 import pytest
+import torch
 from _fns_diff import check
+
+import gradviz
 
 A = [[2.0, -1.0, 0.5], [0.25, 3.0, 1.0], [1.0, 0.5, -1.5]]
 B = [[1.0, 2.0], [0.25, -3.0], [2.0, 0.5]]
@@ -92,3 +95,14 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name):
     check(CASES[name], rtol=1e-9, atol=1e-11)
+
+
+def test_return_types_have_torchs_fields():
+    for T in (torch, gradviz):
+        a = T.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=T.float64)
+        fields = {"svd": (T.linalg.svd(a), ("U", "S", "Vh")), "torch.svd": (T.svd(a), ("U", "S", "V")),
+                  "qr": (T.linalg.qr(a), ("Q", "R")), "eigh": (T.linalg.eigh(a), ("eigenvalues", "eigenvectors")),
+                  "lu": (T.linalg.lu(a), ("P", "L", "U")), "lu_factor": (T.linalg.lu_factor(a), ("LU", "pivots")),
+                  "lstsq": (T.linalg.lstsq(a, a), ("solution", "residuals", "rank", "singular_values"))}
+        for name, (result, names) in fields.items():
+            assert all(getattr(result, f) is result[i] for i, f in enumerate(names)), (T.__name__, name)
