@@ -631,6 +631,152 @@ def _lu_solve_grads(n, g):
     return [_out(glu, g), _out(gb, g)]
 
 
+# -- LDL^T with Bunch-Kaufman pivoting -----------------------------------------------------------------
+_BK_ALPHA = (1 + np.sqrt(17.0)) / 8
+
+
+def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """LAPACK's unblocked symmetric indefinite factorization (lower triangle, Bunch-Kaufman pivots:
+    1x1 and 2x2 blocks): (LD with the upper triangle zero, 1-based pivots, negative for 2x2 blocks,
+    info)."""
+    a = np.tril(np.array(a, dtype=np.float64 if a.dtype != np.float32 else np.float32))  # (the lower triangle)
+    n = a.shape[0]
+    piv = np.zeros(n, dtype=np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(a[k, k])
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k])))
+            colmax = abs(a[imax, k])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0:
+            info = info or k + 1
+            kp = k
+        else:
+            if absakk >= _BK_ALPHA * colmax:
+                kp = k
+            else:
+                rowmax = abs(a[imax, k + int(np.argmax(np.abs(a[imax, k:imax])))])
+                if imax < n - 1:
+                    rowmax = max(rowmax, abs(a[imax + 1 + int(np.argmax(np.abs(a[imax + 1:, imax]))), imax]))
+                if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif abs(a[imax, imax]) >= _BK_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:  # rows and columns kk and kp of the trailing lower triangle swapped
+                if kp < n - 1:
+                    a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+                seg = a[kk + 1:kp, kk].copy()
+                a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+                a[kp, kk + 1:kp] = seg
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if kstep == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if kstep == 1:
+                if k < n - 1:
+                    d11 = 1.0 / a[k, k]
+                    x = a[k + 1:, k].copy()
+                    a[k + 1:, k + 1:] -= np.tril(d11 * np.outer(x, x))
+                    a[k + 1:, k] *= d11
+            elif k < n - 2:
+                d21 = a[k + 1, k]
+                d11 = a[k + 1, k + 1] / d21
+                d22 = a[k, k] / d21
+                t = 1.0 / (d11 * d22 - 1.0)
+                d21 = t / d21
+                for j in range(k + 2, n):
+                    wk = d21 * (d11 * a[j, k] - a[j, k + 1])
+                    wkp1 = d21 * (d22 * a[j, k + 1] - a[j, k])
+                    a[j:, j] -= a[j:, k] * wk + a[j:, k + 1] * wkp1
+                    a[j, k], a[j, k + 1] = wk, wkp1
+        if kstep == 1:
+            piv[k] = kp + 1
+        else:
+            piv[k] = piv[k + 1] = -(kp + 1)
+        k += kstep
+    return a, piv, info
+
+
+def _sytrs_lower(ld: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve A X = B from _sytf2_lower's factors (LAPACK's sytrs, lower)."""
+    x = np.array(b, dtype=np.result_type(ld, b))
+    n = ld.shape[0]
+    k = 0
+    while k < n:  # L D Y = B
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            if kp != k:
+                x[[k, kp]] = x[[kp, k]]
+            x[k + 1:] -= np.outer(ld[k + 1:, k], x[k])
+            x[k] /= ld[k, k]
+            k += 1
+        else:
+            kp = -piv[k] - 1
+            if kp != k + 1:
+                x[[k + 1, kp]] = x[[kp, k + 1]]
+            x[k + 2:] -= np.outer(ld[k + 2:, k], x[k]) + np.outer(ld[k + 2:, k + 1], x[k + 1])
+            akm1k = ld[k + 1, k]
+            akm1, ak = ld[k, k] / akm1k, ld[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = x[k] / akm1k, x[k + 1] / akm1k
+            x[k], x[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if piv[k] > 0:
+            x[k] -= ld[k + 1:, k] @ x[k + 1:]
+            kp = piv[k] - 1
+            if kp != k:
+                x[[k, kp]] = x[[kp, k]]
+            k -= 1
+        else:
+            x[k] -= ld[k + 1:, k] @ x[k + 1:]
+            x[k - 1] -= ld[k + 1:, k - 1] @ x[k + 1:]
+            kp = -piv[k] - 1
+            if kp != k:
+                x[[k, kp]] = x[[kp, k]]
+            k -= 2
+    return x
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Any:  # noqa: N803
+    """(LD, pivots, info): A = L D L^T with Bunch-Kaufman pivoting, as LAPACK's sytrf packs it."""
+    _matrix(A, "ldl_factor_ex")
+    flat = A._data.reshape(-1, *A.shape[-2:])
+    parts = [_sytf2_lower(m) for m in flat]
+    ld = np.stack([p[0] for p in parts]).reshape(A.shape)
+    piv = np.stack([p[1] for p in parts]).reshape(*A.shape[:-1])
+    info = np.asarray([p[2] for p in parts], dtype=np.int32).reshape(A.shape[:-2])
+    out = _t(ld, A)
+    if _grad_needed(A):
+        record(NODES["not_implemented"], (A,), [out], {"op": "linalg_ldl_factor_ex"})
+    return _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"),
+                  (out, _new(piv.astype(np.int32), A.device), _new(info, A.device)))
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False) -> Any:  # noqa: N803
+    ld, piv, _ = ldl_factor_ex(A, hermitian=hermitian)
+    return _named("linalg_ldl_factor", ("LD", "pivots"), (ld, piv))
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:  # noqa: N803
+    """X with A X = B, A given by ldl_factor's LD and pivots."""
+    lds = LD._data.reshape(-1, *LD.shape[-2:])
+    pv = pivots._data.reshape(-1, pivots.shape[-1])
+    bs = np.broadcast_to(B._data, (*LD.shape[:-2], *B.shape[-2:])).reshape(-1, *B.shape[-2:])
+    x = np.stack([_sytrs_lower(l_, p_, b_) for l_, p_, b_ in zip(lds, pv, bs, strict=True)])
+    out = _t(x.reshape(*LD.shape[:-2], *B.shape[-2:]), B)
+    if _grad_needed(LD, B):
+        record(NODES["not_implemented"], (LD, B), [out], {"op": "linalg_ldl_solve"})
+    return out
+
+
 # -- Householder products ------------------------------------------------------------------------------
 def _householder(a: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     m, n = a.shape[-2:]
@@ -822,6 +968,7 @@ LINALG = {
     "solve_triangular": solve_triangular, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
     "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": linalg_lu, "lu_solve": linalg_lu_solve,
     "householder_product": householder_product,
+    "ldl_factor": ldl_factor, "ldl_factor_ex": ldl_factor_ex, "ldl_solve": ldl_solve,
 }
 # Tensor methods
 METHODS = {

@@ -3,6 +3,7 @@ factor's signs are free (singular and eigenvectors), the programs use what does 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from _fns_diff import check
@@ -106,3 +107,42 @@ def test_return_types_have_torchs_fields():
                   "lstsq": (T.linalg.lstsq(a, a), ("solution", "residuals", "rank", "singular_values"))}
         for name, (result, names) in fields.items():
             assert all(getattr(result, f) is result[i] for i, f in enumerate(names)), (T.__name__, name)
+
+
+def _symmetric(seed, n, small_diagonal=False):
+    m = np.random.default_rng(seed).standard_normal((n, n))
+    m = m + m.T
+    if small_diagonal:  # forces 2x2 pivots and interchanges
+        m[np.diag_indices(n)] *= 0.01
+    return m.tolist()
+
+
+LDL = {
+    "ldl_factor 1x1 pivots": lambda T: T.linalg.ldl_factor(T.tensor(SPD, dtype=T.float64)),
+    "ldl_factor 2x2 pivots": lambda T: T.linalg.ldl_factor(T.tensor([[1.0, 2, 3], [2, -1, 0.5], [3, 0.5, 0.2]],
+                                                                    dtype=T.float64)),
+    "ldl_factor_ex zero diagonal": lambda T: T.linalg.ldl_factor_ex(T.tensor([[0.0, 1, 2], [1, 0, 3], [2, 3, 0]],
+                                                                             dtype=T.float64)),
+    "ldl_factor_ex singular": lambda T: T.linalg.ldl_factor_ex(T.zeros(2, 2, dtype=T.float64)),
+    **{f"ldl random {i}": (lambda seed: lambda T: T.linalg.ldl_factor(T.tensor(
+        _symmetric(seed, 6, seed % 2 == 0), dtype=T.float64)))(i) for i in range(6)},
+    "ldl batched": lambda T: T.linalg.ldl_factor(T.tensor([_symmetric(7, 4, True), _symmetric(8, 4)],
+                                                          dtype=T.float64)),
+    "ldl_solve": lambda T: (lambda f: T.linalg.ldl_solve(f.LD, f.pivots, T.tensor(B, dtype=T.float64)))(
+        T.linalg.ldl_factor(T.tensor([[1.0, 2, 3], [2, -1, 0.5], [3, 0.5, 0.2]], dtype=T.float64))),
+    "ldl_solve random": lambda T: (lambda f: T.linalg.ldl_solve(f.LD, f.pivots, T.ones(5, 3, dtype=T.float64)))(
+        T.linalg.ldl_factor(T.tensor(_symmetric(11, 5, True), dtype=T.float64))),
+    "ldl node": lambda T: T.linalg.ldl_factor(_x(T, SPD) * 1).LD.grad_fn.name().split("::")[-1],
+}
+
+
+@pytest.mark.parametrize("name", list(LDL))
+def test_ldl_matches_torch(name):
+    check(LDL[name], rtol=1e-10, atol=1e-12)
+
+
+def test_ldl_has_no_derivative_as_torch():
+    for T in (torch, gradviz):
+        a = T.tensor(SPD, dtype=T.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not implemented"):
+            T.linalg.ldl_factor(a * 1).LD.sum().backward()
