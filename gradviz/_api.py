@@ -227,3 +227,10 @@ from gradviz.nn.functional import (  # noqa: E402
 )
 from gradviz.nn.functional import adaptive_max_pool1d_with_indices as adaptive_max_pool1d  # noqa: E402
 from gradviz.ops.nn_weight_norm_ops import norm_except_dim  # noqa: E402
+
+# isort: split
+from gradviz import fft  # noqa: E402 - torch.fft (issue 34, torchfns)
+from gradviz._torch_nn_forms import *  # noqa: E402, F403 - torch.layer_norm, torch.embedding, ... (issue 34)
+from gradviz._torch_nn_forms import install_methods as _install_nn_methods  # noqa: E402
+
+_install_nn_methods()

@@ -43,19 +43,28 @@ from gradviz.ops import (
     cumulative,
     diag_ops,
     indexing,
+    indexing_more,
     inplace,
     inplace_more,
+    inplace_variants,
     linalg,
+    linalg_more,
     math_binary,
     math_more,
     math_ops,
+    misc_more,
     modes,
     pointwise,
+    products,
     reductions,
     runtime,
+    runtime_more,
     selection,
+    selection_more,
     shape,
+    special_ops,
     tensor_info,
+    tensor_more,
     views,
     windows,
 )
@@ -63,6 +72,9 @@ from gradviz.ops import (
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
             indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary,
             aliases, composites, math_more, inplace_more, runtime, windows, tensor_info)  # (issue 34's coverage)
+# issue 34 (torchfns): in-place variants and *_copy, order statistics, index writes, products, special, linalg
+FAMILIES += (inplace_variants, selection_more, indexing_more, products, special_ops, linalg_more, misc_more,
+             runtime_more, tensor_more)
 
 # What `import gradviz as torch` offers at the top level: each family's __all__, its torch names.
 __all__ = sorted({name for _m in FAMILIES for name in _m.__all__})
@@ -76,3 +88,4 @@ for _m in FAMILIES:
         if not _k.startswith("__") and not isinstance(_v, _ModuleType):
             globals().setdefault(_k, _v)
 del _m, _k, _v
+as_strided = misc_more.as_strided  # the op; ops/linalg.py imports the array function of that name (issue 34)

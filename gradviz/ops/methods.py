@@ -10,11 +10,20 @@ from gradviz import _dtype
 from gradviz.ops import aliases as _aliases
 from gradviz.ops import composites as _composites
 from gradviz.ops import functions as F
+from gradviz.ops import indexing_more as _indexing_more
 from gradviz.ops import inplace_more as _inplace_more
+from gradviz.ops import inplace_variants as _inplace_variants
+from gradviz.ops import linalg_more as _linalg_more
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
 from gradviz.ops import math_ops as _math_ops
+from gradviz.ops import misc_more as _misc_more
+from gradviz.ops import products as _products
+from gradviz.ops import runtime_more as _runtime_more
+from gradviz.ops import selection_more as _selection_more
+from gradviz.ops import special_ops as _special_ops
 from gradviz.ops import tensor_info as _tensor_info
+from gradviz.ops import tensor_more as _tensor_more
 from gradviz.ops.core import regenerate_view_grad_fn
 from gradviz.tensor import Tensor
 
@@ -180,6 +189,15 @@ def bind() -> None:
                  *_inplace_more.METHOD_ONLY):
         methods.setdefault(name, getattr(F, name))
     methods.update(_tensor_info.METHODS)
+    methods.update(_inplace_variants.METHODS)  # issue 34 (torchfns)
+    methods.update({n: getattr(_selection_more, n) for n in _selection_more.METHOD_NAMES})
+    methods.update(_indexing_more.METHODS)
+    methods.update(_products.METHODS)
+    methods.update(_special_ops.METHODS)
+    methods.update(_linalg_more.METHODS)
+    methods.update(_misc_more.METHODS)
+    methods.update(_tensor_more.METHODS)
+    methods.update(_runtime_more.METHODS)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity stays hashable
