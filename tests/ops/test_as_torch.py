@@ -66,20 +66,20 @@ def _run_as(code: str, filename: str) -> BaseException:
 
 
 def test_missing_submodule_is_one_line_naming_the_api_and_the_users_line():
-    e = _run_as("import torch\n\n\nimport torch.fft\n", "train.py")
+    e = _run_as("import torch\n\n\nimport torch.nested\n", "train.py")
     assert isinstance(e, ModuleNotFoundError) and isinstance(e, MissingTorchAPI)
-    assert str(e) == "gradviz has no torch.fft (used at train.py:4); see README: what runs on gradviz"
+    assert str(e) == "gradviz has no torch.nested (used at train.py:4); see README: what runs on gradviz"
     e = _run_as("from torch.fx import symbolic_trace\n", "rl.py")
     assert str(e) == "gradviz has no torch.fx (used at rl.py:1); see README: what runs on gradviz"
     # `from torch import X` of a name gradviz lacks: the same line, not importlib's "cannot import name"
-    e = _run_as("import math\nfrom torch import fft\n", "a.py")
-    assert str(e) == "gradviz has no torch.fft (used at a.py:2); see README: what runs on gradviz"
+    e = _run_as("import math\nfrom torch import nested\n", "a.py")
+    assert str(e) == "gradviz has no torch.nested (used at a.py:2); see README: what runs on gradviz"
 
 
 def test_missing_attribute_is_an_attribute_error_with_the_line():
-    e = _run_as("import torch\nx = 1\ny = torch.fft.rfft(x)\n", "train.py")
+    e = _run_as("import torch\nx = 1\ny = torch.nested.nested_tensor(x)\n", "train.py")
     assert isinstance(e, AttributeError) and isinstance(e, MissingTorchAPI)
-    assert str(e) == "gradviz has no torch.fft (used at train.py:3); see README: what runs on gradviz"
+    assert str(e) == "gradviz has no torch.nested (used at train.py:3); see README: what runs on gradviz"
     e = _run_as("import torch.nn.functional as F\nF.no_such_function(1)\n", "m.py")
     assert str(e) == (
         "gradviz has no torch.nn.functional.no_such_function (used at m.py:2); see README: what runs on gradviz"
@@ -138,13 +138,13 @@ def test_cli_runs_an_unmodified_tutorial_script_records_and_renders(tmp_path):
 def test_cli_unsupported_api_is_one_line_nonzero_and_no_gradviz_traceback(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(
-        "import torch\nx = torch.ones(3, requires_grad=True)\n(x * 2).sum().backward()\ny = torch.fft.rfft(x)\n"
+        "import torch\nx = torch.ones(3, requires_grad=True)\n(x * 2).sum().backward()\ny = torch.nested.nested_tensor([x])\n"
     )
     r = _gradviz_run("--engine", "gradviz", "-o", "t.json", str(script), cwd=tmp_path)
     assert r.returncode == 1
     assert "Traceback" not in r.stderr and "gradviz/" not in r.stderr
     lines = r.stderr.strip().splitlines()
-    assert lines[0] == "gradviz has no torch.fft (used at train.py:4); see README: what runs on gradviz"
+    assert lines[0] == "gradviz has no torch.nested (used at train.py:4); see README: what runs on gradviz"
     assert len(lines) == 2 and lines[1].startswith("gradviz: ") and "(error)" in lines[1]  # the trace's closing line
     assert load(tmp_path / "t.json").status == "error"
 
