@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from gradviz._code_positions import frame_columns
 from gradviz.torchrec import lines
 from gradviz.torchrec.summaries import Busy, busy, has_values
 from gradviz.trace import events as ev
@@ -132,9 +133,11 @@ class ForwardMode(TorchFunctionMode):
                 return
             tainted.add(id(first))
             mode = "inference" if torch.is_inference_mode_enabled() else "no_grad"
+        user = lines.user_frame(1)
         rec._fwd_emit(ev.ForwardOp, op=name.strip("_") or name, inputs=tuple(rec._fwd_id(t) for t in ins),
                       output=rec._fwd_id(first), grad_fn=None, requires_grad=first.requires_grad, grad_mode=mode,
-                      finite=_finite(first) if enabled else None, source=_where())
+                      finite=_finite(first) if enabled else None, source=lines.where(user),
+                      columns=frame_columns(user))
 
 
 def _where() -> str | None:

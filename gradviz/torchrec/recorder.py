@@ -110,7 +110,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._dead: list[int] = []  # node ids of leaves freed since the last call ended
         self._queues: dict[Any, TorchQueue] = {}  # thread ident or device -> its ready queue
         self._running: list[_Call] = []  # calls begun and not yet ended (any thread)
-        self._lines: dict[tuple[int, int, str], str | None] = {}
+        self._lines: dict[tuple[int, int, str], lines.Site] = {}
         self._tls = threading.local()
         self._names = LeafNames()
         self._hooks = HookPatches(self._hook_seen)
@@ -228,7 +228,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             return self._leaf_node(fn, var, frame)
         key = lines.line_key(fn)
         nid = self._kept.get(key)
-        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, None))
+        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, lines.NO_SITE))
 
     def _queue(self, ident: int) -> TorchQueue:
         q = self._queues.get(ident)
