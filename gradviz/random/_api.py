@@ -14,9 +14,9 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import as_device, to_device_array
 from gradviz.ops.core import Derivative, node_class, record
+from gradviz.ops.inplace_write import InplaceWrite
 from gradviz.random import _dists as D
 from gradviz.random._generator import Generator, resolve
 from gradviz.tensor import Tensor, make_tensor
@@ -99,13 +99,7 @@ def _is_contiguous(t: Tensor) -> bool:
 def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor:
     """Run ``fill(n, order)`` (which draws n values in memory order) into t in place, recording
     torch's node when grad mode and requires_grad ask for one."""
-    from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
-
-    _check_inplace(t)
-    grad = _grad_state.enabled and (t.requires_grad or builtins.any(e.requires_grad for e in extra))
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(t)
+    w = InplaceWrite(t, extra)
     host = np.asarray(t._data) if isinstance(t._data, np.ndarray) else np.asarray(t._data.get())
     order = _memory_order(host) if host.ndim else ()
     view = host.transpose(order) if order else host
@@ -116,11 +110,7 @@ def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor
     else:  # a device array: write the values in the tensor's own order there
         inv = np.argsort(order) if order else ()
         t._data[...] = to_device_array(np.asarray(out.transpose(inv), order="C").astype(host.dtype), t.device)
-    t._version_counter[0] += 1
-    if grad:
-        record(_NODES[name], (old, *extra), [t], {}, sequence_nr=seq)
-        _after_inplace(t)
-    return t
+    return w.done(_NODES[name], extra, {}, report=False)
 
 
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None,
