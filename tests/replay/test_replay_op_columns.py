@@ -40,3 +40,5 @@ def test_info_errors_name_the_op(tmp_path):
     err = summarize(Trace(events)).errors[0]
     assert err.context().startswith(f"created at {tmp_path / 'ops_line.py'}:{oc.FORWARD_LINE}:29 "
                                     "(`F.relu(self.fc1(x))`)"), err.context()
+
+
