@@ -135,8 +135,10 @@ class Probe:
     def forward_op(self, node: Any, inputs: tuple, outputs: list) -> None:
         """An op made ``node`` for ``outputs`` from ``inputs`` (node.source is the user's line)."""
 
-    def version_bump(self, tensor: Any, op: str, source: str | None) -> None:
-        """``tensor`` was written in place by ``op``; its version counter went up."""
+    def version_bump(self, tensor: Any, op: str, source: str | None,
+                     columns: tuple[int, int] | None = None) -> None:
+        """``tensor`` was written in place by ``op``; its version counter went up (``columns``:
+        the call's on source's line)."""
 
     def grad_mode(self, mode: str, enter: bool, enabled: bool, source: str | None) -> None:
         """The user's code entered or left a grad-mode block; ``enabled``: grad mode now."""

@@ -44,7 +44,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
     _check_float(input)
     w = InplaceWrite(input)
     input._data[...] = _elu_data(input._data, alpha)
-    return w.done(_ELU_INPLACE, (), lambda: {"result": SavedVariable(input, True), "alpha": alpha})
+    return w.done(_ELU_INPLACE, (), lambda: {"result": SavedVariable(input, True), "alpha": alpha}, op="elu_")
 
 
 def _elu_grad(n: Any, g: Tensor) -> Tensor:

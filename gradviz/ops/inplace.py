@@ -29,7 +29,7 @@ from gradviz.ops.construction import (
 )
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import save
-from gradviz.ops.inplace_write import InplaceWrite, check_inplace, check_result_cast, old_edge_holder
+from gradviz.ops.inplace_write import InplaceWrite, check_inplace, check_result_cast, named_inplace, old_edge_holder
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
@@ -77,7 +77,7 @@ def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> 
             f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(data.shape)}"
         )
     a._data[...] = data.astype(a._data.dtype, copy=False)
-    return w.done(NODES[key], (bt,), saved)
+    return w.done(NODES[key], (bt,), saved, op=key + "_")
 
 
 def add_(a: Tensor, b: Any, alpha: Any = 1) -> Tensor:
@@ -129,7 +129,7 @@ def _overwrite(key: str, a: Tensor, value_tensor: Tensor | None, value: Any) -> 
     vt = value_tensor if isinstance(value_tensor, Tensor) else None
     w = InplaceWrite(a, (vt,))
     a._data[...] = value._data if isinstance(value, Tensor) else value
-    return w.done(NODES[key], (vt,) if key == "fill_tensor" else (), {})
+    return w.done(NODES[key], (vt,) if key == "fill_tensor" else (), {}, op="zero_" if key == "zero" else "fill_")
 
 
 def copy_(a: Tensor, src: Any) -> Tensor:
@@ -145,7 +145,7 @@ def copy_(a: Tensor, src: Any) -> Tensor:
         a._data[...] = value
     except ValueError as e:
         raise (_broadcast_error(a._data.shape, st._data.shape) if st is not None else None) or e from None
-    return w.done(NODES["copy"], (st,), {})
+    return w.done(NODES["copy"], (st,), {}, op="copy_")
 
 
 def _expand_error(src: tuple[int, ...], target: tuple[int, ...]) -> RuntimeError | None:
@@ -263,7 +263,11 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
         mask[idx] = True
         saved = {"key": idx, "mask": Tensor(mask, a.device)}
     a._data[idx] = vt._data if vt is not None else value
-    w.done(NODES["index_put"], (vt,), saved, rebase=False)  # index_put_ on a view: its base as it was
+    w.done(NODES["index_put"], (vt,), saved, op="index_put_", rebase=False)  # index_put_ on a view: its base as it was
+
+
+# the user's a[key] = value: one step, named as torch's recorder sees it, whatever it writes through
+setitem = named_inplace("__setitem__", setitem)
 
 
 def _strip_leading_ones(value: Tensor, always: bool = False) -> Tensor:
@@ -343,7 +347,7 @@ def _unary_(key: str, a: Tensor, fn, *args: Any, save_result: bool = False, mask
     def with_result() -> dict[str, Any]:  # what the formula reads of the result: a at its new version
         return {**saved, "result": save(a, True)} if save_result else saved
 
-    return w.done(NODES[key], (), with_result)
+    return w.done(NODES[key], (), with_result, op=key + "_")
 
 
 def relu_(a: Tensor) -> Tensor:
@@ -392,7 +396,7 @@ def clamp_max_(a: Tensor, max: Any) -> Tensor:  # noqa: A002
     return _unary_("clamp_max", a, _activations.clamp_max, max, mask=_bound_mask(a, None, max))
 
 
-clip_ = clamp_
+clip_ = named_inplace("clip_", clamp_)
 
 
 def masked_fill_(a: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -413,7 +417,7 @@ def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     if r.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     a._data[...] = r._data
-    return w.done(NODES["masked_fill_tensor"], (value,), lambda: {"mask": mask.detach()})
+    return w.done(NODES["masked_fill_tensor"], (value,), lambda: {"mask": mask.detach()}, op="masked_fill_")
 
 
 # -- derivative rows ----------------------------------------------------------------------

@@ -15,7 +15,7 @@ from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES
 from gradviz.ops.core import save
-from gradviz.ops.inplace_write import InplaceWrite, check_result_cast
+from gradviz.ops.inplace_write import InplaceWrite, check_result_cast, named_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch.abs_ and the like are functions too
@@ -26,7 +26,7 @@ __all__ = [  # torch.abs_ and the like are functions too
 METHOD_ONLY = ["index_add_", "scatter_", "scatter_add_", "sgn_", "sign_"]
 
 
-def _inplace_unary(key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
+def _inplace_unary(name: str, key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
     """op(a) written into a, op's node recorded with a's old edge; ``saves``: "self" (a clone of
     the old value), "result" (a at its new version) or None."""
     w = InplaceWrite(a)
@@ -36,12 +36,12 @@ def _inplace_unary(key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
     check_result_cast(a, r)
     a._data[...] = r._data
     # the result a formula reads is a at its new version
-    return w.done(NODES[key], (), lambda: {"result": save(a, True)} if saves == "result" else saved, report=False)
+    return w.done(NODES[key], (), lambda: {"result": save(a, True)} if saves == "result" else saved, op=name)
 
 
 def _make(name: str, key: str, op: Any, saves: str | None) -> Any:
     def fn(a: Tensor) -> Tensor:
-        return _inplace_unary(key, a, op, saves)
+        return _inplace_unary(name, key, a, op, saves)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch's {name}: {op.__name__} in place ({key}'s node)."
@@ -63,7 +63,7 @@ sgn_ = _make("sgn_", "sgn", _pointwise.sgn, None)
 floor_ = _make("floor_", "floor", _pointwise.floor, None)
 ceil_ = _make("ceil_", "ceil", _pointwise.ceil, None)
 trunc_ = _make("trunc_", "trunc", _pointwise.trunc, None)
-fix_ = trunc_
+fix_ = named_inplace("fix_", trunc_)
 round_ = _make("round_", "round", _pointwise.round, None)
 
 
@@ -74,7 +74,7 @@ def square_(a: Tensor) -> Tensor:
     with no_grad():
         r = _arith.pow(a, 2)
     a._data[...] = r._data
-    return w.done(NODES["pow_scalar"], (), saved, report=False)
+    return w.done(NODES["pow_scalar"], (), saved, op="square_")
 
 
 def _inplace_with(key: str, a: Tensor, others: tuple, compute: Any, saved: dict) -> Tensor:
@@ -85,7 +85,7 @@ def _inplace_with(key: str, a: Tensor, others: tuple, compute: Any, saved: dict)
     with no_grad():
         r = compute()
     a._data[...] = r._data
-    return w.done(NODES[key], others, saved, report=False)
+    return w.done(NODES[key], others, saved, op=key + "_")
 
 
 def scatter_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

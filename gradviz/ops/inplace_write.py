@@ -5,7 +5,7 @@ and a view's base rebased (torch's rebase_history).
 
     w = InplaceWrite(a, (b,))      # checks; when grad is needed, numbers the node, keeps a's old edge
     a._data[...] = ...             # the op's own work (w.grad, w.old for what it saves)
-    return w.done(NODES[key], (b,), saved)
+    return w.done(NODES[key], (b,), saved, op="add_")
 
 It imports no op family, so that every family (and nn, random) can use it at module level.
 """
@@ -100,18 +100,39 @@ class InplaceWrite:
             self.seq = next_sequence_nr()
             self.old = old_edge_holder(a)
 
-    def done(self, node: Any, others: tuple, saved: dict | Callable[[], dict], *, rebase: bool = True,
-             report: bool = True) -> Tensor:
-        """After the write: a's version up, the write reported to the forward side (``report``),
-        and, when grad is needed, ``node`` recorded over (a's old edge, *others) saving ``saved``
-        (a dict, or a function making it once the write is done: what reads a's new value), and a
-        view's base rebased (``rebase``). Returns a."""
+    def done(self, node: Any, others: tuple, saved: dict | Callable[[], dict], *, op: str,
+             rebase: bool = True) -> Tensor:
+        """After the write: a's version up, the write reported to the forward side as torch's op
+        ``op`` ("sin_"; the frames' names do not say it: a kernel serves several ops), and, when
+        grad is needed, ``node`` recorded over (a's old edge, *others) saving ``saved`` (a dict,
+        or a function making it once the write is done: what reads a's new value), and a view's
+        base rebased (``rebase``). Returns a."""
         a = self.a
         a._version_counter[0] += 1
-        if report and _forward.engine.probe is not None:
-            _forward.version_bump(a, None)
+        if _forward.engine.probe is not None:
+            _forward.version_bump(a, op)
         if self.grad:
             record(node, (self.old, *others), [a], saved() if callable(saved) else saved, sequence_nr=self.seq)
             if rebase:
                 after_inplace(a)
         return a
+
+
+def named_inplace(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, an in-place op, called by another name (torch's alias ``clip_`` of ``clamp_``,
+    ``__setitem__`` over ``copy_``, nn.init's fills over ``uniform_``): its writes are reported as
+    one version bump named ``name``, as torch's recorder sees the user's call. The tensor written
+    is the first argument (or ``tensor=``/``input=``)."""
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if _forward.engine.probe is None:
+            return fn(*args, **kwargs)
+        t = args[0] if args else kwargs.get("tensor", kwargs.get("input"))
+        if not isinstance(t, Tensor):
+            return fn(*args, **kwargs)
+        return _forward.inplace_call(name, t, fn, *args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = fn.__doc__
+    op.__wrapped__ = fn  # type: ignore[attr-defined]
+    return op

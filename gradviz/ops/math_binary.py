@@ -83,7 +83,7 @@ def _inplace(key: str, a: Tensor, others: tuple, out_of_place, saved_fn) -> Tens
     if r.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     a._data[...] = r._data
-    return w.done(NODES[key], tensors, lambda: saved_fn(old_self, a))
+    return w.done(NODES[key], tensors, lambda: saved_fn(old_self, a), op=key + "_")
 
 
 # -- forwards ----------------------------------------------------------------------------------

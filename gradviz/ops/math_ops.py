@@ -166,7 +166,8 @@ def _math_unary_(key: str, a: Tensor, fn, save_self: bool = True, **extra: Any) 
     with no_grad():
         data = _compute(a, fn)
     a._data[...] = data
-    return w.done(NODES[key], (), {**saved, **extra})
+    # the keys are torch's op names ("logit"; "acosh_", the in-place row torch names apart)
+    return w.done(NODES[key], (), {**saved, **extra}, op=key.rstrip("_") + "_")
 
 
 def _no_integers(name: str, a: Tensor) -> None:

@@ -128,7 +128,7 @@ def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
         own = {"result": SavedVariable(input, True)} if saves_result else {"self": SavedVariable(before)}
         return {**own, **_saved_params(key, params)}
 
-    return w.done(_NODES[row], (), saved)
+    return w.done(_NODES[row], (), saved, op=key + "_")
 
 
 # -- backward formulas ---------------------------------------------------------------------

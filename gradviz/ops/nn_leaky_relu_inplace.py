@@ -29,7 +29,8 @@ def leaky_relu_(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     w = InplaceWrite(a)
     x = a._data
     np.copyto(x, x * x.dtype.type(negative_slope), where=~(x > 0))
-    return w.done(_LEAKY_INPLACE, (), lambda: {"result": SavedVariable(a, True), "negative_slope": negative_slope})
+    return w.done(_LEAKY_INPLACE, (), lambda: {"result": SavedVariable(a, True), "negative_slope": negative_slope},
+                  op="leaky_relu_")
 
 
 def _grad(n: Any, g: Tensor) -> Tensor:

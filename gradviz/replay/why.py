@@ -410,7 +410,7 @@ def _inplace(facts: Facts, err: ev.Error) -> Answer | None:
     name = facts.node_name(node)
     saver = f"`{op.op}` at {_said(op)} ({name})" if op is not None else f"{name or 'a node'}"
     where = bump.source if bump is not None else None
-    text = (f"`{bump.op}` at {_short(where)} modified in place a tensor that {saver} saved for backward. "
+    text = (f"`{bump.op}` at {_said(bump)} modified in place a tensor that {saver} saved for backward. "
             if bump is not None else f"A tensor that {saver} saved for backward was modified in place. ")
     text += "Use the out-of-place form (x = x + 1, not x += 1), or .clone() the tensor before modifying it."
     tensor = facts.label(bump.tensor) if bump is not None else None

@@ -563,8 +563,9 @@ class VersionBump(Event):
     kind: ClassVar[str] = "version_bump"
     tensor: int  # tensor id of the tensor written (any tensor, not only announced leaves)
     version: int  # the version after the write
-    op: str  # the in-place op, e.g. "add_", "relu_", "copy_"
+    op: str  # the in-place op the user called, torch's name: "add_", "sin_", "normal_", "__setitem__"
     source: str | None  # "file:line" of the user's call
+    columns: tuple[int, int] | None = None  # the call's columns on that line, as node_created's
 
 
 @dataclass(frozen=True, slots=True)

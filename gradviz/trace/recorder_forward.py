@@ -148,11 +148,13 @@ class ForwardMixin:
         with self._lock:
             self._put("forward_op", self._current_tid(), *row)
 
-    def version_bump(self, tensor: Any, op: str, source: str | None) -> None:
+    def version_bump(self, tensor: Any, op: str, source: str | None,
+                     columns: tuple[int, int] | None = None) -> None:
         if not self.forward:
             return
         with self._lock:
-            self._put("version_bump", self._current_tid(), tensor._id, tensor._version_counter[0], op, source)
+            self._put("version_bump", self._current_tid(), tensor._id, tensor._version_counter[0], op, source,
+                      columns)
 
     def grad_mode(self, mode: str, enter: bool, enabled: bool, source: str | None) -> None:
         if not self.forward:
