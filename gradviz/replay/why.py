@@ -406,6 +406,10 @@ def _inplace(facts: Facts, err: ev.Error) -> Answer | None:
             bumps = mine
         elif expected is not None:
             bumps = [b for b in bumps if b.version == expected + 1]
+    elif expected is not None:
+        # no op known for the node (torch's forward_op names none): the write that moved a tensor
+        # past the version the node saved, not an earlier one (a module's init fills its weights)
+        bumps = [b for b in bumps if b.version == expected + 1] or bumps
     bump = bumps[0] if bumps else None
     name = facts.node_name(node)
     saver = f"`{op.op}` at {_said(op)} ({name})" if op is not None else f"{name or 'a node'}"
