@@ -78,12 +78,17 @@ def _public_inplace(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
-def _entry(user: Any) -> Any:
-    """The frame the user's line is calling (torch's ``zeros_`` in torch/nn/init.py), or None."""
+def _outer_inplace(user: Any) -> Any:
+    """The outermost frame of torch's Python between the user's line and this call that is an
+    in-place function (``zeros_`` in torch/nn/init.py, which nn.LayerNorm's init calls), or None:
+    gradviz's engine names the same call."""
     f = sys._getframe(2)
-    while f is not None and f.f_back is not user:
+    outer = None
+    while f is not None and f is not user:
+        if _public_inplace(f.f_code.co_name):
+            outer = f
         f = f.f_back
-    return f
+    return outer
 
 
 def _finite(t: torch.Tensor) -> bool | None:
@@ -150,11 +155,11 @@ class ForwardMode(TorchFunctionMode):
             return
         if written is not None:
             user = lines.user_frame(1)
-            entry = _entry(user)
-            # a write inside an in-place function of torch's own Python (nn.init.zeros_ calls
-            # zero_): the user's call is the step, one bump once it is done, named as the user called
-            # it, and what it runs inside is not the program's forward
-            if entry is not None and _public_inplace(entry.f_code.co_name) and entry.f_code.co_name != name:
+            entry = _outer_inplace(user)
+            # a write inside an in-place function of torch's Python (nn.init.zeros_ calls zero_):
+            # that call is the step, one bump once it is done, named as it is called, and what it
+            # runs inside is not the program's forward
+            if entry is not None and entry.f_code.co_name != name:
                 if rec._fwd_composite(entry, user):
                     return
             changed = [t for t, v in zip(written, before or (), strict=False) if _version(t) != v]
@@ -224,9 +229,13 @@ class ForwardSide:
             self._fwd_mode = ForwardMode(self)
             self._fwd_mode.__enter__()
 
-    def _fwd_stop(self) -> None:
+    def _fwd_done(self) -> None:
+        """The recording stops: an in-place call still noted (_fwd_composite) was the last step."""
         for tid in list(self._fwd_pending):
             self._fwd_flush(None, tid)
+
+    def _fwd_stop(self) -> None:
+        self._fwd_pending.clear()
         if self._fwd_mode is not None:
             try:
                 self._fwd_mode.__exit__(None, None, None)

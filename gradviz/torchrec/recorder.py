@@ -141,6 +141,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._fwd_start()  # why: the forward side's mode, above SourceMode
 
     def stop(self, rec: Recorder) -> None:
+        if not self._closed:
+            self._fwd_done()  # events are still taken: a step the forward side holds goes in first
         if self._dist is not None:  # ddp: first: unwrap, and the last iteration's ddp_grads
             self._dist, d = None, self._dist
             d.stop()

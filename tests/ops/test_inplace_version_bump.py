@@ -124,6 +124,21 @@ def test_a_write_under_grad_names_its_op_once() -> None:
     assert [op for op, _ in ops] == ["sin_", "abs_", "clip_"], ops
 
 
+def _module_init_bumps(engine: str, T: Any) -> list[tuple[str, str]]:
+    with gradviz.record(engine=engine) as rec:
+        T.nn.Sequential(T.nn.Linear(2, 3), T.nn.LayerNorm(3))  # INIT
+    return [(e.op, e.source) for e in rec.trace.events if e.kind == "version_bump"]
+
+
+_INIT_LINE = _module_init_bumps.__code__.co_firstlineno + 2
+# a module's init fills its parameters through nn.init: each fill one step, on the line that made it
+_INIT_STEPS = [(op, f"{__file__}:{_INIT_LINE}") for op in ("kaiming_uniform_", "uniform_", "ones_", "zeros_")]
+
+
+def test_a_modules_init_fills_are_steps() -> None:
+    assert _module_init_bumps("gradviz", gradviz) == _INIT_STEPS
+
+
 @pytest.mark.slow
 def test_torch_names_the_same_steps() -> None:
     """The same calls recorded on real torch (its recorder's TorchFunctionMode) give the same
@@ -144,3 +159,4 @@ def test_torch_names_the_same_steps() -> None:
         k, v = make(torch)
         _, bumps = _bumps("torch", torch, lambda x, k=k, v=v: x.__setitem__(k, v))
         assert [b.op for b in bumps] == ["__setitem__"], (key, bumps)
+    assert _module_init_bumps("torch", torch) == _INIT_STEPS
