@@ -10,7 +10,11 @@ nothing records (``engine.probe is None``).
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any
+
+from gradviz._code_positions import columns as _columns
 
 _PKG_DIR = __file__.rsplit("/autograd/", 1)[0]
 
@@ -41,13 +45,41 @@ def source() -> str | None:
     return None
 
 
+class _Called(threading.local):
+    op: str | None = None  # the in-place op the user called (inplace_call), while its writes run
+
+
+_called = _Called()
+
+
 def version_bump(t: Any, op: str | None) -> None:
-    """``t`` was just written in place by ``op`` (None: the gradviz function the user called,
-    e.g. ``add_``), its version counter already up."""
+    """``t`` was just written in place by ``op`` (torch's name, e.g. ``add_``; None: the gradviz
+    function the user called), its version counter already up. Inside an ``inplace_call`` the
+    call reports its own writes, once."""
     p = probe()
-    if p is not None:
-        where, called = _user_call()
-        p.version_bump(t, op or called, where)
+    if p is not None and _called.op is None:
+        where, cols, called = _user_call()
+        p.version_bump(t, op or called, where, cols)
+
+
+def inplace_call(op: str, t: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``: the in-place op the user called by the name ``op``, writing ``t``,
+    made of other in-place writes (an alias: ``clip_`` runs ``clamp_``; ``a[k] = v`` runs
+    ``copy_``; nn.init's fills). While it records, its writes report nothing themselves and the
+    call reports one version bump of ``t`` named ``op``, when it changed t's version: one step,
+    the one the user's line took, as torch names it."""
+    if engine.probe is None or _called.op is not None:
+        return fn(*args, **kwargs)
+    before = t._version_counter[0]
+    _called.op = op
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _called.op = None
+        p = engine.probe
+        if p is not None and t._version_counter[0] != before:
+            where, cols, _ = _user_call()
+            p.version_bump(t, op, where, cols)
 
 
 def grad_mode(mode: str, enter: bool, enabled: bool) -> None:
@@ -78,9 +110,10 @@ def backward_call(api: str, tensors: Any, inputs: Any, retain_graph: bool) -> No
         p.backward_call(api, tuple(tensors), tuple(inputs or ()), bool(retain_graph), source())
 
 
-def _user_call() -> tuple[str | None, str]:
-    """(the user's file:line, the gradviz function that line called: the outermost one named as
-    an in-place op (``add_``), else the outermost that is not a generic wrapper, such as ``step``)."""
+def _user_call() -> tuple[str | None, tuple[int, int] | None, str]:
+    """(the user's file:line, the call's columns on it, the gradviz function that line called:
+    the outermost one named as an in-place op (``add_``), else the outermost that is not a
+    generic wrapper, such as ``step``)."""
     f = sys._getframe(2)
     names = []
     while f is not None:
@@ -89,12 +122,15 @@ def _user_call() -> tuple[str | None, str]:
             break
         names.append(code.co_name)
         f = f.f_back
-    where = f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+    if f is None:
+        where, cols = None, None
+    else:
+        where, cols = f"{f.f_code.co_filename}:{f.f_lineno}", _columns(f.f_code, f.f_lasti)
     outer = names[::-1]
     called = next((n for n in outer if n.endswith("_") and not n.startswith("_")), None)
     if called is None:
         called = next((n for n in outer if n not in _GENERIC and not n.startswith("_")), names[0] if names else "")
-    return where, called
+    return where, cols, called
 
 
 # Names of gradviz's wrappers and decorators: never the op the user called.

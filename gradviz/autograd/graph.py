@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from gradviz._code_positions import columns
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import _state
 from gradviz.autograd.grad_mode import _state as _grad_state
@@ -127,6 +128,7 @@ class Node:
     _retains_grad_hooks_: dict[int, Callable] | None = None
     _metadata: dict | None = None
     source: str | None = None
+    columns: tuple[int, int] | None = None  # the op's columns on source's line (_code_positions)
     # True once any of the hook fields above was set: the engine tests this one field per node.
     _hooked = False
     # True where apply always returns a new list that nothing else holds: validate_outputs then
@@ -456,16 +458,19 @@ def stealable(grad: Tensor, like: Tensor | None = None) -> bool:
 _PKG_DIR = __file__.rsplit("/autograd/", 1)[0]
 
 
-# file:line strings by call site, (id(code), f_lasti) -> (code, text): a recorded forward asks
-# once an op, and f_lineno (a line table walk) plus the string cost more than the lookup. The
-# code object is kept with its text so that an id reused by another code object never matches
-# (and it stays alive while cached); emptied past _SOURCES_MAX sites (code made in a loop).
-_SOURCES: dict[tuple[int, int], tuple[Any, str]] = {}
+# The user's call sites, (id(code), f_lasti) -> (code, ("file:line", columns)): a recorded
+# forward asks once an op, and f_lineno (a line table walk), the columns and the string cost more
+# than the lookup. The code object is kept with its site so that an id reused by another code
+# object never matches (and it stays alive while cached); emptied past _SOURCES_MAX sites (code
+# made in a loop).
+_SOURCES: dict[tuple[int, int], tuple[Any, tuple[str, tuple[int, int] | None]]] = {}
 _SOURCES_MAX = 4096
+_NO_SITE: tuple[None, None] = (None, None)
 
 
-def user_source() -> str | None:
-    """file:line of the innermost frame outside the gradviz package (the user's op call)."""
+def user_site() -> tuple[str | None, tuple[int, int] | None]:
+    """(file:line, the op's columns on it) of the innermost frame outside the gradviz package:
+    the user's op call (``_code_positions.columns``)."""
     f = sys._getframe(2)
     while f is not None:
         code = f.f_code
@@ -476,11 +481,11 @@ def user_source() -> str | None:
                 return hit[1]
             if len(_SOURCES) >= _SOURCES_MAX:
                 _SOURCES.clear()
-            text = f"{code.co_filename}:{f.f_lineno}"
-            _SOURCES[key] = (code, text)
-            return text
+            site = (f"{code.co_filename}:{f.f_lineno}", columns(code, f.f_lasti))
+            _SOURCES[key] = (code, site)
+            return site
         f = f.f_back
-    return None
+    return _NO_SITE
 
 
 # The user's script when a runner (``gradviz run``: click, the CLI, runpy) launched it: the forward
@@ -543,7 +548,7 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     if made:
         probe = _ENGINE.probe
         if probe is not None:
-            acc.source = user_source()
+            acc.source, acc.columns = user_site()
             probe.node_created(acc)
     return acc
 
@@ -602,7 +607,7 @@ def node_created(node: Node) -> None:
         node.metadata["traceback_"] = forward_traceback()
     probe = _ENGINE.probe
     if probe is not None:
-        node.source = user_source()
+        node.source, node.columns = user_site()
         probe.node_created(node)
 
 

@@ -10,8 +10,8 @@ Arguments are live engine objects, valid only during the call:
 
 - ``node``: a ``gradviz.autograd.graph.Node`` (``_id``, ``name()``, ``sequence_nr``,
   ``topological_nr``, ``num_inputs``, ``next_edges`` ((function, input_nr) pairs, plain tuples or
-  ``Edge``s; function None for an invalid edge), ``device`` (str), ``saved_shapes()``, ``source`` (str | None);
-  an ``AccumulateGrad`` also has ``variable``, the leaf tensor).
+  ``Edge``s; function None for an invalid edge), ``device`` (str), ``saved_shapes()``, ``source`` (str | None),
+  ``columns`` (the op's columns on that line, or None); an ``AccumulateGrad`` also has ``variable``, the leaf tensor).
 - ``tensor``: a ``gradviz.Tensor`` (``_id``, ``shape``, ``dtype``, ``device``, ``name``, ``_data``).
 - ``task``: a ``GraphTask`` (``id``, ``keep_graph``, ``create_graph``, ``accumulate_grad``,
   ``reentrant_depth``, ``owner`` (thread ident), ``cpu_ready_queue``, ``dependencies``
@@ -135,8 +135,10 @@ class Probe:
     def forward_op(self, node: Any, inputs: tuple, outputs: list) -> None:
         """An op made ``node`` for ``outputs`` from ``inputs`` (node.source is the user's line)."""
 
-    def version_bump(self, tensor: Any, op: str, source: str | None) -> None:
-        """``tensor`` was written in place by ``op``; its version counter went up."""
+    def version_bump(self, tensor: Any, op: str, source: str | None,
+                     columns: tuple[int, int] | None = None) -> None:
+        """``tensor`` was written in place by ``op``; its version counter went up (``columns``:
+        the call's on source's line)."""
 
     def grad_mode(self, mode: str, enter: bool, enabled: bool, source: str | None) -> None:
         """The user's code entered or left a grad-mode block; ``enabled``: grad mode now."""

@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
-from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
+from gradviz.ops.inplace_write import InplaceWrite
 from gradviz.ops.nn_ops import _register, _requires
 from gradviz.tensor import Tensor
 
@@ -42,24 +42,10 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
     """In place, with the checks and sequence numbering of gradviz's other in-place ops."""
-    from gradviz.autograd.graph import next_sequence_nr
-    from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
-
     _check_float(input)
-    _check_inplace(input)
-    grad = _grad_state.enabled and input.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(input)
+    w = InplaceWrite(input)
     input._data[...] = _elu_data(input._data, alpha)
-    input._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(input, None)
-    if grad:
-        record(_ELU_INPLACE, (old,), [input], {"result": SavedVariable(input, True), "alpha": alpha},
-               sequence_nr=seq)
-        _after_inplace(input)
-    return input
+    return w.done(_ELU_INPLACE, (), lambda: {"result": SavedVariable(input, True), "alpha": alpha}, op="elu_")
 
 
 def _elu_grad(n: Any, g: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import no_grad
+from gradviz.ops.inplace_write import named_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [
@@ -241,6 +242,12 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
 
 
 # torch's deprecated spellings without the trailing underscore
+# Each fill is one step of the user's program, one version bump named as torch's recorder names
+# it (the user's call), whatever draws and writes it makes inside.
+for _name in __all__:
+    if _name.endswith("_"):
+        globals()[_name] = named_inplace(_name, globals()[_name])
+
 uniform = uniform_
 normal = normal_
 constant = constant_

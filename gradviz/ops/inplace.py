@@ -9,10 +9,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
-from gradviz.autograd import forward_events as _forward
-from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import array_module, to_device_array
 from gradviz.ops import activations as _activations
 from gradviz.ops import arith as _arith
@@ -33,7 +30,8 @@ from gradviz.ops.construction import (
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
-from gradviz.ops.core import rebase_history, record, save
+from gradviz.ops.core import save
+from gradviz.ops.inplace_write import InplaceWrite, check_inplace, check_result_cast, named_inplace, old_edge_holder
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
@@ -42,59 +40,6 @@ __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the n
 ]
 
 # -- in-place ops ----------------------------------------------------------------------------
-
-
-_MULTI_VIEW_NODES = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes",
-                     "UnbindBackward0": "Unbind"}
-
-
-def _check_inplace(a: Tensor) -> None:
-    if not _grad_state.enabled:
-        return
-    if a._base is None:
-        if a._grad_fn is None and a._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        return
-    base = a._base
-    if a._view_no_grad:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-            "tracked) or both outside (if you want the inplace to be tracked)."
-        )
-    # the view's own flag, as torch's: a view of a plain leaf that was given requires_grad itself
-    # (torch.arange(6.).view(2, 3).requires_grad_()) is refused too
-    # torch refuses an output of a multi-view function before it looks at the base
-    fn = a._grad_fn
-    if fn is not None and type(fn).__name__ in _MULTI_VIEW_NODES:
-        raise RuntimeError(
-            f"Output {a._output_nr} of {_MULTI_VIEW_NODES[type(fn).__name__]} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such functions do not "
-            "allow the output views to be modified inplace. You should replace the inplace operation by an "
-            "out-of-place one."
-        )
-    # (a dual tensor's forward-AD stand-in history is no reason)
-    if base._grad_fn is None and a.requires_grad and (
-            not _forward_state.STATE.live or _forward_state.requires_reverse(a)):
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-def _after_inplace(a: Tensor) -> None:
-    """An in-place op on a view rewrites its base's history too (torch's rebase_history)."""
-    if a._base is not None:
-        rebase_history(a, a._grad_fn)
-
-
-def _old_edge_holder(a: Tensor) -> Tensor:
-    """A stand-in carrying a's gradient edge as it was before an in-place op rewrites a: the new
-    node's first edge points there."""
-    old = a.detach()
-    old.grad_fn, old._output_nr, old._requires_grad = a.grad_fn, a._output_nr, a._requires_grad
-    old._grad_accumulator = a._grad_accumulator
-    if a._fw_grad is not None:
-        old._fw_grad = a._fw_grad  # the tangent before the op, for its forward formula
-    return old
 
 
 def _kind(d: _dtype.dtype) -> int:
@@ -115,34 +60,26 @@ def _check_cast(a: Tensor, b: Any) -> None:
 
 
 def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
-    _check_inplace(a)
+    check_inplace(a)
     _check_cast(a, b)
-    grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
+    w = InplaceWrite(a, (b,), checked=True)
     saved: dict[str, Any] = {}
-    if grad:
-        # torch's order: number the node, collect its edges (which may regenerate a stale view's
-        # history), then clone the old value for saving.
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    if w.grad:
+        # after the node's edges, those of b (reading them may regenerate a stale view's
+        # history), then the old value cloned for saving
         if isinstance(b, Tensor):
             b.grad_fn  # noqa: B018 - reading it regenerates a stale view's history now
         if saved_fn:
             saved = saved_fn(a, b)
+        if key in ("add", "sub"):
+            saved["alpha"] = alpha
     data, bt = _binary_data(a, b, op)
     if data.shape != a._data.shape:
         raise RuntimeError(
             f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(data.shape)}"
         )
     a._data[...] = data.astype(a._data.dtype, copy=False)
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        if key in ("add", "sub"):
-            saved["alpha"] = alpha
-        record(NODES[key], (old, bt), [a], saved, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(NODES[key], (bt,), saved, op=key + "_")
 
 
 def add_(a: Tensor, b: Any, alpha: Any = 1) -> Tensor:
@@ -191,46 +128,26 @@ def fill_(a: Tensor, value: Any) -> Tensor:
 def _overwrite(key: str, a: Tensor, value_tensor: Tensor | None, value: Any) -> Tensor:
     """zero_ and fill_: the old value gets a zero gradient, as torch's ZeroBackward0/FillBackward2
     (FillBackward3 when the value is a tensor, which gets the sum of the gradient)."""
-    _check_inplace(a)
     vt = value_tensor if isinstance(value_tensor, Tensor) else None
-    grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    w = InplaceWrite(a, (vt,))
     a._data[...] = value._data if isinstance(value, Tensor) else value
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(NODES[key], (old, vt) if key == "fill_tensor" else (old,), [a], {}, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(NODES[key], (vt,) if key == "fill_tensor" else (), {}, op="zero_" if key == "zero" else "fill_")
 
 
 def copy_(a: Tensor, src: Any) -> Tensor:
     """Copy src (broadcast, cast) into a: CopyBackwards (a's old value gets no gradient)."""
-    _check_inplace(a)
     st = src if isinstance(src, Tensor) else None
-    grad = _grad_state.enabled and (a.requires_grad or (st is not None and st.requires_grad))
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
-        # src's edge as it is now: a src that views a's storage would otherwise show the write
-        # below (its history regenerated as AsStridedBackward0), where torch keeps its own node
-        if st is not None and st.grad_fn is not None:
-            st = _old_edge_holder(st)
+    w = InplaceWrite(a, (st,))
+    # src's edge as it is now: a src that views a's storage would otherwise show the write
+    # below (its history regenerated as AsStridedBackward0), where torch keeps its own node
+    if w.grad and st is not None and st.grad_fn is not None:
+        st = old_edge_holder(st)
     value = to_device_array(st._data, a.device) if st is not None else src
     try:
         a._data[...] = value
     except ValueError as e:
         raise (_broadcast_error(a._data.shape, st._data.shape) if st is not None else None) or e from None
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(NODES["copy"], (old, st), [a], {}, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(NODES["copy"], (st,), {}, op="copy_")
 
 
 def _expand_error(src: tuple[int, ...], target: tuple[int, ...]) -> RuntimeError | None:
@@ -320,7 +237,7 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
         return
     if isinstance(value, Tensor):
         value = _strip_leading_ones(value)
-    _check_inplace(a)
+    check_inplace(a)
     vt = value if isinstance(value, Tensor) else None
     _check_advanced_keys(a, keys)
     if vt is not None and vt.dtype is not a.dtype:
@@ -328,7 +245,6 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
             f"Index put requires the source and destination dtypes match, got {_dtype.scalar_type_name(a.dtype)} "
             f"for the destination and {_dtype.scalar_type_name(vt.dtype)} for the source."
         )
-    grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
     idx = _numpy_key(a, keys)
     if vt is not None:
         target = a._data[idx].shape
@@ -340,20 +256,20 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
                 f"shape mismatch: value tensor of shape {list(vt.shape)} cannot be broadcast to indexing result of "
                 f"shape {list(target)}"
             )
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    w = InplaceWrite(a, (vt,), checked=True)
+    saved: dict[str, Any] = {}
+    if w.grad:
         # made where a's data is: the key holds device arrays on a gpu, which a host mask
         # cannot be indexed with (nor could the result be a's device's mask)
         mask = array_module(a.device).zeros(a.shape, dtype=bool)
         mask[idx] = True
-    a._data[idx] = vt._data if vt is not None else value
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
         saved = {"key": idx, "mask": Tensor(mask, a.device)}
-        record(NODES["index_put"], (old, vt), [a], saved, sequence_nr=seq)
+    a._data[idx] = vt._data if vt is not None else value
+    w.done(NODES["index_put"], (vt,), saved, op="index_put_", rebase=False)  # index_put_ on a view: its base as it was
+
+
+# the user's a[key] = value: one step, named as torch's recorder sees it, whatever it writes through
+setitem = named_inplace("__setitem__", setitem)
 
 
 def _strip_leading_ones(value: Tensor, always: bool = False) -> Tensor:
@@ -423,27 +339,17 @@ def _unary_(key: str, a: Tensor, fn, *args: Any, save_result: bool = False, mask
     as its edge, and the result saved where fn saves it (a itself, at its new version)."""
     from gradviz.autograd.grad_mode import no_grad
 
-    _check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
-        saved: dict[str, Any] = {"mask": Tensor(mask, a.device)} if mask is not None else {}
+    w = InplaceWrite(a)
+    saved: dict[str, Any] = {"mask": Tensor(mask, a.device)} if w.grad and mask is not None else {}
     with no_grad():
         r = fn(a, *args)
-    if r.dtype is not a.dtype and not a.dtype.is_floating_point and r.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_dtype.scalar_type_name(r.dtype)} can't be cast to the desired output "
-                           f"type {_dtype.scalar_type_name(a.dtype)}")
+    check_result_cast(a, r)
     a._data[...] = r._data
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        if save_result:
-            saved["result"] = save(a, True)
-        record(NODES[key], (old,), [a], saved, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+
+    def with_result() -> dict[str, Any]:  # what the formula reads of the result: a at its new version
+        return {**saved, "result": save(a, True)} if save_result else saved
+
+    return w.done(NODES[key], (), with_result, op=key + "_")
 
 
 def relu_(a: Tensor) -> Tensor:
@@ -492,7 +398,7 @@ def clamp_max_(a: Tensor, max: Any) -> Tensor:  # noqa: A002
     return _unary_("clamp_max", a, _activations.clamp_max, max, mask=_bound_mask(a, None, max))
 
 
-clip_ = clamp_
+clip_ = named_inplace("clip_", clamp_)
 
 
 def masked_fill_(a: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -507,23 +413,13 @@ def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     whenever either requires grad, the value getting the sum of the masked gradient."""
     from gradviz.autograd.grad_mode import no_grad
 
-    _check_inplace(a)
-    grad = _grad_state.enabled and (a.requires_grad or value.requires_grad)
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    w = InplaceWrite(a, (value,))
     with no_grad():
         r = _indexing.masked_fill(a, mask, value)
     if r.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     a._data[...] = r._data
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(NODES["masked_fill_tensor"], (old, value), [a], {"mask": mask.detach()}, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(NODES["masked_fill_tensor"], (value,), lambda: {"mask": mask.detach()}, op="masked_fill_")
 
 
 # -- derivative rows ----------------------------------------------------------------------

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradviz import _dtype
-from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import no_grad
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
 from gradviz.ops import indexing as _indexing
-from gradviz.ops import inplace as _inplace
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES
-from gradviz.ops.core import record, save
+from gradviz.ops.core import save
+from gradviz.ops.inplace_write import InplaceWrite, check_result_cast, named_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch.abs_ and the like are functions too
@@ -29,35 +26,22 @@ __all__ = [  # torch.abs_ and the like are functions too
 METHOD_ONLY = ["index_add_", "scatter_", "scatter_add_", "sgn_", "sign_"]
 
 
-def _inplace_unary(key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
+def _inplace_unary(name: str, key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
     """op(a) written into a, op's node recorded with a's old edge; ``saves``: "self" (a clone of
     the old value), "result" (a at its new version) or None."""
-    _inplace._check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
-    saved: dict[str, Any] = {}
-    if grad:
-        seq = next_sequence_nr()
-        old = _inplace._old_edge_holder(a)
-        if saves == "self":
-            saved["self"] = save(_views.clone(old))
+    w = InplaceWrite(a)
+    saved: dict[str, Any] = {"self": save(_views.clone(w.old))} if w.grad and saves == "self" else {}
     with no_grad():
         r = op(a)
-    if r.dtype is not a.dtype and not a.dtype.is_floating_point and r.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_dtype.scalar_type_name(r.dtype)} can't be cast to the desired output type "
-                           f"{_dtype.scalar_type_name(a.dtype)}")
+    check_result_cast(a, r)
     a._data[...] = r._data
-    a._version_counter[0] += 1
-    if grad:
-        if saves == "result":
-            saved["result"] = save(a, True)
-        record(NODES[key], (old,), [a], saved, sequence_nr=seq)
-        _inplace._after_inplace(a)
-    return a
+    # the result a formula reads is a at its new version
+    return w.done(NODES[key], (), lambda: {"result": save(a, True)} if saves == "result" else saved, op=name)
 
 
 def _make(name: str, key: str, op: Any, saves: str | None) -> Any:
     def fn(a: Tensor) -> Tensor:
-        return _inplace_unary(key, a, op, saves)
+        return _inplace_unary(name, key, a, op, saves)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch's {name}: {op.__name__} in place ({key}'s node)."
@@ -79,45 +63,29 @@ sgn_ = _make("sgn_", "sgn", _pointwise.sgn, None)
 floor_ = _make("floor_", "floor", _pointwise.floor, None)
 ceil_ = _make("ceil_", "ceil", _pointwise.ceil, None)
 trunc_ = _make("trunc_", "trunc", _pointwise.trunc, None)
-fix_ = trunc_
+fix_ = named_inplace("fix_", trunc_)
 round_ = _make("round_", "round", _pointwise.round, None)
 
 
 def square_(a: Tensor) -> Tensor:
     """torch's square_ is pow_(2): PowBackward0 with a clone of the old value saved."""
-    _inplace._check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _inplace._old_edge_holder(a)
-        saved = {"self": save(_views.clone(old)), "exponent": 2}
+    w = InplaceWrite(a)
+    saved = {"self": save(_views.clone(w.old)), "exponent": 2} if w.grad else {}
     with no_grad():
         r = _arith.pow(a, 2)
     a._data[...] = r._data
-    a._version_counter[0] += 1
-    if grad:
-        record(NODES["pow_scalar"], (old,), [a], saved, sequence_nr=seq)
-        _inplace._after_inplace(a)
-    return a
+    return w.done(NODES["pow_scalar"], (), saved, op="square_")
 
 
 def _inplace_with(key: str, a: Tensor, others: tuple, compute: Any, saved: dict) -> Tensor:
     """compute()'s result (the out-of-place op, run without a graph) written into a; the op's node
     recorded with a's old edge first, then the other differentiable inputs, as torch's in-place
     kernels do. The rows save no tensor that the write changes (dims, indices, alpha)."""
-    _inplace._check_inplace(a)
-    grad = _grad_state.enabled and (a.requires_grad or any(o.requires_grad for o in others))
-    if grad:
-        seq = next_sequence_nr()
-        old = _inplace._old_edge_holder(a)
+    w = InplaceWrite(a, others)
     with no_grad():
         r = compute()
     a._data[...] = r._data
-    a._version_counter[0] += 1
-    if grad:
-        record(NODES[key], (old, *others), [a], saved, sequence_nr=seq)
-        _inplace._after_inplace(a)
-    return a
+    return w.done(NODES[key], others, saved, op=key + "_")
 
 
 def scatter_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

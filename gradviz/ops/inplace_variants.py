@@ -26,7 +26,6 @@ from gradviz.ops import arith as _arith
 from gradviz.ops import construction as _construction
 from gradviz.ops import cumulative as _cumulative
 from gradviz.ops import indexing as _indexing
-from gradviz.ops import inplace as _inplace
 from gradviz.ops import linalg as _linalg
 from gradviz.ops import math_binary as _math_binary
 from gradviz.ops import math_more as _math_more
@@ -36,6 +35,7 @@ from gradviz.ops import views as _views
 from gradviz.ops._common import DERIVATIVES, NODES, _new, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import _move_retains_grad, record
+from gradviz.ops.inplace_write import after_inplace, check_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch's functions among them (torch.tan_, torch.view_copy, ...)
@@ -72,7 +72,7 @@ def _old_value(a: Tensor) -> Tensor:
 
 def apply_inplace(a: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """op(a, *args, **kwargs) written into a; op's node becomes a's (with a's old edge)."""
-    _inplace._check_inplace(a)
+    check_inplace(a)
     tensors = [x for x in (*args, *kwargs.values()) if isinstance(x, Tensor)]
     grad = _grad_state.enabled and (a.requires_grad or builtins.any(x.requires_grad for x in tensors))
     if not grad:
@@ -87,7 +87,7 @@ def apply_inplace(a: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: An
         if a._retains_grad:
             _move_retains_grad(a, node, 0)
         a._grad_fn, a._output_nr = node, r._output_nr
-        _inplace._after_inplace(a)
+        after_inplace(a)
     return a
 
 
@@ -118,7 +118,7 @@ def _compare_inplace(key: str) -> Callable[..., Tensor]:
     """A comparison in place: 1 or 0 in self's dtype; on floats torch records a node whose
     gradients are zeros (EqBackward0 against a number, EqBackward1 against a tensor)."""
     def fn(self: Tensor, other: Any) -> Tensor:
-        _inplace._check_inplace(self)
+        check_inplace(self)
         bt = other if isinstance(other, Tensor) else None
         grad = _grad_state.enabled and (self.requires_grad or (bt is not None and bt.requires_grad))
         src = _old_value(self) if grad else self
@@ -130,7 +130,7 @@ def _compare_inplace(key: str) -> Callable[..., Tensor]:
                 record(NODES[f"{key}_scalar_"], (src,), [self], {})
             else:
                 record(NODES[f"{key}_tensor_"], (src, bt), [self], {})
-            _inplace._after_inplace(self)
+            after_inplace(self)
         return self
 
     fn.__name__ = fn.__qualname__ = key + "_"
@@ -140,7 +140,7 @@ def _compare_inplace(key: str) -> Callable[..., Tensor]:
 def _no_history(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """An op without a derivative, in place: the data changes, the history stays (as torch's)."""
     def fn(self: Tensor, *args: Any) -> Tensor:
-        _inplace._check_inplace(self)
+        check_inplace(self)
         with no_grad():
             r = op(self, *args)
         _write(self, r._data)

@@ -8,9 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
-from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
 from gradviz.ops import indexing as _indexing
 from gradviz.ops import pointwise as _pointwise
@@ -19,7 +17,8 @@ from gradviz.ops._common import NODES, Scalar, _check_devices, _new, register, r
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
-from gradviz.ops.inplace import _after_inplace, _check_cast, _check_inplace, _old_edge_holder
+from gradviz.ops.inplace import _check_cast
+from gradviz.ops.inplace_write import InplaceWrite, check_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
@@ -72,29 +71,21 @@ def _inplace(key: str, a: Tensor, others: tuple, out_of_place, saved_fn) -> Tens
     CloneBackward0 in its history) where the formula reads self."""
     from gradviz.autograd.grad_mode import no_grad
 
-    _check_inplace(a)
+    check_inplace(a)
     for o in others:
         _check_cast(a, o)
-    tensors = [o for o in others if isinstance(o, Tensor)]
-    grad = _grad_state.enabled and (a.requires_grad or any(t.requires_grad for t in tensors))
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    tensors = tuple(o for o in others if isinstance(o, Tensor))
+    w = InplaceWrite(a, tensors, checked=True)
+    if w.grad:
         for t in tensors:
             t.grad_fn  # noqa: B018 - reading it regenerates a stale view's history now
-        old_self = _views.clone(old)
+        old_self = _views.clone(w.old)
     with no_grad():
         r = out_of_place(a, *others)
     if r.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     a._data[...] = r._data
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(NODES[key], (old, *tensors), [a], saved_fn(old_self, a), sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(NODES[key], tensors, lambda: saved_fn(old_self, a), op=key + "_")
 
 
 # -- forwards ----------------------------------------------------------------------------------

@@ -14,9 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
-from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops import arith as _arith
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import views as _views
@@ -24,7 +22,7 @@ from gradviz.ops._common import NODES, _new, register
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
-from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
+from gradviz.ops.inplace_write import InplaceWrite, check_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [  # its public ops: torch's names (gradviz.ops.functions builds the namespace)
@@ -160,25 +158,17 @@ def _math_unary_(key: str, a: Tensor, fn, save_self: bool = True, **extra: Any) 
     reads self."""
     from gradviz.autograd.grad_mode import no_grad
 
-    _check_inplace(a)
+    check_inplace(a)
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(a.dtype)}")
-    grad = _grad_state.enabled and a.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
-        saved: dict[str, Any] = {"self": save(_views.clone(old))} if save_self else {}
+    w = InplaceWrite(a, checked=True)
+    saved: dict[str, Any] = {"self": save(_views.clone(w.old))} if w.grad and save_self else {}
     with no_grad():
         data = _compute(a, fn)
     a._data[...] = data
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(NODES[key], (old,), [a], {**saved, **extra}, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    # the keys are torch's op names ("logit"; "acosh_", the in-place row torch names apart)
+    return w.done(NODES[key], (), {**saved, **extra}, op=key.rstrip("_") + "_")
 
 
 def _no_integers(name: str, a: Tensor) -> None:

@@ -163,7 +163,7 @@ def bind() -> None:
         "argwhere": F.argwhere, "tril": F.tril, "triu": F.triu, "flip": F.flip, "roll": F.roll, "topk": F.topk,
         "sort": F.sort, "argsort": F.argsort, "msort": F.msort, "unique": F.unique,
         "relu_": F.relu_, "sigmoid_": F.sigmoid_, "tanh_": F.tanh_, "exp_": F.exp_, "sqrt_": F.sqrt_,
-        "neg_": F.neg_, "clamp_": F.clamp_, "clip_": F.clamp_, "clamp_min": F.clamp_min, "clamp_max": F.clamp_max,
+        "neg_": F.neg_, "clamp_": F.clamp_, "clip_": F.clip_, "clamp_min": F.clamp_min, "clamp_max": F.clamp_max,
         "clamp_min_": F.clamp_min_, "clamp_max_": F.clamp_max_, "masked_fill_": F.masked_fill_,
         "floor_divide": F.floor_divide, "remainder": F.remainder, "fmod": F.fmod,
         "__floordiv__": F.floor_divide, "__rfloordiv__": lambda s, o: F.floor_divide(o, s),

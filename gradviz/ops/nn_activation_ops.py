@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from gradviz import _dtype
-from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.construction import _zeros
@@ -21,6 +20,7 @@ from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
+from gradviz.ops.inplace_write import InplaceWrite
 from gradviz.ops.nn_ops import _out, _register, _requires
 from gradviz.tensor import Tensor
 
@@ -118,28 +118,19 @@ _INPLACE = {
 
 def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
     """In place, with the checks and sequence numbering of gradviz's other in-place ops."""
-    from gradviz.autograd.graph import next_sequence_nr
-    from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
-
     row, saves_result = _INPLACE[key]
-    _check_inplace(input)
-    grad = _grad_state.enabled and input.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(input)
-        if not saves_result:
-            # torch's codegen clones self after making the node (so the clone's sequence number
-            # is the later one); the saved copy's grad_fn is that CloneBackward0
-            before = input.clone()
+    w = InplaceWrite(input)
+    if w.grad and not saves_result:
+        # torch's codegen clones self after making the node (so the clone's sequence number
+        # is the later one); the saved copy's grad_fn is that CloneBackward0
+        before = input.clone()
     input._data[...] = _apply(key, input._data, params)
-    input._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(input, None)
-    if grad:
-        saved = {"result": SavedVariable(input, True)} if saves_result else {"self": SavedVariable(before)}
-        record(_NODES[row], (old,), [input], {**saved, **_saved_params(key, params)}, sequence_nr=seq)
-        _after_inplace(input)
-    return input
+
+    def saved() -> dict[str, Any]:
+        own = {"result": SavedVariable(input, True)} if saves_result else {"self": SavedVariable(before)}
+        return {**own, **_saved_params(key, params)}
+
+    return w.done(_NODES[row], (), saved, op=key + "_")
 
 
 # -- backward formulas ---------------------------------------------------------------------

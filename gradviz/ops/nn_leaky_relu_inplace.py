@@ -8,12 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import AUTO_ELEMENT_WISE as EW
 from gradviz.ops.core import Derivative as D
-from gradviz.ops.core import record
+from gradviz.ops.inplace_write import InplaceWrite
 from gradviz.ops.nn_ops import _out, _register
 from gradviz.tensor import Tensor
 
@@ -28,28 +27,14 @@ _NEGATIVE_SLOPE = (
 def leaky_relu_(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     """a's history becomes LeakyReluBackward1 over its old one, with the checks and numbering of
     gradviz's other in-place ops (as relu_ in nn_ops)."""
-    from gradviz.autograd.graph import next_sequence_nr
-    from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
-
-    _check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    w = InplaceWrite(a)
     x = a._data
     np.copyto(x, x * x.dtype.type(negative_slope), where=~(x > 0))
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(_LEAKY_INPLACE, (old,), [a], {"result": SavedVariable(a, True), "negative_slope": negative_slope},
-               sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(_LEAKY_INPLACE, (), lambda: {"result": SavedVariable(a, True), "negative_slope": negative_slope},
+                  op="leaky_relu_")
 
 
 def _grad(n: Any, g: Tensor) -> Tensor:
-    from gradviz.autograd.grad_mode import _state as _grad_state
     from gradviz.ops.nn_ops import leaky_relu_backward
 
     slope = n["negative_slope"]

@@ -17,7 +17,7 @@ from gradviz.ops.core import AUTO_REDUCTION as RED
 from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
-from gradviz.ops.inplace import _old_edge_holder
+from gradviz.ops.inplace_write import old_edge_holder
 from gradviz.ops.nn_ops import _out, _register, _requires
 from gradviz.tensor import Tensor
 
@@ -192,7 +192,7 @@ def circular_pad(input: Tensor, pad: tuple[int, ...]) -> Tensor:
         # torch's copy keeps the source slice's SliceBackward0; gradviz's copy_ reads the edge
         # after writing the base, when a view of it would regenerate as AsStridedBackward0, so the
         # copy gets a stand-in holding the edge as it is now
-        dst.copy_(_old_edge_holder(src))
+        dst.copy_(old_edge_holder(src))
 
     for i in range(k):
         d = ndim - i - 1

@@ -14,7 +14,9 @@ from gradviz.autograd.graph import next_sequence_nr
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
-from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
+from gradviz.ops.inplace_write import after_inplace as _after_inplace
+from gradviz.ops.inplace_write import check_inplace as _check_inplace
+from gradviz.ops.inplace_write import old_edge_holder as _old_edge_holder
 from gradviz.ops.nn_ops import _out, _register, _requires
 from gradviz.random import _dists
 from gradviz.random._generator import resolve

@@ -15,13 +15,13 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.ops import arith as _arith
 from gradviz.ops import construction as _construction
 from gradviz.ops import indexing as _indexing
-from gradviz.ops import inplace as _inplace
 from gradviz.ops import linalg_more as _linalg_more
 from gradviz.ops import products as _products
 from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _new, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
+from gradviz.ops.inplace_write import check_inplace
 from gradviz.ops.misc_more import empty_strided
 from gradviz.tensor import Tensor
 
@@ -29,7 +29,7 @@ __all__ = ["geqrf", "lu", "norm_except_dim", "ormqr", "resize_as_"]
 
 
 def _elementwise(name: str, a: Tensor, fn: Callable[..., Any], *others: Tensor) -> Tensor:
-    _inplace._check_inplace(a)
+    check_inplace(a)
     if a.device.type != "cpu":
         raise TypeError(f"{name} is only implemented on CPU tensors")
     arrays = [np.broadcast_to(o._data, a.shape) for o in others]

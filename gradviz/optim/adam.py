@@ -36,6 +36,42 @@ def _inplace_affine(root: Any, divisor: float, eps: float) -> Any:
     return root
 
 
+def _adam_steps(opt: Optimizer, group: dict[str, Any], moments: tuple[str, ...],
+                scalars: tuple[tuple[str, float], ...] = ()) -> Any:
+    """The steps the Adam family shares, for each of the group's params with a gradient, as
+    torch's single-tensor loops: the state made on first use (``step``, then ``scalars``' 0-dim
+    tensors, then a zero tensor like p for each of ``moments``, in that order: state_dict's), the
+    gradient negated under maximize, the step counted, weight decay (decoupled: p scaled; else
+    added to the gradient), and the first moment ``exp_avg`` moved toward the gradient. Yields
+    (p, grad, state, step) for the optimizer's own update."""
+    beta1 = group["betas"][0]
+    lr, wd = _lr_value(group["lr"]), group["weight_decay"]
+    for p, grad in _grads_of(group):
+        state = opt.state[p]
+        if len(state) == 0:
+            state["step"] = _scalar_tensor(0.0)
+            for name, value in scalars:
+                state[name] = _scalar_tensor(value)
+            for name in moments:
+                state[name] = _zeros_state(p)
+        if group["maximize"]:
+            grad = -grad
+        step = _ops.tick(state)
+        if wd != 0:
+            if group.get("decoupled_weight_decay", False):  # Adamax has no such option
+                _ops.mul_(p, 1 - lr * wd)
+            else:
+                grad = _ops.added(grad, p._data, wd)
+        _ops.lerp_(state["exp_avg"], grad, 1 - beta1)
+        yield p, grad, state, step
+
+
+def _second_moment(exp_avg_sq: Tensor, grad: Any, beta2: float) -> None:
+    """exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad², in place, as torch's mul_ then addcmul_."""
+    _ops.mul_(exp_avg_sq, beta2)
+    _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+
+
 class Adam(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -63,28 +99,11 @@ class Adam(Optimizer):
     def step(self) -> None:
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
-            lr, wd, eps, amsgrad = _lr_value(group["lr"]), group["weight_decay"], group["eps"], group["amsgrad"]
-            for p, grad in _grads_of(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_avg_sq"] = _zeros_state(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = _zeros_state(p)
-                if group["maximize"]:
-                    grad = -grad
-                step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                _ops.add_(step_t, 1)
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        _ops.mul_(p, 1 - lr * wd)
-                    else:
-                        grad = _ops.added(grad, p._data, wd)
-                _ops.lerp_(exp_avg, grad, 1 - beta1)
-                _ops.mul_(exp_avg_sq, beta2)
-                _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
-                step = float(step_t._data)
+            lr, eps, amsgrad = _lr_value(group["lr"]), group["eps"], group["amsgrad"]
+            moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
+            for p, grad, state, step in _adam_steps(self, group, moments):
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                _second_moment(exp_avg_sq, grad, beta2)
                 bias_correction1 = 1 - beta1**step
                 bias_correction2 = 1 - beta2**step
                 step_size = lr / bias_correction1
@@ -136,20 +155,9 @@ class Adamax(Optimizer):
     @_no_grad_step
     def step(self) -> None:
         for group in self.param_groups:
-            (beta1, beta2), lr, wd, eps = group["betas"], _lr_value(group["lr"]), group["weight_decay"], group["eps"]
-            for p, grad in _grads_of(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_inf"] = _zeros_state(p)
-                if group["maximize"]:
-                    grad = -grad
-                step = _ops.tick(state)
-                if wd != 0:
-                    grad = _ops.added(grad, p._data, wd)
+            (beta1, beta2), lr, eps = group["betas"], _lr_value(group["lr"]), group["eps"]
+            for p, grad, state, step in _adam_steps(self, group, ("exp_avg", "exp_inf")):
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                _ops.lerp_(exp_avg, grad, 1 - beta1)
                 _ops.mul_(exp_inf, beta2)
                 _ops.maximum_(exp_inf, np.abs(grad) + grad.dtype.type(eps))
                 clr = lr / (1 - beta1**step)
@@ -173,31 +181,16 @@ class NAdam(Optimizer):
     @_no_grad_step
     def step(self) -> None:
         for group in self.param_groups:
-            (beta1, beta2), lr, wd, eps = group["betas"], _lr_value(group["lr"]), group["weight_decay"], group["eps"]
+            (beta1, beta2), lr, eps = group["betas"], _lr_value(group["lr"]), group["eps"]
             momentum_decay = group["momentum_decay"]
-            for p, grad in _grads_of(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["mu_product"] = _scalar_tensor(1.0)
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_avg_sq"] = _zeros_state(p)
-                if group["maximize"]:
-                    grad = -grad
-                step = _ops.tick(state)
+            steps = _adam_steps(self, group, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
+            for p, grad, state, step in steps:
                 bias_correction2 = 1 - beta2**step
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        _ops.mul_(p, 1 - lr * wd)
-                    else:
-                        grad = _ops.added(grad, p._data, wd)
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
                 mu_product = _ops.mul_(state["mu_product"], mu)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                _ops.lerp_(exp_avg, grad, 1 - beta1)
-                _ops.mul_(exp_avg_sq, beta2)
-                _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                _second_moment(exp_avg_sq, grad, beta2)
                 denom = _ops.sqrt(exp_avg_sq._data / exp_avg_sq._data.dtype.type(bias_correction2))
                 denom = denom + denom.dtype.type(eps)
                 mp = float(mu_product._data)
@@ -218,25 +211,10 @@ class RAdam(Optimizer):
     @_no_grad_step
     def step(self) -> None:
         for group in self.param_groups:
-            (beta1, beta2), lr, wd, eps = group["betas"], _lr_value(group["lr"]), group["weight_decay"], group["eps"]
-            for p, grad in _grads_of(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_avg_sq"] = _zeros_state(p)
-                if group["maximize"]:
-                    grad = -grad
-                step = _ops.tick(state)
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        _ops.mul_(p, 1 - lr * wd)
-                    else:
-                        grad = _ops.added(grad, p._data, wd)
+            (beta1, beta2), lr, eps = group["betas"], _lr_value(group["lr"]), group["eps"]
+            for p, grad, state, step in _adam_steps(self, group, ("exp_avg", "exp_avg_sq")):
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                _ops.lerp_(exp_avg, grad, 1 - beta1)
-                _ops.mul_(exp_avg_sq, beta2)
-                _ops.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                _second_moment(exp_avg_sq, grad, beta2)
                 dt = exp_avg._data.dtype.type
                 bias_correction1 = 1 - beta1**step
                 bias_correction2 = 1 - beta2**step

@@ -14,9 +14,9 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import as_device, to_device_array
 from gradviz.ops.core import AUTO_ELEMENT_WISE, Derivative, node_class, record
+from gradviz.ops.inplace_write import InplaceWrite
 from gradviz.random import _dists as D
 from gradviz.random._generator import Generator, resolve
 from gradviz.tensor import Tensor, make_tensor
@@ -99,16 +99,10 @@ def _is_contiguous(t: Tensor) -> bool:
     return bool(getattr(d, "flags", None) is None or d.flags.c_contiguous)
 
 
-def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor:
+def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = (), *, op: str) -> Tensor:
     """Run ``fill(n, order)`` (which draws n values in memory order) into t in place, recording
-    torch's node when grad mode and requires_grad ask for one."""
-    from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
-
-    _check_inplace(t)
-    grad = _grad_state.enabled and (t.requires_grad or builtins.any(e.requires_grad for e in extra))
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(t)
+    torch's node ``name`` when grad mode and requires_grad ask for one; ``op``: the draw's name."""
+    w = InplaceWrite(t, extra)
     host = np.asarray(t._data) if isinstance(t._data, np.ndarray) else np.asarray(t._data.get())
     order = _memory_order(host) if host.ndim else ()
     view = host.transpose(order) if order else host
@@ -119,11 +113,7 @@ def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor
     else:  # a device array: write the values in the tensor's own order there
         inv = np.argsort(order) if order else ()
         t._data[...] = to_device_array(np.asarray(out.transpose(inv), order="C").astype(host.dtype), t.device)
-    t._version_counter[0] += 1
-    if grad:
-        record(_NODES[name], (old, *extra), [t], {}, sequence_nr=seq)
-        _after_inplace(t)
-    return t
+    return w.done(_NODES[name], extra, {}, op=op)
 
 
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None,
@@ -133,7 +123,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator: Genera
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_g(from_)} > to={_g(to)}")
     _check_float(self.dtype, "uniform_kernel_cpu")
     g = resolve(generator)
-    return _write(self, lambda n, o: D.uniform(g, n, self.dtype.np, from_, to), "UniformBackward0")
+    return _write(self, lambda n, o: D.uniform(g, n, self.dtype.np, from_, to), "UniformBackward0", op="uniform_")
 
 
 def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator: Generator | None = None) -> Tensor:
@@ -142,7 +132,7 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator: Generat
     _check_float(self.dtype, "normal_kernel_cpu")
     g = resolve(generator)
     contig = _is_contiguous(self)
-    return _write(self, lambda n, o: D.normal(g, n, self.dtype.np, mean, std, contig), "NormalBackward0")
+    return _write(self, lambda n, o: D.normal(g, n, self.dtype.np, mean, std, contig), "NormalBackward0", op="normal_")
 
 
 def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
@@ -150,13 +140,13 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *,
     from_ = kw.pop("from", from_)
     g = resolve(generator)
     if from_ is None and to is None:
-        return _write(self, lambda n, o: D.random_full(g, n, self.dtype.np), "RandomBackward2")
+        return _write(self, lambda n, o: D.random_full(g, n, self.dtype.np), "RandomBackward2", op="random_")
     if to is None:
         from_, to, name = 0, from_, "RandomBackward1"
     else:
         name = "RandomBackward0"
     from_, to = _checked_bounds(int(from_), int(to), self.dtype)
-    return _write(self, lambda n, o: D.random_from_to(g, n, from_, to, self.dtype.np), name)
+    return _write(self, lambda n, o: D.random_from_to(g, n, from_, to, self.dtype.np), name, op="random_")
 
 
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
@@ -199,10 +189,10 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
         def fill(n: int, order: tuple) -> np.ndarray:
             return D.bernoulli_tensor(g, parr.transpose(order) if order else parr).ravel()
 
-        return _write(self, fill, "BernoulliBackward1", (p,) if p.requires_grad else ())
+        return _write(self, fill, "BernoulliBackward1", (p,) if p.requires_grad else (), op="bernoulli_")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
-    return _write(self, lambda n, o: D.bernoulli_scalar(g, n, p), "BernoulliBackward2")
+    return _write(self, lambda n, o: D.bernoulli_scalar(g, n, p), "BernoulliBackward2", op="bernoulli_")
 
 
 def exponential_(self: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
@@ -210,26 +200,28 @@ def exponential_(self: Tensor, lambd: float = 1, *, generator: Generator | None 
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
     _check_float(self.dtype, "exponential_cpu")
     g = resolve(generator)
-    return _write(self, lambda n, o: D.exponential(g, n, lambd, self.dtype.np), "ExponentialBackward0")
+    return _write(self, lambda n, o: D.exponential(g, n, lambd, self.dtype.np), "ExponentialBackward0",
+                  op="exponential_")
 
 
 def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator: Generator | None = None) -> Tensor:
     g = resolve(generator)
-    return _write(self, lambda n, o: D.cauchy(g, n, median, sigma, self.dtype.np), "CauchyBackward0")
+    return _write(self, lambda n, o: D.cauchy(g, n, median, sigma, self.dtype.np), "CauchyBackward0", op="cauchy_")
 
 
 def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator: Generator | None = None) -> Tensor:
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
     g = resolve(generator)
-    return _write(self, lambda n, o: D.log_normal(g, n, mean, std, self.dtype.np), "LogNormalBackward0")
+    return _write(self, lambda n, o: D.log_normal(g, n, mean, std, self.dtype.np), "LogNormalBackward0",
+                  op="log_normal_")
 
 
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
     g = resolve(generator)
-    return _write(self, lambda n, o: D.geometric(g, n, p, self.dtype.np), "GeometricBackward0")
+    return _write(self, lambda n, o: D.geometric(g, n, p, self.dtype.np), "GeometricBackward0", op="geometric_")
 
 
 # -- factories ------------------------------------------------------------------------------------

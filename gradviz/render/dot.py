@@ -16,6 +16,7 @@ from collections import Counter
 from gradviz.render import styles
 from gradviz.render.model import GEdge, GNode, GraphModel, Group, source_span, summarize
 from gradviz.render.styles import Style
+from gradviz.trace import sites
 from gradviz.trace.events import MAX_SEQUENCE_NR
 
 # C0/C1 control characters (tab and newline handled separately): invalid in XML even as entities.
@@ -121,12 +122,15 @@ def _seq_nr(n: GNode) -> str:
     return "none" if isinstance(seq, int) and seq >= MAX_SEQUENCE_NR else str(seq)
 
 
-def _where(source: str | None) -> str:
-    """The forward line in a label: the file's name and the line (the tooltip has the path)."""
-    if not source:
+def _where(n: GNode) -> str:
+    """The forward line in a label: the file's name, the line and the op's column, then the op's
+    text where the file is there to read (``m.py:13:25 F.relu(self.fc1(x))``): several ops made
+    on one line are told apart. The tooltip has the path."""
+    where = sites.where(n.source, n.columns, short=True)
+    if not where:
         return ""
-    file, sep, line = source.rpartition(":")
-    return f"{file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if sep else source
+    frag = sites.fragment(n.source, n.columns, width=48)
+    return f"{where}  {frag}" if frag else where
 
 
 def _seen(model: GraphModel, seq: int | None) -> bool:
@@ -144,7 +148,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         if n.state is not None and model.step is not None:
             short += f" ({n.state})"
         facts = [
-            n.source or "source unknown",
+            sites.where(n.source, n.columns) or "source unknown",
             f"{n.name} (node {n.id}, sequence_nr {_seq_nr(n)})",
             f"ran #{n.order} on {n.thread}" if n.order is not None else "",
             f"deps {n.deps}" if n.deps is not None else "",
@@ -170,7 +174,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
     if n.deps is not None:
         facts.append(f"deps {html(n.deps)}")
     rows.append(_small(" · ".join(f for f in facts if f)))
-    rows.append(_small(html(_where(n.source), 80)))
+    rows.append(_small(html(_where(n), 80)))
     if n.leaf is not None:
         lf = n.leaf
         who = html(lf.name, 60) if lf.name else f"tensor {html(lf.tensor)}"
@@ -198,7 +202,7 @@ def node_stmt(model: GraphModel, n: GNode, *, compact: bool = False) -> str:
         rows.append(_small(html(f"ran task {tasks} inside (reentrant)")))
     if n.error is not None and (model.step is None or _seen(model, n.error_seq)):
         rows.append(_small(html(n.error, 80), styles.MARKS["error"].font))
-    tip = [n.source or "source unknown", f"{n.name} (node {n.id}, sequence_nr {_seq_nr(n)})"]
+    tip = [sites.where(n.source, n.columns) or "source unknown", f"{n.name} (node {n.id}, sequence_nr {_seq_nr(n)})"]
     if n.error:
         tip.append(n.error)
     # The fill may say the state; the shape and outline always say the kind.

@@ -82,6 +82,7 @@ class GNode:
     state: str | None = None  # with a step: a key of styles.STATES
     state_detail: str | None = None  # "1/2 slots", "on MainThread", ...
     bucket: str | None = None  # ddp: the DDP bucket an AccumulateGrad's gradient went into
+    columns: tuple[int, int] | None = None  # the op's columns on source's line (gradviz.trace.sites)
 
 
 @dataclass(slots=True)  # one a node or edge of a 200k-node task: no __dict__ each
@@ -170,7 +171,8 @@ def build(trace: Trace, task: int | None = None, *, grads: bool = False) -> Grap
                 leaf = LeafInfo(n.tensor, te.name, te.shape, te.dtype)
             else:
                 leaf = LeafInfo(n.tensor, None, (), "?")
-        nodes[nid] = GNode(nid, n.name, kind, n.sequence_nr, n.num_inputs, n.device, n.saved, n.source, leaf)
+        nodes[nid] = GNode(nid, n.name, kind, n.sequence_nr, n.num_inputs, n.device, n.saved, n.source, leaf,
+                           columns=n.columns)
     edges = [
         GEdge(nid, dst, slot, input_nr)
         for nid in nodes

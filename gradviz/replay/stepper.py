@@ -25,6 +25,7 @@ from gradviz.replay.state import EngineState, Replayer
 from gradviz.replay.why import about_node
 from gradviz.replay.why import why as answer_why
 from gradviz.trace import events as ev
+from gradviz.trace import sites
 from gradviz.trace.summary import GradientIn, gradients_into
 
 HELP = [
@@ -264,7 +265,8 @@ def _problem_context(s: Stepper, e: Any) -> str | None:
     node = _problem_node(e)
     if node is None or node not in s.trace.nodes:
         return None
-    source = s.trace.nodes[node].source
+    info = s.trace.nodes[node]
+    source = sites.at(info.source, info.columns, short=False)
     task = getattr(e, "task", None)
     grads = gradients_into(s.trace, node, task, e.seq, lambda n: None) if task is not None else []
     parts = []

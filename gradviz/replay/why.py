@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from gradviz.trace import events as ev
+from gradviz.trace import sites
 from gradviz.trace.ddp import unused_parameters  # ddp
 from gradviz.trace.model import ANSWERERS
 
@@ -68,6 +69,19 @@ def _short(where: str | None) -> str:
         return "an unknown line"
     path, _, line = where.rpartition(":")
     return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
+def _where(x: Any) -> str | None:
+    """An answer's ``where``: the "file:line" of a forward op or node (its column and text are in
+    the answer's sentence: ``where`` keeps the CLI's JSON contract, DESIGN.md)."""
+    return x.source if x is not None else None
+
+
+def _said(x: Any) -> str:
+    """A forward op's or node's place for a sentence: base name, line, column, and the op's own
+    text where the file is there (``m.py:13:25 (`F.relu(self.fc1(x))`)``): several ops on one line
+    told apart."""
+    return (sites.at(x.source, x.columns) if x is not None else None) or "an unknown line"
 
 
 class Facts:
@@ -226,8 +240,8 @@ def why_grad(facts: Facts, name: str) -> Answer:
         return answer("has_grad", None, f"{name}.grad is not None after the run{extra}.")
     if at is not None and not at.leaf:
         op = facts.creator.get(tensor)
-        where = op.source if op is not None else None
-        made = f"`{op.op}` at {_short(where)}" if op is not None else "an op"
+        where = _where(op) if op is not None else None
+        made = f"`{op.op}` at {_said(op)}" if op is not None else "an op"
         return answer(
             "not_leaf", where,
             f"{name} is the result of {made}, not a leaf, and autograd keeps .grad only on leaves. Make it a "
@@ -275,11 +289,11 @@ def why_grad(facts: Facts, name: str) -> Answer:
             adds = [b for b in facts.buffer_adds if b.node == acc and b.task == task.task]
             if adds and all(b.mode == "undefined" for b in adds):
                 prod = adds[0].producer
-                src = facts.nodes[prod].source if prod in facts.nodes else None
+                info = facts.nodes.get(prod)
                 return answer(
-                    "none_gradients", src,
+                    "none_gradients", _where(info),
                     f"Every gradient reaching {name}'s AccumulateGrad was None: {facts.node_name(prod) or 'a node'} "
-                    f"(from {_short(src)}) returned None for it (a custom Function's backward returning None, or "
+                    f"(from {_said(info)}) returned None for it (a custom Function's backward returning None, or "
                     "a hook). Return a gradient for that input.", acc, adds[0].seq,
                 )
     # Never reached by a backward: what cut it off, first in the program
@@ -290,8 +304,8 @@ def why_grad(facts: Facts, name: str) -> Answer:
             block = facts.block_of(op)
             inside = f"the {block.mode} block at {_short(block.source)}" if block is not None else "a no_grad block"
             cands.append((op.seq, answer(
-                "no_grad", op.source,
-                f"{name} was used by `{op.op}` at {_short(op.source)} inside {inside}, so no graph was recorded "
+                "no_grad", _where(op),
+                f"{name} was used by `{op.op}` at {_said(op)} inside {inside}, so no graph was recorded "
                 f"from it and backward cannot reach it. Compute the loss outside that block.", None, op.seq,
             )))
             break
@@ -336,9 +350,9 @@ def why_nan(facts: Facts) -> Answer:
         if op.finite is False:
             if not any(i in bad_out for i in op.inputs):
                 return Answer(
-                    "nan", "non_finite_forward", op.source, facts.node_name(op.grad_fn),
+                    "nan", "non_finite_forward", _where(op), facts.node_name(op.grad_fn),
                     facts.label(op.output) or op.op,
-                    f"`{op.op}` at {_short(op.source)} made the first NaN/Inf of the forward from finite inputs "
+                    f"`{op.op}` at {_said(op)} made the first NaN/Inf of the forward from finite inputs "
                     "(log or division at 0, sqrt of a negative, exp overflowing). Clamp its input or add an epsilon.",
                     op.grad_fn, op.seq,
                 )
@@ -349,13 +363,13 @@ def why_nan(facts: Facts) -> Answer:
     for b in facts.buffer_adds:
         if _bad(b.stats) and b.producer is not None and not incoming.get((b.task, b.producer), False):
             info = facts.nodes.get(b.producer)
-            src = info.source if info is not None else None
+            src = _where(info)
             op = facts.op_of_node.get(b.producer)
             made = f" (made by `{op.op}`)" if op is not None else ""
             return Answer(
                 "nan", "non_finite_backward", src, facts.node_name(b.producer),
                 facts.label(op.output) if op is not None else None,
-                f"{facts.node_name(b.producer)}{made} at {_short(src)} turned finite gradients into NaN/Inf: its "
+                f"{facts.node_name(b.producer)}{made} at {_said(info)} turned finite gradients into NaN/Inf: its "
                 "derivative is infinite or undefined at its input (sqrt or pow at 0, log at 0, acos at 1). "
                 "Keep the input away from that point (clamp, add an epsilon).", b.producer, b.seq,
             )
@@ -392,12 +406,15 @@ def _inplace(facts: Facts, err: ev.Error) -> Answer | None:
             bumps = mine
         elif expected is not None:
             bumps = [b for b in bumps if b.version == expected + 1]
+    elif expected is not None:
+        # no op known for the node (torch's forward_op names none): the write that moved a tensor
+        # past the version the node saved, not an earlier one (a module's init fills its weights)
+        bumps = [b for b in bumps if b.version == expected + 1] or bumps
     bump = bumps[0] if bumps else None
-    saved_at = op.source if op is not None else (facts.nodes[node].source if node in facts.nodes else None)
     name = facts.node_name(node)
-    saver = f"`{op.op}` at {_short(saved_at)} ({name})" if op is not None else f"{name or 'a node'}"
+    saver = f"`{op.op}` at {_said(op)} ({name})" if op is not None else f"{name or 'a node'}"
     where = bump.source if bump is not None else None
-    text = (f"`{bump.op}` at {_short(where)} modified in place a tensor that {saver} saved for backward. "
+    text = (f"`{bump.op}` at {_said(bump)} modified in place a tensor that {saver} saved for backward. "
             if bump is not None else f"A tensor that {saver} saved for backward was modified in place. ")
     text += "Use the out-of-place form (x = x + 1, not x += 1), or .clone() the tensor before modifying it."
     tensor = facts.label(bump.tensor) if bump is not None else None
@@ -419,8 +436,8 @@ def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
         block = facts.block_of(op)
         why = (f"inside the {block.mode} block at {_short(block.source)}" if block is not None
                else "from tensors that do not require grad")
-        return Answer("error", "no_grad_fn", op.source, None, label,
-                      f"{label} was made by `{op.op}` at {_short(op.source)} {why}, so it has no grad_fn and "
+        return Answer("error", "no_grad_fn", _where(op), None, label,
+                      f"{label} was made by `{op.op}` at {_said(op)} {why}, so it has no grad_fn and "
                       "backward() has nothing to go back through. Compute it with grad enabled, from tensors that "
                       "require grad.", None, op.seq)
     if det is not None:
@@ -433,9 +450,9 @@ def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
         op = made[-1]
         block = facts.block_of(op)
         inside = f"the {block.mode} block at {_short(block.source)}" if block is not None else "a no_grad block"
-        return Answer("error", "no_grad_fn", op.source, None, label,
+        return Answer("error", "no_grad_fn", _where(op), None, label,
                       f"{label} has no grad_fn: it was computed from tensors made inside {inside} (last: `{op.op}` at "
-                      f"{_short(op.source)}), which record no graph. Compute them with grad enabled, outside that "
+                      f"{_said(op)}), which record no graph. Compute them with grad enabled, outside that "
                       "block.", None, op.seq)
     where = call.source if call is not None else None
     return Answer("error", "no_grad_fn", where, None, label,
@@ -498,7 +515,7 @@ def why_error(facts: Facts) -> Answer:
             return a
     info = facts.nodes.get(err.node) if err.node is not None else None
     calls = [c for c in facts.calls if c.seq < err.seq]
-    where = info.source if info is not None else calls[-1].source if calls else None
+    where = _where(info) if info is not None else calls[-1].source if calls else None
     return Answer("error", "error", where, facts.node_name(err.node), None, f"{err.type}: {err.message}",
                   err.node, err.seq)
 
@@ -563,7 +580,7 @@ def _explain(facts: Facts, err: ev.Error) -> Answer:
         if a is not None:
             return a
     info = facts.nodes.get(err.node) if err.node is not None else None
-    return Answer("error", "error", info.source if info is not None else None, facts.node_name(err.node), None,
+    return Answer("error", "error", _where(info), facts.node_name(err.node), None,
                   f"{err.type}: {err.message}", err.node, err.seq)
 
 

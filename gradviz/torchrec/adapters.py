@@ -49,12 +49,12 @@ class TorchNode:
     """A torch node with the Probe's node attributes (see the module's docstring)."""
 
     __slots__ = ("fn", "_id", "_name", "sequence_nr", "topological_nr", "next_edges", "input_metadata", "device",
-                 "source", "_saved", "_defer_safe")
+                 "source", "columns", "_saved", "_defer_safe")
     # The recorder's node_begin hands what came before to the OS when user code runs next (a
     # custom Function's backward: _defer_safe False), so a crash there keeps every earlier step.
     _hooked = False
 
-    def __init__(self, fn: Any, nid: int, source: str | None):
+    def __init__(self, fn: Any, nid: int, site: tuple[str | None, tuple[int, int] | None]):
         self.fn = fn
         self._id = nid
         self._name = node_name(fn)
@@ -64,7 +64,7 @@ class TorchNode:
         meta = getattr(fn, "_input_metadata", None)
         self.input_metadata: tuple = tuple(meta) if meta is not None else (None,)
         self.device = str(meta[0].device) if meta else "cpu"
-        self.source = source
+        self.source, self.columns = site  # the user's line, the op's columns on it
         self._saved: tuple[tuple[int, ...], ...] | None = None
         self._defer_safe = not isinstance(fn, _BackwardCFunction)
 
@@ -88,7 +88,7 @@ class TorchLeafNode(TorchNode):
     __slots__ = ("variable", "leaf")
 
     def __init__(self, fn: Any, nid: int, variable: LeafTensor, leaf: torch.Tensor):
-        super().__init__(fn, nid, None)
+        super().__init__(fn, nid, (None, None))
         self.sequence_nr = ACCUMULATE_SEQ
         self.variable = variable
         self.leaf = leaf  # the tensor itself, while the call runs (its .grad is read)
@@ -105,7 +105,7 @@ class RootNode(TorchNode):
         self._id, self._name, self.sequence_nr = nid, "GraphRoot", seq
         self.next_edges = edges
         self.topological_nr = 1 + max((n.topological_nr for n, _ in edges if n is not None), default=-1)
-        self.input_metadata, self.device, self.source, self._saved = (), "cpu", None, ()
+        self.input_metadata, self.device, self.source, self.columns, self._saved = (), "cpu", None, None, ()
         self._defer_safe = True
 
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import weakref
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from gradviz._code_positions import frame_columns
 from gradviz.torchrec import lines
 from gradviz.torchrec.summaries import Busy, busy, has_values
 from gradviz.trace import events as ev
@@ -46,6 +48,47 @@ def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
         elif isinstance(a, (list, tuple)):
             out.extend(x for x in a if isinstance(x, torch.Tensor))
     return out
+
+
+def _inplace(name: str, kwargs: Any) -> bool:
+    """Whether a call writes a tensor: torch's in-place names (``add_``, nn.init's ``normal_``),
+    ``a[k] = v``, and any call with ``out=``."""
+    return name.endswith("_") and not name.endswith("__") or name == "__setitem__" \
+        or kwargs is not None and kwargs.get("out") is not None
+
+
+def _written(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    """The tensors an in-place call writes: ``out=``, else its first argument (``tensor=`` for
+    nn.init's, which torch passes by keyword), or each of a list's (``_foreach_add_``)."""
+    kw = kwargs or {}
+    t = kw.get("out")
+    if t is None:
+        t = args[0] if args else kw.get("tensor", kw.get("input", kw.get("self")))
+    return [x for x in (t if isinstance(t, (list, tuple)) else (t,)) if isinstance(x, torch.Tensor)]
+
+
+def _version(t: torch.Tensor) -> int:
+    try:
+        return t._version
+    except RuntimeError:  # an inference tensor tracks no version
+        return -1
+
+
+def _public_inplace(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_")
+
+
+def _outer_inplace(user: Any) -> Any:
+    """The outermost frame of torch's Python between the user's line and this call that is an
+    in-place function (``zeros_`` in torch/nn/init.py, which nn.LayerNorm's init calls), or None:
+    gradviz's engine names the same call."""
+    f = sys._getframe(2)
+    outer = None
+    while f is not None and f is not user:
+        if _public_inplace(f.f_code.co_name):
+            outer = f
+        f = f.f_back
+    return outer
 
 
 def _finite(t: torch.Tensor) -> bool | None:
@@ -87,13 +130,20 @@ class ForwardMode(TorchFunctionMode):
             if args and args[0].grad is not None and (len(args) < 2 or args[1] is None):
                 rec._fwd_emit(ev.GradReset, tensor=rec._fwd_id(args[0]), how="none", source=_where())
             return func(*args, **(kwargs or {}))
+        if rec._fwd_pending:
+            rec._fwd_flush(sys._getframe(1))
+        written = _written(args, kwargs) if _inplace(name, kwargs) else None
+        before = [_version(t) for t in written] if written else None
         out = func(*args, **(kwargs or {}))
         with Busy():  # the mode's own torch calls (a finiteness check): neither mode notes them
-            self._note(func, name, args, kwargs, out)
+            self._note(func, name, args, kwargs, out, written, before)
         return out
 
-    def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any) -> None:
+    def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any, written: list | None,
+              before: list | None) -> None:
         rec = self.rec
+        if rec._fwd_pending and threading.get_ident() in rec._fwd_pending:
+            return  # a call inside an in-place function of torch's (_fwd_composite): that call is the step
         if name == "__get__" and func == _DATA_GET:
             name = "data"
         if name in _DETACH:
@@ -103,14 +153,21 @@ class ForwardMode(TorchFunctionMode):
                 rec._fwd_emit(ev.Detach, op=_DETACH.get(name, name), tensor=rec._fwd_id(src),
                               output=None if o is None else rec._fwd_id(o), source=_where())
             return
-        if name.endswith("_") and not name.endswith("__") or (kwargs or {}).get("out") is not None:
-            target = args[0] if args else None
-            targets = target if isinstance(target, (list, tuple)) else [target]
-            src = None
-            for t in targets:
-                if isinstance(t, torch.Tensor):
-                    src = src or _where()
-                    rec._fwd_emit(ev.VersionBump, tensor=rec._fwd_id(t), version=t._version, op=name, source=src)
+        if written is not None:
+            user = lines.user_frame(1)
+            entry = _outer_inplace(user)
+            # a write inside an in-place function of torch's Python (nn.init.zeros_ calls zero_):
+            # that call is the step, one bump once it is done, named as it is called, and what it
+            # runs inside is not the program's forward
+            if entry is not None and entry.f_code.co_name != name:
+                if rec._fwd_composite(entry, user):
+                    return
+            changed = [t for t, v in zip(written, before or (), strict=False) if _version(t) != v]
+            src = lines.where(user) if changed else None
+            cols = frame_columns(user) if changed else None
+            for t in changed:
+                rec._fwd_emit(ev.VersionBump, tensor=rec._fwd_id(t), version=_version(t), op=name, source=src,
+                              columns=cols)
         if name.startswith("__") and name not in ("__add__", "__mul__", "__sub__", "__truediv__", "__matmul__",
                                                    "__pow__", "__neg__", "__radd__", "__rmul__", "__rsub__",
                                                    "__rtruediv__", "__getitem__", "__iadd__", "__isub__",
@@ -132,9 +189,11 @@ class ForwardMode(TorchFunctionMode):
                 return
             tainted.add(id(first))
             mode = "inference" if torch.is_inference_mode_enabled() else "no_grad"
+        user = lines.user_frame(1)
         rec._fwd_emit(ev.ForwardOp, op=name.strip("_") or name, inputs=tuple(rec._fwd_id(t) for t in ins),
                       output=rec._fwd_id(first), grad_fn=None, requires_grad=first.requires_grad, grad_mode=mode,
-                      finite=_finite(first) if enabled else None, source=_where())
+                      finite=_finite(first) if enabled else None, source=lines.where(user),
+                      columns=frame_columns(user))
 
 
 def _where() -> str | None:
@@ -150,6 +209,8 @@ class ForwardSide:
     and _tensor_ids)."""
 
     forward = True  # record the forward side (set False before start() to leave it out)
+    # (empty until _fwd_start gives each recording its own: only the mode, made there, adds to it)
+    _fwd_pending: dict[int, list[Any]] = {}  # noqa: RUF012
 
     _emit_raw: Any
     _tid: Any
@@ -161,11 +222,20 @@ class ForwardSide:
         self._fwd_ids: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, tensor id)
         self._fwd_tainted: set[int] = set()  # id() of tensors made in no_grad blocks from grad tensors
         self._fwd_mode: ForwardMode | None = None
+        # per thread, an in-place function of torch's Python running (nn.init.orthogonal_): [its
+        # frame, the tensor it writes, its name, the user's line, columns], reported once it is done
+        self._fwd_pending: dict[int, list[Any]] = {}
         if self.forward and forward_default():
             self._fwd_mode = ForwardMode(self)
             self._fwd_mode.__enter__()
 
+    def _fwd_done(self) -> None:
+        """The recording stops: an in-place call still noted (_fwd_composite) was the last step."""
+        for tid in list(self._fwd_pending):
+            self._fwd_flush(None, tid)
+
     def _fwd_stop(self) -> None:
+        self._fwd_pending.clear()
         if self._fwd_mode is not None:
             try:
                 self._fwd_mode.__exit__(None, None, None)
@@ -176,8 +246,39 @@ class ForwardSide:
         self._fwd_tainted.clear()
 
     def _fwd_emit(self, cls: type[ev.Event], **fields: Any) -> None:
+        if self._fwd_pending:
+            self._fwd_flush(None)
         # the forward runs on the user's threads: a thread first seen here is a caller
         self._emit_raw(cls, self._tid("caller"), **fields)
+
+    def _fwd_composite(self, entry: Any, user: Any) -> bool:
+        """A write inside ``entry``, an in-place function of torch's Python the user's line called:
+        noted as that call's (True), unless what it writes first is not a tensor (False: the
+        write is reported as itself)."""
+        code = entry.f_code
+        target = entry.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+        if not isinstance(target, torch.Tensor):
+            return False
+        self._fwd_pending[threading.get_ident()] = [entry, target, code.co_name, lines.where(user),
+                                                    frame_columns(user)]
+        return True
+
+    def _fwd_flush(self, frame: Any, tid: int | None = None) -> None:
+        """Report the in-place function _fwd_composite noted on this thread (``tid``: that one)
+        once it is done: a call made from ``frame`` outside it (None: it is done)."""
+        tid = threading.get_ident() if tid is None else tid
+        p = self._fwd_pending.get(tid)
+        if p is None:
+            return
+        f = frame
+        while f is not None:
+            if f is p[0]:
+                return  # still inside it
+            f = f.f_back
+        del self._fwd_pending[tid]
+        _, t, op, src, cols = p
+        self._emit_raw(ev.VersionBump, self._tid("caller"), tensor=self._fwd_id(t), version=_version(t), op=op,
+                       source=src, columns=cols)
 
     def _fwd_id(self, t: torch.Tensor) -> int:
         """The recording's id of any tensor: a leaf's, once announced, or one given now."""

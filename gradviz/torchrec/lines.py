@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from gradviz._code_positions import frame_columns
 from gradviz.torchrec.summaries import busy
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
@@ -45,6 +46,11 @@ def user_frame(depth: int = 1) -> Any:
     return None
 
 
+# A node's line: ("file:line", the op's columns on it (gradviz._code_positions)), or no line.
+Site = tuple[str | None, tuple[int, int] | None]
+NO_SITE: Site = (None, None)
+
+
 def where(frame: Any) -> str | None:
     return None if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
@@ -59,10 +65,11 @@ def line_key(node: Any) -> tuple[int, int, str]:
 
 
 class SourceMode(TorchFunctionMode):
-    """Notes, for every graph node a torch call in the user's code makes, the user's line: the
-    call's outputs' grad_fn and every new node behind it (a composite op makes several)."""
+    """Notes, for every graph node a torch call in the user's code makes, the user's line and the
+    call's columns on it: the call's outputs' grad_fn and every new node behind it (a composite op
+    makes several)."""
 
-    def __init__(self, lines: dict[tuple[int, int, str], str | None], entries: Any):
+    def __init__(self, lines: dict[tuple[int, int, str], Site], entries: Any):
         super().__init__()
         self.lines = lines
         self.entries = entries  # the recorder's backward/grad wrappers: run as they are
@@ -81,18 +88,18 @@ class SourceMode(TorchFunctionMode):
         if not torch.is_grad_enabled():
             return out
         items = out if isinstance(out, (tuple, list)) else (out,)
-        src: str | None = None
+        src: Site = NO_SITE
         found = False
         for t in items:
             gf = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
             if gf is None or line_key(gf) in self.lines:
                 continue
             if not found:
-                src, found = where(frame), True
+                src, found = (where(frame), frame_columns(frame)), True
             self._tag(gf, src)
         return out
 
-    def _tag(self, gf: Any, src: str | None) -> None:
+    def _tag(self, gf: Any, src: Site) -> None:
         lines = self.lines
         if len(lines) > MAX_LINES:  # lines of forward ops no backward ever reached
             try:

@@ -110,7 +110,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._dead: list[int] = []  # node ids of leaves freed since the last call ended
         self._queues: dict[Any, TorchQueue] = {}  # thread ident or device -> its ready queue
         self._running: list[_Call] = []  # calls begun and not yet ended (any thread)
-        self._lines: dict[tuple[int, int, str], str | None] = {}
+        self._lines: dict[tuple[int, int, str], lines.Site] = {}
         self._tls = threading.local()
         self._names = LeafNames()
         self._hooks = HookPatches(self._hook_seen)
@@ -141,6 +141,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._fwd_start()  # why: the forward side's mode, above SourceMode
 
     def stop(self, rec: Recorder) -> None:
+        if not self._closed:
+            self._fwd_done()  # events are still taken: a step the forward side holds goes in first
         if self._dist is not None:  # ddp: first: unwrap, and the last iteration's ddp_grads
             self._dist, d = None, self._dist
             d.stop()
@@ -228,7 +230,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             return self._leaf_node(fn, var, frame)
         key = lines.line_key(fn)
         nid = self._kept.get(key)
-        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, None))
+        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, lines.NO_SITE))
 
     def _queue(self, ident: int) -> TorchQueue:
         q = self._queues.get(ident)

@@ -156,6 +156,10 @@ class NodeCreated(Event):
     saved: tuple[tuple[int, ...], ...]  # shapes of the tensors the node saved for backward
     source: str | None  # "file:line" of the user code that created the node
     tensor: int | None = None  # AccumulateGrad only: the leaf it accumulates into
+    # The op's expression on source's line (several ops on one line are told apart): 0-based
+    # [start, end) columns in UTF-8 bytes, as Python's code positions; end -1: the expression goes
+    # on past the line. None: not known (an older trace, or Python kept no columns).
+    columns: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -549,6 +553,7 @@ class ForwardOp(Event):
     grad_mode: str  # "grad" (enabled), "no_grad" (disabled) or "inference" (inference_mode)
     finite: bool | None  # whether every element of the output is finite; None: not a float tensor
     source: str | None  # "file:line" of the user's call
+    columns: tuple[int, int] | None = None  # the call's columns on that line, as node_created's
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,8 +563,9 @@ class VersionBump(Event):
     kind: ClassVar[str] = "version_bump"
     tensor: int  # tensor id of the tensor written (any tensor, not only announced leaves)
     version: int  # the version after the write
-    op: str  # the in-place op, e.g. "add_", "relu_", "copy_"
+    op: str  # the in-place op the user called, torch's name: "add_", "sin_", "normal_", "__setitem__"
     source: str | None  # "file:line" of the user's call
+    columns: tuple[int, int] | None = None  # the call's columns on that line, as node_created's
 
 
 @dataclass(frozen=True, slots=True)

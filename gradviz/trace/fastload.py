@@ -314,7 +314,7 @@ class Index:
                     nxt = [(None, 0)] * n_out
                     nxt[: len(edges)] = edges  # validated: len(edges) <= n_out, each a (dst, input_nr)
                     nodes[r.node] = info(r.node, r.name, r.sequence_nr, r.topological_nr, r.num_inputs, n_out,
-                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt)
+                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt, r.columns)
                     seq += 1 + len(edges)
                 elif t is NC or t is EC:
                     out: list[Any] = []
@@ -323,7 +323,7 @@ class Index:
                     if t is NC:
                         nodes[x.node] = info(x.node, x.name, x.sequence_nr, x.topological_nr, x.num_inputs,
                                              x.num_outputs, x.device, x.saved, x.source, x.tensor, x.tid, x.seq,
-                                             [(None, 0)] * x.num_outputs)
+                                             [(None, 0)] * x.num_outputs, x.columns)
                     else:
                         src = nodes.get(x.src)
                         if src is not None and src.seq < x.seq and 0 <= x.slot < len(src.next_edges):

@@ -21,6 +21,7 @@ are read as well.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import warnings
@@ -243,6 +244,9 @@ class _Reader3(_Reader):
 
 def _reordered(kind: str, names: tuple[str, ...], expand: Any) -> Any:
     want = codec.FIELDS[kind]
+    # a field its events have a default for (added since: node_created's columns) may be absent
+    optional = {f.name: f.default for _, members in [codec.GROUPS[kind]] for m, _ in members
+                for f in dataclasses.fields(ev.KINDS[m]) if f.default is not dataclasses.MISSING}
 
     def expand_by_name(a: list, seq: int) -> list[list]:
         if len(a) != len(names):
@@ -250,7 +254,9 @@ def _reordered(kind: str, names: tuple[str, ...], expand: Any) -> Any:
         d = dict(zip(names, a))
         for f in want:
             if f not in d:
-                raise codec.FieldProblem(f, f"field '{f}' is missing")
+                if f not in optional:
+                    raise codec.FieldProblem(f, f"field '{f}' is missing")
+                d[f] = optional[f]
         return expand([d[f] for f in want], seq)
 
     return expand_by_name
@@ -268,7 +274,12 @@ def _by_names(names: tuple[str, ...]) -> Any:
         if type(a) is not list:
             return codec.decode(a)
         if len(a) != len(names):
-            raise codec.FieldProblem(None, f"has {len(a)} items, but the header declares {len(names)} fields")
+            # a group's member (node_created of a node_edges line) comes expanded in this gradviz's
+            # own layout, whatever the header declares for the kind's own lines
+            own = codec.FIELDS_V2.get(a[0]) if a and type(a[0]) is str else None
+            if own is None or len(a) != len(own):
+                raise codec.FieldProblem(None, f"has {len(a)} items, but the header declares {len(names)} fields")
+            return dec[a[0]](dict(zip(own, a)))
         return dec[a[0]](dict(zip(names, a)))
 
     return decode

@@ -35,6 +35,7 @@ class NodeInfo:
     tid: int  # thread that created it
     seq: int  # seq of its node_created event
     next_edges: list[tuple[int | None, int]] = field(default_factory=list)  # (dst, input_nr) per slot
+    columns: tuple[int, int] | None = None  # the op's columns on source's line (node_created's)
 
 
 @dataclass
@@ -221,7 +222,7 @@ class Trace:
                 nodes[e.node] = NodeInfo(
                     e.node, e.name, e.sequence_nr, e.topological_nr, e.num_inputs, e.num_outputs,
                     e.device, e.saved, e.source, e.tensor, e.tid, e.seq,
-                    [(None, 0)] * e.num_outputs,
+                    [(None, 0)] * e.num_outputs, e.columns,
                 )
             else:
                 info = nodes.get(e.src)

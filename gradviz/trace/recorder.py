@@ -1167,6 +1167,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         return (
             "node_edges", ts, tid, n._id, name, n.sequence_nr, n.topological_nr, len(md), len(edges), device,
             tuple([sh if type(sh) is tuple else tuple(sh) for sh in saved]) if saved else (), n.source, tensor,
+            getattr(n, "columns", None),  # a probe's node may predate the field (probe.py)
             tuple([(None if f is None else f._id, i) for f, i in edges]) if by_id else edges,
         ), leaf
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz._code_positions import frame_columns
 from gradviz.tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -107,7 +108,7 @@ class _NoGradState(threading.local):
     depth = 0  # user no_grad blocks open on this thread
     installed = False  # this thread's profile function is ours
     tainted: set[int] | None = None  # ids of tensors an op noted in the block made
-    pending: dict[Any, tuple] | None = None  # frame -> (op, inputs, source) until it returns
+    pending: dict[Any, tuple] | None = None  # frame -> (op, inputs, source, columns) until it returns
 
 
 def forward_default() -> bool:
@@ -142,16 +143,18 @@ class ForwardMixin:
         ok = finite(out._data) if out is not None else None
         row = (
             _op_name(node), tuple([t._id for t in inputs if t is not None]), None if out is None else out._id,
-            node._id, True, "grad", ok, node.source,
+            node._id, True, "grad", ok, node.source, getattr(node, "columns", None),
         )
         with self._lock:
             self._put("forward_op", self._current_tid(), *row)
 
-    def version_bump(self, tensor: Any, op: str, source: str | None) -> None:
+    def version_bump(self, tensor: Any, op: str, source: str | None,
+                     columns: tuple[int, int] | None = None) -> None:
         if not self.forward:
             return
         with self._lock:
-            self._put("version_bump", self._current_tid(), tensor._id, tensor._version_counter[0], op, source)
+            self._put("version_bump", self._current_tid(), tensor._id, tensor._version_counter[0], op, source,
+                      columns)
 
     def grad_mode(self, mode: str, enter: bool, enabled: bool, source: str | None) -> None:
         if not self.forward:
@@ -241,7 +244,7 @@ class ForwardMixin:
                 while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
                     f = f.f_back
                 source = f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
-                st.pending[frame] = (code.co_name, tuple(ids), source)  # type: ignore[index]
+                st.pending[frame] = (code.co_name, tuple(ids), source, frame_columns(f))  # type: ignore[index]
         elif event == "return":
             st = self._nograd_state()
             pending = st.pending
@@ -251,8 +254,8 @@ class ForwardMixin:
                     out = arg._id if isinstance(arg, Tensor) else None
                     if out is not None:
                         st.tainted.add(out)  # type: ignore[union-attr]
-                    op, ids, source = noted
+                    op, ids, source, cols = noted
                     mode = "no_grad"
                     with self._lock:
                         self._put("forward_op", self._current_tid(), op.strip("_") or op, ids, out, None, False, mode,
-                                  None, source)
+                                  None, source, cols)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradviz.trace import events as ev
+from gradviz.trace import sites
 from gradviz.trace.model import Trace
 
 
@@ -56,7 +57,9 @@ class ErrorSummary:
     node: str | None  # "MulBackward0 (node 4)"
     type: str
     message: str
-    source: str | None = None  # the forward line that created the node ("train.py:42")
+    # the forward line that created the node, with the op's column and text where known:
+    # "train.py:42:9 (`F.relu(h)`)"
+    source: str | None = None
     gradients: list[GradientIn] = field(default_factory=list)  # what the node had received by then
 
     def context(self) -> str | None:
@@ -154,7 +157,7 @@ def _error(trace: Trace, e: Any, kind: str, node_label: Any) -> ErrorSummary:
     grads: list[GradientIn] = []
     if node is not None:
         info = trace.nodes.get(node)
-        source = info.source if info is not None else None
+        source = sites.at(info.source, info.columns, short=False) if info is not None else None
         if task is not None:
             grads = gradients_into(trace, node, task, e.seq, node_label)
     return ErrorSummary(e.seq, task, node_label(node), kind, e.message, source, grads)

@@ -29,6 +29,7 @@ from typing import Any
 from gradviz.render import DEFAULT_MAX_NODES, RenderError, first_task
 from gradviz.render.styles import KINDS, STATE_PRECEDENCE, STATES
 from gradviz.replay.state import NODE_STATES
+from gradviz.trace import sites
 from gradviz.trace.model import Trace
 from gradviz.view.graphs import TaskGraph, task_graph
 from gradviz.view.steps import TIMELINE_COLUMNS, Steps, collect
@@ -112,7 +113,8 @@ def _node_table(nodes: dict[int, Any]) -> dict[str, list[Any]]:
         out["inputs"].append(info.num_inputs)
         out["seq"].append(info.sequence_nr)
         out["name"].append(code("name", info.name))
-        out["source"].append(code("source", info.source))
+        # the line, the op's column and its text: several ops on one line told apart
+        out["source"].append(code("source", sites.at(info.source, info.columns, short=False)))
         out["device"].append(code("device", info.device))
     return out
 
