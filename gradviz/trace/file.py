@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import attrgetter
 from typing import Any
 
@@ -503,7 +503,8 @@ def _read_events(name: str) -> tuple[list[ev.Event], bool, bool, str | None]:
 
 
 def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
-          prefix: bool = False) -> tuple[list[ev.Event] | None, Any] | None:
+          prefix: bool = False, then: Any = None,
+          skip: frozenset[type[ev.Event]] = frozenset()) -> tuple[list[ev.Event] | None, Any] | None:
     """``fastload.scan``'s (events, index) for a finished file of this gradviz's layout that it
     takes; None for any other (the general reader then reads it, and names what is wrong)."""
     if not (fastload.available() and _is_stream_header(first) and data.endswith(FOOTER)):
@@ -520,7 +521,7 @@ def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
         return None
     try:
         return fastload.scan(data, keep_events=not lazy, records_to=records_to,
-                             prefix_to=records_to if prefix else 0)
+                             prefix_to=records_to if prefix else 0, then=then, skip=skip)
     except fastload.Fallback:
         return None
 
@@ -536,7 +537,9 @@ def _read_data(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], bo
     return _read_document(name, first + data), True, controls, crash
 
 
-def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, prefix: bool = False) -> Trace:
+def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, prefix: bool = False,
+         then: Callable[[list[Any], int], None] | None = None,
+         skip: frozenset[type[ev.Event]] = frozenset()) -> Trace:
     """Read a trace file. A file cut short (crash, kill) loads with the events it holds and a
     ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field.
 
@@ -555,11 +558,20 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, 
     ``prefix`` (with ``lazy`` and ``fold_to``): a command that shows the state at that step and
     nothing after it (replay --step) has a finished file of this layout read and checked only
     up to the step: the Trace holds the events of the lines read (``len``), and
-    ``Trace.total_events`` is the count the file declares. Any other file loads in full."""
+    ``Trace.total_events`` is the count the file declares. Any other file loads in full.
+
+    ``then`` (with ``lazy``): a reader of every line (gradviz diff's ``Lines``) handed each
+    chunk's line records as they are checked (``fastload.scan``'s ``then``), so that they are
+    decoded once and not kept; it read the whole file only if the Trace is lazy
+    (``Trace._lazy``), else the file went the general way and its events are all there.
+
+    ``skip`` (with ``lazy``): kinds of the rare events a lazy trace keeps (gradviz.trace.events'
+    ForwardOp, say) that the caller does not need: checked and counted as ever, made again from
+    the file only if asked for (``Trace.of_kind``)."""
     name = os.fspath(path)
     first, data = read_file(name)
     with paused():
-        fast = _fast(name, first, data, lazy, fold_to, prefix)
+        fast = _fast(name, first, data, lazy, fold_to, prefix, then, skip)
     if fast is not None:
         events, index = fast
         if events is not None:

@@ -1,0 +1,83 @@
+"""diff reads each trace in one pass as the load checks its lines (``gradviz.load(then=Lines())``:
+decoded once, nothing kept) and finds what it found from the events (issue 33 must-show 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+import gradviz
+from gradviz.diff import SKIP, Lines, Runs, compare
+from gradviz.trace import events as ev
+
+
+def _program(*, hook: bool = False, seed: int = 0, fail: bool = False, sin: bool = False, grad: bool = False):
+    gradviz.manual_seed(seed)
+    w = gradviz.randn(3, 2, requires_grad=True)
+    x = gradviz.ones(4, 3)
+    for _ in range(2):
+        h = x @ w
+        if hook:
+            h.register_hook(lambda g: None)
+        y = (h.sin() if sin else h.tanh()).sum()
+        if grad:
+            gradviz.autograd.grad(y, [w])
+        else:
+            y.backward()
+    if fail:
+        raise ValueError("the data loader ran dry")
+
+
+def _record(path, **kw):
+    try:
+        with gradviz.trace(str(path)):
+            _program(**kw)
+    except ValueError:
+        pass
+    return str(path)
+
+
+def _runs(path: str, how: str) -> Runs:
+    if how == "events":
+        return Runs(gradviz.load(path))
+    if how == "lazy":
+        return Runs(gradviz.load(path, lazy=True))
+    lines = Lines()
+    trace = gradviz.load(path, lazy=True, then=lines, skip=SKIP)
+    assert trace._lazy is not None  # the one-pass way was taken
+    return Runs(trace, lines)
+
+
+def _found(c):
+    return [(str(d), d.seq_a, d.seq_b) for d in c.divergences], c.compared, c.not_compared
+
+
+@pytest.mark.parametrize("b_kw", [{}, {"hook": True}, {"seed": 1}, {"fail": True}, {"sin": True}, {"grad": True}])
+def test_one_pass_finds_what_the_events_find(tmp_path, b_kw):
+    a = _record(tmp_path / "a.json")
+    b = _record(tmp_path / "b.json", **b_kw)
+    want = _found(compare(_runs(a, "events"), _runs(b, "events")))
+    assert _found(compare(_runs(a, "lines"), _runs(b, "lines"))) == want
+    assert _found(compare(_runs(a, "lazy"), _runs(b, "lines"))) == want
+
+
+def test_lines_of_a_load_that_went_the_general_way_are_not_used(tmp_path):
+    a = _record(tmp_path / "a.json", hook=True)
+    cut = tmp_path / "cut.json"
+    data = open(a, "rb").read()
+    cut.write_bytes(data[: data.rfind(b"\n", 0, len(data) - 10)])  # no footer: the general reader's
+    lines = Lines()
+    with pytest.warns(gradviz.trace.TraceWarning):
+        trace = gradviz.load(str(cut), lazy=True, then=lines, skip=SKIP)
+    assert trace._lazy is None
+    with pytest.warns(gradviz.trace.TraceWarning):
+        events = [Runs(gradviz.load(str(cut))) for _ in range(2)]
+    assert _found(compare(Runs(trace, lines), events[0])) == _found(compare(*events))
+
+
+def test_skipped_kinds_are_counted_and_made_again_when_asked(tmp_path):
+    path = _record(tmp_path / "a.json")
+    full = gradviz.load(path, lazy=True)
+    lean = gradviz.load(path, lazy=True, skip=SKIP)
+    assert lean._lazy.rare.get(ev.ForwardOp) is None
+    assert lean.kinds == full.kinds and full.kinds.get("forward_op")
+    assert lean.of_kind(ev.ForwardOp) == full.of_kind(ev.ForwardOp) == gradviz.load(path).of_kind(ev.ForwardOp)
