@@ -31,7 +31,7 @@ from typing import Any
 from gradviz._gc import paused
 from gradviz.trace import codec, fastload
 from gradviz.trace import events as ev
-from gradviz.trace.crash import split_crash
+from gradviz.trace.crash import CRASH_MARKER, MARKER_WINDOW, split_crash
 from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.model import Trace
 from gradviz.trace.text import may_hold_controls, neutralise, neutralise_events
@@ -442,25 +442,84 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
 
 
 HEAD_BYTES = 64 << 10  # what is read of a file before anything says it is a trace
+READ_BYTES = 8 << 20  # what is read at a time after it, each checked before the next is read
 
 
 def read_file(name: str) -> tuple[bytes, bytes]:
     """(first line, the rest) of a file that may be a trace: a file that is not one is refused
     from its first bytes (``sniff``), before the rest is read. /dev/zero, a 1 GB log or an
-    image passed by mistake cost 64 KiB, not all of memory."""
+    image passed by mistake cost 64 KiB, not all of memory. The rest is read a few megabytes
+    at a time, each checked (``_StillText``) before the next is read: a file that starts as a
+    trace and then stops being one (a header, then zeros or a log) is refused where it stops,
+    however long it goes on (a pipe from /dev/zero never ends)."""
     with open(name, "rb") as f:
         head = f.read(HEAD_BYTES)
         sniff(name, head, whole=len(head) < HEAD_BYTES)
         nl = head.find(b"\n")
-        if nl < 0:  # a one-line JSON document (or a header cut short): all of it is the first line
-            if f.seekable():
-                f.seek(0)
-                return f.read(), b""
-            return head + f.read(), b""
-        if f.seekable():  # the rest read once, not copied after the head
-            f.seek(nl + 1)
-            return head[: nl + 1], f.read()
-        return head[: nl + 1], head[nl + 1 :] + f.read()
+        first = head[: nl + 1] if nl >= 0 else b""
+        check = _StillText(name, lines=_is_stream_header(first))
+        check(head)
+        parts = [head]
+        while block := f.read(READ_BYTES):
+            check(block)
+            parts.append(block)
+    if nl < 0:  # a one-line JSON document (or a header cut short): all of it is the first line
+        return b"".join(parts), b""
+    parts[0] = head[nl + 1 :]
+    return first, b"".join(parts) if len(parts) > 1 else parts[0]
+
+
+# Bytes no trace holds: C0 controls but tab, newline and carriage return (JSON escapes them in
+# strings, and they are not its whitespace).
+_NOT_TEXT = bytes(range(0x20)).translate(None, b"\t\n\r")
+_CONTROL = re.compile(b"[" + re.escape(_NOT_TEXT) + b"]")
+# A line of the streamed layout that does not start as an event line does ("[...]," or format 1's
+# "{...},") or the footer ("]}"): whitespace aside, its first byte.
+_NOT_A_LINE = re.compile(rb"\n[ \t\r]*([^\[\]{\s])")
+_BAD_START = re.compile(rb"[ \t\r]*([^\[\]{\s])")  # the same, of a line that starts a block
+
+
+class _StillText:
+    """Checks each block of a file as it is read, in C: a TraceError from the first byte that no
+    trace holds (a control byte) or, in the streamed layout (``lines``), from the first line that
+    starts as no event line or footer does. After a crash marker (gradviz.trace.crash), the
+    fatal error's report is plain text, for as far as the reader looks for the marker
+    (``MARKER_WINDOW``): text past that is refused as well."""
+
+    def __init__(self, name: str, *, lines: bool) -> None:
+        self.name = name
+        self.lines = lines
+        self.at = 0  # bytes checked so far
+        self.last = b""  # the last byte checked: a line may start at the next block's first byte
+        self.crash: int | None = None  # where a crash marker starts, once one is met
+
+    def __call__(self, block: bytes) -> None:
+        found: list[tuple[int, str]] = []  # (where in the block, why): the first is refused
+        if len(block.translate(None, _NOT_TEXT)) != len(block):  # (a table lookup a byte; the regex finds it)
+            k = _CONTROL.search(block).start()  # type: ignore[union-attr]
+            found.append((k, f"byte 0x{block[k]:02x} where a trace holds only text"))
+        found += self._lines(block) if self.lines and self.crash is None else ()
+        if self.crash is not None and self.at + len(block) - self.crash > MARKER_WINDOW:
+            found.append((max(0, self.crash + MARKER_WINDOW - self.at), "text after a crash report"))
+        if found:
+            k, why = min(found, key=lambda f: f[0])  # (a tie: a line that starts with a control byte is named so)
+            raise TraceError(f"{self.name}: not a gradviz trace from byte {self.at + k:,} on ({why})")
+        self.at += len(block)
+        self.last = block[-1:]
+
+    def _lines(self, block: bytes) -> list[tuple[int, str]]:
+        m = _NOT_A_LINE.search(block)
+        if self.last == b"\n":  # the block starts a line
+            m = _BAD_START.match(block) or m
+        if m is None:
+            return []
+        k = m.start(1)  # where the line's first byte is in the block
+        if block.startswith(CRASH_MARKER, k):
+            self.crash = self.at + k
+            return []
+        c = block[k]
+        what = repr(chr(c)) if 0x20 < c < 0x7F else f"byte 0x{c:02x}"
+        return [(k, f"a line that starts with {what}, not an event")]
 
 
 _FORMAT_KEY = re.compile(rb'"format"\s*:\s*"' + re.escape(ev.FORMAT_NAME.encode()) + rb'"')
