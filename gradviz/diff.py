@@ -38,14 +38,16 @@ none. Works on any two traces; needs no torch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections import Counter
+from collections import Counter, namedtuple
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from gradviz.trace import events as ev
 from gradviz.trace.codec_typed import converters_for
 from gradviz.trace.fastload import stats_of_line, task_lines
+from gradviz.trace.model import NodeInfo
 
 KINDS = ("status", "error", "inputs", "structure", "hook", "saved", "order", "gradient")
 WALK_PER_EVENT = 4  # graph-walk steps allowed per event of the inputs (see the module doc)
@@ -171,22 +173,9 @@ _TYPES = frozenset({ev.TaskBegin, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.Acc
 SKIP = frozenset({ev.ForwardOp, ev.VersionBump, ev.GradMode, ev.GradReset, ev.Detach})
 
 
-class _Node(NamedTuple):
-    """What diff keeps of a node (``fastload.node_lines``' ``info``): a tuple, not a NodeInfo."""
-
-    id: int
-    name: str
-    sequence_nr: int
-    topological_nr: int
-    num_inputs: int
-    num_outputs: int
-    device: str
-    saved: tuple[tuple[int, ...], ...]
-    source: str | None
-    tensor: int | None
-    tid: int
-    seq: int
-    next_edges: list[tuple[int | None, int]]
+# What diff keeps of a node (``fastload.node_lines``' ``info``): NodeInfo's fields in a tuple,
+# one allocation a node, not a NodeInfo (a dataclass, with an __init__ of 13 assignments).
+_Node = namedtuple("_Node", [f.name for f in dataclasses.fields(NodeInfo)])  # type: ignore[misc]
 
 
 class _Raw:
