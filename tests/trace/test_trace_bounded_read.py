@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import trace_builders as tb
+from faults import capped_memory, count_reads
 
 from gradviz.trace import TraceError, load
 from gradviz.trace import file as trace_file
@@ -22,12 +23,6 @@ COMMANDS = [["info"], ["replay"], ["replay", "--step", "3"], ["export"], ["rende
             ["diff", "X"], ["diff", "X", "-"]]
 
 
-def _capped() -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-
 def _gradviz(args: list[str], cwd: Path, shell: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "gradviz", *args]
@@ -35,11 +30,11 @@ def _gradviz(args: list[str], cwd: Path, shell: str | None = None) -> subprocess
         feeder = subprocess.Popen(["sh", "-c", shell], stdout=subprocess.PIPE, cwd=cwd)
         try:
             return subprocess.run(cmd, stdin=feeder.stdout, capture_output=True, text=True, env=env, cwd=cwd,
-                                  timeout=60, preexec_fn=_capped)
+                                  timeout=60, preexec_fn=capped_memory)
         finally:
             feeder.kill()
             feeder.wait()
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=60, preexec_fn=_capped)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=60, preexec_fn=capped_memory)
 
 
 def _args(command: list[str], bad: str, good: Path) -> list[str]:
@@ -105,25 +100,7 @@ def test_a_trace_header_then_dev_zero_through_a_pipe_is_refused(tmp_path):
 
 def test_the_read_stops_at_the_block_where_the_trace_stops(tmp_path, monkeypatch):
     big = _head_then(tmp_path, b"", 64 << 20)
-    sizes: list[int] = []
-    real_open = open
-
-    class Counting:
-        def __init__(self, f):
-            self.f = f
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            self.f.close()
-
-        def read(self, n=-1):
-            data = self.f.read(n)
-            sizes.append(len(data))
-            return data
-
-    monkeypatch.setattr(trace_file, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
+    sizes = count_reads(monkeypatch, trace_file)
     with pytest.raises(TraceError, match="not a gradviz trace from byte"):
         load(big)
     assert sum(sizes) <= trace_file.HEAD_BYTES + trace_file.READ_BYTES
