@@ -267,7 +267,9 @@ class Runs:
         self.tasks: list[_Task] = []
         self.cut: int | None = None  # the first task (1-based) whose graph the budget did not cover
         lazy = trace._lazy
-        if lines is None or lazy is None:  # (a load that went the general way read nothing for it)
+        if lines is None or lazy is None:  # (a load that went the general way: what it read is no use)
+            if lines is not None:
+                lines.nodes, lines.tasks = {}, {}  # (the chunks before the one the fast way gave up on)
             lines = Lines()
             if lazy is not None:
                 for e in lazy.iter_task_events(0, None, _TYPES, lines):
