@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -112,12 +112,14 @@ def _cut_header(path: str) -> str | None:
     return None
 
 
-def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0, prefix: bool = False) -> Trace:
+def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0, prefix: bool = False, then: Any = None,
+               skip: frozenset[Any] = frozenset()) -> Trace:
     """Load a trace for a command: a bad or missing file becomes a one-line click error (exit 1),
     a file cut short loads with a one-line warning on stderr. ``lazy``: events made when read
     (``gradviz.load``'s), for commands that need counts or the events up to a step; ``fold_to``:
     the step the command folds to next, and ``prefix``: it needs nothing after that step
-    (``gradviz.load``'s)."""
+    (``gradviz.load``'s); ``then``: a reader of every line as it is checked, ``skip``: rare kinds it
+    needs none of (``gradviz.load``'s)."""
     import warnings
 
     from gradviz.trace import TraceError, TraceWarning, load
@@ -125,7 +127,7 @@ def load_trace(path: str, *, lazy: bool = False, fold_to: int = 0, prefix: bool 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         try:
-            trace = load(path, lazy=lazy, fold_to=fold_to, prefix=prefix)
+            trace = load(path, lazy=lazy, fold_to=fold_to, prefix=prefix, then=then, skip=skip)
         except TraceError as e:
             raise click.ClickException(_cut_header(path) or str(e)) from None
         except OSError as e:  # no such file, a folder, no permission

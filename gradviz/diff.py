@@ -38,13 +38,16 @@ none. Works on any two traces; needs no torch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections import Counter
+from collections import Counter, namedtuple
 from dataclasses import dataclass
 from typing import Any
 
 from gradviz.trace import events as ev
-from gradviz.trace.fastload import stats_of_line
+from gradviz.trace.codec_typed import converters_for
+from gradviz.trace.fastload import stats_of_line, task_lines
+from gradviz.trace.model import NodeInfo
 
 KINDS = ("status", "error", "inputs", "structure", "hook", "saved", "order", "gradient")
 WALK_PER_EVENT = 4  # graph-walk steps allowed per event of the inputs (see the module doc)
@@ -159,12 +162,100 @@ class _Task:
         self.errors: list[tuple[str, str | None, int]] = []  # (type, node name, seq)
 
 
+# The events diff reads; a lazily loaded trace's node_begin, node_end and gradient_in lines are
+# read as fields instead (``Lines.begin``, ``end``, ``add_raw``).
+_TYPES = frozenset({ev.TaskBegin, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.AccumulateGradUpdate,
+                    ev.CapturedGrad, ev.Error, ev.Hook})
+
+
+# The rare kinds a loaded trace keeps that diff reads none of: ``gradviz.load(skip=SKIP)`` (one
+# forward op a node: a recording's commonest rare kind).
+SKIP = frozenset({ev.ForwardOp, ev.VersionBump, ev.GradMode, ev.GradReset, ev.Detach})
+
+
+# What diff keeps of a node (``fastload.node_lines``' ``info``): NodeInfo's fields in a tuple,
+# one allocation a node, not a NodeInfo (a dataclass, with an __init__ of 13 assignments).
+_Node = namedtuple("_Node", [f.name for f in dataclasses.fields(NodeInfo)])  # type: ignore[misc]
+
+
+class _Raw:
+    """What ran in one task, by node id, in file order: positions are given once the whole
+    graph is known (``Runs``), as a walk over the final nodes numbers them."""
+
+    __slots__ = ("begin", "ran", "grads", "hooks", "errors")
+
+    def __init__(self, begin: ev.TaskBegin):
+        self.begin = begin
+        self.ran: list[tuple[int, int]] = []  # (node, seq)
+        self.grads: list[tuple] = []  # ("buffer", producer, node, slot, stats, seq) | ("leaf", node, after, seq)
+        #                              | ("captured", index, stats, seq)
+        self.hooks: list[tuple[int | None, str, str, int]] = []  # (node, kind, name, seq)
+        self.errors: list[tuple[str, int | None, int]] = []  # (type, node, seq)
+
+
+class Lines:
+    """diff's one pass over a trace: its nodes and, per task, what ran, by node id. Handed to
+    ``gradviz.load(path, lazy=True, then=lines)``, it reads a clean file's line records as the
+    load checks them, a chunk at a time, and none is kept (``fastload.scan``'s ``then``);
+    ``Runs(trace, lines)`` then uses what it read. A trace read any other way is walked by
+    ``Runs`` itself, through the same methods."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, Any] = {}
+        self.tasks: dict[int, _Raw] = {}  # task id -> what ran in it, in order of task_begin
+        self._conv = converters_for(_TYPES)
+
+    def __call__(self, records: list[Any], seq: int) -> None:
+        task_lines(records, seq, self._conv, self, self.nodes, _Node)
+
+    def event(self, e: Any) -> None:
+        k = type(e)
+        if k is ev.TaskBegin:
+            if e.task not in self.tasks:  # an id begun again: its events go to the first (as before)
+                self.tasks[e.task] = _Raw(e)
+            return
+        t = self.tasks.get(e.task)
+        if t is None:
+            return
+        if k is ev.NodeBegin:
+            t.ran.append((e.node, e.seq))
+        elif k is ev.BufferAdd:
+            self.add_raw(e.seq, e.task, e.node, e.producer, e.slot, e.mode, e.stats)
+        elif k is ev.AccumulateGradUpdate:
+            t.grads.append(("leaf", e.node, e.after, e.seq))
+        elif k is ev.CapturedGrad:
+            t.grads.append(("captured", e.index, e.stats, e.seq))
+        elif k is ev.Hook:
+            # retain_grad()'s hook is the engine's own function, named its own way: its kind says it all.
+            t.hooks.append((e.node, e.hook, "retain_grad()" if e.hook == "retains_grad" else e.name, e.seq))
+        elif k is ev.Error:
+            t.errors.append((e.type, e.node, e.seq))
+
+    # fastload.BulkSink: the lines a lazily loaded trace does not make events of.
+    def begin(self, seq: int, tid: int, task: int, node: int) -> None:
+        t = self.tasks.get(task)
+        if t is not None:
+            t.ran.append((node, seq))
+
+    def end(self, seq: int, tid: int, task: int, node: int, status: str) -> None:
+        pass
+
+    def add(self, *args: Any) -> None:  # add_raw is called instead
+        raise AssertionError("fastload.iter_task_events calls add_raw when the sink has one")
+
+    def add_raw(self, seq: int, task: int, node: int, producer: int | None, slot: int, mode: str, stats: Any) -> None:
+        t = self.tasks.get(task)
+        if t is not None and mode != "undefined":
+            t.grads.append(("buffer", producer, node, slot, stats, seq))
+
+
 class Runs:
     """What diff needs of one trace, read in one pass over its events (a lazily loaded trace's
-    gradients and node runs from their lines, without making their events). It keeps no
-    reference to the trace: a command can read one trace, let it go, then read the other."""
+    gradients and node runs from their lines, without making their events; with ``lines``,
+    a ``Lines`` the load filled, from what it read). It keeps no reference to the trace: a
+    command can read one trace, let it go, then read the other."""
 
-    def __init__(self, trace: Any):
+    def __init__(self, trace: Any, lines: Lines | None = None):
         self.status: str = trace.status
         self.engine: str = getattr(trace, "engine", ("gradviz", None))[0]  # which engine recorded it
         end = trace.end
@@ -175,74 +266,46 @@ class Runs:
         self.leaves_seen: set[int] = set()  # tensors whose values were compared already
         self.tasks: list[_Task] = []
         self.cut: int | None = None  # the first task (1-based) whose graph the budget did not cover
-        self.nodes = trace.nodes  # while reading (dropped at the end)
-        self._by_id: dict[int, _Task] = {}
-        self._budget = [WALK_PER_EVENT * self.n_events + WALK_FLOOR]
-        types = frozenset({ev.TaskBegin, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.AccumulateGradUpdate,
-                           ev.CapturedGrad, ev.Error, ev.Hook})
         lazy = trace._lazy
-        if lazy is not None:
-            events = lazy.iter_task_events(0, None, types, self)
-        else:
-            events = (e for e in trace.events if type(e) in types)
-        by_id = self._by_id
-        for e in events:
-            k = type(e)
-            if k is ev.TaskBegin:
-                self._task_begin(e)
-                continue
-            t = by_id.get(e.task)
-            if t is None:
-                continue
-            if k is ev.NodeBegin:
-                self.begin(e.seq, e.tid, e.task, e.node)
-            elif k is ev.BufferAdd:
-                self.add_raw(e.seq, e.task, e.node, e.producer, e.slot, e.mode, e.stats)
-            elif k is ev.AccumulateGradUpdate:
-                t.grads[("leaf", t.pos.get(e.node))] = (e.after, e.seq)
-            elif k is ev.CapturedGrad:
-                t.grads[("captured", e.index)] = (e.stats, e.seq)
-            elif k is ev.Hook:
-                # retain_grad()'s hook is the engine's own function, named its own way: its kind says it all.
-                name = "retain_grad()" if e.hook == "retains_grad" else e.name
-                t.hooks.append((t.pos.get(e.node), e.hook, name, e.seq))
-            elif k is ev.Error:
-                t.errors.append((e.type, self.name(e.node) if e.node is not None else None, e.seq))
-        for t in self.tasks:
+        if lines is None or lazy is None:  # (a load that went the general way: what it read is no use)
+            if lines is not None:
+                lines.nodes, lines.tasks = {}, {}  # (the chunks before the one the fast way gave up on)
+            lines = Lines()
+            if lazy is not None:
+                for e in lazy.iter_task_events(0, None, _TYPES, lines):
+                    lines.event(e)
+            else:
+                for e in trace.events:
+                    if type(e) in _TYPES:
+                        lines.event(e)
+            lines.nodes = trace.nodes
+        self.nodes = lines.nodes  # while reading (dropped at the end)
+        budget = [WALK_PER_EVENT * self.n_events + WALK_FLOOR]
+        name = self.name
+        for raw in lines.tasks.values():
+            t = _Task(self.nodes, raw.begin, budget)
+            if not t.complete:
+                self.cut = len(self.tasks) + 1
+                break
+            self.tasks.append(t)
+            pos = t.pos
+            pos_get = pos.get
+            t.ran = [(p if (p := pos_get(n)) is not None else name(n), q) for n, q in raw.ran]
+            grads = t.grads
+            for g in raw.grads:
+                if g[0] == "buffer":
+                    _, producer, node, slot, stats, q = g
+                    key = ("buffer", pos_get(producer, -1) if producer is not None else -1, pos_get(node), slot)
+                    if key not in grads:  # the first contribution along an edge (a later one is summed into it)
+                        grads[key] = (stats, q)
+                elif g[0] == "leaf":
+                    grads[("leaf", pos_get(g[1]))] = (g[2], g[3])
+                else:
+                    grads[("captured", g[1])] = (g[2], g[3])
+            t.hooks = [(pos_get(n), kind, hook, q) for n, kind, hook, q in raw.hooks]
+            t.errors = [(typ, name(n) if n is not None else None, q) for typ, n, q in raw.errors]
             t.pos = {}  # read: positions are looked up through ``order`` from here on
         del self.nodes  # the graph now lives in the tasks' ``sig``
-
-    def _task_begin(self, e: ev.TaskBegin) -> None:
-        if e.task in self._by_id or self.cut is not None:
-            return
-        t = _Task(self.nodes, e, self._budget)
-        if not t.complete:
-            self.cut = len(self.tasks) + 1
-            return
-        self.tasks.append(t)
-        self._by_id[e.task] = t
-
-    # fastload.BulkSink: the lines a lazily loaded trace does not make events of.
-    def begin(self, seq: int, tid: int, task: int, node: int) -> None:
-        t = self._by_id.get(task)
-        if t is not None:
-            p = t.pos.get(node)
-            t.ran.append((p if p is not None else self.name(node), seq))
-
-    def end(self, seq: int, tid: int, task: int, node: int, status: str) -> None:
-        pass
-
-    def add(self, *args: Any) -> None:  # add_raw is called instead
-        raise AssertionError("fastload.iter_task_events calls add_raw when the sink has one")
-
-    def add_raw(self, seq: int, task: int, node: int, producer: int | None, slot: int, mode: str, stats: Any) -> None:
-        t = self._by_id.get(task)
-        if t is None or mode == "undefined":
-            return
-        pos = t.pos
-        key = ("buffer", pos.get(producer, -1) if producer is not None else -1, pos.get(node), slot)
-        if key not in t.grads:  # the first contribution along an edge (a later one is summed into it)
-            t.grads[key] = (stats, seq)
 
     def name(self, nid: int | None) -> str:
         info = self.nodes.get(nid) if nid is not None else None
@@ -526,4 +589,4 @@ def _grad_label(runs: Runs, t: _Task, key: tuple) -> str:
     return f"grad() output {key[1]}"
 
 
-__all__ = ["KINDS", "Comparison", "Divergence", "Runs", "compare", "diff"]
+__all__ = ["KINDS", "SKIP", "Comparison", "Divergence", "Lines", "Runs", "compare", "diff"]

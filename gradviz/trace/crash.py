@@ -21,7 +21,7 @@ import os
 import threading
 
 CRASH_MARKER = b"Fatal Python error: "
-_MARKER_WINDOW = 1 << 20  # how far from the end of a file the reader looks for the marker
+MARKER_WINDOW = 1 << 20  # how far from the end of a file the reader looks for the marker
 _lock = threading.Lock()
 _owner: int | None = None  # the fd faulthandler writes to for a recording
 
@@ -53,7 +53,7 @@ def crash_marker_off() -> None:
 def split_crash(data: bytes) -> tuple[bytes, str | None]:
     """``data`` (a trace file's events part) up to a crash marker, and the marker's first line
     (e.g. ``Segmentation fault``); ``data`` unchanged and None when there is none."""
-    k = data.find(b"\n" + CRASH_MARKER, max(0, len(data) - _MARKER_WINDOW))
+    k = data.find(b"\n" + CRASH_MARKER, max(0, len(data) - MARKER_WINDOW))
     if k < 0:
         if not data.startswith(CRASH_MARKER):
             return data, None

@@ -27,9 +27,10 @@ once the events are counted), so what passes here passes there.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 from typing import Any, Protocol
 
@@ -57,6 +58,7 @@ FOLD_RAW = frozenset({
 
 _tid_of = attrgetter("tid")
 _ts_of = attrgetter("ts")
+_seq_of = attrgetter("seq")
 
 
 class Fallback(Exception):
@@ -112,6 +114,7 @@ class Index:
         self.first: ev.Event | None = None  # trace_begin
         self.last: ev.Event | None = None  # trace_end
         self.records: dict[int, list[Any]] = {}  # chunk -> its line records, kept from the check
+        self.skipped: frozenset[type[ev.Event]] = frozenset()  # rare kinds not kept (scan's skip)
         # The events the file declares, where only the chunks before a step were read (scan's
         # prefix_to; n_events counts theirs); None where all of them were.
         self.total: int | None = None
@@ -298,38 +301,13 @@ class Index:
         nodes and edges, in file order, as Trace._index_nodes fills it from their events. The
         line records kept from the check for a fold (``records``) are read, not decoded again,
         and left for the fold."""
-        types = LINES["types"]
-        NE, NC, EC = types["node_edges"], types["node_created"], types["edge_created"]
-        conv = LINES["convert"]
         nodes: dict[int, Any] = {}
         for k in sorted(self.graph_chunks):
             s, e, seq = self.chunks[k]
             records = self.records.get(k)
             if records is None:
                 records = LINES["decode"](b"[" + self.data[s:e] + b"]")
-            for r in records:
-                t = type(r)
-                if t is NE:
-                    n_out, edges = r.num_outputs, r.edges
-                    nxt = [(None, 0)] * n_out
-                    nxt[: len(edges)] = edges  # validated: len(edges) <= n_out, each a (dst, input_nr)
-                    nodes[r.node] = info(r.node, r.name, r.sequence_nr, r.topological_nr, r.num_inputs, n_out,
-                                         r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt, r.columns)
-                    seq += 1 + len(edges)
-                elif t is NC or t is EC:
-                    out: list[Any] = []
-                    seq = conv[t](r, seq, out.append)
-                    x = out[0]
-                    if t is NC:
-                        nodes[x.node] = info(x.node, x.name, x.sequence_nr, x.topological_nr, x.num_inputs,
-                                             x.num_outputs, x.device, x.saved, x.source, x.tensor, x.tid, x.seq,
-                                             [(None, 0)] * x.num_outputs, x.columns)
-                    else:
-                        src = nodes.get(x.src)
-                        if src is not None and src.seq < x.seq and 0 <= x.slot < len(src.next_edges):
-                            src.next_edges[x.slot] = (x.dst, x.input_nr)
-                else:
-                    seq += _width(r)
+            node_lines(records, seq, nodes, info)
         return nodes
 
     def events(self) -> list[ev.Event]:
@@ -337,6 +315,93 @@ class Index:
         for s, e, seq in self.chunks:
             out += self._chunk_events(s, e, seq)
         return out
+
+
+def node_lines(records: list[Any], seq: int, nodes: dict[int, Any], info: Callable[..., Any]) -> None:
+    """Fill ``nodes`` (node id -> ``info(id, name, sequence_nr, topological_nr, num_inputs,
+    num_outputs, device, saved, source, tensor, tid, seq, next_edges, columns)``, which has ``seq`` and
+    ``next_edges``) from a chunk's line records (``seq``: its first event's) that announce
+    nodes and edges, as Trace._index_nodes fills it from their events: the last node of an id
+    counts, and an edge only of a node made before it."""
+    T = LINES["types"]
+    graph = {T["node_edges"], T["node_created"], T["edge_created"]}
+    widths = _widths()
+    for r in records:
+        t = type(r)
+        seq = _node_line(r, seq, nodes, info) if t in graph else seq + widths[t]
+
+
+def _node_line(r: Any, seq: int, nodes: dict[int, Any], info: Callable[..., Any]) -> int:
+    """``node_lines`` for one node_edges, node_created or edge_created line: the next seq."""
+    T = LINES["types"]
+    t = type(r)
+    if t is T["node_edges"]:
+        n_out, edges = r.num_outputs, r.edges
+        nxt = [(None, 0)] * n_out
+        nxt[: len(edges)] = edges  # validated: len(edges) <= n_out, each a (dst, input_nr)
+        nodes[r.node] = info(r.node, r.name, r.sequence_nr, r.topological_nr, r.num_inputs, n_out,
+                             r.device, r.saved, r.source, r.tensor, r.tid, seq, nxt, r.columns)
+        return seq + 1 + len(edges)
+    out: list[Any] = []
+    seq = LINES["convert"][t](r, seq, out.append)
+    x = out[0]
+    if t is T["node_created"]:
+        nodes[x.node] = info(x.node, x.name, x.sequence_nr, x.topological_nr, x.num_inputs,
+                             x.num_outputs, x.device, x.saved, x.source, x.tensor, x.tid, x.seq,
+                             [(None, 0)] * x.num_outputs, x.columns)
+    else:
+        src = nodes.get(x.src)
+        if src is not None and src.seq < x.seq and 0 <= x.slot < len(src.next_edges):
+            src.next_edges[x.slot] = (x.dst, x.input_nr)
+    return seq
+
+
+@functools.cache
+def _widths() -> dict[Any, int]:
+    """Line record type -> how many events a line of it stands for (node_edges, whose count is
+    1 + its edges, is not here)."""
+    return {rec: len(_MEMBERS.get(tag, (tag,))) for tag, rec in LINES["types"].items() if tag != "node_edges"}
+
+
+def task_lines(records: list[Any], seq: int, conv: dict[Any, Any], bulk: Any,
+               nodes: dict[int, Any] | None = None, info: Callable[..., Any] | None = None) -> None:
+    """A chunk's line records (``seq``: its first event's) as ``Index.iter_task_events`` reads
+    them, for a reader handed the chunks as they are checked (``scan``'s ``then``): the
+    node_begin, node_end and gradient_in lines' fields to ``bulk.begin``, ``bulk.end`` and
+    ``bulk.add_raw`` (the stats as the line holds them: ``stats_of_line``), the other lines'
+    events of ``conv``'s types (``converters_for``) to ``bulk.event``, all in file order; with
+    ``nodes``, the lines that announce nodes and edges fill it as ``node_lines`` does (one loop
+    over the lines, not two). ``conv`` must not make node_created or edge_created events."""
+    T = LINES["types"]
+    NB, NE, GI, NED = T["node_begin"], T["node_end"], T["gradient_in"], T["node_edges"]
+    gi_width = len(_MEMBERS["gradient_in"])
+    add_at = _MEMBERS["gradient_in"].index("buffer_add")  # the buffer_add's seq in its line
+    begin, end, add_raw, event = bulk.begin, bulk.end, bulk.add_raw, bulk.event
+    widths = _widths()
+    graph = {NED, T["node_created"], T["edge_created"]} if nodes is not None else set()
+    out: list[ev.Event] = []
+    append = out.append
+    for r in records:
+        t = type(r)
+        if t is NB:
+            begin(seq, r.tid, r.task, r.node)
+            seq += 1
+        elif t is NE:
+            end(seq, r.tid, r.task, r.node, r.status)
+            seq += 1
+        elif t is GI:
+            add_raw(seq + add_at, r.task, r.node, r.by, r.slot, r.mode, r.stats)
+            seq += gi_width
+        elif (c := conv[t]) is None:
+            if t in graph:
+                seq = _node_line(r, seq, nodes, info)  # type: ignore[arg-type]
+            else:
+                seq += _width(r) if t is NED else widths[t]
+        else:
+            seq = c(r, seq, append)
+            for x in out:
+                event(x)
+            out.clear()
 
 
 def _width(r: Any) -> int:
@@ -399,12 +464,24 @@ def _chunks(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
-def scan(data: bytes, keep_events: bool, records_to: int = 0,
-         prefix_to: int = 0) -> tuple[list[ev.Event] | None, Index]:
+def scan(data: bytes, keep_events: bool, records_to: int = 0, prefix_to: int = 0,
+         then: Callable[[list[Any], int], None] | None = None,
+         skip: frozenset[type[ev.Event]] = frozenset()) -> tuple[list[ev.Event] | None, Index]:
     """Check a format 3+ stream's lines (``data``: everything after the header line); see the
     module doc. Returns (every event if ``keep_events`` else None, the index). ``records_to``:
     the line records of the chunks that hold events before it stay in the index, for a fold to
     that step (``Index.fold_events``) that would otherwise decode them a second time.
+
+    ``then(records, seq)``: called with each chunk's line records (``seq``: its first event's)
+    once the chunk is checked, before they are let go: a reader that needs one pass over all of
+    the lines (gradviz diff) reads them as the check decodes them, without keeping them. What it
+    was handed counts only if ``scan`` returns: a later chunk may still send the file the
+    general way (``Fallback``).
+
+    ``skip`` (without ``keep_events``): rare kinds whose events the index does not keep (their
+    lines are checked and counted as any other's); ``Index.skipped`` names them, and a Trace
+    decodes them again if asked (``Trace.of_kind``). A reader that needs none of them (diff
+    and the forward side's ops, one a forward op) spares making and keeping them.
 
     ``prefix_to`` (without ``keep_events``): only the chunks that hold the events before it are
     read and checked, in a file whose last line is its trace_end; the index is theirs (its
@@ -420,7 +497,9 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
     GI, NP, CS, NE = T["gradient_in"], T["node_pop"], T["chain_step"], T["node_edges"]
     NB, ND, PU, PO = T["node_begin"], T["node_end"], T["queue_push"], T["queue_pop"]
     DD, BA = T["dependency_decrement"], T["buffer_add"]
-    TB, TE = T["trace_begin"], T["trace_end"]
+    TB, TE, FO = T["trace_begin"], T["trace_end"], T["forward_op"]
+    fo_conv = conv[FO]
+    fo_kept: list[ev.Event] | None = None if ev.ForwardOp in skip else []
     graph_types = {NE, T["node_created"], T["edge_created"]}
     graph_chunks: set[int] = set()
     line_count: dict[type, int] = {}
@@ -560,6 +639,10 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                         if r.task in tasks and r.node in nodes and r.by in nodes and 0 <= r.remaining <= limit:
                             seq += 1
                             continue
+                    elif t is FO:
+                        if r.grad_fn is None or r.grad_fn in nodes:  # validate's one check of its fields
+                            seq = seq + 1 if fo_kept is None else fo_conv(r, seq, fo_kept.append)
+                            continue
                     elif t is BA:
                         nd = nodes.get(r.node)
                         if (nd is not None and r.task in tasks and 0 <= r.slot < nd[0] and r.producer in nodes
@@ -589,7 +672,7 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
                             node_tensors.pop(e.node, None)
                     elif te is ev.EdgeCreated and t is NE:  # a plain edge_created line is counted as a line
                         n_edges += 1
-                    if te not in BULK:
+                    if te not in BULK and te not in skip:
                         rare.setdefault(te, []).append(e)
                 seq += len(evs)
                 if t is TB:
@@ -602,6 +685,8 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
             else:  # every event of a line has the line's tid
                 for r in records:
                     per_thread[r.tid] = per_thread.get(r.tid, 0) + _width(r)
+            if then is not None:
+                then(records, seq0)
             if kept is not None:
                 append = kept.append
                 try:
@@ -618,8 +703,11 @@ def scan(data: bytes, keep_events: bool, records_to: int = 0,
         raise Fallback  # not finished, or a prefix longer than the file says it is
     if ended and (first is None or limit_for(seq) < limit):
         raise Fallback  # the bound used here was not a lower bound after all
+    if fo_kept:
+        rare[ev.ForwardOp] = sorted(rare.get(ev.ForwardOp, []) + fo_kept, key=_seq_of)
     index = Index(b"" if keep_events else data, chunks, seq)
     index.total = total
+    index.skipped = skip
     counts: dict[str, int] = {}
     for t, n in line_count.items():
         tag = t.__struct_config__.tag

@@ -25,14 +25,14 @@ import dataclasses
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import attrgetter
 from typing import Any
 
 from gradviz._gc import paused
 from gradviz.trace import codec, fastload
 from gradviz.trace import events as ev
-from gradviz.trace.crash import split_crash
+from gradviz.trace.crash import CRASH_MARKER, MARKER_WINDOW, split_crash
 from gradviz.trace.errors import TraceError, TraceWarning
 from gradviz.trace.model import Trace
 from gradviz.trace.text import may_hold_controls, neutralise, neutralise_events
@@ -453,25 +453,84 @@ def _read_document(name: str, data: bytes) -> list[ev.Event]:
 
 
 HEAD_BYTES = 64 << 10  # what is read of a file before anything says it is a trace
+READ_BYTES = 8 << 20  # what is read at a time after it, each checked before the next is read
 
 
 def read_file(name: str) -> tuple[bytes, bytes]:
     """(first line, the rest) of a file that may be a trace: a file that is not one is refused
     from its first bytes (``sniff``), before the rest is read. /dev/zero, a 1 GB log or an
-    image passed by mistake cost 64 KiB, not all of memory."""
+    image passed by mistake cost 64 KiB, not all of memory. The rest is read a few megabytes
+    at a time, each checked (``_StillText``) before the next is read: a file that starts as a
+    trace and then stops being one (a header, then zeros or a log) is refused where it stops,
+    however long it goes on (a pipe from /dev/zero never ends)."""
     with open(name, "rb") as f:
         head = f.read(HEAD_BYTES)
         sniff(name, head, whole=len(head) < HEAD_BYTES)
         nl = head.find(b"\n")
-        if nl < 0:  # a one-line JSON document (or a header cut short): all of it is the first line
-            if f.seekable():
-                f.seek(0)
-                return f.read(), b""
-            return head + f.read(), b""
-        if f.seekable():  # the rest read once, not copied after the head
-            f.seek(nl + 1)
-            return head[: nl + 1], f.read()
-        return head[: nl + 1], head[nl + 1 :] + f.read()
+        first = head[: nl + 1] if nl >= 0 else b""
+        check = _StillText(name, lines=_is_stream_header(first))
+        check(head)
+        parts = [head]
+        while block := f.read(READ_BYTES):
+            check(block)
+            parts.append(block)
+    if nl < 0:  # a one-line JSON document (or a header cut short): all of it is the first line
+        return b"".join(parts), b""
+    parts[0] = head[nl + 1 :]
+    return first, b"".join(parts) if len(parts) > 1 else parts[0]
+
+
+# Bytes no trace holds: C0 controls but tab, newline and carriage return (JSON escapes them in
+# strings, and they are not its whitespace).
+_NOT_TEXT = bytes(range(0x20)).translate(None, b"\t\n\r")
+_CONTROL = re.compile(b"[" + re.escape(_NOT_TEXT) + b"]")
+# A line of the streamed layout that does not start as an event line does ("[...]," or format 1's
+# "{...},") or the footer ("]}"): whitespace aside, its first byte.
+_NOT_A_LINE = re.compile(rb"\n[ \t\r]*([^\[\]{\s])")
+_BAD_START = re.compile(rb"[ \t\r]*([^\[\]{\s])")  # the same, of a line that starts a block
+
+
+class _StillText:
+    """Checks each block of a file as it is read, in C: a TraceError from the first byte that no
+    trace holds (a control byte) or, in the streamed layout (``lines``), from the first line that
+    starts as no event line or footer does. After a crash marker (gradviz.trace.crash), the
+    fatal error's report is plain text, for as far as the reader looks for the marker
+    (``MARKER_WINDOW``): text past that is refused as well."""
+
+    def __init__(self, name: str, *, lines: bool) -> None:
+        self.name = name
+        self.lines = lines
+        self.at = 0  # bytes checked so far
+        self.last = b""  # the last byte checked: a line may start at the next block's first byte
+        self.crash: int | None = None  # where a crash marker starts, once one is met
+
+    def __call__(self, block: bytes) -> None:
+        found: list[tuple[int, str]] = []  # (where in the block, why): the first is refused
+        if len(block.translate(None, _NOT_TEXT)) != len(block):  # (a table lookup a byte; the regex finds it)
+            k = _CONTROL.search(block).start()  # type: ignore[union-attr]
+            found.append((k, f"byte 0x{block[k]:02x} where a trace holds only text"))
+        found += self._lines(block) if self.lines and self.crash is None else ()
+        if self.crash is not None and self.at + len(block) - self.crash > MARKER_WINDOW:
+            found.append((max(0, self.crash + MARKER_WINDOW - self.at), "text after a crash report"))
+        if found:
+            k, why = min(found, key=lambda f: f[0])  # (a tie: a line that starts with a control byte is named so)
+            raise TraceError(f"{self.name}: not a gradviz trace from byte {self.at + k:,} on ({why})")
+        self.at += len(block)
+        self.last = block[-1:]
+
+    def _lines(self, block: bytes) -> list[tuple[int, str]]:
+        m = _NOT_A_LINE.search(block)
+        if self.last == b"\n":  # the block starts a line
+            m = _BAD_START.match(block) or m
+        if m is None:
+            return []
+        k = m.start(1)  # where the line's first byte is in the block
+        if block.startswith(CRASH_MARKER, k):
+            self.crash = self.at + k
+            return []
+        c = block[k]
+        what = repr(chr(c)) if 0x20 < c < 0x7F else f"byte 0x{c:02x}"
+        return [(k, f"a line that starts with {what}, not an event")]
 
 
 _FORMAT_KEY = re.compile(rb'"format"\s*:\s*"' + re.escape(ev.FORMAT_NAME.encode()) + rb'"')
@@ -514,7 +573,8 @@ def _read_events(name: str) -> tuple[list[ev.Event], bool, bool, str | None]:
 
 
 def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
-          prefix: bool = False) -> tuple[list[ev.Event] | None, Any] | None:
+          prefix: bool = False, then: Any = None,
+          skip: frozenset[type[ev.Event]] = frozenset()) -> tuple[list[ev.Event] | None, Any] | None:
     """``fastload.scan``'s (events, index) for a finished file of this gradviz's layout that it
     takes; None for any other (the general reader then reads it, and names what is wrong)."""
     if not (fastload.available() and _is_stream_header(first) and data.endswith(FOOTER)):
@@ -531,7 +591,7 @@ def _fast(name: str, first: bytes, data: bytes, lazy: bool, records_to: int = 0,
         return None
     try:
         return fastload.scan(data, keep_events=not lazy, records_to=records_to,
-                             prefix_to=records_to if prefix else 0)
+                             prefix_to=records_to if prefix else 0, then=then, skip=skip)
     except fastload.Fallback:
         return None
 
@@ -547,7 +607,9 @@ def _read_data(name: str, first: bytes, data: bytes) -> tuple[list[ev.Event], bo
     return _read_document(name, first + data), True, controls, crash
 
 
-def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, prefix: bool = False) -> Trace:
+def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, prefix: bool = False,
+         then: Callable[[list[Any], int], None] | None = None,
+         skip: frozenset[type[ev.Event]] = frozenset()) -> Trace:
     """Read a trace file. A file cut short (crash, kill) loads with the events it holds and a
     ``TraceWarning``; a malformed one raises ``TraceError`` naming the event and field.
 
@@ -566,11 +628,20 @@ def load(path: str | os.PathLike[str], *, lazy: bool = False, fold_to: int = 0, 
     ``prefix`` (with ``lazy`` and ``fold_to``): a command that shows the state at that step and
     nothing after it (replay --step) has a finished file of this layout read and checked only
     up to the step: the Trace holds the events of the lines read (``len``), and
-    ``Trace.total_events`` is the count the file declares. Any other file loads in full."""
+    ``Trace.total_events`` is the count the file declares. Any other file loads in full.
+
+    ``then`` (with ``lazy``): a reader of every line (gradviz diff's ``Lines``) handed each
+    chunk's line records as they are checked (``fastload.scan``'s ``then``), so that they are
+    decoded once and not kept; it read the whole file only if the Trace is lazy
+    (``Trace._lazy``), else the file went the general way and its events are all there.
+
+    ``skip`` (with ``lazy``): kinds of the rare events a lazy trace keeps (gradviz.trace.events'
+    ForwardOp, say) that the caller does not need: checked and counted as ever, made again from
+    the file only if asked for (``Trace.of_kind``)."""
     name = os.fspath(path)
     first, data = read_file(name)
     with paused():
-        fast = _fast(name, first, data, lazy, fold_to, prefix)
+        fast = _fast(name, first, data, lazy, fold_to, prefix, then, skip)
     if fast is not None:
         events, index = fast
         if events is not None:

@@ -155,11 +155,25 @@ class Trace:
     def _of(self, t: type[ev.Event]) -> list[Any]:
         lazy = self._lazy
         if lazy is not None:
-            if t not in _BULK:  # the index kept these
+            if t not in _BULK:  # the index kept these, but those the load was told to skip
+                if t in lazy.skipped:
+                    return self._skipped(t)
                 return lazy.rare.get(t, _NONE)
             if t is ev.NodeCreated or t is ev.EdgeCreated:  # the graph, without the backward's events
                 return self._graph_events[t is ev.EdgeCreated]
         return self.by_kind.get(t, _NONE)
+
+    def _skipped(self, t: type[ev.Event]) -> list[Any]:
+        """The events of a rare kind the load did not keep (``load``'s ``skip``), made once."""
+        got = self._made.get(t)
+        if got is None:
+            with paused():
+                got = self._made[t] = list(self._index.iter_events(types=frozenset({t})))
+        return got
+
+    @cached_property
+    def _made(self) -> dict[type[ev.Event], list[Any]]:
+        return {}
 
     @cached_property
     def _graph_events(self) -> tuple[list[ev.Event], list[ev.Event]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import trace_builders as tb
 from click.testing import CliRunner
+from faults import capped_memory, count_reads
 from rich.console import Console
 
 from gradviz.cli import main
@@ -151,12 +152,6 @@ def test_a_one_element_statistic_too_large(tmp_path):
 # --- G11: a file that is not a trace is refused from its first bytes -------------------------------
 
 
-def _capped(limit: int = 1 << 30) -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 @pytest.mark.parametrize("command", [["info"], ["replay"], ["replay", "--step", "3"], ["export"],
                                      ["render", "--format", "dot"], ["diff", "X"]])
 def test_dev_zero_is_refused_at_once(tmp_path, command):
@@ -165,7 +160,7 @@ def test_dev_zero_is_refused_at_once(tmp_path, command):
     args = [*command[:1], "/dev/zero", *[str(good) if a == "X" else a for a in command[1:]]]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-m", "gradviz", *args], capture_output=True, text=True, env=env,
-                       timeout=60, preexec_fn=_capped)
+                       timeout=60, preexec_fn=capped_memory)
     assert r.returncode == 1, r.stderr[-1000:]
     assert r.stderr == "Error: /dev/zero: not a gradviz trace (it starts with byte 0x00, not a JSON object)\n"
 
@@ -178,7 +173,7 @@ def test_a_large_file_that_is_not_a_trace_is_refused_before_it_is_read(tmp_path,
         f.truncate(3 << 30)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-m", "gradviz", "info", str(big)], capture_output=True, text=True,
-                       env=env, timeout=60, preexec_fn=_capped)
+                       env=env, timeout=60, preexec_fn=capped_memory)
     assert r.returncode == 1, r.stderr[-1000:]
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {big}: not a gradviz trace"), r.stderr
@@ -189,28 +184,7 @@ def test_the_check_reads_only_the_head(tmp_path, monkeypatch):
 
     path = tmp_path / "log.txt"
     path.write_bytes(b"x" * (10 << 20))
-    sizes: list[int] = []
-    real_open = open
-
-    class Counting:
-        def __init__(self, f):
-            self.f = f
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            self.f.close()
-
-        def read(self, n=-1):
-            data = self.f.read(n)
-            sizes.append(len(data))
-            return data
-
-        def __getattr__(self, name):
-            return getattr(self.f, name)
-
-    monkeypatch.setattr(file, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
+    sizes = count_reads(monkeypatch, file)
     with pytest.raises(file.TraceError, match="not a gradviz trace"):
         file.load(path)
     assert sum(sizes) <= file.HEAD_BYTES

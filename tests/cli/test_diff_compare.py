@@ -9,6 +9,7 @@ import tracemalloc
 
 import pytest
 from click.testing import CliRunner
+from diff_programs import record as _record
 
 import gradviz
 from gradviz.cli import main
@@ -16,33 +17,6 @@ from gradviz.diff import compare, diff
 from gradviz.trace import events as ev
 from gradviz.trace.file import save
 from gradviz.trace.model import Trace
-
-
-def log_grad(g):
-    """An observe-only hook: returns nothing, changes nothing."""
-    return None
-
-
-def _program(*, hook: bool = False, seed: int = 0, fail: bool = False, passes: int = 2, sin: bool = False):
-    gradviz.manual_seed(seed)
-    w = gradviz.randn(3, 2, requires_grad=True)
-    x = gradviz.ones(4, 3)
-    for _ in range(passes):
-        h = x @ w
-        if hook:
-            h.register_hook(log_grad)
-        (h.sin() if sin else h.tanh()).sum().backward()
-    if fail:
-        raise ValueError("the data loader ran dry")
-
-
-def _record(path, **kw):
-    try:
-        with gradviz.trace(str(path)):
-            _program(**kw)
-    except ValueError:
-        pass
-    return gradviz.load(str(path))
 
 
 def _cli(tmp_path, monkeypatch, a, b):

@@ -42,8 +42,8 @@ def _whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every load reads all of the file, as before prefixes."""
     scan = fastload.scan
 
-    def whole(data: bytes, keep_events: bool, records_to: int = 0, prefix_to: int = 0) -> object:
-        return scan(data, keep_events, records_to)
+    def whole(data: bytes, keep_events: bool, records_to: int = 0, prefix_to: int = 0, **kw: object) -> object:
+        return scan(data, keep_events, records_to, **kw)
 
     monkeypatch.setattr(fastload, "scan", whole)
 

@@ -5,62 +5,21 @@ before the script's work starts."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
-import warnings
 from pathlib import Path
 
 import pytest
+from faults import ENV, crash_script, load_quietly, write_script
 
 import gradviz
-from gradviz.trace import TraceWarning, load
 from gradviz.trace import events as ev
 from gradviz.trace.recorder import active
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-ENV.pop("PYTHONFAULTHANDLER", None)
-
-# BEFORE passes complete; then a pass whose custom Function's backward crashes the way CRASH
-# says after N MulBackward0 nodes ran ("kill": it tells the test, which sends SIGKILL).
-CRASH_SCRIPT = """
-import ctypes, os, sys, time
-import torch
-
-N, BEFORE, CRASH = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-
-class Crash(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 1
-
-    @staticmethod
-    def backward(ctx, g):
-        if CRASH == "segv":
-            ctypes.string_at(0)
-        if CRASH == "kill":
-            print("crash now", flush=True)
-            time.sleep(60)
-        os._exit(3)
-
-w = torch.tensor([1.0, 2.0], requires_grad=True)
-for _ in range(BEFORE):
-    (w * 3).sum().backward()
-y = Crash.apply(w)
-for _ in range(N):
-    y = y * 1.5
-y.sum().backward()
-"""
-
-
-def _script(tmp_path: Path, text: str) -> Path:
-    p = tmp_path / "prog.py"
-    p.write_text(textwrap.dedent(text))
-    return p
+CRASH_SCRIPT = crash_script("torch")
 
 
 def _run(trace: Path, script: Path, *args: str) -> subprocess.Popen:
@@ -71,9 +30,7 @@ def _run(trace: Path, script: Path, *args: str) -> subprocess.Popen:
 
 
 def _load(path: Path):
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("always", TraceWarning)
-        return load(path)
+    return load_quietly(path)[0]
 
 
 @pytest.mark.parametrize("before", [30, 300, pytest.param(3000, marks=pytest.mark.slow)])
@@ -81,7 +38,7 @@ def _load(path: Path):
 def test_a_hard_crash_keeps_every_completed_pass_and_the_steps_before_it(tmp_path, crash, code, before):
     n = 25
     trace = tmp_path / "t.json"
-    p = _run(trace, _script(tmp_path, CRASH_SCRIPT), str(n), str(before), crash)
+    p = _run(trace, write_script(tmp_path, CRASH_SCRIPT), str(n), str(before), crash)
     if crash == "kill":
         assert p.stdout is not None
         assert p.stdout.readline().strip() == "crash now"
@@ -101,7 +58,7 @@ def test_a_hard_crash_keeps_every_completed_pass_and_the_steps_before_it(tmp_pat
 
 def test_sigkill_while_idle_loses_at_most_the_last_50_ms(tmp_path):
     """Passes, then the program sleeps: whatever was recorded is in the file within ~50 ms."""
-    script = _script(tmp_path, """
+    script = write_script(tmp_path, """
         import time, torch
         w = torch.randn(3, requires_grad=True)
         for _ in range(40):
@@ -122,7 +79,7 @@ def test_sigkill_while_idle_loses_at_most_the_last_50_ms(tmp_path):
 def test_an_output_that_cannot_be_written_is_refused_before_the_script_runs(tmp_path):
     """-o /dev/full: one line, non-zero exit, and the script's work never started (G3)."""
     marker = tmp_path / "ran"
-    script = _script(tmp_path, f"""
+    script = write_script(tmp_path, f"""
         import pathlib, torch
         pathlib.Path({str(marker)!r}).write_text("ran")
         w = torch.randn(3, requires_grad=True)

@@ -8,55 +8,23 @@ engine step.
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import signal
 import subprocess
 import sys
-import textwrap
 import time
-import warnings
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from faults import ENV, crash_script, load_quietly, write_script
 
 from gradviz.cli import main
-from gradviz.trace import TraceWarning, load
 from gradviz.trace import events as ev
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONFAULTHANDLER": ""}
-ENV.pop("PYTHONFAULTHANDLER")
-
-# N MulBackward0 nodes and a SumBackward0 run before the custom Function's backward, which
-# crashes the way CRASH says; BEFORE backward passes complete first.
-CRASH_SCRIPT = """
-import ctypes, os, sys
-import gradviz as torch
-
-N, BEFORE, CRASH = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-
-class Crash(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 1
-
-    @staticmethod
-    def backward(ctx, g):
-        if CRASH == "segv":
-            ctypes.string_at(0)
-        os._exit(3)
-
-w = torch.tensor([1.0, 2.0], requires_grad=True)
-for _ in range(BEFORE):
-    (w * 3).sum().backward()
-y = Crash.apply(w)
-for _ in range(N):
-    y = y * 1.5
-y.sum().backward()
-"""
+CRASH_SCRIPT = crash_script("gradviz")
 
 LONG_SCRIPT = """
 import sys
@@ -76,12 +44,6 @@ sys.exit(7)
 """
 
 
-def _script(tmp_path: Path, text: str) -> Path:
-    p = tmp_path / "prog.py"
-    p.write_text(textwrap.dedent(text))
-    return p
-
-
 def _gradviz_run(trace: Path, script: Path, *args: str, limit_fsize: int | None = None, timeout: int = 120):
     def cap() -> None:
         if limit_fsize is not None:
@@ -93,16 +55,9 @@ def _gradviz_run(trace: Path, script: Path, *args: str, limit_fsize: int | None 
     )
 
 
-def _load(path: Path):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TraceWarning)
-        t = load(path)
-    return t, [str(w.message) for w in caught if issubclass(w.category, TraceWarning)]
-
-
 def every_command_works(path: Path, tmp: Path) -> None:
     """info, render, render --step, replay, replay --step, export: exit 0, no traceback."""
-    n = len(_load(path)[0].events)
+    n = len(load_quietly(path)[0].events)
     step = str(max(1, n // 2))
     for args in (["info"], ["render", "--format", "dot", "-o", str(tmp / "g.dot")],
                  ["render", "--format", "dot", "-o", str(tmp / "s.dot"), "--step", step, "--max-nodes", "60"],
@@ -130,10 +85,10 @@ def test_file_size_limit_stops_recording_with_one_line_and_the_program_keeps_its
     """`ulimit -f 64` (EFBIG) mid-recording: the OSError used to escape from backward() and
     end the program (exit 1, 27 tracebacks)."""
     trace = tmp_path / "t.json"
-    r = _gradviz_run(trace, _script(tmp_path, LONG_SCRIPT), "400", limit_fsize=64 * 1024)
+    r = _gradviz_run(trace, write_script(tmp_path, LONG_SCRIPT), "400", limit_fsize=64 * 1024)
     _check_stopped_cleanly(r, trace, "File too large")
     assert trace.stat().st_size <= 64 * 1024
-    t, warned = _load(trace)
+    t, warned = load_quietly(trace)
     assert t.truncated and warned and len(t.events) > 100
     assert sum(isinstance(e, ev.TaskEnd) for e in t.events) > 5
     every_command_works(trace, tmp_path)
@@ -142,7 +97,7 @@ def test_file_size_limit_stops_recording_with_one_line_and_the_program_keeps_its
 def test_library_recording_survives_a_full_file_size_limit(tmp_path):
     """`with gradviz.trace(path)`: backward() does not raise; the with block ends normally."""
     trace = tmp_path / "lib.json"
-    prog = _script(tmp_path, f"""
+    prog = write_script(tmp_path, f"""
         import sys
         import gradviz as torch
         w = torch.randn(8, 8, requires_grad=True)
@@ -156,13 +111,13 @@ def test_library_recording_survives_a_full_file_size_limit(tmp_path):
     r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=120, env=ENV,
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap)))
     _check_stopped_cleanly(r, trace, "File too large")
-    assert _load(trace)[0].truncated
+    assert load_quietly(trace)[0].truncated
 
 
 def test_a_full_device_is_refused_before_the_script_starts(tmp_path):
     """ENOSPC from the first write (-o /dev/full): refused in one line before the script runs
     (issue 33 G3), rather than running it all and losing the recording."""
-    r = _gradviz_run(Path("/dev/full"), _script(tmp_path, LONG_SCRIPT), "20")
+    r = _gradviz_run(Path("/dev/full"), write_script(tmp_path, LONG_SCRIPT), "20")
     assert r.returncode == 1, (r.returncode, r.stderr[-3000:])
     assert r.stdout == ""  # the script never ran
     assert r.stderr.strip().splitlines() == ["Error: cannot write the trace to /dev/full: No space left on device"]
@@ -182,9 +137,9 @@ def small_tmpfs(tmp_path):
 
 def test_a_disk_that_fills_mid_recording_keeps_what_was_written(tmp_path, small_tmpfs):
     trace = small_tmpfs / "t.json"
-    r = _gradviz_run(trace, _script(tmp_path, LONG_SCRIPT), "1500")
+    r = _gradviz_run(trace, write_script(tmp_path, LONG_SCRIPT), "1500")
     _check_stopped_cleanly(r, trace, "No space left on device")
-    t, _ = _load(trace)
+    t, _ = load_quietly(trace)
     assert t.truncated and len(t.events) > 100
     every_command_works(trace, tmp_path)
 
@@ -198,9 +153,9 @@ def test_a_hard_crash_inside_a_backward_keeps_every_completed_step(tmp_path, cra
     trace holds the 30 tasks and every one of those nodes (it used to hold only the header)."""
     n, before = 25, 30
     trace = tmp_path / "t.json"
-    r = _gradviz_run(trace, _script(tmp_path, CRASH_SCRIPT), str(n), str(before), crash)
+    r = _gradviz_run(trace, write_script(tmp_path, CRASH_SCRIPT), str(n), str(before), crash)
     assert r.returncode == code, (r.returncode, r.stderr[-2000:])
-    t, warned = _load(trace)
+    t, warned = load_quietly(trace)
     assert t.truncated
     assert sum(isinstance(e, ev.TaskEnd) for e in t.events) == before
     last = [e for e in t.events if isinstance(e, ev.TaskBegin)][-1].task
@@ -215,7 +170,7 @@ def test_a_hard_crash_inside_a_backward_keeps_every_completed_step(tmp_path, cra
 
 @pytest.mark.slow
 def test_twenty_sigkills_at_random_moments_leave_traces_every_command_reads(tmp_path):
-    script = _script(tmp_path, LONG_SCRIPT)
+    script = write_script(tmp_path, LONG_SCRIPT)
     rng = random.Random(18)
     for i in range(20):
         trace = tmp_path / f"k{i}.json"
@@ -226,7 +181,7 @@ def test_twenty_sigkills_at_random_moments_leave_traces_every_command_reads(tmp_
         time.sleep(rng.uniform(0.0, 0.6))
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
-        t, warned = _load(trace)
+        t, warned = load_quietly(trace)
         assert t.truncated and warned and any(isinstance(e, ev.TaskEnd) for e in t.events), i
         if i % 4 == 0:  # every command on a fifth of them (each trace is a few thousand events)
             every_command_works(trace, tmp_path)

@@ -57,6 +57,9 @@ def _one_line_error(path: str, args: list[str]) -> str:
         (ev.NodeBegin, "ts", -5, "field 'ts' is -5"),
         (ev.QueuePush, "queue", 77, "field 'queue' is queue 77, which no queue_created announced before"),
         (ev.Dependencies, "task", 9, "field 'task' is task 9"),
+        (ev.Dependencies, "counts", ((1, 1), (77, 1)), "field 'counts' is node 77, which no node_created"),
+        (ev.Dependencies, "counts", ((1, 1), (2, 10**9)), "field 'counts' is 1000000000, outside 0.."),
+        (ev.Dependencies, "counts", ((1, -1),), "field 'counts' is -1, outside 0.."),
     ],
 )
 def test_a_crafted_number_is_one_line_naming_event_and_field(tmp_path, kind, field, value, says):
