@@ -34,6 +34,18 @@ def dtype_name(d: torch.dtype) -> str:
     return str(d).removeprefix("torch.")
 
 
+_NAMES: dict[type, str] = {}  # a node class -> its name, where the class is named after the node
+_NONES = tuple((None,) * n for n in range(64))
+_DEVICES: dict[Any, str] = {}  # torch.device -> its name
+
+
+def _device_name(d: torch.device) -> str:
+    name = _DEVICES.get(d)
+    if name is None:
+        name = _DEVICES[d] = str(d)
+    return name
+
+
 class LeafTensor:
     """A leaf tensor as the trace names it (its AccumulateGrad's ``variable``), holding no tensor."""
 
@@ -57,13 +69,22 @@ class TorchNode:
     def __init__(self, fn: Any, nid: int, source: str | None):
         self.fn = fn
         self._id = nid
-        self._name = node_name(fn)
+        cls = type(fn)
+        name = _NAMES.get(cls)
+        if name is None:
+            name = node_name(fn)
+            if cls.__name__ == name:  # not torch's one class for every node it has no class for
+                _NAMES[cls] = name
+        self._name = name
         self.sequence_nr = fn._sequence_nr()
         self.topological_nr = 0
         self.next_edges: tuple[tuple[Any, int], ...] = ()
         meta = getattr(fn, "_input_metadata", None)
-        self.input_metadata: tuple = tuple(meta) if meta is not None else (None,)
-        self.device = str(meta[0].device) if meta else "cpu"
+        # the recorder and the engine's rules read only how many inputs a node has: a shared
+        # tuple of that length (torch's metadata objects, one tuple a node, kept the GC busy)
+        n = len(meta) if meta is not None else 1
+        self.input_metadata: tuple = _NONES[n] if n < len(_NONES) else (None,) * n
+        self.device = _device_name(meta[0].device) if meta else "cpu"
         self.source = source
         self._saved: tuple[tuple[int, ...], ...] | None = None
         self._defer_safe = not isinstance(fn, _BackwardCFunction)

@@ -39,6 +39,7 @@ import inspect
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -67,6 +68,7 @@ from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradv
 from gradviz.trace.summaries import Summary
 
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
+_current_node = torch._C._current_autograd_node  # the node the calling engine thread evaluates
 
 
 class _Call:
@@ -74,12 +76,12 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "hooked", "by_key", "leaf_of")
+                 "captured", "root", "own", "by_key", "leaf_of")
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
         self.nodes: dict[int, TorchNode] = {}  # id(torch node) -> adapter
-        self.filled: dict[TorchNode, set[int]] = {}  # node -> InputBuffer slots holding a gradient
+        self.filled: dict[TorchNode, int] = {}  # node -> InputBuffer slots holding a gradient (bits)
         self.handles: list[Any] = []
         self.ran: list[TorchNode] = []
         self.running: list[tuple[TorchNode, Any]] = []  # (node, Summary of its leaf's .grad before)
@@ -88,7 +90,7 @@ class _Call:
         self.queued: dict[TorchNode, TorchQueue] = {}  # node -> the ready queue it was pushed to
         self.captured: list[tuple[TorchNode, int, int]] = []  # (node, input_nr, output index)
         self.root: TorchNode | None = None
-        self.hooked: set[int] = set()  # id(torch node) of the nodes this call hooks
+        self.own: tuple[Any, ...] = ()  # this call's shared pre-hook and post-hook
         self.by_key: dict[tuple[int, str], TorchNode] = {}  # (sequence_nr, name) -> node (user hooks)
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
 
@@ -423,11 +425,25 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if not accumulate:
                     call.captured = [(a, nr, i) for i, (a, nr) in enumerate(gt.outputs)]
             rec.mark_derived(n1)
+            # One pre-hook and one post-hook object for the whole call: each finds its node as
+            # torch's engine names it (the node it is evaluating), so a node costs torch's two
+            # registrations and nothing of ours (no closure, no handle: hooks.HookPatches)
+            pre, post = self._pre(call, None), self._post(call, None)
+            own = self._hooks.own
+            own.add(pre)
+            own.add(post)
+            handles = call.handles
             for a in of.values():
-                if a.fn is not None:
-                    call.handles.append(a.fn.register_prehook(self._pre(call, a)))
-                    call.handles.append(a.fn.register_hook(self._post(call, a)))
-                    call.hooked.add(id(a.fn))
+                fn = a.fn
+                if fn is None:
+                    continue
+                if type(fn) is StandInLeaf:  # tensor hooks stand in: no node of torch's to name it
+                    handles.append(fn.register_prehook(self._pre(call, a)))
+                    handles.append(fn.register_hook(self._post(call, a)))
+                else:
+                    handles.append(fn.register_prehook(pre))
+                    handles.append(fn.register_hook(post))
+            call.own = (pre, post)
             stack.append(call)
             self._running.append(call)
             n1 = rec.count
@@ -458,17 +474,20 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         info = gt.exec_info.get(node) if gt.exec_info else None
         if gt.exec_info and not root and (info is None or not info.should_execute()):
             return  # torch skips the buffer of a node that will not run
-        filled = call.filled.setdefault(node, set())
-        mode = "undefined" if grad is None else "accumulate" if slot in filled else "set"
+        filled = call.filled.get(node, 0)  # a bit per InputBuffer slot: an int, nothing for the GC
+        bit = 1 << slot
+        mode = "undefined" if grad is None else "accumulate" if filled & bit else "set"
         if grad is not None:
-            filled.add(slot)
+            filled |= bit
+            call.filled[node] = filled
         s = summary(grad, self.values)
-        # a leaf's AccumulateGrad given one gradient sets .grad to those values: its statistics
-        # are these, and need no second pass over a weight-sized tensor
-        lone = mode == "set" and node not in call.single and grad.layout == torch.strided and s.stats is not None
-        call.single[node] = (s, _ptr(grad)) if lone else None
+        if type(node) is TorchLeafNode:
+            # a leaf's AccumulateGrad given one gradient sets .grad to those values: its
+            # statistics are these, and need no second pass over a weight-sized tensor
+            lone = mode == "set" and node not in call.single and grad.layout == torch.strided and s.stats is not None
+            call.single[node] = (s, _ptr(grad)) if lone else None
         rec.buffer_add(gt, node, slot, s, mode, producer)
-        if left > 0 and mode != "undefined" and len(filled) == 1 and node not in call.parked:
+        if left > 0 and mode != "undefined" and not filled & (filled - 1) and node not in call.parked:
             call.parked.add(node)
             rec.not_ready_park(gt, node, left)
         if left == 0:
@@ -533,13 +552,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         s = getattr(self._tls, "calls", None)
         if s:
             return s[-1] is call
-        return [c for c in self._running if id(fn) in c.hooked] == [call]
+        return [c for c in self._running if id(fn) in c.nodes] == [call]
 
-    def _pre(self, call: _Call, node: TorchNode) -> Any:
+    def _pre(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_pre, call, node)
 
-    def _on_pre(self, call: _Call, node: TorchNode, grad_outputs: Any) -> None:
+    def _on_pre(self, call: _Call, node: TorchNode | None, grad_outputs: Any) -> None:
         try:
+            if node is None:  # the call's shared hook: the node torch's engine is evaluating
+                node = call.nodes.get(id(_current_node()))
+                if node is None:
+                    return None
             if self._closed or not self._mine(call, node.fn):
                 return None
             info = call.gt.exec_info.get(node) if call.gt.exec_info else None
@@ -563,11 +586,15 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             pass
         return None
 
-    def _post(self, call: _Call, node: TorchNode) -> Any:
+    def _post(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_post, call, node)
 
-    def _on_post(self, call: _Call, node: TorchNode, grad_inputs: Any, grad_outputs: Any) -> None:
+    def _on_post(self, call: _Call, node: TorchNode | None, grad_inputs: Any, grad_outputs: Any) -> None:
         try:
+            if node is None:
+                node = call.nodes.get(id(_current_node()))
+                if node is None:
+                    return None
             if self._closed or not self._mine(call, node.fn):
                 return None
             with self._lock:
@@ -606,8 +633,13 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
 
     def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
         for h in call.handles:
-            h.remove()
+            if type(h) is OrderedDict:  # one of torch's hook dicts, holding our hook (HookPatches)
+                h.pop(call.own[0], None)
+                h.pop(call.own[1], None)
+            else:
+                h.remove()
         call.handles.clear()
+        self._hooks.own.difference_update(call.own)
         stack = self._stack()
         if stack and stack[-1] is call:
             stack.pop()
