@@ -112,6 +112,55 @@ def _mlp_step() -> Any:
     return step
 
 
+class _Floor:
+    """The least any recorder made of torch's public hooks pays, with nothing recorded: a
+    TorchFunctionMode whose handler only calls the op (what sees the forward's lines and ops),
+    and on every node of each backward one empty Python pre-hook and one empty post-hook (what
+    sees a node start and end), registered after a walk of the graph and removed after it."""
+
+    def __enter__(self) -> _Floor:
+        from torch.overrides import TorchFunctionMode
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+        self.mode.__enter__()
+        self.orig = torch.Tensor.backward
+
+        def pre(grad_outputs: Any) -> None:
+            return None
+
+        def post(grad_inputs: Any, grad_outputs: Any) -> None:
+            return None
+
+        orig = self.orig
+
+        def backward(t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            seen, todo, handles = {t.grad_fn}, [t.grad_fn], []
+            while todo:
+                n = todo.pop()
+                handles.append(n.register_prehook(pre))
+                handles.append(n.register_hook(post))
+                for f, _ in n.next_functions:
+                    if f is not None and f not in seen:
+                        seen.add(f)
+                        todo.append(f)
+            try:
+                return orig(t, *args, **kwargs)
+            finally:
+                for h in handles:
+                    h.remove()
+
+        torch.Tensor.backward = backward  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        torch.Tensor.backward = self.orig  # type: ignore[method-assign]
+        self.mode.__exit__(None, None, None)
+
+
 def _child(what: str, mode: str) -> None:
     import contextlib
     import statistics
@@ -119,7 +168,8 @@ def _child(what: str, mode: str) -> None:
 
     tmp = tempfile.mkdtemp(prefix="gradviz-bench-torchrec-")
     path = os.path.join(tmp, "t.json")
-    ctx = gradviz.trace(path, engine="torch") if mode == "rec" else contextlib.nullcontext()
+    ctx = gradviz.trace(path, engine="torch") if mode == "rec" else _Floor() if mode == "floor" \
+        else contextlib.nullcontext()
     try:
         with ctx:
             if what == "mlp":
@@ -128,10 +178,10 @@ def _child(what: str, mode: str) -> None:
                     step()
                 times = []
                 for _ in range(7):
-                    t = time.perf_counter()
+                    t = time.process_time()
                     for _ in range(50):
                         step()
-                    times.append((time.perf_counter() - t) / 50)
+                    times.append((time.process_time() - t) / 50)
                 print(statistics.median(times))
             elif what == "chain":
                 times = []
@@ -140,9 +190,9 @@ def _child(what: str, mode: str) -> None:
                     out = x
                     for _ in range(20_000):
                         out = out * 1.0001
-                    t = time.perf_counter()
+                    t = time.process_time()
                     out.backward()
-                    times.append(time.perf_counter() - t)
+                    times.append(time.process_time() - t)
                 print(statistics.median(times))
             else:  # memory: resident set size at step 1,000 and step 20,000 of a recorded loop
                 step = _mlp_step()
@@ -159,6 +209,7 @@ def _child(what: str, mode: str) -> None:
 
 
 def goals(rounds: int) -> None:
+    import statistics
     import subprocess
 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -169,17 +220,27 @@ def goals(rounds: int) -> None:
         return [float(v) for v in out.split()]
 
     ratios: dict[str, list[float]] = {"mlp": [], "chain": []}
+    floors: dict[str, list[float]] = {"mlp": [], "chain": []}
     for r in range(rounds):
         for what in ratios:
             pair = {}
-            for mode in (("plain", "rec") if r % 2 == 0 else ("rec", "plain")):
+            order = ("plain", "rec", "floor") if r % 2 == 0 else ("floor", "rec", "plain")
+            for mode in order:
                 pair[mode] = run(what, mode)[0]
             ratios[what].append(pair["rec"] / pair["plain"])
+            floors[what].append(pair["floor"] / pair["plain"])
             print(f"round {r + 1}: {what}: unrecorded {pair['plain'] * 1e3:.2f} ms, recorded {pair['rec'] * 1e3:.2f} ms"
-                  f" ({ratios[what][-1]:.2f}x)", flush=True)
+                  f" ({ratios[what][-1]:.2f}x), empty hooks and mode {pair['floor'] * 1e3:.2f} ms"
+                  f" ({floors[what][-1]:.2f}x)", flush=True)
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[0]
     for what, goal in (("mlp", 2.0), ("chain", 3.0)):
         lo, hi = min(ratios[what]), max(ratios[what])
-        print(f"{what}: recorded/unrecorded {lo:.2f}x-{hi:.2f}x over {rounds} rounds (goal <= {goal}x)")
+        flo, fhi = min(floors[what]), max(floors[what])
+        print(f"{what}: recorded/unrecorded {lo:.2f}x-{hi:.2f}x (median {statistics.median(ratios[what]):.2f}x)"
+              f" over {rounds} rounds (goal <= {goal}x); floor {flo:.2f}x-{fhi:.2f}x"
+              f" (median {statistics.median(floors[what]):.2f}x)")
+    print(f"load average at the end: {load}")
     a, b = run("memory", "rec")
     print(f"memory: {a:.0f} MB at step 1,000, {b:.0f} MB at step 20,000 ({(b - a) / a * 100:+.1f}%; goal +-10%)")
 

@@ -87,9 +87,12 @@ class ForwardMode(TorchFunctionMode):
             if args and args[0].grad is not None and (len(args) < 2 or args[1] is None):
                 rec._fwd_emit(ev.GradReset, tensor=rec._fwd_id(args[0]), how="none", source=_where())
             return func(*args, **(kwargs or {}))
+        last = lines.LAST
+        last.op = None  # SourceMode, below, notes this call's line there
         out = func(*args, **(kwargs or {}))
         with Busy():  # the mode's own torch calls (a finiteness check): neither mode notes them
             self._note(func, name, args, kwargs, out)
+        last.op = None
         return out
 
     def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any) -> None:
@@ -101,7 +104,7 @@ class ForwardMode(TorchFunctionMode):
             if src is not None and src.requires_grad:
                 o = out if isinstance(out, torch.Tensor) else None
                 rec._fwd_emit(ev.Detach, op=_DETACH.get(name, name), tensor=rec._fwd_id(src),
-                              output=None if o is None else rec._fwd_id(o), source=_where())
+                              output=None if o is None else rec._fwd_id(o), source=_where_of(func))
             return
         if name.endswith("_") and not name.endswith("__") or (kwargs or {}).get("out") is not None:
             target = args[0] if args else None
@@ -109,7 +112,7 @@ class ForwardMode(TorchFunctionMode):
             src = None
             for t in targets:
                 if isinstance(t, torch.Tensor):
-                    src = src or _where()
+                    src = src or _where_of(func)
                     rec._fwd_emit(ev.VersionBump, tensor=rec._fwd_id(t), version=t._version, op=name, source=src)
         if name.startswith("__") and name not in ("__add__", "__mul__", "__sub__", "__truediv__", "__matmul__",
                                                    "__pow__", "__neg__", "__radd__", "__rmul__", "__rsub__",
@@ -134,10 +137,18 @@ class ForwardMode(TorchFunctionMode):
             mode = "inference" if torch.is_inference_mode_enabled() else "no_grad"
         rec._fwd_emit(ev.ForwardOp, op=name.strip("_") or name, inputs=tuple(rec._fwd_id(t) for t in ins),
                       output=rec._fwd_id(first), grad_fn=None, requires_grad=first.requires_grad, grad_mode=mode,
-                      finite=_finite(first) if enabled else None, source=_where())
+                      finite=_finite(first) if enabled else None, source=_where_of(func))
 
 
 def _where() -> str | None:
+    return lines.where(lines.user_frame(1))
+
+
+def _where_of(func: Any) -> str | None:
+    """The user's line of the torch call ``func`` just made: SourceMode's, when it saw it."""
+    last = lines.LAST.op
+    if last is not None and last[0] is func:
+        return last[1]
     return lines.where(lines.user_frame(1))
 
 

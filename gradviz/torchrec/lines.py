@@ -58,6 +58,16 @@ def line_key(node: Any) -> tuple[int, int, str]:
     return threading.get_ident(), node._sequence_nr(), node.name()
 
 
+class _Last(threading.local):
+    # (func, "file:line") of the torch call SourceMode saw last on this thread: the forward
+    # side's mode, above it, reads it rather than walking the stack a second time (a string:
+    # nothing of the user's is held)
+    op: tuple[Any, str | None] | None = None
+
+
+LAST = _Last()
+
+
 class SourceMode(TorchFunctionMode):
     """Notes, for every graph node a torch call in the user's code makes, the user's line: the
     call's outputs' grad_fn and every new node behind it (a composite op makes several)."""
@@ -77,18 +87,16 @@ class SourceMode(TorchFunctionMode):
         if busy():
             return func(*args, **(kwargs or {}))
         frame = user_frame(1)
+        src = where(frame)
+        LAST.op = (func, src)  # for the forward side's mode above, which asks for the same line
         out = call_from(frame, func, args, kwargs or {})
         if not torch.is_grad_enabled():
             return out
         items = out if isinstance(out, (tuple, list)) else (out,)
-        src: str | None = None
-        found = False
         for t in items:
             gf = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
             if gf is None or line_key(gf) in self.lines:
                 continue
-            if not found:
-                src, found = where(frame), True
             self._tag(gf, src)
         return out
 

@@ -68,6 +68,7 @@ from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradv
 from gradviz.trace.summaries import Summary
 
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
+_FIELDS: dict[type, tuple[str, ...]] = {}  # an event class -> its fields after seq, ts and tid
 _current_node = torch._C._current_autograd_node  # the node the calling engine thread evaluates
 
 
@@ -178,12 +179,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         rec = self._rec
         if rec is None or self._closed:
             return
-        names = [f.name for f in dataclasses.fields(cls)][3:]  # after seq, ts, tid
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))[3:]  # after seq, ts, tid
         with rec._lock:
-            rec._put(cls.kind, tid, *(fields[n] for n in names))
+            rec._put(cls.kind, tid, *[fields[n] for n in names])
 
     def _tid(self, role: str) -> int:
-        return self._rec._tid() if self._rec is not None else 0
+        rec = self._rec
+        if rec is None:
+            return 0
+        return rec._local.tid or rec._tid()  # the thread's tid, once known, without the lock
 
     def _known_leaf_id(self, t: torch.Tensor) -> int | None:
         known = self._leaves.get(id(t))
@@ -224,13 +230,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._leaves.pop(key, None)
             self._dead.append(known[2])
 
-    def _adapter(self, fn: Any, frame: Any) -> TorchNode:
+    def _adapter(self, fn: Any, frame: Any, ident: int) -> TorchNode:
+        """fn's adapter (ident: this thread's, a part of lines.line_key)."""
         var = getattr(fn, "variable", None)
         if var is not None:
             return self._leaf_node(fn, var, frame)
-        key = lines.line_key(fn)
-        nid = self._kept.get(key)
-        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, None))
+        a = TorchNode(fn, 0, None)
+        key = (ident, a.sequence_nr, fn.name())  # lines.line_key(fn), from what the adapter read
+        nid = self._kept.get(key) if self._kept else None
+        a._id = nid if nid is not None else self._fresh()
+        a.source = self._lines.pop(key, None)
+        return a
 
     def _queue(self, ident: int) -> TorchQueue:
         q = self._queues.get(ident)
@@ -369,8 +379,10 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             call = _Call(gt)
             fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
             of = call.nodes
+            ident = threading.get_ident()
+            adapter = self._adapter
             for f in fns:
-                of[id(f)] = self._adapter(f, frame)
+                of[id(f)] = adapter(f, frame, ident)
             acc = {id(a.leaf): a for a in of.values() if type(a) is TorchLeafNode}
 
             def edge_of(n: Any, x: Any) -> tuple[TorchNode | None, int]:
@@ -466,18 +478,23 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         rec = self._rec
         gt = call.gt
         if producer is not None:
-            left = gt.dependencies.get(node, 1) - 1
-            gt.dependencies[node] = left
+            deps = gt.dependencies
+            left = deps.get(node, 1) - 1
+            deps[node] = left
             rec.dependency_decrement(gt, node, producer, left)
         else:
             left = 0
-        info = gt.exec_info.get(node) if gt.exec_info else None
-        if gt.exec_info and not root and (info is None or not info.should_execute()):
-            return  # torch skips the buffer of a node that will not run
+        info = None
+        if gt.exec_info:
+            info = gt.exec_info.get(node)
+            if not root and (info is None or not info.should_execute()):
+                return  # torch skips the buffer of a node that will not run
         filled = call.filled.get(node, 0)  # a bit per InputBuffer slot: an int, nothing for the GC
         bit = 1 << slot
-        mode = "undefined" if grad is None else "accumulate" if filled & bit else "set"
-        if grad is not None:
+        if grad is None:
+            mode = "undefined"
+        else:
+            mode = "accumulate" if filled & bit else "set"
             filled |= bit
             call.filled[node] = filled
         s = summary(grad, self.values)
@@ -496,7 +513,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 rec.not_ready_take(gt, node)
             # torch's ready_queue(cpu_queue, buffer.device()): a buffer holding a device's gradient
             # goes to that device's worker; any other to the task's own CPU queue
-            dev = "cpu" if grad is None or grad.device.type == "cpu" else str(grad.device)
+            dev = "cpu" if grad is None or grad.is_cpu else str(grad.device)
             q = gt.cpu_ready_queue if dev == "cpu" else self._device_queue(dev)
             call.queued[node] = q
             prio = (ev.PRIORITY_NODE, gt.reentrant_depth, node.sequence_nr)
@@ -506,12 +523,16 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 self._pop(call, node)  # captured only: popped, its input captured, not run
 
     def _pop(self, call: _Call, node: TorchNode) -> None:
-        q = call.queued.pop(node, call.gt.cpu_ready_queue)
-        for i, (_, t, n) in enumerate(q.items):
-            if n is node and t == call.gt.id:
-                del q.items[i]
+        gt = call.gt
+        q = call.queued.pop(node, gt.cpu_ready_queue)
+        items = q.items
+        tid = gt.id
+        for i in range(len(items) - 1, -1, -1):  # from the end: torch pops what was pushed last, mostly
+            x = items[i]
+            if x[2] is node and x[1] == tid:
+                del items[i]
                 break
-        self._rec.queue_pop(q, NodeTask(node, call.gt.reentrant_depth, call.gt.id), len(q.items))
+        self._rec.queue_pop(q, NodeTask(node, gt.reentrant_depth, tid), len(items))
 
     def _hook_seen(self, fn: Any, kind: str, target: Any, args: tuple) -> None:
         """A user hook is about to run (gradviz.torchrec.hooks): its hook event, on the node
@@ -563,24 +584,34 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 node = call.nodes.get(id(_current_node()))
                 if node is None:
                     return None
-            if self._closed or not self._mine(call, node.fn):
+            if self._closed:
                 return None
-            info = call.gt.exec_info.get(node) if call.gt.exec_info else None
-            if info is not None and not info.needed:
-                return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
+            calls = getattr(self._tls, "calls", None)
+            if calls:  # _mine's case of a thread that began calls, without the call
+                if calls[-1] is not call:
+                    return None
+            elif not self._mine(call, node.fn):
+                return None
+            gt = call.gt
+            if gt.exec_info:
+                info = gt.exec_info.get(node)
+                if info is not None and not info.needed:
+                    return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._lock:
                 rec = self._rec
-                if not getattr(self._tls, "calls", None):
+                if not calls:
                     # a thread that began no call and runs its nodes: torch's worker for a device
                     rec.thread_start("device_worker", node.device)
                 n0 = rec.count
                 self._pop(call, node)
                 rec.mark_derived(n0)
-                rec.node_begin(call.gt, node, call.gt.reentrant_depth)
+                rec.node_begin(gt, node, gt.reentrant_depth)
                 call.ran.append(node)
                 before = None
-                if type(node) is TorchLeafNode and node.leaf.grad is not None:
-                    before = summary(node.leaf.grad)
+                if type(node) is TorchLeafNode:
+                    g = node.leaf.grad
+                    if g is not None:
+                        before = summary(g)
                 call.running.append((node, before))
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
@@ -595,7 +626,13 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 node = call.nodes.get(id(_current_node()))
                 if node is None:
                     return None
-            if self._closed or not self._mine(call, node.fn):
+            if self._closed:
+                return None
+            calls = getattr(self._tls, "calls", None)
+            if calls:
+                if calls[-1] is not call:
+                    return None
+            elif not self._mine(call, node.fn):
                 return None
             with self._lock:
                 self._after(call, node, grad_inputs)
