@@ -63,9 +63,13 @@ def _finite(t: torch.Tensor) -> bool | None:
 class ForwardMode(TorchFunctionMode):
     """Notes each torch call as forward-side events of ``rec`` (a TorchRecorder with ForwardSide)."""
 
-    def __init__(self, rec: Any):
+    def __init__(self, rec: Any, source: Any = None):
         super().__init__()
         self.rec = rec
+        # source: the line-noting mode (lines.SourceMode), called here in place of the op rather
+        # than pushed below this mode: one dispatch of torch's to Python an op, not two. It
+        # calls the op itself (from the user's line) and notes the nodes it made.
+        self.call = source.__torch_function__ if source is not None else _call
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         rec = self.rec
@@ -78,18 +82,18 @@ class ForwardMode(TorchFunctionMode):
         if busy() or rec._running:
             # the recorder's own ops, or a backward running (its hooks, a Function's backward, a
             # create_graph backward's ops): not the program's forward
-            return func(*args, **(kwargs or {}))
+            return self.call(func, types, args, kwargs)
         name = getattr(func, "__name__", "")
         if name == _SET_GRAD:
             rec._fwd_grad_mode(sys._getframe(1), bool(args[0]) if args else True)
-            return func(*args, **(kwargs or {}))
+            return self.call(func, types, args, kwargs)
         if name == "__set__" and func == _GRAD_SET:
             if args and args[0].grad is not None and (len(args) < 2 or args[1] is None):
                 rec._fwd_emit(ev.GradReset, tensor=rec._fwd_id(args[0]), how="none", source=_where())
-            return func(*args, **(kwargs or {}))
+            return self.call(func, types, args, kwargs)
         last = lines.LAST
         last.op = None  # SourceMode, below, notes this call's line there
-        out = func(*args, **(kwargs or {}))
+        out = self.call(func, types, args, kwargs)
         with Busy():  # the mode's own torch calls (a finiteness check): neither mode notes them
             self._note(func, name, args, kwargs, out)
         last.op = None
@@ -140,6 +144,10 @@ class ForwardMode(TorchFunctionMode):
                       finite=_finite(first) if enabled else None, source=_where_of(func))
 
 
+def _call(func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    return func(*args, **(kwargs or {}))
+
+
 def _where() -> str | None:
     return lines.where(lines.user_frame(1))
 
@@ -168,13 +176,17 @@ class ForwardSide:
     _known_leaf_id: Any
     _tensor_ids: int
 
-    def _fwd_start(self) -> None:
+    def _fwd_start(self, source: Any = None) -> bool:
+        """Push the forward side's mode, which calls ``source`` (a TorchFunctionMode not pushed)
+        for each op; whether it did (if not, the caller pushes ``source`` itself)."""
         self._fwd_ids: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, tensor id)
         self._fwd_tainted: set[int] = set()  # id() of tensors made in no_grad blocks from grad tensors
         self._fwd_mode: ForwardMode | None = None
         if self.forward and forward_default():
-            self._fwd_mode = ForwardMode(self)
+            self._fwd_mode = ForwardMode(self, source)
             self._fwd_mode.__enter__()
+            return True
+        return False
 
     def _fwd_stop(self) -> None:
         if self._fwd_mode is not None:

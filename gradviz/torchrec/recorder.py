@@ -118,6 +118,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._names = LeafNames()
         self._hooks = HookPatches(self._hook_seen)
         self._mode: lines.SourceMode | None = None
+        self._mode_pushed = False  # whether _mode is on torch's mode stack (or called by the forward side's)
         self._fwd_mode: Any = None  # forward.py's mode, once started
         self._saved: dict[str, Any] = {}
         self._closed = False
@@ -140,8 +141,11 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._names.start()
         self._hooks.start()
         self._mode = lines.SourceMode(self._lines, None)
-        self._mode.__enter__()
-        self._fwd_start()  # why: the forward side's mode, above SourceMode
+        # why: the forward side's mode calls SourceMode's handler for each op (one mode on
+        # torch's stack); without the forward side SourceMode is the mode
+        self._mode_pushed = not self._fwd_start(self._mode)
+        if self._mode_pushed:
+            self._mode.__enter__()
 
     def stop(self, rec: Recorder) -> None:
         if self._dist is not None:  # ddp: first: unwrap, and the last iteration's ddp_grads
@@ -157,8 +161,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 torch.Tensor.backward = self._saved["Tensor.backward"]
             self._names.stop()
             self._hooks.stop()
-            self._fwd_stop()  # why: off before SourceMode, the reverse of start
-            if self._mode is not None:
+            self._fwd_stop()  # why
+            if self._mode is not None and self._mode_pushed:
                 try:
                     self._mode.__exit__(None, None, None)
                 except Exception:  # noqa: BLE001 - a mode left mismatched by the script: ours is off anyway
