@@ -32,6 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,8 @@ class _Floor:
     """The least any recorder made of torch's public hooks pays, with nothing recorded: a
     TorchFunctionMode whose handler only calls the op (what sees the forward's lines and ops),
     and on every node of each backward one empty Python pre-hook and one empty post-hook (what
-    sees a node start and end), registered after a walk of the graph and removed after it."""
+    sees a node start and end), registered after a walk of the graph and removed after it, the
+    way the recorder registers its own (no RemovableHandle a hook)."""
 
     def __enter__(self) -> _Floor:
         from torch.overrides import TorchFunctionMode
@@ -145,13 +147,28 @@ class _Floor:
             return None
 
         orig = self.orig
+        fn_cls = torch.autograd.function.Function
+        self.register = fn_cls.__dict__.get("_register_hook")  # None: inherited (torch's _HookMixin)
+        torch_register = fn_cls._register_hook
+
+        def register(hooks: Any, hook: Any) -> Any:
+            # the registration the recorder uses (gradviz.torchrec.hooks): the hook into torch's
+            # dict for the node, no RemovableHandle (with one, 2x more objects a node for the GC)
+            if hook is pre or hook is post:
+                if hooks is None:
+                    hooks = OrderedDict()
+                hooks[hook] = hook
+                return hooks, hooks
+            return torch_register(hooks, hook)
+
+        fn_cls._register_hook = staticmethod(register)
 
         def backward(t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            seen, todo, handles = {t.grad_fn}, [t.grad_fn], []
+            seen, todo, dicts = {t.grad_fn}, [t.grad_fn], []
             while todo:
                 n = todo.pop()
-                handles.append(n.register_prehook(pre))
-                handles.append(n.register_hook(post))
+                dicts.append(n.register_prehook(pre))
+                dicts.append(n.register_hook(post))
                 for f, _ in n.next_functions:
                     if f is not None and f not in seen:
                         seen.add(f)
@@ -159,14 +176,19 @@ class _Floor:
             try:
                 return orig(t, *args, **kwargs)
             finally:
-                for h in handles:
-                    h.remove()
+                for d in dicts:
+                    d.pop(pre, None)
+                    d.pop(post, None)
 
         torch.Tensor.backward = backward  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: Any) -> None:
         torch.Tensor.backward = self.orig  # type: ignore[method-assign]
+        if self.register is None:
+            del torch.autograd.function.Function._register_hook
+        else:
+            torch.autograd.function.Function._register_hook = self.register
         self.mode.__exit__(None, None, None)
 
 
