@@ -19,6 +19,9 @@ from typing import Any
 import torch
 
 _PREFIX = "torch::autograd::"
+_NAMES: dict[type, str] = {}  # a node class -> its name, where the class is named after the node
+_NONES = tuple((None,) * n for n in range(64))  # input_metadata of n inputs
+_DEVICES: dict[Any, str] = {}  # torch.device -> its name
 _BackwardCFunction = torch.autograd.function.BackwardCFunction  # a custom Function's node
 ACCUMULATE_SEQ = (1 << 64) - 1  # AccumulateGrad's sequence number, always (torch's UINT64_MAX)
 
@@ -30,8 +33,33 @@ def node_name(node: Any) -> str:
     return n[len(_PREFIX):] if n.startswith(_PREFIX) else n
 
 
+def short_name(fn: Any) -> str:
+    """node_name(fn), known by fn's class where the class is named after the node (torch has one
+    class for every C++ node it has no class of its own for: those are asked)."""
+    cls = type(fn)
+    name = _NAMES.get(cls)
+    if name is None:
+        name = node_name(fn)
+        if cls.__name__ == name:
+            _NAMES[cls] = name
+    return name
+
+
+_DTYPES: dict[Any, str] = {}
+
+
 def dtype_name(d: torch.dtype) -> str:
-    return str(d).removeprefix("torch.")
+    name = _DTYPES.get(d)
+    if name is None:
+        name = _DTYPES[d] = str(d).removeprefix("torch.")
+    return name
+
+
+def device_name(d: torch.device) -> str:
+    name = _DEVICES.get(d)
+    if name is None:
+        name = _DEVICES[d] = str(d)
+    return name
 
 
 class LeafTensor:
@@ -57,13 +85,16 @@ class TorchNode:
     def __init__(self, fn: Any, nid: int, site: tuple[str | None, tuple[int, int] | None]):
         self.fn = fn
         self._id = nid
-        self._name = node_name(fn)
+        self._name = short_name(fn)
         self.sequence_nr = fn._sequence_nr()
         self.topological_nr = 0
         self.next_edges: tuple[tuple[Any, int], ...] = ()
         meta = getattr(fn, "_input_metadata", None)
-        self.input_metadata: tuple = tuple(meta) if meta is not None else (None,)
-        self.device = str(meta[0].device) if meta else "cpu"
+        # the recorder and the engine's rules read only how many inputs a node has: a shared
+        # tuple of that length (torch's metadata objects, one tuple a node, kept the GC busy)
+        n = len(meta) if meta is not None else 1
+        self.input_metadata: tuple = _NONES[n] if n < len(_NONES) else (None,) * n
+        self.device = device_name(meta[0].device) if meta else "cpu"
         self.source, self.columns = site  # the user's line, the op's columns on it
         self._saved: tuple[tuple[int, ...], ...] | None = None
         self._defer_safe = not isinstance(fn, _BackwardCFunction)

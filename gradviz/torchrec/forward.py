@@ -106,9 +106,13 @@ def _finite(t: torch.Tensor) -> bool | None:
 class ForwardMode(TorchFunctionMode):
     """Notes each torch call as forward-side events of ``rec`` (a TorchRecorder with ForwardSide)."""
 
-    def __init__(self, rec: Any):
+    def __init__(self, rec: Any, source: Any = None):
         super().__init__()
         self.rec = rec
+        # source: the line-noting mode (lines.SourceMode), called here in place of the op rather
+        # than pushed below this mode: one dispatch of torch's to Python an op, not two. It
+        # calls the op itself (from the user's line) and notes the nodes it made.
+        self.call = source.__torch_function__ if source is not None else _call
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         rec = self.rec
@@ -121,22 +125,25 @@ class ForwardMode(TorchFunctionMode):
         if busy() or rec._running:
             # the recorder's own ops, or a backward running (its hooks, a Function's backward, a
             # create_graph backward's ops): not the program's forward
-            return func(*args, **(kwargs or {}))
+            return self.call(func, types, args, kwargs)
         name = getattr(func, "__name__", "")
         if name == _SET_GRAD:
             rec._fwd_grad_mode(sys._getframe(1), bool(args[0]) if args else True)
-            return func(*args, **(kwargs or {}))
+            return self.call(func, types, args, kwargs)
         if name == "__set__" and func == _GRAD_SET:
             if args and args[0].grad is not None and (len(args) < 2 or args[1] is None):
                 rec._fwd_emit(ev.GradReset, tensor=rec._fwd_id(args[0]), how="none", source=_where())
-            return func(*args, **(kwargs or {}))
+            return self.call(func, types, args, kwargs)
         if rec._fwd_pending:
             rec._fwd_flush(sys._getframe(1))
         written = _written(args, kwargs) if _inplace(name, kwargs) else None
         before = [_version(t) for t in written] if written else None
-        out = func(*args, **(kwargs or {}))
+        last = lines.LAST
+        last.op = None  # SourceMode, below, notes this call's site there
+        out = self.call(func, types, args, kwargs)
         with Busy():  # the mode's own torch calls (a finiteness check): neither mode notes them
             self._note(func, name, args, kwargs, out, written, before)
+        last.op = None
         return out
 
     def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any, written: list | None,
@@ -151,7 +158,7 @@ class ForwardMode(TorchFunctionMode):
             if src is not None and src.requires_grad:
                 o = out if isinstance(out, torch.Tensor) else None
                 rec._fwd_emit(ev.Detach, op=_DETACH.get(name, name), tensor=rec._fwd_id(src),
-                              output=None if o is None else rec._fwd_id(o), source=_where())
+                              output=None if o is None else rec._fwd_id(o), source=_where_of(func))
             return
         if written is not None:
             user = lines.user_frame(1)
@@ -189,15 +196,33 @@ class ForwardMode(TorchFunctionMode):
                 return
             tainted.add(id(first))
             mode = "inference" if torch.is_inference_mode_enabled() else "no_grad"
-        user = lines.user_frame(1)
+        src, cols = _site_of(func)
         rec._fwd_emit(ev.ForwardOp, op=name.strip("_") or name, inputs=tuple(rec._fwd_id(t) for t in ins),
                       output=rec._fwd_id(first), grad_fn=None, requires_grad=first.requires_grad, grad_mode=mode,
-                      finite=_finite(first) if enabled else None, source=lines.where(user),
-                      columns=frame_columns(user))
+                      finite=_finite(first) if enabled else None, source=src, columns=cols)
+
+
+def _call(func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    return func(*args, **(kwargs or {}))
 
 
 def _where() -> str | None:
     return lines.where(lines.user_frame(1))
+
+
+def _where_of(func: Any) -> str | None:
+    """The user's line of the torch call ``func`` just made: SourceMode's, when it saw it."""
+    return _site_of(func)[0]
+
+
+def _site_of(func: Any) -> tuple[str | None, tuple[int, int] | None]:
+    """The user's line of the torch call ``func`` just made and its columns on it: SourceMode's,
+    when it saw it."""
+    last = lines.LAST.op
+    if last is not None and last[0] is func:
+        return last[1], last[2]
+    user = lines.user_frame(1)
+    return lines.where(user), frame_columns(user)
 
 
 _GRAD_MODES = {"no_grad": "no_grad", "enable_grad": "enable_grad", "set_grad_enabled": "set_grad_enabled",
@@ -218,7 +243,9 @@ class ForwardSide:
     _known_leaf_id: Any
     _tensor_ids: int
 
-    def _fwd_start(self) -> None:
+    def _fwd_start(self, source: Any = None) -> bool:
+        """Push the forward side's mode, which calls ``source`` (a TorchFunctionMode not pushed)
+        for each op; whether it did (if not, the caller pushes ``source`` itself)."""
         self._fwd_ids: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, tensor id)
         self._fwd_tainted: set[int] = set()  # id() of tensors made in no_grad blocks from grad tensors
         self._fwd_mode: ForwardMode | None = None
@@ -226,8 +253,10 @@ class ForwardSide:
         # frame, the tensor it writes, its name, the user's line, columns], reported once it is done
         self._fwd_pending: dict[int, list[Any]] = {}
         if self.forward and forward_default():
-            self._fwd_mode = ForwardMode(self)
+            self._fwd_mode = ForwardMode(self, source)
             self._fwd_mode.__enter__()
+            return True
+        return False
 
     def _fwd_done(self) -> None:
         """The recording stops: an in-place call still noted (_fwd_composite) was the last step."""

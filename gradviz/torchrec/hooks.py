@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,8 @@ class HookPatches:
     def __init__(self, report: Callable[[Any, str, Any, tuple], None]) -> None:
         self.report = report
         self.active = False
+        # the recorder's per-call hooks (TorchSource._begin): registered the cheap way, see below
+        self.own: set[Any] = set()
         self._saved: list[tuple[Any, str, Any]] = []
 
     def start(self) -> None:
@@ -94,7 +97,17 @@ class HookPatches:
         return hook
 
     def _node_register(self, orig: Any) -> Any:
+        own = self.own
+
         def _register_hook(backward_hooks: Any, hook: Any) -> Any:
+            if type(hook) is functools.partial and hook in own:
+                # the recorder's own hook, on every node of a call: into torch's dict for the
+                # node without a RemovableHandle; the dict is the handle (the recorder pops its
+                # hook from it when the call ends)
+                if backward_hooks is None:
+                    backward_hooks = OrderedDict()
+                backward_hooks[hook] = hook
+                return backward_hooks, backward_hooks
             if self.active and not is_internal(hook):
                 hook = self.wrap(hook, "node", None)  # pre or post: told by its arguments
             return orig(backward_hooks, hook)

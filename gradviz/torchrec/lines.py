@@ -64,6 +64,16 @@ def line_key(node: Any) -> tuple[int, int, str]:
     return threading.get_ident(), node._sequence_nr(), node.name()
 
 
+class _Last(threading.local):
+    # (func, "file:line", columns) of the torch call SourceMode saw last on this thread: the
+    # forward side's mode, above it, reads it rather than walking the stack a second time
+    # (strings and numbers: nothing of the user's is held)
+    op: tuple[Any, str | None, tuple[int, int] | None] | None = None
+
+
+LAST = _Last()
+
+
 class SourceMode(TorchFunctionMode):
     """Notes, for every graph node a torch call in the user's code makes, the user's line and the
     call's columns on it: the call's outputs' grad_fn and every new node behind it (a composite op
@@ -84,19 +94,18 @@ class SourceMode(TorchFunctionMode):
         if busy():
             return func(*args, **(kwargs or {}))
         frame = user_frame(1)
+        src, cols = where(frame), frame_columns(frame)
+        LAST.op = (func, src, cols)  # for the forward side's mode above, which asks for the same site
         out = call_from(frame, func, args, kwargs or {})
         if not torch.is_grad_enabled():
             return out
         items = out if isinstance(out, (tuple, list)) else (out,)
-        src: Site = NO_SITE
-        found = False
+        site: Site = (src, cols)
         for t in items:
             gf = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
             if gf is None or line_key(gf) in self.lines:
                 continue
-            if not found:
-                src, found = (where(frame), frame_columns(frame)), True
-            self._tag(gf, src)
+            self._tag(gf, site)
         return out
 
     def _tag(self, gf: Any, src: Site) -> None:

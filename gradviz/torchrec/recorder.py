@@ -39,6 +39,7 @@ import inspect
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -67,6 +68,8 @@ from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradv
 from gradviz.trace.summaries import Summary
 
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
+_FIELDS: dict[type, tuple[str, ...]] = {}  # an event class -> its fields after seq, ts and tid
+_current_node = torch._C._current_autograd_node  # the node the calling engine thread evaluates
 
 
 class _Call:
@@ -74,12 +77,12 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "hooked", "by_key", "leaf_of")
+                 "captured", "root", "own", "by_key", "leaf_of")
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
         self.nodes: dict[int, TorchNode] = {}  # id(torch node) -> adapter
-        self.filled: dict[TorchNode, set[int]] = {}  # node -> InputBuffer slots holding a gradient
+        self.filled: dict[TorchNode, int] = {}  # node -> InputBuffer slots holding a gradient (bits)
         self.handles: list[Any] = []
         self.ran: list[TorchNode] = []
         self.running: list[tuple[TorchNode, Any]] = []  # (node, Summary of its leaf's .grad before)
@@ -88,7 +91,7 @@ class _Call:
         self.queued: dict[TorchNode, TorchQueue] = {}  # node -> the ready queue it was pushed to
         self.captured: list[tuple[TorchNode, int, int]] = []  # (node, input_nr, output index)
         self.root: TorchNode | None = None
-        self.hooked: set[int] = set()  # id(torch node) of the nodes this call hooks
+        self.own: tuple[Any, ...] = ()  # this call's shared pre-hook and post-hook
         self.by_key: dict[tuple[int, str], TorchNode] = {}  # (sequence_nr, name) -> node (user hooks)
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
 
@@ -115,6 +118,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._names = LeafNames()
         self._hooks = HookPatches(self._hook_seen)
         self._mode: lines.SourceMode | None = None
+        self._mode_pushed = False  # whether _mode is on torch's mode stack (or called by the forward side's)
         self._fwd_mode: Any = None  # forward.py's mode, once started
         self._saved: dict[str, Any] = {}
         self._closed = False
@@ -137,8 +141,11 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._names.start()
         self._hooks.start()
         self._mode = lines.SourceMode(self._lines, None)
-        self._mode.__enter__()
-        self._fwd_start()  # why: the forward side's mode, above SourceMode
+        # why: the forward side's mode calls SourceMode's handler for each op (one mode on
+        # torch's stack); without the forward side SourceMode is the mode
+        self._mode_pushed = not self._fwd_start(self._mode)
+        if self._mode_pushed:
+            self._mode.__enter__()
 
     def stop(self, rec: Recorder) -> None:
         if not self._closed:
@@ -156,8 +163,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 torch.Tensor.backward = self._saved["Tensor.backward"]
             self._names.stop()
             self._hooks.stop()
-            self._fwd_stop()  # why: off before SourceMode, the reverse of start
-            if self._mode is not None:
+            self._fwd_stop()  # why
+            if self._mode is not None and self._mode_pushed:
                 try:
                     self._mode.__exit__(None, None, None)
                 except Exception:  # noqa: BLE001 - a mode left mismatched by the script: ours is off anyway
@@ -178,12 +185,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         rec = self._rec
         if rec is None or self._closed:
             return
-        names = [f.name for f in dataclasses.fields(cls)][3:]  # after seq, ts, tid
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))[3:]  # after seq, ts, tid
         with rec._lock:
-            rec._put(cls.kind, tid, *(fields[n] for n in names))
+            rec._put(cls.kind, tid, *[fields[n] for n in names])
 
     def _tid(self, role: str) -> int:
-        return self._rec._tid() if self._rec is not None else 0
+        rec = self._rec
+        if rec is None:
+            return 0
+        return rec._local.tid or rec._tid()  # the thread's tid, once known, without the lock
 
     def _known_leaf_id(self, t: torch.Tensor) -> int | None:
         known = self._leaves.get(id(t))
@@ -224,13 +236,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._leaves.pop(key, None)
             self._dead.append(known[2])
 
-    def _adapter(self, fn: Any, frame: Any) -> TorchNode:
+    def _adapter(self, fn: Any, frame: Any, ident: int) -> TorchNode:
+        """fn's adapter (ident: this thread's, a part of lines.line_key)."""
         var = getattr(fn, "variable", None)
         if var is not None:
             return self._leaf_node(fn, var, frame)
-        key = lines.line_key(fn)
-        nid = self._kept.get(key)
-        return TorchNode(fn, nid if nid is not None else self._fresh(), self._lines.pop(key, lines.NO_SITE))
+        a = TorchNode(fn, 0, lines.NO_SITE)
+        key = (ident, a.sequence_nr, fn.name())  # lines.line_key(fn), from what the adapter read
+        nid = self._kept.get(key) if self._kept else None
+        a._id = nid if nid is not None else self._fresh()
+        a.source, a.columns = self._lines.pop(key, lines.NO_SITE)
+        return a
 
     def _queue(self, ident: int) -> TorchQueue:
         q = self._queues.get(ident)
@@ -369,8 +385,10 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             call = _Call(gt)
             fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
             of = call.nodes
+            ident = threading.get_ident()
+            adapter = self._adapter
             for f in fns:
-                of[id(f)] = self._adapter(f, frame)
+                of[id(f)] = adapter(f, frame, ident)
             acc = {id(a.leaf): a for a in of.values() if type(a) is TorchLeafNode}
 
             def edge_of(n: Any, x: Any) -> tuple[TorchNode | None, int]:
@@ -425,11 +443,25 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if not accumulate:
                     call.captured = [(a, nr, i) for i, (a, nr) in enumerate(gt.outputs)]
             rec.mark_derived(n1)
+            # One pre-hook and one post-hook object for the whole call: each finds its node as
+            # torch's engine names it (the node it is evaluating), so a node costs torch's two
+            # registrations and nothing of ours (no closure, no handle: hooks.HookPatches)
+            pre, post = self._pre(call, None), self._post(call, None)
+            own = self._hooks.own
+            own.add(pre)
+            own.add(post)
+            handles = call.handles
             for a in of.values():
-                if a.fn is not None:
-                    call.handles.append(a.fn.register_prehook(self._pre(call, a)))
-                    call.handles.append(a.fn.register_hook(self._post(call, a)))
-                    call.hooked.add(id(a.fn))
+                fn = a.fn
+                if fn is None:
+                    continue
+                if type(fn) is StandInLeaf:  # tensor hooks stand in: no node of torch's to name it
+                    handles.append(fn.register_prehook(self._pre(call, a)))
+                    handles.append(fn.register_hook(self._post(call, a)))
+                else:
+                    handles.append(fn.register_prehook(pre))
+                    handles.append(fn.register_hook(post))
+            call.own = (pre, post)
             stack.append(call)
             self._running.append(call)
             n1 = rec.count
@@ -452,25 +484,33 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         rec = self._rec
         gt = call.gt
         if producer is not None:
-            left = gt.dependencies.get(node, 1) - 1
-            gt.dependencies[node] = left
+            deps = gt.dependencies
+            left = deps.get(node, 1) - 1
+            deps[node] = left
             rec.dependency_decrement(gt, node, producer, left)
         else:
             left = 0
-        info = gt.exec_info.get(node) if gt.exec_info else None
-        if gt.exec_info and not root and (info is None or not info.should_execute()):
-            return  # torch skips the buffer of a node that will not run
-        filled = call.filled.setdefault(node, set())
-        mode = "undefined" if grad is None else "accumulate" if slot in filled else "set"
-        if grad is not None:
-            filled.add(slot)
+        info = None
+        if gt.exec_info:
+            info = gt.exec_info.get(node)
+            if not root and (info is None or not info.should_execute()):
+                return  # torch skips the buffer of a node that will not run
+        filled = call.filled.get(node, 0)  # a bit per InputBuffer slot: an int, nothing for the GC
+        bit = 1 << slot
+        if grad is None:
+            mode = "undefined"
+        else:
+            mode = "accumulate" if filled & bit else "set"
+            filled |= bit
+            call.filled[node] = filled
         s = summary(grad, self.values)
-        # a leaf's AccumulateGrad given one gradient sets .grad to those values: its statistics
-        # are these, and need no second pass over a weight-sized tensor
-        lone = mode == "set" and node not in call.single and grad.layout == torch.strided and s.stats is not None
-        call.single[node] = (s, _ptr(grad)) if lone else None
+        if type(node) is TorchLeafNode:
+            # a leaf's AccumulateGrad given one gradient sets .grad to those values: its
+            # statistics are these, and need no second pass over a weight-sized tensor
+            lone = mode == "set" and node not in call.single and grad.layout == torch.strided and s.stats is not None
+            call.single[node] = (s, _ptr(grad)) if lone else None
         rec.buffer_add(gt, node, slot, s, mode, producer)
-        if left > 0 and mode != "undefined" and len(filled) == 1 and node not in call.parked:
+        if left > 0 and mode != "undefined" and not filled & (filled - 1) and node not in call.parked:
             call.parked.add(node)
             rec.not_ready_park(gt, node, left)
         if left == 0:
@@ -479,7 +519,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 rec.not_ready_take(gt, node)
             # torch's ready_queue(cpu_queue, buffer.device()): a buffer holding a device's gradient
             # goes to that device's worker; any other to the task's own CPU queue
-            dev = "cpu" if grad is None or grad.device.type == "cpu" else str(grad.device)
+            dev = "cpu" if grad is None or grad.is_cpu else str(grad.device)
             q = gt.cpu_ready_queue if dev == "cpu" else self._device_queue(dev)
             call.queued[node] = q
             prio = (ev.PRIORITY_NODE, gt.reentrant_depth, node.sequence_nr)
@@ -489,12 +529,16 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 self._pop(call, node)  # captured only: popped, its input captured, not run
 
     def _pop(self, call: _Call, node: TorchNode) -> None:
-        q = call.queued.pop(node, call.gt.cpu_ready_queue)
-        for i, (_, t, n) in enumerate(q.items):
-            if n is node and t == call.gt.id:
-                del q.items[i]
+        gt = call.gt
+        q = call.queued.pop(node, gt.cpu_ready_queue)
+        items = q.items
+        tid = gt.id
+        for i in range(len(items) - 1, -1, -1):  # from the end: torch pops what was pushed last, mostly
+            x = items[i]
+            if x[2] is node and x[1] == tid:
+                del items[i]
                 break
-        self._rec.queue_pop(q, NodeTask(node, call.gt.reentrant_depth, call.gt.id), len(q.items))
+        self._rec.queue_pop(q, NodeTask(node, gt.reentrant_depth, tid), len(items))
 
     def _hook_seen(self, fn: Any, kind: str, target: Any, args: tuple) -> None:
         """A user hook is about to run (gradviz.torchrec.hooks): its hook event, on the node
@@ -535,42 +579,66 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         s = getattr(self._tls, "calls", None)
         if s:
             return s[-1] is call
-        return [c for c in self._running if id(fn) in c.hooked] == [call]
+        return [c for c in self._running if id(fn) in c.nodes] == [call]
 
-    def _pre(self, call: _Call, node: TorchNode) -> Any:
+    def _pre(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_pre, call, node)
 
-    def _on_pre(self, call: _Call, node: TorchNode, grad_outputs: Any) -> None:
+    def _on_pre(self, call: _Call, node: TorchNode | None, grad_outputs: Any) -> None:
         try:
-            if self._closed or not self._mine(call, node.fn):
+            if node is None:  # the call's shared hook: the node torch's engine is evaluating
+                node = call.nodes.get(id(_current_node()))
+                if node is None:
+                    return None
+            if self._closed:
                 return None
-            info = call.gt.exec_info.get(node) if call.gt.exec_info else None
-            if info is not None and not info.needed:
-                return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
+            calls = getattr(self._tls, "calls", None)
+            if calls:  # _mine's case of a thread that began calls, without the call
+                if calls[-1] is not call:
+                    return None
+            elif not self._mine(call, node.fn):
+                return None
+            gt = call.gt
+            if gt.exec_info:
+                info = gt.exec_info.get(node)
+                if info is not None and not info.needed:
+                    return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._lock:
                 rec = self._rec
-                if not getattr(self._tls, "calls", None):
+                if not calls:
                     # a thread that began no call and runs its nodes: torch's worker for a device
                     rec.thread_start("device_worker", node.device)
                 n0 = rec.count
                 self._pop(call, node)
                 rec.mark_derived(n0)
-                rec.node_begin(call.gt, node, call.gt.reentrant_depth)
+                rec.node_begin(gt, node, gt.reentrant_depth)
                 call.ran.append(node)
                 before = None
-                if type(node) is TorchLeafNode and node.leaf.grad is not None:
-                    before = summary(node.leaf.grad)
+                if type(node) is TorchLeafNode:
+                    g = node.leaf.grad
+                    if g is not None:
+                        before = summary(g)
                 call.running.append((node, before))
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
         return None
 
-    def _post(self, call: _Call, node: TorchNode) -> Any:
+    def _post(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_post, call, node)
 
-    def _on_post(self, call: _Call, node: TorchNode, grad_inputs: Any, grad_outputs: Any) -> None:
+    def _on_post(self, call: _Call, node: TorchNode | None, grad_inputs: Any, grad_outputs: Any) -> None:
         try:
-            if self._closed or not self._mine(call, node.fn):
+            if node is None:
+                node = call.nodes.get(id(_current_node()))
+                if node is None:
+                    return None
+            if self._closed:
+                return None
+            calls = getattr(self._tls, "calls", None)
+            if calls:
+                if calls[-1] is not call:
+                    return None
+            elif not self._mine(call, node.fn):
                 return None
             with self._lock:
                 self._after(call, node, grad_inputs)
@@ -608,8 +676,13 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
 
     def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
         for h in call.handles:
-            h.remove()
+            if type(h) is OrderedDict:  # one of torch's hook dicts, holding our hook (HookPatches)
+                h.pop(call.own[0], None)
+                h.pop(call.own[1], None)
+            else:
+                h.remove()
         call.handles.clear()
+        self._hooks.own.difference_update(call.own)
         stack = self._stack()
         if stack and stack[-1] is call:
             stack.pop()

@@ -12,10 +12,11 @@ from typing import Any
 
 import torch
 
-from gradviz.torchrec.adapters import dtype_name
+from gradviz.torchrec.adapters import device_name, dtype_name
 from gradviz.trace.summaries import VALUES_MAX, Summary, _stats_row, stats_row, values_raw
 
 _NUMPY_FLOATS = frozenset((torch.float16, torch.float32, torch.float64))  # dtypes numpy reads as they are
+_STRIDED = torch.strided
 _busy = threading.local()  # set while the recorder runs its own torch ops: not the user's
 
 
@@ -49,7 +50,7 @@ def has_values(t: torch.Tensor) -> bool:
 def summary(t: torch.Tensor | None, values: bool = False) -> Summary | None:
     if t is None:
         return None
-    return Summary(tuple(t.shape), dtype_name(t.dtype), str(t.device), stats(t),
+    return Summary(tuple(t.shape), dtype_name(t.dtype), device_name(t.device), stats(t),
                    _values(t) if values else None)
 
 
@@ -60,6 +61,15 @@ def stats(t: torch.Tensor) -> Any:
     own dtype (aminmax, vector_norm): finite extremes mean nothing to count. On a detached
     tensor: nothing here enters autograd's graph."""
     try:
+        if (type(t) is torch.Tensor or type(t) is torch.nn.Parameter) and t.is_cpu and t.layout is _STRIDED \
+                and t.dtype in _NUMPY_FLOATS and (_is_wrapped is None or not _is_wrapped(t)):
+            # a plain CPU tensor (the common case): has_values' checks in their cheapest order
+            if t.numel() == 1:
+                v = t.item()
+                if v - v == 0.0:
+                    return v
+            else:
+                return _stats_row(t.detach().resolve_conj().resolve_neg().numpy())
         if not has_values(t):
             return None
         if t.layout == torch.strided and t.dtype in _NUMPY_FLOATS and t.device.type == "cpu":

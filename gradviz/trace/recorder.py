@@ -393,6 +393,8 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             return self._final_count
         with self._lock:
             k = len(self._rows)
+            if self._source is not None:  # _scan's case without the call: a source makes no group rows
+                return self._base + k + self._edges
             return self._base + k + self._scan(k) + self._edges
 
     def _scan(self, k: int) -> int:
@@ -539,7 +541,11 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         keeps other steps out meanwhile (torchrec emits under one lock)."""
         with self._lock:
             k = len(self._rows)
-            self._derived.extend(range(since, self._base + k + self._scan(k) + self._edges))
+            end = self._base + k + self._edges
+            if self._source is None:
+                end += self._scan(k)
+            if end > since:
+                self._derived.extend(range(since, end))
 
     def flush_derived(self) -> None:
         """Write the ``derived`` event listing the inferred events so far (if any)."""
