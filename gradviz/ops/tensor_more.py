@@ -41,7 +41,7 @@ def _elementwise(name: str, a: Tensor, fn: Callable[..., Any], *others: Tensor) 
         flat[...] = result.reshape(-1)
     else:
         a._data[...] = result
-    bump_version(a, name)
+    # no version bump, as torch's: its apply_/map_ write through the raw data, past the counter
     return a
 
 

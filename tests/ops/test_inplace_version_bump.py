@@ -124,6 +124,15 @@ def test_a_write_under_grad_names_its_op_once() -> None:
     assert [op for op, _ in ops] == ["sin_", "abs_", "clip_"], ops
 
 
+@pytest.mark.parametrize("engine", ["gradviz", "torch"])
+def test_python_callable_maps_move_no_version(engine: str) -> None:
+    """torch's apply_/map_/map2_ write through the raw data: no version moves, no step."""
+    T = gradviz if engine == "gradviz" else pytest.importorskip("torch")
+    for run in (lambda x: x.apply_(lambda v: v * 2), lambda x: x.map_(_other(T), lambda a, b: a + b),
+                lambda x: x.map2_(_other(T), _other(T), lambda a, b, c: a + b * c)):
+        assert _bumps(engine, T, run) == (0, [])
+
+
 def _module_init_bumps(engine: str, T: Any) -> list[tuple[str, str]]:
     with gradviz.record(engine=engine) as rec:
         T.nn.Sequential(T.nn.Linear(2, 3), T.nn.LayerNorm(3))  # INIT
