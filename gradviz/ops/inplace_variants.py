@@ -46,13 +46,18 @@ __all__ = [  # torch's functions among them (torch.tan_, torch.view_copy, ...)
 
 
 # -- in place -----------------------------------------------------------------------------------
-def _write(name: str, a: Tensor, r: Tensor) -> None:
-    """r's value into a, in a's dtype (torch refuses to write a float result into an integer
-    tensor), then a's version bumped as torch's op ``name``."""
+def _into(a: Tensor, r: Tensor) -> None:
+    """r's value into a, in a's dtype: torch refuses to write a float result into an integer
+    tensor."""
     if r.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
     check_result_cast(a, r)
     a._data[...] = r._data.astype(a._data.dtype, copy=False)
+
+
+def _write(name: str, a: Tensor, r: Tensor) -> None:
+    """r's value into a, then a's version bumped as torch's op ``name``."""
+    _into(a, r)
     bump_version(a, name)
 
 
@@ -123,10 +128,7 @@ def _compare_inplace(name: str, key: str) -> Callable[..., Tensor]:
         w = InplaceWrite(self, others if self.dtype.is_floating_point else ())
         with no_grad():
             r = _COMPARE[key](self, other)
-        if r.shape != self.shape:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                               f"{list(r.shape)}")
-        self._data[...] = r._data.astype(self._data.dtype, copy=False)
+        _into(self, r)
         return w.done(NODES[f"{key}_scalar_" if bt is None else f"{key}_tensor_"], others, {}, op=name)
 
     fn.__name__ = fn.__qualname__ = name
