@@ -13,6 +13,7 @@ import numpy as np
 
 from gradviz.nn import functional as _F
 from gradviz.ops import nn_pad_ops as _nn_pad_ops
+from gradviz.ops.inplace_write import bump_version
 from gradviz.tensor import Tensor
 
 __all__ = [
@@ -194,7 +195,7 @@ def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_typ
     norms = (np.abs(w[rows].astype(np.float64)) ** norm_type).sum(-1) ** (1.0 / norm_type)
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     w[rows] = (w[rows] * scale[:, None]).astype(w.dtype)
-    weight._version_counter[0] += 1
+    bump_version(weight, "embedding_renorm_")
     return weight
 
 

@@ -30,6 +30,7 @@ from gradviz.ops._common import NODES, _c_copy, _new, _wrap_dim, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.inplace_variants import apply_inplace, inplace_of
+from gradviz.ops.inplace_write import named_inplace
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
@@ -126,7 +127,7 @@ def index_put(a: Tensor, indices: Sequence[Any], values: Tensor, accumulate: boo
 
 
 def index_put_(a: Tensor, indices: Sequence[Any], values: Tensor, accumulate: bool = False) -> Tensor:
-    return apply_inplace(a, index_put, indices, values, accumulate)
+    return apply_inplace("index_put_", a, index_put, indices, values, accumulate)
 
 
 # -- reductions into positions ----------------------------------------------------------------------
@@ -299,7 +300,7 @@ def put(a: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> T
     return out
 
 
-def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+def _fill_diagonal(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """The main diagonal set to fill_value in place, written through a strided view (CopySlices),
     as torch's; a tall matrix's diagonal restarts every columns + 1 rows with wrap."""
     if a.ndim < 2:
@@ -320,6 +321,10 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
         start = a.shape[1] * (a.shape[1] + 1)
         _inplace.fill_(_indexing.getitem(_views.view(a, -1), slice(start, None, step)), fill_value)
     return a
+
+
+# torch's one op, here fills through views: their writes are one version bump named fill_diagonal_
+fill_diagonal_ = named_inplace("fill_diagonal_", _fill_diagonal)
 
 
 # -- backward formulas ------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from gradviz.ops import views as _views
 from gradviz.ops._common import DERIVATIVES, NODES, _new, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import _move_retains_grad, record
-from gradviz.ops.inplace_write import after_inplace, check_inplace
+from gradviz.ops.inplace_write import InplaceWrite, after_inplace, bump_version, check_inplace, check_result_cast
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch's functions among them (torch.tan_, torch.view_copy, ...)
@@ -46,16 +46,19 @@ __all__ = [  # torch's functions among them (torch.tan_, torch.view_copy, ...)
 
 
 # -- in place -----------------------------------------------------------------------------------
-def _write(a: Tensor, data: Any) -> None:
-    """data into a, in a's dtype: torch refuses to write a float result into an integer tensor."""
-    if data.shape != a._data.shape:
-        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(data.shape)}")
-    src = _common._BY_NP_DTYPE.get(data.dtype)
-    if src is not None and src.is_floating_point and not a.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_dtype.scalar_type_name(src)} can't be cast to the desired output type "
-                           f"{_dtype.scalar_type_name(a.dtype)}")
-    a._data[...] = data.astype(a._data.dtype, copy=False)
-    a._version_counter[0] += 1
+def _into(a: Tensor, r: Tensor) -> None:
+    """r's value into a, in a's dtype: torch refuses to write a float result into an integer
+    tensor."""
+    if r.shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(r.shape)}")
+    check_result_cast(a, r)
+    a._data[...] = r._data.astype(a._data.dtype, copy=False)
+
+
+def _write(name: str, a: Tensor, r: Tensor) -> None:
+    """r's value into a, then a's version bumped as torch's op ``name``."""
+    _into(a, r)
+    bump_version(a, name)
 
 
 def _old_value(a: Tensor) -> Tensor:
@@ -70,18 +73,19 @@ def _old_value(a: Tensor) -> Tensor:
     return src
 
 
-def apply_inplace(a: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
-    """op(a, *args, **kwargs) written into a; op's node becomes a's (with a's old edge)."""
+def apply_inplace(name: str, a: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
+    """op(a, *args, **kwargs) written into a as torch's in-place op ``name``: op's node (numbered
+    and recorded by op) becomes a's, with a's old edge first; one version bump named ``name``."""
     check_inplace(a)
     tensors = [x for x in (*args, *kwargs.values()) if isinstance(x, Tensor)]
     grad = _grad_state.enabled and (a.requires_grad or builtins.any(x.requires_grad for x in tensors))
     if not grad:
         with no_grad():
             r = op(a, *args, **kwargs)
-        _write(a, r._data)
+        _write(name, a, r)
         return a
     r = op(_old_value(a), *args, **kwargs)
-    _write(a, r._data)
+    _write(name, a, r)
     node = r._grad_fn
     if node is not None:
         if a._retains_grad:
@@ -94,7 +98,7 @@ def apply_inplace(a: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: An
 def inplace_of(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """torch's ``name`` (an in-place op) from its out-of-place ``op``."""
     def fn(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return apply_inplace(self, op, *args, **kwargs)
+        return apply_inplace(name, self, op, *args, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch's {name}: {op.__name__} in place, its node over the tensor's old history."
@@ -114,26 +118,20 @@ ROWS: dict[str, D] = {
 register(ROWS)
 
 
-def _compare_inplace(key: str) -> Callable[..., Tensor]:
-    """A comparison in place: 1 or 0 in self's dtype; on floats torch records a node whose
-    gradients are zeros (EqBackward0 against a number, EqBackward1 against a tensor)."""
+def _compare_inplace(name: str, key: str) -> Callable[..., Tensor]:
+    """torch's ``name``, a comparison in place: 1 or 0 in self's dtype; on floats torch records a
+    node whose gradients are zeros (EqBackward0 against a number, EqBackward1 against a tensor)."""
     def fn(self: Tensor, other: Any) -> Tensor:
-        check_inplace(self)
         bt = other if isinstance(other, Tensor) else None
-        grad = _grad_state.enabled and (self.requires_grad or (bt is not None and bt.requires_grad))
-        src = _old_value(self) if grad else self
+        others = (bt,) if bt is not None else ()
+        # an integer self gets no node (its values have no gradient)
+        w = InplaceWrite(self, others if self.dtype.is_floating_point else ())
         with no_grad():
             r = _COMPARE[key](self, other)
-        _write(self, r._data)
-        if grad and self.dtype.is_floating_point:
-            if bt is None:
-                record(NODES[f"{key}_scalar_"], (src,), [self], {})
-            else:
-                record(NODES[f"{key}_tensor_"], (src, bt), [self], {})
-            after_inplace(self)
-        return self
+        _into(self, r)
+        return w.done(NODES[f"{key}_scalar_" if bt is None else f"{key}_tensor_"], others, {}, op=name)
 
-    fn.__name__ = fn.__qualname__ = key + "_"
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
@@ -143,7 +141,7 @@ def _no_history(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
         check_inplace(self)
         with no_grad():
             r = op(self, *args)
-        _write(self, r._data)
+        _write(name, self, r)
         return self
 
     fn.__name__ = fn.__qualname__ = name
@@ -154,7 +152,7 @@ def _float_power_(self: Tensor, exponent: Any) -> Tensor:
     if self.dtype is not _dtype.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self.dtype)} but the "
                            "operation's result requires dtype Double")
-    return apply_inplace(self, _math_more.float_power, exponent)
+    return apply_inplace("float_power_", self, _math_more.float_power, exponent)
 
 
 tan_ = inplace_of("tan_", _math_more.tan)
@@ -175,9 +173,10 @@ METHODS: dict[str, Callable[..., Any]] = {
     "copysign_": inplace_of("copysign_", _math_more.copysign), "float_power_": _float_power_,
     "addcmul_": inplace_of("addcmul_", _math_more.addcmul), "addcdiv_": inplace_of("addcdiv_", _math_more.addcdiv),
     "addmm_": inplace_of("addmm_", _linalg.addmm), "baddbmm_": inplace_of("baddbmm_", _linalg.baddbmm),
-    **{f"{k}_": _compare_inplace(k) for k in _COMPARE},
-    "greater_": _compare_inplace("gt"), "greater_equal_": _compare_inplace("ge"), "less_": _compare_inplace("lt"),
-    "less_equal_": _compare_inplace("le"), "not_equal_": _compare_inplace("ne"),
+    **{f"{k}_": _compare_inplace(f"{k}_", k) for k in _COMPARE},
+    "greater_": _compare_inplace("greater_", "gt"), "greater_equal_": _compare_inplace("greater_equal_", "ge"),
+    "less_": _compare_inplace("less_", "lt"), "less_equal_": _compare_inplace("less_equal_", "le"),
+    "not_equal_": _compare_inplace("not_equal_", "ne"),
     "logical_and_": _no_history("logical_and_", _pointwise.logical_and),
     "logical_or_": _no_history("logical_or_", _pointwise.logical_or),
     "logical_xor_": _no_history("logical_xor_", _math_more.logical_xor),
@@ -187,9 +186,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "bitwise_xor_": _no_history("bitwise_xor_", _pointwise.bitwise_xor),
     "bitwise_not_": _no_history("bitwise_not_", _pointwise.bitwise_not),
 }
-for _k in ("greater_", "greater_equal_", "less_", "less_equal_", "not_equal_"):
-    METHODS[_k].__name__ = METHODS[_k].__qualname__ = _k
-del _k
 
 
 # -- *_copy ------------------------------------------------------------------------------------

@@ -85,6 +85,16 @@ def old_edge_holder(a: Tensor) -> Tensor:
     return old
 
 
+def bump_version(a: Tensor, op: str) -> None:
+    """a's version up after an in-place write, reported to the forward side as torch's op ``op``
+    ("sin_"; the frames' names do not say it: a kernel serves several ops). InplaceWrite.done's
+    first step, and the whole of it for an op whose node another op records (apply_inplace) or
+    that records none (logical_and_, resize_)."""
+    a._version_counter[0] += 1
+    if _forward.engine.probe is not None:
+        _forward.version_bump(a, op)
+
+
 class InplaceWrite:
     """One in-place write into ``a``, from its checks to its node. ``others``: the op's other
     inputs (tensors or not); a node is recorded when grad mode is on and ``a`` or one of them
@@ -113,9 +123,7 @@ class InplaceWrite:
         or a function making it once the write is done: what reads a's new value), and a view's
         base rebased (``rebase``). Returns a."""
         a = self.a
-        a._version_counter[0] += 1
-        if _forward.engine.probe is not None:
-            _forward.version_bump(a, op)
+        bump_version(a, op)
         if self.grad:
             record(node, (self.old, *others), [a], saved() if callable(saved) else saved, sequence_nr=self.seq)
             if rebase:

@@ -8,15 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.autograd import forward_events as _forward
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.graph import next_sequence_nr
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
-from gradviz.ops.inplace_write import after_inplace as _after_inplace
-from gradviz.ops.inplace_write import check_inplace as _check_inplace
-from gradviz.ops.inplace_write import old_edge_holder as _old_edge_holder
+from gradviz.ops.inplace_write import InplaceWrite
 from gradviz.ops.nn_ops import _out, _register, _requires
 from gradviz.random import _dists
 from gradviz.random._generator import resolve
@@ -168,21 +164,11 @@ _RRELU = _register("rrelu_with_noise", D("RreluWithNoiseBackward0", (_rrelu_grad
 def rrelu_with_noise_(a: Tensor, lower: float, upper: float, training: bool, generator: Any = None) -> Tensor:
     """rrelu in place: a's history becomes RreluWithNoiseBackward1, which saves the result (the
     input is overwritten) and reads its sign where the slope is not drawn."""
-    _check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
-    if grad:
-        seq = next_sequence_nr()
-        old = _old_edge_holder(a)
+    w = InplaceWrite(a)
     y, noise = _rrelu_data(a._data, lower, upper, training, generator)
     a._data[...] = y
-    a._version_counter[0] += 1
-    if _forward.engine.probe is not None:
-        _forward.version_bump(a, None)
-    if grad:
-        record(_RRELU_INPLACE, (old,), [a], {"result": SavedVariable(a, True), "noise": noise, "lower": lower,
-                                             "upper": upper, "training": training}, sequence_nr=seq)
-        _after_inplace(a)
-    return a
+    return w.done(_RRELU_INPLACE, (), lambda: {"result": SavedVariable(a, True), "noise": noise, "lower": lower,
+                                               "upper": upper, "training": training}, op="rrelu_")
 
 
 def _rrelu_inplace_grad(n: Any, g: Tensor) -> Tensor:

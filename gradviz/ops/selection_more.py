@@ -30,7 +30,6 @@ from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _ascontiguous, _dims, _new, _wrap_dim, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
-from gradviz.ops.inplace_variants import apply_inplace
 from gradviz.ops.reductions import _ValuesIndices
 from gradviz.tensor import Tensor
 
@@ -271,7 +270,7 @@ def _quantile(name: str, a: Tensor, q: Any, dim: int | None, keepdim: bool, inte
     if interpolation in ("linear", "midpoint"):
         upper = _indexing.gather(s, -1, _new(_ascontiguous(above), s.device))
         w = _new(_ascontiguous(np.asarray(weights, dtype=sd.dtype)), s.device)
-        values = apply_inplace(values, _math_binary.lerp, upper, w)
+        values = _math_binary.lerp(values, upper, w)  # (torch lerps in place, a step its recorder never sees)
     if qt.ndim == 0:
         return _inplace_views.squeeze_(values, -1)
     return _inplace_views.squeeze_(_inplace_views.transpose_(_inplace_views.unsqueeze_(values, 0), 0, -1), -1)

@@ -21,7 +21,7 @@ from gradviz.ops import views as _views
 from gradviz.ops._common import NODES, _new, register
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
-from gradviz.ops.inplace_write import check_inplace
+from gradviz.ops.inplace_write import bump_version, check_inplace
 from gradviz.ops.misc_more import empty_strided
 from gradviz.tensor import Tensor
 
@@ -41,7 +41,7 @@ def _elementwise(name: str, a: Tensor, fn: Callable[..., Any], *others: Tensor) 
         flat[...] = result.reshape(-1)
     else:
         a._data[...] = result
-    a._version_counter[0] += 1
+    # no version bump, as torch's: its apply_/map_ write through the raw data, past the counter
     return a
 
 
@@ -83,6 +83,10 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     """self given a new size in place: the elements it keeps are its first ones, in order; new
     ones are uninitialised (zeros here)."""
     size = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else tuple(sizes)
+    return _resize("resize_", self, size)
+
+
+def _resize(name: str, self: Tensor, size: tuple[int, ...]) -> Tensor:
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     n = int(np.prod(size))
@@ -91,12 +95,12 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     keep = min(n, old.size)
     data[:keep] = old[:keep]
     self._data = data.reshape(size)
-    self._version_counter[0] += 1
+    bump_version(self, name)
     return self
 
 
 def resize_as_(self: Tensor, other: Tensor, memory_format: Any = None) -> Tensor:
-    return resize_(self, tuple(other.shape))
+    return _resize("resize_as_", self, tuple(other.shape))
 
 
 def set_(self: Tensor, source: Tensor | None = None, *args: Any) -> Tensor:
@@ -110,7 +114,7 @@ def set_(self: Tensor, source: Tensor | None = None, *args: Any) -> Tensor:
             raise RuntimeError(f"Could not set tensor of type {_dtype.scalar_type_name(source.dtype)} to a tensor of "
                                f"type {_dtype.scalar_type_name(self.dtype)}")
         self._data = source._data
-    self._version_counter[0] += 1
+    bump_version(self, "set_")
     return self
 
 

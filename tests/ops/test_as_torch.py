@@ -138,7 +138,8 @@ def test_cli_runs_an_unmodified_tutorial_script_records_and_renders(tmp_path):
 def test_cli_unsupported_api_is_one_line_nonzero_and_no_gradviz_traceback(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(
-        "import torch\nx = torch.ones(3, requires_grad=True)\n(x * 2).sum().backward()\ny = torch.nested.nested_tensor([x])\n"
+        "import torch\nx = torch.ones(3, requires_grad=True)\n(x * 2).sum().backward()\n"
+        "y = torch.nested.nested_tensor([x])\n"
     )
     r = _gradviz_run("--engine", "gradviz", "-o", "t.json", str(script), cwd=tmp_path)
     assert r.returncode == 1

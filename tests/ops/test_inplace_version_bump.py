@@ -124,6 +124,15 @@ def test_a_write_under_grad_names_its_op_once() -> None:
     assert [op for op, _ in ops] == ["sin_", "abs_", "clip_"], ops
 
 
+@pytest.mark.parametrize("engine", ["gradviz", "torch"])
+def test_python_callable_maps_move_no_version(engine: str) -> None:
+    """torch's apply_/map_/map2_ write through the raw data: no version moves, no step."""
+    T = gradviz if engine == "gradviz" else pytest.importorskip("torch")
+    for run in (lambda x: x.apply_(lambda v: v * 2), lambda x: x.map_(_other(T), lambda a, b: a + b),
+                lambda x: x.map2_(_other(T), _other(T), lambda a, b, c: a + b * c)):
+        assert _bumps(engine, T, run) == (0, [])
+
+
 def _module_init_bumps(engine: str, T: Any) -> list[tuple[str, str]]:
     with gradviz.record(engine=engine) as rec:
         T.nn.Sequential(T.nn.Linear(2, 3), T.nn.LayerNorm(3))  # INIT
@@ -139,6 +148,30 @@ def test_a_modules_init_fills_are_steps() -> None:
     assert _module_init_bumps("gradviz", gradviz) == _INIT_STEPS
 
 
+# Tensor methods whose torch binding never calls __torch_function__: torch's recorder, which sees
+# calls through a TorchFunctionMode, cannot see them (test_torch_hides_these_calls proves it)
+_UNSEEN_BY_TORCH = {("Tensor", "set_")}
+
+
+def test_torch_hides_these_calls() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Seen(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            seen.append(getattr(func, "__name__", ""))
+            return func(*args, **(kwargs or {}))
+
+    for space, name in sorted(_UNSEEN_BY_TORCH):
+        x = _values(torch)
+        args = _args_for(torch, space, name)
+        with Seen():
+            _call(torch, space, name, x, args)
+        assert name not in seen, (name, seen)
+
+
 @pytest.mark.slow
 def test_torch_names_the_same_steps() -> None:
     """The same calls recorded on real torch (its recorder's TorchFunctionMode) give the same
@@ -147,7 +180,7 @@ def test_torch_names_the_same_steps() -> None:
     ours = set(_inplace_names(gradviz))
     checked = 0
     for space, name in _inplace_names(torch):
-        if (space, name) not in ours or _args_for(gradviz, space, name) is None:
+        if (space, name) not in ours or (space, name) in _UNSEEN_BY_TORCH or _args_for(gradviz, space, name) is None:
             continue
         try:
             _check("torch", torch, space, name)
