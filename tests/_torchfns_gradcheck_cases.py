@@ -127,6 +127,7 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("dist", lambda a, b: gv.dist(a, b, 3), [_randn(2, 3), _randn(3, seed=1)]),
     ("pdist", lambda a: gv.pdist(a), [_randn(4, 3)]),
     ("renorm", lambda a: gv.renorm(a, 2, 0, 1.0), [_randn(3, 4)]),
+    ("renorm", lambda a: gv.renorm(a, float("inf"), 0, 0.5), [_distinct(2, 3)]),
     ("rot90", lambda a: gv.rot90(a, 1, (0, 1)), [_randn(2, 3)]),
     ("rot90", lambda a: gv.rot90(a, -2, (1, 0)), [_randn(2, 3)]),
     # norms
@@ -140,6 +141,8 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("eigh", _eigh, [_randn(3, 3)]),
     ("svd", _svd, [_randn(3, 2)]),
     ("qr", _qr, [_randn(3, 2)]),
+    ("qr", _qr, [_randn(2, 4)]),  # wide: R = [U V]
+    ("qr", lambda a: gv.linalg.qr(a, mode="complete"), [_randn(3, 3)]),
     ("pinv", lambda a: gv.linalg.pinv(a), [_randn(3, 2)]),
     ("lstsq", lambda a, b: gv.linalg.lstsq(a, b).solution, [_randn(4, 3), _randn(4, 2, seed=1)]),
     ("householder_product", lambda a, t: gv.linalg.householder_product(a, t), [_randn(4, 3), _randn(2, seed=1)]),
@@ -147,7 +150,11 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("triangular_solve", lambda b, a: gv.triangular_solve(b, a, upper=True)[0],
      [_randn(3, 2), _well_conditioned(3, seed=1)]),
     ("lu", lambda a: gv.linalg.lu(a)[1:], [_well_conditioned(3)]),
+    ("lu", lambda a: gv.linalg.lu(a)[1:], [_randn(2, 4)]),
+    ("lu", lambda a: gv.linalg.lu(a)[1:], [_randn(4, 3)]),
     ("lu_factor_ex", lambda a: gv.linalg.lu_factor_ex(a)[0], [_well_conditioned(3)]),
+    ("lu_factor_ex", lambda a: gv.linalg.lu_factor_ex(a)[0], [_randn(3, 4)]),
+    ("lu_factor_ex", lambda a: gv.linalg.lu_factor_ex(a)[0], [_randn(2, 4, 2)]),
     ("lu_solve", _lu_solve, [_well_conditioned(3), _randn(3, 2, seed=1)]),
     ("lu_unpack", _lu_unpack, [_well_conditioned(3)]),
     # fft: hfft conjugates, then a complex-to-real transform
@@ -208,6 +215,11 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("scatter_reduce", lambda a, s: a.scatter_reduce(1, _i64(0, 0, 2).reshape(1, 3), s, "amin", include_self=False),
      [_distinct(1, 3), _distinct(1, 3, seed=1) + 0.05]),
     ("scatter_reduce", lambda a, s: a.scatter_reduce(0, _i64(0, 0, 1), s, "mean"), [_randn(2), _randn(3, seed=1)]),
+    # prod over zeros: a single zero's gradient is the product of the others; two zeros give none
+    ("index_reduce", lambda a, s: a.index_reduce(0, _i64(0, 1, 0), s, "prod"),
+     [np.array([[0.0, 1.0], [2.0, 0.5]]), np.array([[2.0, 0.0], [0.0, 1.5], [3.0, 2.0]])]),
+    ("scatter_reduce", lambda a, s: a.scatter_reduce(0, _i64(0, 0, 1, 1), s, "prod", include_self=False),
+     [np.array([0.0, 2.0]), np.array([1.5, 0.0, 0.0, 3.0])]),
     ("put", lambda a, s: a.put(_i64(4, 0, 2), s), [_randn(2, 3), _randn(3, seed=1)]),
     ("put", lambda a, s: a.put(_i64(1, 1), s, accumulate=True), [_randn(2, 3), _randn(2, seed=1)]),
     ("masked_scatter", lambda a, s: a.masked_scatter(gv.tensor([[True, False, True], [False, False, True]]), s),
