@@ -336,16 +336,24 @@ def _sum_to_shape(t: Tensor, shape: tuple[int, ...]) -> Tensor:
     return t if tuple(t.shape) == tuple(shape) else _views.reshape(t, shape)
 
 
-def _reduce_grads(n, g, select, add_into, fill_self):
+def _reduce_grads(n, g, select, add_into, fill_self, rerun):
     """torch's index_reduce_backward / scatter_reduce_backward, over ``select`` (index_select or
-    gather), ``add_into`` (index_add or scatter_add) and ``fill_self`` (zeros where self was left out)."""
+    gather), ``add_into`` (index_add or scatter_add), ``fill_self`` (zeros where self was left out)
+    and ``rerun`` (the forward reduction on other self and source values)."""
     x, src, result, reduce = n["self"], n["src"], n["result"], n["reduce"]
     if reduce == "sum":
         gs, gsrc = g, select(g)
     elif reduce == "prod":
+        # torch's: a zero's gradient is the product of the others (the reduction rerun with that
+        # zero as 1); where two or more zeros meet, every gradient is zero
         masked_self = _indexing.masked_fill(x, _pointwise.eq(x, 0), 1.0)
-        gs = _arith.div(_arith.mul(g, result), masked_self)
-        gsrc = _arith.div(select(_arith.mul(g, result)), _indexing.masked_fill(src, _pointwise.eq(src, 0), 1.0))
+        gs = _arith.div(_arith.mul(g, rerun(masked_self, src)), masked_self)
+        src_zero = _pointwise.eq(src, 0)
+        zeros_at = select(add_into(_construction.zeros_like(x), _views.to_copy(src_zero, x.dtype)))
+        single = _pointwise.logical_and(src_zero, _pointwise.eq(zeros_at, 1))
+        others = select(_arith.mul(g, rerun(x, _indexing.masked_fill(src, single, 1.0))))
+        gsrc = _arith.where(single, others, _arith.div(select(_arith.mul(g, result)),
+                                                        _indexing.masked_fill(src, src_zero, 1.0)))
     elif reduce == "mean":
         count = _construction.ones_like(g) if n["include_self"] else _construction.zeros_like(g)
         count = add_into(count, _construction.ones_like(src))
@@ -370,7 +378,8 @@ def _index_reduce_grads(n, g):
              "include_self": n["include_self"]}
     return _reduce_grads(saved, g, lambda t: _indexing.index_select(t, d, index),
                          lambda t, s: _indexing.index_add(t, d, index, s),
-                         lambda t: index_fill(t, d, index, 0.0))
+                         lambda t: index_fill(t, d, index, 0.0),
+                         lambda t, s: index_reduce(t, d, index, s, "prod", include_self=n["include_self"]))
 
 
 def _scatter_reduce_grads(n, g):
@@ -380,7 +389,8 @@ def _scatter_reduce_grads(n, g):
     gs, gsrc = _reduce_grads(saved, g, lambda t: _indexing.gather(t, d, index),
                              lambda t, s: _indexing.scatter_add(t, d, index, s),
                              lambda t: _indexing.scatter(t, d, index, _construction.zeros_like(
-                                 index, dtype=t.dtype)))
+                                 index, dtype=t.dtype)),
+                             lambda t, s: scatter_reduce(t, d, index, s, "prod", include_self=n["include_self"]))
     src = saved["src"]
     if tuple(gsrc.shape) != tuple(src.shape):  # src larger than index: the rest gets no gradient
         full = _construction.zeros_like(src)

@@ -179,16 +179,23 @@ def _qr_grad(n, grads):
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                            "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
     q, r = n["Q"]._data, n["R"]._data
-    m, k = q.shape[-2], r.shape[-2]
-    if m < r.shape[-1]:
-        raise NotImplementedError("gradviz: the backward of linalg.qr for wide matrices (m < n)")
+    m, cols = q.shape[-2], r.shape[-1]
     gqd = np.zeros_like(q) if gq is None else gq._data
     grd = np.zeros_like(r) if gr is None else gr._data
-    if n["mode"] == "complete" and m > k:
+    if n["mode"] == "complete" and m > cols:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    gy = None
+    if m < cols:
+        # wide, as torch's: A = [X Y], R = [U V] with X = QU square; Y = QV adds Y gV^T to gQ
+        v, gv = r[..., :, m:], grd[..., :, m:]
+        gqd = gqd + (q @ v) @ _mT(gv)
+        gy = q @ gv
+        r, grd = r[..., :, :m], grd[..., :, :m]
     mm = r @ _mT(grd) - _mT(gqd) @ q
     b = gqd + q @ _copyltu(mm)
     ga = _mT(np.linalg.solve(r, _mT(b)))
+    if gy is not None:
+        ga = np.concatenate([ga, gy], -1)
     return _out(ga, g0)
 
 
@@ -549,10 +556,25 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
 
 
 def _lu_backward(gl: np.ndarray, gu: np.ndarray, p: np.ndarray, low: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """torch's linalg_lu_backward (square): gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T."""
-    gr = np.tril(_mT(low) @ gl, -1) + np.triu(gu @ _mT(up))
-    left = np.linalg.solve(_mT(low), gr)
-    return p @ _mT(np.linalg.solve(up, _mT(left)))
+    """torch's linalg_lu_backward. Square: gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T.
+    Wide (U = [U1 U2]) and tall (L = [L1; L2]): the square formula on the square blocks, the rest
+    of U's (L's) gradient passed through L^-T (U^-1) alone."""
+    m, n = low.shape[-2], up.shape[-1]
+    gl, gu = np.tril(gl, -1), np.triu(gu)
+    if m == n:
+        gr = np.tril(_mT(low) @ gl, -1) + np.triu(gu @ _mT(up))
+        left = np.linalg.solve(_mT(low), gr)
+        return p @ _mT(np.linalg.solve(up, _mT(left)))
+    if m < n:
+        u1 = up[..., :, :m]
+        x = np.tril(_mT(low) @ gl - gu @ _mT(up), -1)
+        x = _mT(np.linalg.solve(u1, _mT(x))) + gu[..., :, :m]
+        return p @ np.linalg.solve(_mT(low), np.concatenate([x, gu[..., :, m:]], -1))
+    l1 = low[..., :n, :]
+    y = np.triu(gu @ _mT(up) - _mT(low) @ gl)
+    y = np.linalg.solve(_mT(l1), y) + gl[..., :n, :]
+    y = np.concatenate([y, gl[..., n:, :]], -2)
+    return p @ _mT(np.linalg.solve(up, _mT(y)))
 
 
 def _lu_factor_grad(n, grads):
@@ -562,7 +584,8 @@ def _lu_factor_grad(n, grads):
     _no_graph("LinalgLuFactorExBackward0", g)
     lu = n["LU"]._data
     p, low, up = _unpack(lu, n["pivots"]._data)
-    return _out(_lu_backward(np.tril(g._data, -1), np.triu(g._data), p, low, up), g)
+    k = min(lu.shape[-2:])
+    return _out(_lu_backward(g._data[..., :, :k], g._data[..., :k, :], p, low, up), g)
 
 
 def _lu_grad(n, grads):

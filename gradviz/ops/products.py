@@ -572,12 +572,19 @@ def _renorm_grad(n, g):
     x, p, d, maxnorm = n["self"], n["p"], n["dim"], n["maxnorm"]
     axes = [i for i in range(x.ndim) if i != d]
     ax = _pointwise.abs(x)
-    if p == 2:
-        norm = _pointwise.sqrt(_reductions.sum(_arith.mul(x, x), axes, True))
-    else:
-        norm = _arith.pow(_reductions.sum(_arith.pow(ax, p), axes, True), 1.0 / p)
     dot = _reductions.sum(_arith.mul(x, g), axes, True)
-    nb = _arith.mul(dot, _pnorm_grad(x, norm, p))
+    if p == math.inf:
+        # torch's norm_backward for the max-norm: the slice's largest entries share the gradient
+        norm = _reductions.amax(ax, axes, True)
+        hit = _pointwise.eq(ax, norm)
+        share = _arith.div(dot, _reductions.sum(hit, axes, True))
+        nb = _arith.mul(share, _arith.mul(_pointwise.sign(x), hit))
+    else:
+        if p == 2:
+            norm = _pointwise.sqrt(_reductions.sum(_arith.mul(x, x), axes, True))
+        else:
+            norm = _arith.pow(_reductions.sum(_arith.pow(ax, p), axes, True), 1.0 / p)
+        nb = _arith.mul(dot, _pnorm_grad(x, norm, p))
     invnorm = _arith.reciprocal(_arith.add(norm, 1e-7))
     factor = _arith.mul(invnorm, maxnorm)
     scaled = _arith.sub(_arith.mul(factor, g), _arith.mul(_arith.mul(factor, invnorm), nb))

@@ -378,6 +378,11 @@ from tests._nnutils_gradcheck_cases import NNUTILS_CASES  # noqa: E402
 CASES += NNUTILS_CASES
 CASES += MORE_CASES
 NO_DERIVATIVE |= MATH_NO_DERIVATIVE
+# the torch functions, linalg, special and fft rows
+from tests._torchfns_gradcheck_cases import TORCHFNS_CASES, TORCHFNS_NO_DERIVATIVE  # noqa: E402
+
+CASES += TORCHFNS_CASES
+NO_DERIVATIVE |= TORCHFNS_NO_DERIVATIVE
 WIDE_STEP.update(NN_WIDE_STEP)
 
 

@@ -33,6 +33,11 @@ CASES = {
     "Tensor.index_put_ accumulate": lambda T: (_x(T) * 1).index_put_((_i(T, 1, 1), _i(T, 0, 0)), _x(T, [1.0, 2.0]),
                                                                     accumulate=True),
     "index_put mask": lambda T: _x(T).index_put((T.tensor([True, False, True]),), _x(T, Y)),
+    # prod over zeros: a single zero's gradient is the product of the others
+    "index_reduce prod zeros": lambda T: T.index_reduce(_x(T, [[0.0, 1.0], [2.0, 0.5]]), 0, _i(T, 0, 1, 0),
+                                                        _x(T, [[2.0, 0.0], [0.0, 1.5], [3.0, 2.0]]), "prod"),
+    "scatter_reduce prod zeros": lambda T: _x(T, [0.0, 2.0, 1.0]).scatter_reduce(
+        0, _i(T, 0, 0, 1, 1, 2), _x(T, [1.5, 0.0, 0.0, 3.0, 0.0]), "prod", include_self=False),
     **{f"index_reduce {r}": (lambda red: lambda T: T.index_reduce(_x(T), 0, _i(T, 0, 0), _x(T, Y), red))(r)
        for r in ("prod", "mean", "amax", "amin")},
     **{f"index_reduce {r} exclude self": (lambda red: lambda T: _x(T).index_reduce(

@@ -38,6 +38,10 @@ CASES = {
     "Tensor.svd": lambda T: _x(T).svd()[1],
     "qr": lambda T: T.linalg.qr(_x(T)),
     "qr tall": lambda T: T.linalg.qr(_x(T, TALL)),
+    "qr wide": lambda T: T.linalg.qr(_x(T, np.transpose(TALL).tolist())),
+    "lu tall": lambda T: T.linalg.lu(_x(T, TALL))[1:],
+    "lu wide": lambda T: T.linalg.lu(_x(T, np.transpose(TALL).tolist()))[1:],
+    "lu_factor tall": lambda T: T.linalg.lu_factor(_x(T, TALL))[0],
     "qr r": lambda T: T.linalg.qr(T.tensor(A, dtype=T.float64), mode="r")[1],
     "torch.qr": lambda T: T.qr(_x(T, TALL)),
     "eigh": lambda T: (lambda w, v: (w, v * v * _w(T, v)))(*T.linalg.eigh(_x(T, SPD))),
@@ -146,3 +150,10 @@ def test_ldl_has_no_derivative_as_torch():
         a = T.tensor(SPD, dtype=T.float64, requires_grad=True)
         with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not implemented"):
             T.linalg.ldl_factor(a * 1).LD.sum().backward()
+
+
+def test_qr_complete_tall_has_no_derivative_as_torch():
+    for T in (torch, gradviz):
+        a = T.tensor(TALL, dtype=T.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
+            T.linalg.qr(a, mode="complete")[0].sum().backward()

@@ -50,6 +50,7 @@ CASES = {
     "dist broadcast p=3": lambda T: _x(T).dist(_x(T, V), 3),
     "renorm": lambda T: T.renorm(_x(T), 2, 0, 1.5),
     "renorm p=1 dim 1": lambda T: _x(T).renorm(1, 1, 2.0),
+    "renorm p=inf": lambda T: T.renorm(_x(T), math.inf, 0, 1.0),
     "Tensor.renorm_": lambda T: (_x(T) * 1).renorm_(3, 0, 1.0),
     "block_diag": lambda T: T.block_diag(_x(T), _x(T, V), _x(T, 2.5), _x(T, W)),
     "diagflat": lambda T: T.diagflat(_x(T, W)),
