@@ -47,7 +47,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
 
     _check_float(input)
     _check_inplace(input)
-    grad = _grad_state.enabled and input.requires_grad
+    grad = _grad_state.enabled and input._tracked
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(input)

@@ -24,7 +24,7 @@ import numpy as np
 from gradviz.autograd import grad as _autograd_grad
 from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, requires_reverse, track
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.grad_mode import enable_grad, no_grad
+from gradviz.autograd.grad_mode import enable_grad
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import _common
 from gradviz.ops import functions as F
@@ -187,6 +187,18 @@ def _transpose_by_grad(d: Derivative, node: OpNode, tangents: list, outputs: lis
     return [None if u is None else next(grads) for u in us]
 
 
+class _untracked:  # noqa: N801 - a context manager used like a function
+    """Grad mode off and no op recording at all (no_grad alone keeps ops recording inside a dual
+    level, for their tangents)."""
+
+    def __enter__(self) -> None:
+        self.prev = _grad_state.grad, _grad_state.enabled
+        _grad_state.grad = _grad_state.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _grad_state.grad, _grad_state.enabled = self.prev
+
+
 _COLUMNS_LIMIT = 1 << 16  # output elements: beyond, one backward per element is too slow to offer
 
 
@@ -194,7 +206,7 @@ def _transpose_by_columns(d: Derivative, node: OpNode, tangents: list, outputs: 
     if sum(o.numel() for o in outputs) > _COLUMNS_LIMIT:
         raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
     res: list[Tensor | None] = []
-    with no_grad():
+    with _untracked():
         for k, out in enumerate(outputs):
             if not out.dtype.is_floating_point:
                 res.append(None)
@@ -296,7 +308,8 @@ _NO_TANGENT_GRAPH = node_class(Derivative("NotImplemented", (), all_inputs=_refu
 def propagate(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None) -> tuple | None:
     """record's first forward-AD step: the inputs record makes edges for, None for no node (an
     op on tensors only forward AD follows: the outputs' tangents are computed here)."""
-    stripped = _strip(inputs)
+    # grad mode off (no_grad inside the level): tangents still, as torch's, but no node
+    stripped = _strip(inputs) if _grad_state.grad else None
     if stripped is None and not STATE.computing:
         _tangents(cls, inputs, outputs, saved, False)
     return stripped

@@ -10,7 +10,6 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd import forward_events as _forward
-from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.device import array_module, to_device_array
@@ -49,7 +48,7 @@ _MULTI_VIEW_NODES = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "Spli
 
 
 def _check_inplace(a: Tensor) -> None:
-    if not _grad_state.enabled:
+    if not _grad_state.grad:  # grad mode itself (a dual level may have ops record under no_grad)
         return
     if a._base is None:
         if a._grad_fn is None and a._requires_grad:
@@ -74,9 +73,7 @@ def _check_inplace(a: Tensor) -> None:
             "allow the output views to be modified inplace. You should replace the inplace operation by an "
             "out-of-place one."
         )
-    # (a dual tensor's forward-AD stand-in history is no reason)
-    if base._grad_fn is None and a.requires_grad and (
-            not _forward_state.STATE.live or _forward_state.requires_reverse(a)):
+    if base._grad_fn is None and a.requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -117,7 +114,7 @@ def _check_cast(a: Tensor, b: Any) -> None:
 def _inplace(key: str, a: Tensor, b: Any, op, saved_fn=None, alpha: Any = 1) -> Tensor:
     _check_inplace(a)
     _check_cast(a, b)
-    grad = _grad_state.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
+    grad = _grad_state.enabled and (a._tracked or (isinstance(b, Tensor) and b._tracked))
     saved: dict[str, Any] = {}
     if grad:
         # torch's order: number the node, collect its edges (which may regenerate a stale view's
@@ -157,7 +154,7 @@ def _saved_old_self(x: Tensor, y: Any) -> dict:
     """What mul_/div_ save: the old value of a is overwritten, so a gradient for b needs a copy of
     it: a recorded clone, as torch's original_self, so that double backward still reaches a's graph."""
     s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
-    if isinstance(y, Tensor) and y.requires_grad:
+    if isinstance(y, Tensor) and y._tracked:
         s["self"] = save(x.clone())
     return s
 
@@ -193,7 +190,7 @@ def _overwrite(key: str, a: Tensor, value_tensor: Tensor | None, value: Any) -> 
     (FillBackward3 when the value is a tensor, which gets the sum of the gradient)."""
     _check_inplace(a)
     vt = value_tensor if isinstance(value_tensor, Tensor) else None
-    grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
+    grad = _grad_state.enabled and (a._tracked or (vt is not None and vt._tracked))
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
@@ -211,7 +208,7 @@ def copy_(a: Tensor, src: Any) -> Tensor:
     """Copy src (broadcast, cast) into a: CopyBackwards (a's old value gets no gradient)."""
     _check_inplace(a)
     st = src if isinstance(src, Tensor) else None
-    grad = _grad_state.enabled and (a.requires_grad or (st is not None and st.requires_grad))
+    grad = _grad_state.enabled and (a._tracked or (st is not None and st._tracked))
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
@@ -328,7 +325,7 @@ def setitem(a: Tensor, key: Any, value: Any) -> None:
             f"Index put requires the source and destination dtypes match, got {_dtype.scalar_type_name(a.dtype)} "
             f"for the destination and {_dtype.scalar_type_name(vt.dtype)} for the source."
         )
-    grad = _grad_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))
+    grad = _grad_state.enabled and (a._tracked or (vt is not None and vt._tracked))
     idx = _numpy_key(a, keys)
     if vt is not None:
         target = a._data[idx].shape
@@ -391,7 +388,7 @@ class no_grad_if_plain:  # noqa: N801 - a context manager used like a function
     """Grad mode off while taking the view when nothing will need a gradient (saves nodes)."""
 
     def __init__(self, a: Tensor, value: Any):
-        self.off = not (a.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+        self.off = not (a._tracked or (isinstance(value, Tensor) and value._tracked))
 
     def __enter__(self) -> None:
         self.prev = _grad_state.enabled
@@ -424,7 +421,7 @@ def _unary_(key: str, a: Tensor, fn, *args: Any, save_result: bool = False, mask
     from gradviz.autograd.grad_mode import no_grad
 
     _check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
+    grad = _grad_state.enabled and a._tracked
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)
@@ -471,7 +468,7 @@ def neg_(a: Tensor) -> Tensor:
 
 
 def _bound_mask(a: Tensor, lo: Any, hi: Any) -> Any:
-    if not a.requires_grad:
+    if not a._tracked:
         return None
     x = a._data
     return np.asarray(((x >= lo) if lo is not None else True) & ((x <= hi) if hi is not None else True)) \
@@ -499,7 +496,7 @@ def masked_fill_(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
         return _masked_fill_tensor_(a, mask, value)
     return _unary_("masked_fill", a, _indexing.masked_fill, mask, value,
-                   mask=mask._data if a.requires_grad else None)
+                   mask=mask._data if a._tracked else None)
 
 
 def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
@@ -508,7 +505,7 @@ def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     from gradviz.autograd.grad_mode import no_grad
 
     _check_inplace(a)
-    grad = _grad_state.enabled and (a.requires_grad or value.requires_grad)
+    grad = _grad_state.enabled and (a._tracked or value._tracked)
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)

@@ -33,7 +33,7 @@ def _inplace_unary(key: str, a: Tensor, op: Any, saves: str | None) -> Tensor:
     """op(a) written into a, op's node recorded with a's old edge; ``saves``: "self" (a clone of
     the old value), "result" (a at its new version) or None."""
     _inplace._check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
+    grad = _grad_state.enabled and a._tracked
     saved: dict[str, Any] = {}
     if grad:
         seq = next_sequence_nr()
@@ -86,7 +86,7 @@ round_ = _make("round_", "round", _pointwise.round, None)
 def square_(a: Tensor) -> Tensor:
     """torch's square_ is pow_(2): PowBackward0 with a clone of the old value saved."""
     _inplace._check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
+    grad = _grad_state.enabled and a._tracked
     if grad:
         seq = next_sequence_nr()
         old = _inplace._old_edge_holder(a)
@@ -106,7 +106,7 @@ def _inplace_with(key: str, a: Tensor, others: tuple, compute: Any, saved: dict)
     recorded with a's old edge first, then the other differentiable inputs, as torch's in-place
     kernels do. The rows save no tensor that the write changes (dims, indices, alpha)."""
     _inplace._check_inplace(a)
-    grad = _grad_state.enabled and (a.requires_grad or any(o.requires_grad for o in others))
+    grad = _grad_state.enabled and (a._tracked or any(o._tracked for o in others))
     if grad:
         seq = next_sequence_nr()
         old = _inplace._old_edge_holder(a)

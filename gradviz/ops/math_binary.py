@@ -60,7 +60,7 @@ def _devices(*operands: Any) -> Any:
 
 def _op(key: str, inputs: tuple, data: np.ndarray, saved_fn) -> Tensor:
     out = _new(data, _devices(*inputs))
-    if _grad_state.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+    if _grad_state.enabled and any(isinstance(t, Tensor) and t._tracked for t in inputs):
         record(NODES[key], tuple(t for t in inputs if isinstance(t, Tensor)), [out], saved_fn(out))
     return out
 
@@ -75,7 +75,7 @@ def _inplace(key: str, a: Tensor, others: tuple, out_of_place, saved_fn) -> Tens
     for o in others:
         _check_cast(a, o)
     tensors = [o for o in others if isinstance(o, Tensor)]
-    grad = _grad_state.enabled and (a.requires_grad or any(t.requires_grad for t in tensors))
+    grad = _grad_state.enabled and (a._tracked or any(t._tracked for t in tensors))
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)

@@ -148,7 +148,7 @@ def _compute(a: Tensor, fn) -> Any:
 
 def _math_unary(key: str, a: Tensor, fn, save_self: bool = True, **extra: Any) -> Tensor:
     out = _new(_compute(a, fn), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         saved: dict[str, Any] = {"self": save(a)} if save_self else {}
         record(NODES[key], (a,), [out], {**saved, **extra})
     return out
@@ -164,7 +164,7 @@ def _math_unary_(key: str, a: Tensor, fn, save_self: bool = True, **extra: Any) 
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(a.dtype)}")
-    grad = _grad_state.enabled and a.requires_grad
+    grad = _grad_state.enabled and a._tracked
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)

@@ -123,7 +123,7 @@ def forward_(key: str, input: Tensor, params: dict) -> Tensor:  # noqa: A002
 
     row, saves_result = _INPLACE[key]
     _check_inplace(input)
-    grad = _grad_state.enabled and input.requires_grad
+    grad = _grad_state.enabled and input._tracked
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(input)

@@ -32,7 +32,7 @@ def leaky_relu_(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
 
     _check_inplace(a)
-    grad = _grad_state.enabled and a.requires_grad
+    grad = _grad_state.enabled and a._tracked
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(a)

@@ -105,7 +105,7 @@ def _write(t: Tensor, fill, name: str, extra: tuple[Tensor, ...] = ()) -> Tensor
     from gradviz.ops.inplace import _after_inplace, _check_inplace, _old_edge_holder
 
     _check_inplace(t)
-    grad = _grad_state.enabled and (t.requires_grad or builtins.any(e.requires_grad for e in extra))
+    grad = _grad_state.enabled and (t._tracked or builtins.any(e._tracked for e in extra))
     if grad:
         seq = next_sequence_nr()
         old = _old_edge_holder(t)
@@ -199,7 +199,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
         def fill(n: int, order: tuple) -> np.ndarray:
             return D.bernoulli_tensor(g, parr.transpose(order) if order else parr).ravel()
 
-        return _write(self, fill, "BernoulliBackward1", (p,) if p.requires_grad else ())
+        return _write(self, fill, "BernoulliBackward1", (p,) if p._tracked else ())
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
     return _write(self, lambda n, o: D.bernoulli_scalar(g, n, p), "BernoulliBackward2")
@@ -369,7 +369,7 @@ def _no_grad():
 
 def _differentiable(res: Tensor, name: str, inputs: tuple[Tensor, ...]) -> Tensor:
     """Give an out-of-place random result torch's node (zero gradients for its inputs)."""
-    if _grad_state.enabled and builtins.any(t.requires_grad for t in inputs):
+    if _grad_state.enabled and builtins.any(t._tracked for t in inputs):
         record(_NODES[name], inputs, [res], {})
     return res
 

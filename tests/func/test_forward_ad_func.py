@@ -159,3 +159,17 @@ def test_linearize() -> None:
         return out, jvp_fn(t(lib, V3), t(lib, V3 * 2)), errors
 
     assert_same(*both(program))
+
+
+def test_jvp_through_a_function_using_no_grad_matches_torch() -> None:
+    """Forward AD ignores grad mode: a no_grad block inside the function still carries tangents."""
+
+    def program(lib: Any) -> Any:
+        def f(x: Any) -> Any:
+            with lib.no_grad():
+                s = x.sin() * 2
+            return s + x.exp()
+
+        return lib.func.jvp(f, (t(lib, X3),), (t(lib, V3),))
+
+    assert_same(*both(program))
