@@ -37,7 +37,9 @@ def _f64(v: Any) -> Any:
 
 def _compute(fn, *operands: Any, dt: _dtype.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):  # torch returns nan/inf silently
-        data = np.asarray(fn(*(_f64(o) for o in operands)))
+        data = fn(*(_f64(o) for o in operands))
+    if isinstance(data, (np.generic, float, int)):  # a device's array stays on its device
+        data = np.asarray(data)
     return data.astype(dt.np, copy=False)
 
 
