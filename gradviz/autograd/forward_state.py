@@ -71,17 +71,6 @@ class _State:
 STATE = _State()
 
 
-def requires_reverse(t: Any) -> bool:
-    """Whether t requires grad for reverse mode (the stand-in history is no reason)."""
-    if t._requires_grad:
-        return True
-    fn = t._grad_fn
-    if fn is not None and fn is not FORWARD_ONLY:
-        return True
-    base = t._base
-    return base is not None and requires_reverse(base)
-
-
 def track(t: Any) -> None:
     """t holds a tangent (or the stand-in) at the current level: forget both at the level's exit."""
     tensors = STATE.tensors

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd import grad as _autograd_grad
-from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, requires_reverse, track
+from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, track
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import enable_grad
 from gradviz.autograd.saved_variable import SavedVariable
@@ -39,9 +39,6 @@ _UNSUPPORTED = (
 )
 
 
-_requires = requires_reverse
-
-
 def _strip(inputs: tuple) -> tuple | None:
     """inputs with those only forward AD follows taken out (they get no edge), or None when no
     input requires grad for reverse mode (the op then makes no node)."""
@@ -54,7 +51,7 @@ def _strip(inputs: tuple) -> tuple | None:
             if out is None:
                 out = list(inputs)
             out[i] = None
-        elif not real and _requires(t):
+        elif not real and t.requires_grad:
             real = True
     if not real:
         return None
@@ -259,7 +256,7 @@ def _view_tangent(view: Tensor, base: Tensor, t: Tensor) -> Tensor | None:
         bt = Tensor._wrap(np.zeros_like(base._data, order="C"), base.dtype, base.device)
         base._fw_grad = bt
         track(base)
-        if not _requires(base) and base._grad_fn is None:
+        if not base.requires_grad and base._grad_fn is None:
             base._grad_fn = FORWARD_ONLY
     bd, b = bt._data, base._data
     if bd.strides != b.strides or bd.dtype != b.dtype or not b.flags["C_CONTIGUOUS"]:
