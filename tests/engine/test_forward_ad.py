@@ -380,3 +380,23 @@ def _requires_grad_program(m: Any) -> list:
 
 def test_requires_grad_of_a_dual_tensor_is_its_primals() -> None:
     assert _requires_grad_program(gradviz) == _requires_grad_program(torch)
+
+
+def _packs_program(m: Any) -> list:
+    """Ops under no_grad inside a dual level save nothing for a backward: pack hooks do not run."""
+    fw = FW[m]
+    packed: list = []
+    p = m.ones(3, requires_grad=True)
+    with fw.dual_level():
+        d = fw.make_dual(m.ones(3), m.ones(3))
+        with m.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+            with m.no_grad():
+                y = p.sin() * p
+                z = (d.sin() * p).exp()
+            w = p.sin()
+        tan = fw.unpack_dual(z).tangent.numpy().round(5).tolist()
+    return [len(packed), y.requires_grad, z.requires_grad, w.requires_grad, tan]
+
+
+def test_no_grad_inside_a_dual_level_packs_nothing_as_torch() -> None:
+    assert _packs_program(gradviz) == _packs_program(torch)
