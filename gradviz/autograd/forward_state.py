@@ -4,11 +4,12 @@ it, and the stand-in history that lets a dual tensor's ops reach ``record``.
 torch keeps a forward gradient per tensor per level and allows one level at a time
 (torch.autograd.forward_ad); gradviz keeps the tangent in the tensor's ``_fw_grad``. Every op
 decides whether to record by asking whether an input is tracked (``Tensor._tracked``: it requires
-grad, or has a tangent), and the level keeps ops recording under no_grad; a dual tensor that does not
-(its primal needs no gradient) carries ``FORWARD_ONLY`` as its ``_grad_fn`` so that its ops still
-reach ``record``, where the tangents are computed. ``record`` makes no node and no edge for it:
-the tensor's ``grad_fn`` reads None, and leaving the level takes both the tangent and the
-stand-in away. Its ``requires_grad`` is its primal's (False), as torch's.
+grad, or it has a tangent), and while the level holds tangents ops go on recording under no_grad
+(forward AD ignores grad mode). A dual tensor whose primal needs no gradient also carries
+``FORWARD_ONLY`` as its ``_grad_fn``, so that the ops' quick checks of that field see it.
+``record`` makes no node and no edge for it: its ``grad_fn`` reads None, its ``requires_grad``
+False (its primal's, as torch's), and leaving the level takes both the tangent and the stand-in
+away.
 """
 
 from __future__ import annotations
