@@ -13,7 +13,6 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz._sparse_coo import SparseCOO
-from gradviz.autograd import forward_state as _forward_state
 from gradviz.device import CPU, to_device_array
 
 if TYPE_CHECKING:
@@ -183,7 +182,7 @@ def format_tensor(t: Tensor) -> str:
         body = _tensor_str(data, indent, summarize, fmt)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
-    elif t.requires_grad if not _forward_state.STATE.live else _forward_state.requires_reverse(t):
+    elif t.requires_grad:
         suffixes.append("requires_grad=True")
     if t._fw_grad is not None:  # a dual tensor (forward AD), as torch prints it
         suffixes.append(f"tangent={format_tensor(t._fw_grad)}")

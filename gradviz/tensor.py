@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,7 +15,6 @@ from gradviz._dtype import dtype as DType
 from gradviz._missing import missing_attribute
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import forward_events as _forward
-from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd import grad_mode
 from gradviz.autograd import graph as _graph
 from gradviz.autograd.forward_state import FORWARD_ONLY as _FORWARD_ONLY
@@ -203,13 +201,23 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         # No regeneration of a stale view's history here (torch's requires_grad doesn't either).
+        # A dual tensor's is its primal's: forward AD's stand-in history is no reason.
         if self._requires_grad:
             return True
+        fn = self._grad_fn
         base = self._base
-        if self._grad_fn is not None or (base is not None and base.requires_grad):
-            # inside a dual level, forward AD's stand-in history may be the only reason
-            return not _forward_state.STATE.live or _requires_grad_asked(self)
-        return False
+        return (fn is not None and fn is not _FORWARD_ONLY) or (base is not None and base.requires_grad)
+
+    @property
+    def _tracked(self) -> bool:
+        """Whether an op on this tensor reaches record(): it requires grad, or it has a tangent at
+        the live dual level (then, where its primal needs no gradient, it carries forward AD's
+        stand-in history: gradviz/autograd/forward_state.py). The ops' question, as torch's
+        generated code asks requires_grad and isFwGradDefined."""
+        if self._requires_grad or self._grad_fn is not None or self._fw_grad is not None:
+            return True
+        base = self._base
+        return base is not None and base._tracked
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -287,7 +295,7 @@ class Tensor:
 
     # -- conversion
     def numpy(self) -> np.ndarray:
-        if _requires_reverse(self):
+        if self.requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
@@ -324,7 +332,7 @@ class Tensor:
         return to_device_array(self._data, CPU).tolist()
 
     def __float__(self) -> float:
-        if _requires_reverse(self):
+        if self.requires_grad:
             _warn_once(_TO_SCALAR_WARNING)
         return float(self._scalar())
 
@@ -378,7 +386,7 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        if not _requires_reverse(self):
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.is_leaf or self._retains_grad:
             return
@@ -404,7 +412,7 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
-        if not _requires_reverse(self):
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
@@ -462,22 +470,6 @@ _T_DEPRECATED = (
 _warned: set[str] = set()
 # torch 2.13's TORCH_WARN_ONCE in float(t) (python_variable_methods.cpp), its "Triggered
 # internally at ..." suffix, which names torch's own source line, left out
-def _requires_grad_asked(t: Tensor) -> bool:
-    """requires_grad of a tensor that may only carry forward AD's stand-in history (a dual tensor
-    whose primal needs no gradient): True for gradviz's own ops, whose decision to reach record()
-    (where tangents are computed) reads it; False for the user's code, as torch answers."""
-    if _forward_state.requires_reverse(t):
-        return True
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller.startswith("gradviz.") or caller == "gradviz"
-
-
-def _requires_reverse(t: Tensor) -> bool:
-    """requires_grad, not counting forward AD's stand-in history (a dual tensor whose primal
-    needs no gradient reads requires_grad True inside its level; torch's reads False)."""
-    return t.requires_grad and (not _forward_state.STATE.live or _forward_state.requires_reverse(t))
-
-
 _TO_SCALAR_WARNING = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                       "Consider using tensor.detach() first.")
 

@@ -180,7 +180,7 @@ class Engine(DeviceThreads):
         # The caller's current graph task and grad mode: restored when a task completes (its
         # callbacks run in the caller's grad mode), after each node of a device worker (which
         # must not keep the last task alive), and on the way out.
-        prev_task, prev_grad = tls.current_graph_task, grad_state.enabled
+        prev_task, prev_grad, prev_rec = tls.current_graph_task, grad_state.grad, grad_state.enabled
         current = None
         future = graph_task.future if graph_task is not None else None
         try:
@@ -199,7 +199,7 @@ class Engine(DeviceThreads):
                         tls.current_graph_task = current = task
                     # Inside the engine grad mode is what the task asked for (create_graph); set
                     # per node, since a node may leave it changed.
-                    grad_state.enabled = task.create_graph
+                    grad_state.grad = grad_state.enabled = task.create_graph
                     try:
                         self.evaluate_function(task, fn, inputs, task.cpu_ready_queue)
                     except BaseException as exc:  # noqa: BLE001 - every error goes to the caller
@@ -217,7 +217,7 @@ class Engine(DeviceThreads):
                         task.outstanding_tasks = 1
                         wake = True
                 if done or graph_task is None:
-                    tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+                    tls.current_graph_task, grad_state.grad, grad_state.enabled = prev_task, prev_grad, prev_rec
                     current = None
                 if done:
                     task.mark_as_completed_and_run_post_processing()
@@ -227,7 +227,7 @@ class Engine(DeviceThreads):
                         owner_queue.push(NodeTask(task, None, []), increment_outstanding=False)
                 del task
         finally:
-            tls.current_graph_task, grad_state.enabled = prev_task, prev_grad
+            tls.current_graph_task, grad_state.grad, grad_state.enabled = prev_task, prev_grad, prev_rec
 
     def thread_on_exception(self, task: GraphTask, fn: Node, exc: BaseException) -> None:
         probe = self.probe

@@ -82,7 +82,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         t._data[...] = tangent._data
         tangent = t
     dual._fw_grad = tangent
-    if not _state.requires_reverse(dual):
+    if not dual.requires_grad:
         dual._grad_fn = FORWARD_ONLY
     _state.track(dual)
     return dual

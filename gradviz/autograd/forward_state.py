@@ -3,12 +3,13 @@ it, and the stand-in history that lets a dual tensor's ops reach ``record``.
 
 torch keeps a forward gradient per tensor per level and allows one level at a time
 (torch.autograd.forward_ad); gradviz keeps the tangent in the tensor's ``_fw_grad``. Every op
-decides whether to record by asking whether an input requires grad; a dual tensor that does not
-(its primal needs no gradient) carries ``FORWARD_ONLY`` as its ``_grad_fn`` so that its ops still
-reach ``record``, where the tangents are computed. ``record`` makes no node and no edge for it:
-the tensor's ``grad_fn`` reads None, and leaving the level takes both the tangent and the
-stand-in away. (One difference from torch remains: inside the level such a tensor's
-``requires_grad`` reads True.)
+decides whether to record by asking whether an input is tracked (``Tensor._tracked``: it requires
+grad, or it has a tangent), and while the level holds tangents ops go on recording under no_grad
+(forward AD ignores grad mode). A dual tensor whose primal needs no gradient also carries
+``FORWARD_ONLY`` as its ``_grad_fn``, so that the ops' quick checks of that field see it.
+``record`` makes no node and no edge for it: its ``grad_fn`` reads None, its ``requires_grad``
+False (its primal's, as torch's), and leaving the level takes both the tangent and the stand-in
+away.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from gradviz.autograd import grad_mode as _grad_mode
 from gradviz.autograd.graph import Node
 
 
@@ -70,22 +72,12 @@ class _State:
 STATE = _State()
 
 
-def requires_reverse(t: Any) -> bool:
-    """Whether t requires grad for reverse mode (the stand-in history is no reason)."""
-    if t._requires_grad:
-        return True
-    fn = t._grad_fn
-    if fn is not None and fn is not FORWARD_ONLY:
-        return True
-    base = t._base
-    return base is not None and requires_reverse(base)
-
-
 def track(t: Any) -> None:
     """t holds a tangent (or the stand-in) at the current level: forget both at the level's exit."""
     tensors = STATE.tensors
     tensors.append(weakref.ref(t))
-    STATE.live = True
+    if not STATE.live:
+        _set_live(True)
     if len(tensors) > STATE.prune_at:
         # a long computation inside one level: forget the tensors that are gone
         STATE.tensors = tensors = [r for r in tensors if r() is not None]
@@ -108,4 +100,13 @@ def clear_level() -> None:
         if t._grad_fn is FORWARD_ONLY:
             t._grad_fn = None
     STATE.tensors = []
-    STATE.live = False
+    _set_live(False)
+
+
+def _set_live(live: bool) -> None:
+    """The level starts or stops holding tangents: ops go on to record() under no_grad too while
+    it does (on this thread: grad mode is per thread, the level is the process's, as torch's)."""
+    STATE.live = live
+    _grad_mode.forward.live = live
+    state = _grad_mode._state
+    state.enabled = state.grad or live

@@ -160,21 +160,19 @@ class Function(metaclass=FunctionMeta):
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         tensor_args = tuple(a for a in args if isinstance(a, Tensor))
         dual = _forward_state.STATE.live and any(t._fw_grad is not None for t in tensor_args)
-        if _forward_state.STATE.live:
-            # forward AD's stand-in history is no reason for a node, and gets no edge
-            requires = _grad_state.enabled and any(_forward_state.requires_reverse(t) for t in tensor_args)
-            edge_args = tuple(None if t._grad_fn is FORWARD_ONLY else t for t in tensor_args)
-        else:
-            requires = _grad_state.enabled and any(t.requires_grad for t in tensor_args)
-            edge_args = tensor_args
+        # (grad mode itself: a dual level keeps the ops' flag on under no_grad)
+        requires = _grad_state.grad and any(t.requires_grad for t in tensor_args)
+        # forward AD's stand-in history gets no edge
+        edge_args = tuple(None if t._grad_fn is FORWARD_ONLY else t for t in tensor_args) if dual else tensor_args
         # torch collects the input edges (which may regenerate a stale view's history, a node)
         # before it makes the Function's node.
         edges = collect_next_edges(edge_args) if requires else None
         ctx = cls._backward_cls(cls)
         ctx._is_tensor_input = is_tensor
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        prev = _grad_state.enabled
-        _grad_state.enabled = False
+        # forward runs with grad mode and forward AD off (its jvp gives the tangents), as torch's
+        prev = _grad_state.grad, _grad_state.enabled
+        _grad_state.grad = _grad_state.enabled = False
         try:
             if setup:
                 out = cls.forward(*args)
@@ -182,7 +180,7 @@ class Function(metaclass=FunctionMeta):
             else:
                 out = cls.forward(ctx, *args, **kwargs)  # keywords reach forward, untracked, as torch's
         finally:
-            _grad_state.enabled = prev
+            _grad_state.grad, _grad_state.enabled = prev
         outs = out if isinstance(out, tuple) else (out,)
         if dual:
             _custom_jvp(cls, ctx, args, outs, requires)

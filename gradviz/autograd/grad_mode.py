@@ -18,18 +18,41 @@ from gradviz.autograd import forward_events
 
 
 class _GradState(threading.local):
+    # grad: torch's grad mode (is_grad_enabled); record() makes a node only while it is on.
+    # enabled: whether ops go on to record() at all, the one flag each op reads first: grad mode,
+    #   or a dual level holding tangents (forward AD ignores grad mode, as torch's). Internal
+    #   blocks that must record nothing (no node, no tangent) turn this one off alone.
+    grad = True
     enabled = True
 
 
 _state = _GradState()
 
 
+class _ForwardLive:
+    """Whether the dual level holds tangents (set by gradviz.autograd.forward_state, which keeps
+    the level): grad mode's setters keep ``enabled`` on while it does."""
+
+    __slots__ = ("live",)
+
+    def __init__(self) -> None:
+        self.live = False
+
+
+forward = _ForwardLive()
+
+
 def is_grad_enabled() -> bool:
-    return _state.enabled
+    return _state.grad
 
 
 def _set_enabled(mode: bool) -> None:
-    _state.enabled = mode
+    _state.grad = mode
+    _state.enabled = mode or forward.live
+
+
+# The contexts below restore both flags as they found them (an internal block may have turned
+# the ops' flag off alone).
 
 
 class _DecoratorContext:
@@ -104,26 +127,26 @@ class no_grad(_NoParamDecoratorContext):  # noqa: N801
     """Disable graph building on this thread inside the block (thread-local)."""
 
     def __enter__(self) -> None:
-        self.prev = _state.enabled
-        _state.enabled = False
+        self.prev = _state.grad, _state.enabled
+        _set_enabled(False)
         _report("no_grad", True, False)
 
     def __exit__(self, *exc: object) -> None:
-        _state.enabled = self.prev
-        _report("no_grad", False, self.prev)
+        _state.grad, _state.enabled = self.prev
+        _report("no_grad", False, self.prev[0])
 
 
 class enable_grad(_NoParamDecoratorContext):  # noqa: N801
     """Enable graph building on this thread inside the block (thread-local)."""
 
     def __enter__(self) -> None:
-        self.prev = _state.enabled
-        _state.enabled = True
+        self.prev = _state.grad, _state.enabled
+        _set_enabled(True)
         _report("enable_grad", True, True)
 
     def __exit__(self, *exc: object) -> None:
-        _state.enabled = self.prev
-        _report("enable_grad", False, self.prev)
+        _state.grad, _state.enabled = self.prev
+        _report("enable_grad", False, self.prev[0])
 
 
 class set_grad_enabled(_DecoratorContext):  # noqa: N801
@@ -131,14 +154,14 @@ class set_grad_enabled(_DecoratorContext):  # noqa: N801
 
     def __init__(self, mode: bool):
         self.mode = bool(mode)
-        self.prev = _state.enabled
-        _state.enabled = self.mode
+        self.prev = _state.grad, _state.enabled
+        _set_enabled(self.mode)
         _report("set_grad_enabled", True, self.mode)
 
     def __call__(self, fn: Callable) -> Callable:
         # used as a decorator, the mode set by __init__ was not meant for the caller: torch
         # puts the previous one back
-        _state.enabled = self.prev
+        _state.grad, _state.enabled = self.prev
         return super().__call__(fn)
 
     def __repr__(self) -> str:
@@ -151,8 +174,8 @@ class set_grad_enabled(_DecoratorContext):  # noqa: N801
         pass
 
     def __exit__(self, *exc: object) -> None:
-        _state.enabled = self.prev
-        _report("set_grad_enabled", False, self.prev)
+        _state.grad, _state.enabled = self.prev
+        _report("set_grad_enabled", False, self.prev[0])
 
 
 class _AnomalyState:

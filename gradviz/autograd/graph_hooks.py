@@ -20,6 +20,7 @@ from typing import Any
 from gradviz.autograd import _state
 from gradviz.autograd import graph as _graph
 from gradviz.autograd import saved_variable as _saved
+from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import Node, RemovableHandle
 
 # -- post-accumulate-grad hooks ------------------------------------------------------------
@@ -193,7 +194,8 @@ def pack_saved(sv: Any, tensor: Any, is_output: bool) -> bool:
     has its grad_fn. A save no node records is packed at the next record, unpack or context exit
     (custom Functions flush their own right after saving)."""
     stack = _hooks.stack
-    if not stack:
+    if not stack or not _grad_state.grad:
+        # (grad mode off: an op saving for a dual level's tangents only, no node to come)
         return False
     pack, unpack = stack[-1]
     grad_fn = accumulator = None

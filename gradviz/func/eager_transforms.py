@@ -63,7 +63,7 @@ def _wrap(t: Any, nested: bool) -> Any:
     leaf that keeps its tangent."""
     if not isinstance(t, Tensor):
         return t
-    if t._fw_grad is not None and not _forward_state.requires_reverse(t):
+    if t._fw_grad is not None and not t.requires_grad:
         leaf = t.detach().requires_grad_(True)
         _forward_state.give_tangent(leaf, t._fw_grad)
         leaf._transform_leaf = True

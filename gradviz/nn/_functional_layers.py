@@ -184,13 +184,14 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
         )
     red_name = "sum" if reduction == "batchmean" else reduction
     red = _reduction(red_name, size_average, reduce)
+    # torch's C++ evaluates the right operand first (its nodes' order); xlogy is an op, so a
+    # target that requires grad gets its gradient (XlogyBackward0)
     if log_target:
-        loss = F.mul(F.exp(target), F.sub(target, input))
+        diff = F.sub(target, input)
+        loss = F.mul(F.exp(target), diff)
     else:
-        t = target._data
-        with np.errstate(divide="ignore", invalid="ignore"):
-            xlogy = np.where(t == 0, 0, t * np.log(np.where(t == 0, 1, t))).astype(t.dtype, copy=False)
-        loss = F.sub(F._new(xlogy, target.device), F.mul(target, input))
+        prod = F.mul(target, input)
+        loss = F.sub(F.xlogy(target, target), prod)
     if red == 1:
         out = F.mean(loss)
     elif red == 2:

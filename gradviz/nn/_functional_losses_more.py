@@ -151,7 +151,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, re
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), reduced: torch's own kernel (SoftMarginLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
-    if _grad_state.enabled and target.requires_grad:
+    if _grad_state.enabled and target._tracked:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
     x, y = input._data, target._data
@@ -159,7 +159,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, re
         loss = np.log1p(np.exp(-y * x)).astype(x.dtype, copy=False)
     data = loss.mean() if red == 1 else loss.sum() if red == 2 else loss
     out = F._new(np.asarray(data, dtype=x.dtype), input.device)
-    if _grad_state.enabled and input.requires_grad:
+    if _grad_state.enabled and input._tracked:
         # torch differentiates the input only: one edge
         record(_SOFT_MARGIN, (input,), [out], {"self": save(input), "target": save(target), "reduction": red})
     return out

@@ -24,7 +24,7 @@ def _shrink(kind: str, input: Tensor, lambd: float) -> Tensor:  # noqa: A002
     else:
         data = np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0))
     out = Tensor._wrap(np.asarray(data, dtype=x.dtype), input.dtype, input.device)
-    if _grad_state.enabled and input.requires_grad:
+    if _grad_state.enabled and input._tracked:
         record(_NODES[kind], (input,), [out], {"self": save(input), "lambd": lambd})
     return out
 

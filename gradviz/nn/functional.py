@@ -193,7 +193,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         data = -np.add.reduce(x.take(_flat_targets(t, x.shape[1])), dtype=x.dtype)
         data = np.asarray(data if red == 2 else data / total, dtype=x.dtype)
         out = F._new(data, input.device)
-        if _grad_state.enabled and input.requires_grad:
+        if _grad_state.enabled and input._tracked:
             record(_NLL, (input,), [out], {
                 "self": save(input), "target": target.detach(), "weight": None, "total_weight": float(total),
                 "reduction": red, "ignore_index": ignore_index,
@@ -214,7 +214,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     else:
         data = F._as_array(losses.sum(dtype=x.dtype) / total_weight, x.dtype)
     out = F._new(data, input.device)
-    if _grad_state.enabled and input.requires_grad:
+    if _grad_state.enabled and input._tracked:
         record(_NLL2D if x.ndim == 4 else _NLL, (input,), [out], {
             "self": save(input), "target": target.detach(), "weight": weight, "total_weight": float(total_weight),
             "reduction": red, "ignore_index": ignore_index,
@@ -242,7 +242,7 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
         gi = np.zeros(x.shape, dtype=x.dtype)
         gi.put(_flat_targets(t, x.shape[1]), coef)  # gi is C-contiguous: flat indices are its own
         out = F._new(gi, grad_output.device)
-        if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
+        if _grad_state.enabled and (grad_output._tracked or input._tracked):
             record(_NLL_BACKWARD, (grad_output, input), [out], {
                 "target": target, "weight": weight, "reduction": reduction, "ignore_index": ignore_index,
             })
@@ -259,7 +259,7 @@ def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight
     else:
         np.put_along_axis(gi, safe_t[:, None, ...], coef[:, None, ...], axis=1)
     out = F._new(gi.reshape(x.shape), grad_output.device)
-    if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad):
+    if _grad_state.enabled and (grad_output._tracked or input._tracked):
         record(_NLL_BACKWARD, (grad_output, input), [out], {
             "target": target, "weight": weight, "reduction": reduction, "ignore_index": ignore_index,
         })
@@ -437,7 +437,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     else:
         data = F._as_array(sq.mean(dtype=x.dtype), x.dtype)
     out = F._new(data, input.device)
-    if _grad_state.enabled and (input.requires_grad or target.requires_grad):
+    if _grad_state.enabled and (input._tracked or target._tracked):
         record(_MSE, (input, target), [out], {"self": save(input), "target": save(target), "reduction": red})
     return out
 
@@ -449,7 +449,7 @@ def mse_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, reduct
     norm = 2.0 / x.size if reduction == 1 else 2.0
     data = ((x - y) * (norm * g)).astype(x.dtype, copy=False)
     out = F._new(data, grad_output.device)
-    if _grad_state.enabled and (grad_output.requires_grad or input.requires_grad or target.requires_grad):
+    if _grad_state.enabled and (grad_output._tracked or input._tracked or target._tracked):
         record(_MSE_BACKWARD, (grad_output, input, target), [out], {
             "grad_output": save(grad_output), "self": save(input), "target": save(target), "reduction": reduction,
         })

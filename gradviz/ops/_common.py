@@ -290,7 +290,7 @@ def _unary(key: str, a: Tensor, fn, save_self: bool = False, save_result: bool =
         # a floating result in a's floating dtype, an integer's in the default dtype
         data = data.astype(a.dtype.np if a.dtype.is_floating_point else _dtype._default[0].np)
     out = _new(data, a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         saved = {}
         if save_self:
             saved["self"] = save(a)

@@ -61,9 +61,9 @@ def tanh(a: Tensor) -> Tensor:
         data = np.tanh(x.astype(np.float64)).astype(np.float32)
         dt = _dtype.float32
     out = _wrap(data, dt, a.device)
-    # a.requires_grad without the property call (a view's flag is its base's)
+    # a._tracked without the property call (a view's flag is its base's)
     if _grad_state.enabled and (
-        a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base.requires_grad)
+        a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base._tracked)
     ):
         record(_TANH_NODE, (a,), [out], {"result": SavedVariable(out, True)})
     return out
@@ -91,7 +91,7 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     x = a._data
     data = np.clip(x, min, max).astype(result_type(a, min, max).np, copy=False)
     out = _new(data, a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         mask = ((x >= min) if min is not None else True) & ((x <= max) if max is not None else True)
         record(NODES["clamp"], (a,), [out], {"mask": _new(_as_array(mask), a.device)})
     return out
@@ -115,7 +115,7 @@ def _clamp_tensor(a: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
     if hi is not None:
         data = _elementwise(np.minimum, data, hi._data)
     out = _new(_as_array(data).astype(dt.np, copy=False), a.device)
-    if _grad_state.enabled and (a.requires_grad or any(b is not None and b.requires_grad for b in (lo, hi))):
+    if _grad_state.enabled and (a._tracked or any(b is not None and b._tracked for b in (lo, hi))):
         shape = out._data.shape
         inside = module_of(x).ones(shape, bool)  # made where x is (cupy's for device data)
         saved = {}
@@ -135,7 +135,7 @@ def _clamp_one(key: str, a: Tensor, bound: Scalar) -> Tensor:
     lo, hi = (bound, None) if key == "clamp_min" else (None, bound)
     data = np.clip(x, lo, hi).astype(result_type(a, bound).np, copy=False)
     out = _new(data, a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         mask = (x >= bound) if key == "clamp_min" else (x <= bound)
         record(NODES[key], (a,), [out], {"mask": _new(_as_array(mask), a.device)})
     return out
@@ -154,7 +154,7 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     x = a._data if dtype is None else a._data.astype(dtype.np)
     e = np.exp(x - x.max(axis=dim, keepdims=True))
     out = _new(e / e.sum(axis=dim, keepdims=True), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["softmax"], (a,), [out], {"result": save(out, True), "dim": dim % a.ndim})
     return out
 
@@ -178,7 +178,7 @@ def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tenso
     else:
         shifted = x - x.max(axis=dim, keepdims=True)
         out = _new(shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["log_softmax"], (a,), [out], {"result": save(out, True), "dim": dim % a.ndim})
     return out
 
@@ -188,7 +188,7 @@ def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tenso
 
 def _backward_op(key: str, grad: Tensor, saved: Tensor, data: Any, extra: dict) -> Tensor:
     out = _new(data, grad.device)
-    if _grad_state.enabled and (grad.requires_grad or saved.requires_grad):
+    if _grad_state.enabled and (grad._tracked or saved._tracked):
         record(NODES[key], (grad, saved), [out], {"grad_output": save(grad), "output": save(saved), **extra})
     return out
 

@@ -59,9 +59,9 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
         # numpy call, no promotion to work out.
         d = a._data + b
         out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
-        # a.requires_grad without the property call (a view's flag is its base's)
+        # a._tracked without the property call (a view's flag is its base's)
         if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
-                                    or (a._base is not None and a._base.requires_grad)):
+                                    or (a._base is not None and a._base._tracked)):
             record(_ADD_NODE, (a, None), [out], _ALPHA_ONE if type(alpha) is int else {"alpha": alpha})
         return out
     if tb is Tensor and alpha == 1 and type(a) is Tensor:
@@ -80,8 +80,8 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
                 or a._grad_fn is not None
                 or b._requires_grad
                 or b._grad_fn is not None
-                or (a._base is not None and a._base.requires_grad)
-                or (b._base is not None and b._base.requires_grad)
+                or (a._base is not None and a._base._tracked)
+                or (b._base is not None and b._base._tracked)
             ):
                 record(_ADD_NODE, (a, b), [out], _ALPHA_ONE if type(alpha) is int else {"alpha": alpha})
             return out
@@ -94,7 +94,7 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
     out_data, bt = _binary_data(a, b, (lambda x, y: x + y * alpha) if alpha != 1 else np.add)
     out = _new(out_data, _binary_device(a, bt))
     inputs = (a, bt)
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         record(NODES["add"], inputs, [out], {"alpha": alpha})
     return out
 
@@ -118,7 +118,7 @@ def sub(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
     _check_bool_sub(a, b)
     out_data, bt = _binary_data(a, b, (lambda x, y: x - y * alpha) if alpha != 1 else np.subtract)
     out = _new(out_data, _binary_device(a, bt))
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         record(NODES["sub"], (a, bt), [out], {"alpha": alpha})
     return out
 
@@ -127,7 +127,7 @@ def rsub(a: Tensor, b: Scalar, alpha: Scalar = 1) -> Tensor:
     """b - alpha * a for a Python number b (torch's RsubBackward1)."""
     _check_bool_sub(a, b)
     out = _new(_cast(_as_array(b - a._data * alpha), _result_dtype_scalar(a, b)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["rsub"], (a,), [out], {"alpha": alpha})
     return out
 
@@ -138,18 +138,18 @@ def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
         # A floating tensor times a Python int or float: as add's.
         d = a._data * b
         out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
-        # a.requires_grad without the property call (a view's flag is its base's)
+        # a._tracked without the property call (a view's flag is its base's)
         if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
-                                    or (a._base is not None and a._base.requires_grad)):
+                                    or (a._base is not None and a._base._tracked)):
             record(_MUL_NODE, (a, None), [out], {"other": b})
         return out
     out_data, bt = _binary_data(a, b, np.multiply)
     out = _new(out_data, _binary_device(a, bt))
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         # Save only what a gradient will need, as torch does (it shows in saved tensors).
         saved: dict[str, Any] = {}
-        saved["other"] = save(bt) if (bt is not None and a.requires_grad) else b
-        if bt is not None and bt.requires_grad:
+        saved["other"] = save(bt) if (bt is not None and a._tracked) else b
+        if bt is not None and bt._tracked:
             saved["self"] = save(a)
         record(NODES["mul"], (a, bt), [out], saved)
     return out
@@ -158,7 +158,7 @@ def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
 def mul_scalar(a: Tensor, b: Scalar) -> Tensor:
     """a * b for a Python number b as torch's C++ formulas write it (MulBackward1, one edge)."""
     out = _new(_binary_data(a, b, np.multiply)[0], a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["mul_scalar"], (a,), [out], {"other": b})
     return out
 
@@ -166,7 +166,7 @@ def mul_scalar(a: Tensor, b: Scalar) -> Tensor:
 def add_scalar(a: Tensor, b: Scalar) -> Tensor:
     """a + b for a Python number b as torch's C++ formulas write it (AddBackward1)."""
     out = _new(_binary_data(a, b, np.add)[0], a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["add_scalar"], (a,), [out], {})
     return out
 
@@ -174,7 +174,7 @@ def add_scalar(a: Tensor, b: Scalar) -> Tensor:
 def sub_scalar(a: Tensor, b: Scalar) -> Tensor:
     """a - b for a Python number b as torch's C++ formulas write it (SubBackward1)."""
     out = _new(_binary_data(a, b, np.subtract)[0], a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["sub_scalar"], (a,), [out], {})
     return out
 
@@ -182,16 +182,16 @@ def sub_scalar(a: Tensor, b: Scalar) -> Tensor:
 def div_scalar(a: Tensor, b: Scalar) -> Tensor:
     """a / b for a Python number b as torch's C++ formulas write it (DivBackward1)."""
     out = _new(_binary_data(a, b, np.true_divide, floating=True)[0], a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["div_scalar"], (a,), [out], {"other": b})
     return out
 
 def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
     out_data, bt = _binary_data(a, b, np.true_divide, floating=True)
     out = _new(out_data, _binary_device(a, bt))
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         saved: dict[str, Any] = {"other": save(bt) if bt is not None else b}
-        if bt is not None and bt.requires_grad:
+        if bt is not None and bt._tracked:
             saved["self"] = save(a)
         record(NODES["div"], (a, bt), [out], saved)
     return out
@@ -222,7 +222,7 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
         _check_devices(a, exponent)
         data = _cast(np.power(a._data, exponent._data), result_type(a, exponent))
         out = _new(data, a.device)
-        if _grad_state.enabled and (a.requires_grad or exponent.requires_grad):
+        if _grad_state.enabled and (a._tracked or exponent._tracked):
             record(NODES["pow_tensor"], (a, exponent), [out],
                    {"self": save(a), "exponent": save(exponent), "result": save(out, True)})
         return out
@@ -231,7 +231,7 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     data = _cast(np.power(a._data, exponent), _result_dtype_scalar(a, exponent))
     out = _new(data, a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["pow_scalar"], (a,), [out], {"self": save(a), "exponent": exponent})
     return out
 
@@ -239,7 +239,7 @@ def pow(a: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001
 def _pow_base(base: Scalar, e: Tensor) -> Tensor:
     data = np.power(base, e._data)
     out = _new(_cast(_as_array(data), result_type(base, e)), e.device)
-    if _grad_state.enabled and e.requires_grad:
+    if _grad_state.enabled and e._tracked:
         record(NODES["pow_base"], (e,), [out], {"result": save(out, True), "log_base": math.log(base)})
     return out
 
@@ -259,7 +259,7 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 def _minmax(key: str, a: Tensor, b: Tensor, fn) -> Tensor:
     _check_devices(a, b)
     out = _new(_cast(_elementwise(fn, a._data, b._data), result_type(a, b)), a.device)
-    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+    if _grad_state.enabled and (a._tracked or b._tracked):
         record(NODES[key], (a, b), [out], {"self": save(a), "other": save(b)})
     return out
 
@@ -288,7 +288,7 @@ def where(condition: Tensor, a: Tensor | Scalar | None = None, b: Tensor | Scala
         shape = np.broadcast_shapes(shape, other)
     data = np.where(condition._data, at._data, bt._data)
     out = _new(_cast(data, dt), at.device)
-    if _grad_state.enabled and (at.requires_grad or bt.requires_grad):
+    if _grad_state.enabled and (at._tracked or bt._tracked):
         record(NODES["where"], (at, bt), [out], {"condition": condition.detach()})
     return out
 
@@ -321,7 +321,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
         a = _wrapped(a, b)
     data, bt = _integer_division("div_floor_cpu", a, b, np.floor_divide)
     out = _new(data, _binary_device(a, bt))
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         record(NODES["not_implemented"], (a, bt) if bt is not None else (a,), [out], {"op": "floor_divide"})
     return out
 
@@ -336,7 +336,7 @@ def remainder(a: Any, b: Any) -> Tensor:
         wrapped_self = False
     data, bt = _integer_division("remainder_cpu", a, b, np.remainder)
     out = _new(data, _binary_device(a, bt))
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         if wrapped_self:
             record(NODES["not_implemented"], (a, bt), [out], {"op": "remainder"})
         elif bt is None:
@@ -351,7 +351,7 @@ def fmod(a: Tensor, b: Any) -> Tensor:
     FmodBackward1 for a tensor one)."""
     data, bt = _integer_division("fmod_cpu", a, b, np.fmod)
     out = _new(data, _binary_device(a, bt))
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         if bt is None:
             record(NODES["fmod_scalar"], (a,), [out], {})
         else:

@@ -588,8 +588,10 @@ def rebase_history(view: Tensor, fn: OpNode) -> None:
     """After an in-place op recorded ``fn`` on ``view``: the base takes a CopySlices wrapping fn,
     and the view's grad_fn becomes an AsStridedBackward0 of the base (made at once, as torch's
     rebase_history asks for the view's grad_fn right away)."""
-    if fn is FORWARD_ONLY:
-        return  # only forward AD follows the op: no history to rewrite (the tangent was updated)
+    if fn is FORWARD_ONLY or not _grad_state.grad:
+        # only forward AD followed the op (a dual tensor, or no_grad inside a dual level): no
+        # history to rewrite (the tangent was updated)
+        return
     base = view._base
     cs = CopySlices(base, view_index(view, base), fn)
     _move_retains_grad(base, cs, 0)

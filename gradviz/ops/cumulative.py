@@ -43,14 +43,14 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dt
     if dim is None:
         with _quiet():
             out = _new(_as_array(np.prod(x, dtype=acc)), a.device)
-        if _grad_state.enabled and a.requires_grad:
+        if _grad_state.enabled and a._tracked:
             record(NODES["prod"], (a,), [out], {"self": save(a), "result": save(out, True)})
         return out
     d = _wrap_dim(dim, a.ndim)
     axis = d if a.ndim else None
     with _quiet():
         out = _new(_as_array(np.prod(x, axis=axis, keepdims=keepdim, dtype=acc)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["prod_dim"], (a,), [out], {"self": save(a), "result": save(out, True), "dim": d,
                                                 "keepdim": keepdim})
     return out
@@ -63,7 +63,7 @@ def _running(key: str, a: Tensor, dim: int, dtype: _dtype.dtype | None, fn) -> T
     with _quiet():
         data = fn(x, axis=d) if a.ndim else x.copy()
     out = _new(_as_array(data), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         saved: dict[str, Any] = {"dim": d, "self_scalar_type": a.dtype}
         if key == "cumprod":
             saved.update(self=save(a), result=save(out, True))
@@ -102,7 +102,7 @@ def logsumexp(a: Tensor, dim: Any, keepdim: bool = False, **kw: Any) -> Tensor:
         elif not a.ndim:
             data = data.reshape(())
     out = _new(_as_array(data).astype(x.dtype, copy=False), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["logsumexp"], (a,), [out], {"self": save(a), "result": save(out, True), "dim": dims,
                                                   "keepdim": keepdim})
     return out

@@ -17,7 +17,7 @@ __all__ = ["diag", "diag_embed"]  # its public ops: torch's names (gradviz.ops.f
 
 
 def _requires(t: Tensor) -> bool:
-    return t._requires_grad or t._grad_fn is not None or (t._base is not None and t._base.requires_grad)
+    return t._requires_grad or t._grad_fn is not None or (t._base is not None and t._base._tracked)
 
 
 def _diag_index(n: int, m: int, offset: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd import grad as _autograd_grad
-from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, requires_reverse, track
+from gradviz.autograd.forward_state import FORWARD_ONLY, STATE, track
 from gradviz.autograd.grad_mode import _state as _grad_state
-from gradviz.autograd.grad_mode import enable_grad, no_grad
+from gradviz.autograd.grad_mode import enable_grad
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.ops import _common
 from gradviz.ops import functions as F
@@ -39,9 +39,6 @@ _UNSUPPORTED = (
 )
 
 
-_requires = requires_reverse
-
-
 def _strip(inputs: tuple) -> tuple | None:
     """inputs with those only forward AD follows taken out (they get no edge), or None when no
     input requires grad for reverse mode (the op then makes no node)."""
@@ -54,7 +51,7 @@ def _strip(inputs: tuple) -> tuple | None:
             if out is None:
                 out = list(inputs)
             out[i] = None
-        elif not real and _requires(t):
+        elif not real and t.requires_grad:
             real = True
     if not real:
         return None
@@ -187,6 +184,18 @@ def _transpose_by_grad(d: Derivative, node: OpNode, tangents: list, outputs: lis
     return [None if u is None else next(grads) for u in us]
 
 
+class _untracked:  # noqa: N801 - a context manager used like a function
+    """Grad mode off and no op recording at all (no_grad alone keeps ops recording inside a dual
+    level, for their tangents)."""
+
+    def __enter__(self) -> None:
+        self.prev = _grad_state.grad, _grad_state.enabled
+        _grad_state.grad = _grad_state.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _grad_state.grad, _grad_state.enabled = self.prev
+
+
 _COLUMNS_LIMIT = 1 << 16  # output elements: beyond, one backward per element is too slow to offer
 
 
@@ -194,7 +203,7 @@ def _transpose_by_columns(d: Derivative, node: OpNode, tangents: list, outputs: 
     if sum(o.numel() for o in outputs) > _COLUMNS_LIMIT:
         raise NotImplementedError(_UNSUPPORTED.format(_op_name(d)))
     res: list[Tensor | None] = []
-    with no_grad():
+    with _untracked():
         for k, out in enumerate(outputs):
             if not out.dtype.is_floating_point:
                 res.append(None)
@@ -247,7 +256,7 @@ def _view_tangent(view: Tensor, base: Tensor, t: Tensor) -> Tensor | None:
         bt = Tensor._wrap(np.zeros_like(base._data, order="C"), base.dtype, base.device)
         base._fw_grad = bt
         track(base)
-        if not _requires(base) and base._grad_fn is None:
+        if not base.requires_grad and base._grad_fn is None:
             base._grad_fn = FORWARD_ONLY
     bd, b = bt._data, base._data
     if bd.strides != b.strides or bd.dtype != b.dtype or not b.flags["C_CONTIGUOUS"]:
@@ -296,7 +305,8 @@ _NO_TANGENT_GRAPH = node_class(Derivative("NotImplemented", (), all_inputs=_refu
 def propagate(cls: type[OpNode], inputs: tuple, outputs: list[Tensor], saved: dict | None) -> tuple | None:
     """record's first forward-AD step: the inputs record makes edges for, None for no node (an
     op on tensors only forward AD follows: the outputs' tangents are computed here)."""
-    stripped = _strip(inputs)
+    # grad mode off (no_grad inside the level): tangents still, as torch's, but no node
+    stripped = _strip(inputs) if _grad_state.grad else None
     if stripped is None and not STATE.computing:
         _tangents(cls, inputs, outputs, saved, False)
     return stripped

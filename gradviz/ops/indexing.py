@@ -58,9 +58,9 @@ def masked_fill(a: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
     data = np.where(mask._data, vt._data if vt is not None else value, a._data).astype(a._data.dtype, copy=False)
     out = _new(data, a.device)
     if vt is None:
-        if _grad_state.enabled and a.requires_grad:
+        if _grad_state.enabled and a._tracked:
             record(NODES["masked_fill"], (a,), [out], {"mask": mask.detach()})
-    elif _grad_state.enabled and (a.requires_grad or vt.requires_grad):
+    elif _grad_state.enabled and (a._tracked or vt._tracked):
         record(NODES["masked_fill_tensor"], (a, vt), [out], {"mask": mask.detach()})
     return out
 
@@ -88,7 +88,7 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     data = a._data.copy()
     np.put_along_axis(data, index._data, src._data, axis=dim)
     out = _new(data, a.device)
-    if _grad_state.enabled and (a.requires_grad or src.requires_grad):
+    if _grad_state.enabled and (a._tracked or src._tracked):
         record(NODES["scatter"], (a, src), [out], {"dim": dim, "index": index.detach()})
     return out
 
@@ -103,7 +103,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     key = tuple(index._data if d == _wrap_dim(dim, a.ndim) else lead[d] for d in range(a.ndim))
     add_at(data, key, src._data[tuple(slice(0, n) for n in index.shape)])
     out = _new(data, a.device)
-    if _grad_state.enabled and (a.requires_grad or src.requires_grad):
+    if _grad_state.enabled and (a._tracked or src._tracked):
         record(NODES["scatter_add"], (a, src), [out], {"dim": dim, "index": index.detach()})
     return out
 
@@ -111,7 +111,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     dim = _check_index_along("gather", a, dim, index)
     out = _new(np.take_along_axis(a._data, index._data, axis=dim), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["gather"], (a,), [out], {"dim": dim, "index": index.detach(), "shape": a.shape})
     return out
 
@@ -251,7 +251,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
         data = out._data[idx]
         # torch's index output is contiguous; numpy's puts the indexed dims' layout first.
         res = _new(_c_copy(data), out.device)
-        if _grad_state.enabled and out.requires_grad:
+        if _grad_state.enabled and out._tracked:
             record(NODES["index"], (out,), [res], {"shape": out.shape, "key": idx})
         out = res
     if out is a:
@@ -291,7 +291,7 @@ def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
     if kind != "index":
         return _views._view_of(g, g._data[key + (Ellipsis,)], kind, {"shape": g.shape, "key": key})
     res = _new(_c_copy(g._data[key]), g.device)
-    if _grad_state.enabled and g.requires_grad:
+    if _grad_state.enabled and g._tracked:
         record(NODES["index"], (g,), [res], {"shape": g.shape, "key": key})
     return res
 
@@ -308,7 +308,7 @@ def index_backward(g: Tensor, shape: tuple[int, ...], key: tuple, kind: str) -> 
     else:
         data[key] = g._data
     out = _new(data, g.device)
-    if _grad_state.enabled and g.requires_grad:
+    if _grad_state.enabled and g._tracked:
         inputs = (None, g) if kind == "index" else (g,)
         record(NODES[kind + "_backward"], inputs, [out], {"key": key})
     return out
@@ -335,7 +335,7 @@ def index_select(a: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     data = np.take(a._data, idx, axis=d) if a.ndim else a._data.copy()
     out = _new(_c_copy(data), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["index_select"], (a,), [out], {"dim": d, "index": index.detach(), "self_sym_sizes": a.shape})
     return out
 
@@ -352,7 +352,7 @@ def index_add(a: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Scal
     key = (slice(None),) * d + (idx,)
     add_at(data, key, src)
     out = _new(data, a.device)
-    if _grad_state.enabled and (a.requires_grad or source.requires_grad):
+    if _grad_state.enabled and (a._tracked or source._tracked):
         record(NODES["index_add"], (a, source), [out], {"dim": d, "index": index.detach(), "alpha": alpha})
     return out
 

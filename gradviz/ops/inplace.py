@@ -94,7 +94,7 @@ def _saved_old_self(x: Tensor, y: Any) -> dict:
     """What mul_/div_ save: the old value of a is overwritten, so a gradient for b needs a copy of
     it: a recorded clone, as torch's original_self, so that double backward still reaches a's graph."""
     s: dict[str, Any] = {"other": save(y) if isinstance(y, Tensor) else y}
-    if isinstance(y, Tensor) and y.requires_grad:
+    if isinstance(y, Tensor) and y._tracked:
         s["self"] = save(x.clone())
     return s
 
@@ -307,7 +307,7 @@ class no_grad_if_plain:  # noqa: N801 - a context manager used like a function
     """Grad mode off while taking the view when nothing will need a gradient (saves nodes)."""
 
     def __init__(self, a: Tensor, value: Any):
-        self.off = not (a.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+        self.off = not (a._tracked or (isinstance(value, Tensor) and value._tracked))
 
     def __enter__(self) -> None:
         self.prev = _grad_state.enabled
@@ -377,7 +377,7 @@ def neg_(a: Tensor) -> Tensor:
 
 
 def _bound_mask(a: Tensor, lo: Any, hi: Any) -> Any:
-    if not a.requires_grad:
+    if not a._tracked:
         return None
     x = a._data
     return np.asarray(((x >= lo) if lo is not None else True) & ((x <= hi) if hi is not None else True)) \
@@ -405,7 +405,7 @@ def masked_fill_(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
         return _masked_fill_tensor_(a, mask, value)
     return _unary_("masked_fill", a, _indexing.masked_fill, mask, value,
-                   mask=mask._data if a.requires_grad else None)
+                   mask=mask._data if a._tracked else None)
 
 
 def _masked_fill_tensor_(a: Tensor, mask: Tensor, value: Tensor) -> Tensor:

@@ -17,7 +17,6 @@ from typing import Any
 
 from gradviz import _dtype
 from gradviz.autograd import forward_events as _forward
-from gradviz.autograd import forward_state as _forward_state
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.graph import next_sequence_nr
 from gradviz.ops.core import rebase_history, record
@@ -30,7 +29,7 @@ _MULTI_VIEW_NODES = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "Spli
 def check_inplace(a: Tensor) -> None:
     """torch's refusals of an in-place write into ``a`` under grad mode: a leaf that requires
     grad, a view made under no_grad, an output of a multi-view function, a view of such a leaf."""
-    if not _grad_state.enabled:
+    if not _grad_state.grad:  # grad mode itself (a dual level may have ops record under no_grad)
         return
     if a._base is None:
         if a._grad_fn is None and a._requires_grad:
@@ -55,9 +54,7 @@ def check_inplace(a: Tensor) -> None:
             "allow the output views to be modified inplace. You should replace the inplace operation by an "
             "out-of-place one."
         )
-    # (a dual tensor's forward-AD stand-in history is no reason)
-    if base._grad_fn is None and a.requires_grad and (
-            not _forward_state.STATE.live or _forward_state.requires_reverse(a)):
+    if base._grad_fn is None and a.requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -110,7 +107,7 @@ class InplaceWrite:
             check_inplace(a)
         self.a = a
         self.grad = _grad_state.enabled and (
-            a.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others))
+            a._tracked or any(isinstance(o, Tensor) and o._tracked for o in others))
         if self.grad:
             self.seq = next_sequence_nr()
             self.old = old_edge_holder(a)

@@ -79,8 +79,8 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
         _check_mm(a, b)  # raises, or passes (equal devices that are distinct objects)
     if _grad_state.enabled:
         # requires_grad and _colmajor inline, SavedVariable without save()'s call.
-        ra = a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base.requires_grad)
-        rb = b._requires_grad or b._grad_fn is not None or (b._base is not None and b._base.requires_grad)
+        ra = a._requires_grad or a._grad_fn is not None or (a._base is not None and a._base._tracked)
+        rb = b._requires_grad or b._grad_fn is not None or (b._base is not None and b._base._tracked)
         if ra or rb:
             item = x.itemsize
             st = x.strides
@@ -125,11 +125,11 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
             f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
         )
     out = _new(a._data @ v._data, a.device)
-    if _grad_state.enabled and (a.requires_grad or v.requires_grad):
+    if _grad_state.enabled and (a._tracked or v._tracked):
         saved = {}
-        if a.requires_grad:
+        if a._tracked:
             saved["vec"] = save(v)
-        if v.requires_grad:
+        if v._tracked:
             saved["self"] = save(a)
         record(NODES["mv"], (a, v), [out], saved)
     return out
@@ -145,11 +145,11 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
             f"number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"
         )
     out = _new(_as_array(np.dot(a._data, b._data)), a.device)
-    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+    if _grad_state.enabled and (a._tracked or b._tracked):
         saved = {}
-        if a.requires_grad:
+        if a._tracked:
             saved["tensor"] = save(b)
-        if b.requires_grad:
+        if b._tracked:
             saved["self"] = save(a)
         record(NODES["dot"], (a, b), [out], saved)
     return out
@@ -172,11 +172,11 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     _check_devices(a, b)
     _check_bmm_dtypes(a, b)
     out = _new(np.matmul(a._data, b._data), a.device)
-    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+    if _grad_state.enabled and (a._tracked or b._tracked):
         saved = {}
-        if a.requires_grad:
+        if a._tracked:
             saved["mat2"] = save(b)
-        if b.requires_grad:
+        if b._tracked:
             saved["self"] = save(a)
         record(NODES["bmm"], (a, b), [out], saved)
     return out
@@ -195,7 +195,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         # torch squeezes the mm result in place: SqueezeBackward4, and the result is no view.
         r = mm(_views.unsqueeze(a, 0), b)
         out = _new(np.squeeze(r._data, 0), r.device)
-        if _grad_state.enabled and r.requires_grad:
+        if _grad_state.enabled and r._tracked:
             record(NODES["squeeze_dim_"], (r,), [out], {"shape": r.shape, "dim": 0})
         return out
     if _should_fold(a, b):
@@ -240,7 +240,7 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
     big_ndim, small = (a.ndim, b) if a_larger else (b.ndim, a)
     if not (big_ndim >= 3 and small.ndim <= 2):
         return False
-    if small.requires_grad and _grad_state.enabled:
+    if small._tracked and _grad_state.enabled:
         return True
     if a.ndim == 2:
         return False
@@ -275,7 +275,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
         bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
         data = _as_array(_scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta)), prod.dtype)
     out = _new(data, input.device)
-    if _grad_state.enabled and (input.requires_grad or mat1.requires_grad or mat2.requires_grad):
+    if _grad_state.enabled and (input._tracked or mat1._tracked or mat2._tracked):
         saved = {"mat1": save(mat1), "mat2": save(mat2), "beta": beta, "alpha": alpha,
                  "mat1_colmajor": _dense_colmajor(mat1._data),
                  "mat2_colmajor": _dense_colmajor(mat2._data)}
@@ -300,7 +300,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
     bias = np.broadcast_to(input._data, prod.shape) if input._data.shape != prod.shape else input._data
     data = _scaled(prod, alpha) + (0 if beta == 0 else _scaled(bias, beta))
     out = _new(_as_array(data, prod.dtype), input.device)
-    if _grad_state.enabled and (input.requires_grad or batch1.requires_grad or batch2.requires_grad):
+    if _grad_state.enabled and (input._tracked or batch1._tracked or batch2._tracked):
         saved = {"batch1": save(batch1), "batch2": save(batch2), "beta": beta, "alpha": alpha}
         record(NODES["baddbmm"], (input, batch1, batch2), [out], saved)
     return out
@@ -435,7 +435,7 @@ def _diagonal(a: Tensor, d1: int, d2: int) -> Tensor:
 
 def _diagonal_grad(n, g):
     """Zeros of the input's shape with g written on the diagonal."""
-    if _grad_state.enabled and g.requires_grad:
+    if _grad_state.enabled and g._tracked:
         # create_graph: g moved to d1, unsqueezed at d2, times an identity over (d1, d2); the same
         # values as torch's DiagonalBackwardBackward0 path, through other nodes
         d1, d2, k = n["d1"], n["d2"], g.shape[-1]

@@ -26,7 +26,7 @@ def _svdvals(a: Tensor) -> Tensor:
     (outputs U, S, Vh) of which only S is handed out, as torch's svdvals does."""
     u, s, vh = np.linalg.svd(a._data, full_matrices=False)
     outs = [_new(np.ascontiguousarray(x).astype(a._data.dtype), a.device) for x in (u, s, vh)]
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["linalg_svd"], (a,), outs, {"U": save(outs[0], True), "Vh": save(outs[2], True)})
     return outs[1]
 

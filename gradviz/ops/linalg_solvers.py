@@ -77,7 +77,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  
             raise
         data, info = np.full_like(a, np.nan), 1
     out = _out(data, A)
-    if _grad_state.enabled and A.requires_grad:
+    if _grad_state.enabled and A._tracked:
         record(NODES["inv"], (A,), [out], {"inverse": save(out, True)})
     return out, _new(np.asarray(info, dtype=np.int32), A.device)
 
@@ -96,7 +96,7 @@ def det(A: Tensor) -> Tensor:  # noqa: N803
     _square(A, "det")
     _float(A, "det")
     out = _out(np.linalg.det(A._data), A)
-    if _grad_state.enabled and A.requires_grad:
+    if _grad_state.enabled and A._tracked:
         record(NODES["det"], (A,), [out], {"A": save(A), "result": save(out, True)})
     return out
 
@@ -106,7 +106,7 @@ def slogdet(A: Tensor) -> tuple[Tensor, Tensor]:  # noqa: N803
     _float(A, "slogdet")
     sign, logabs = np.linalg.slogdet(A._data)
     s, la = _out(sign, A), _out(logabs, A)
-    if _grad_state.enabled and A.requires_grad:
+    if _grad_state.enabled and A._tracked:
         record(NODES["slogdet"], (A,), [s, la], {"A": save(A)})
     return _linalg_return("linalg_slogdet", ("sign", "logabsdet"), s, la)
 
@@ -132,7 +132,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     b = B._data[..., None] if vector else B._data
     x = np.linalg.solve(A._data, b)
     out = _out(x[..., 0] if vector else x, A)
-    if _grad_state.enabled and (A.requires_grad or B.requires_grad):
+    if _grad_state.enabled and (A._tracked or B._tracked):
         record(NODES["solve"], (A, B), [out], {"A": save(A), "result": save(out, True), "vector": vector})
     return out, _new(np.asarray(0, dtype=np.int32), A.device)
 
@@ -152,7 +152,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
                                "positive-definite.") from None
         L, info = np.zeros_like(A._data), 1
     out = _out_column_major(_mT(L) if upper else L, A)
-    if _grad_state.enabled and A.requires_grad:
+    if _grad_state.enabled and A._tracked:
         record(NODES["cholesky"], (A,), [out], {"L": save(out, True), "upper": upper})
     return out, _new(np.asarray(info, dtype=np.int32), A.device)
 

@@ -37,7 +37,9 @@ def _f64(v: Any) -> Any:
 
 def _compute(fn, *operands: Any, dt: _dtype.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):  # torch returns nan/inf silently
-        data = np.asarray(fn(*(_f64(o) for o in operands)))
+        data = fn(*(_f64(o) for o in operands))
+    if isinstance(data, (np.generic, float, int)):  # a device's array stays on its device
+        data = np.asarray(data)
     return data.astype(dt.np, copy=False)
 
 
@@ -60,7 +62,7 @@ def _devices(*operands: Any) -> Any:
 
 def _op(key: str, inputs: tuple, data: np.ndarray, saved_fn) -> Tensor:
     out = _new(data, _devices(*inputs))
-    if _grad_state.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+    if _grad_state.enabled and any(isinstance(t, Tensor) and t._tracked for t in inputs):
         record(NODES[key], tuple(t for t in inputs if isinstance(t, Tensor)), [out], saved_fn(out))
     return out
 

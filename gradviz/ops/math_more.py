@@ -66,7 +66,7 @@ def rad2deg(a: Tensor) -> Tensor:
 def _binary(key: str, a: Tensor, b: Tensor, fn, floating: bool = True) -> Tensor:
     data, bt = _binary_data(a, b, fn, floating=floating)
     out = _new(data, a.device)
-    if _grad_state.enabled and (a.requires_grad or (bt is not None and bt.requires_grad)):
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
         record(NODES[key], (a, bt), [out], {"self": save(a), "other": save(bt) if bt is not None else b})
     return out
 
@@ -88,7 +88,7 @@ def _addc(key: str, a: Tensor, t1: Tensor, t2: Tensor, value: Any, fn) -> Tensor
     scaled = prod * value if value != 1 else prod
     data, _ = _binary_data(a, _new(np.asarray(scaled, dtype=prod.dtype), a.device), np.add)
     out = _new(data, a.device)
-    if _grad_state.enabled and (a.requires_grad or t1.requires_grad or t2.requires_grad):
+    if _grad_state.enabled and (a._tracked or t1._tracked or t2._tracked):
         record(NODES[key], (a, t1, t2), [out], {"tensor1": save(t1), "tensor2": save(t2), "value": value})
     return out
 
@@ -118,7 +118,7 @@ def nansum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fa
     if not a.dtype.is_floating_point and dtype is None:
         data = data.astype(np.int64)
     out = _new(np.asarray(data, dtype=data.dtype), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["nansum"], (a,), [out], {"self": save(a), "dims": dims, "keepdim": keepdim})
     return out
 
@@ -146,7 +146,7 @@ def trace(a: Tensor) -> Tensor:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
     dt = a.dtype if a.dtype.is_floating_point else _dtype.int64  # integers sum in int64, as torch's
     out = _new(np.asarray(np.trace(a._data), dtype=dt.np), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["trace"], (a,), [out], {"shape": tuple(a.shape)})
     return out
 
@@ -165,7 +165,7 @@ def vdot(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     out = _new(np.asarray(np.vdot(a._data, b._data), dtype=a.dtype.np), a.device)
-    if _grad_state.enabled and (a.requires_grad or b.requires_grad):
+    if _grad_state.enabled and (a._tracked or b._tracked):
         record(NODES["vdot"], (a, b), [out], {"self": save(a), "other": save(b)})
     return out
 
@@ -210,7 +210,7 @@ def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
 def masked_select(a: Tensor, mask: Tensor) -> Tensor:
     x, m = np.broadcast_arrays(a._data, mask._data)
     out = _new(np.ascontiguousarray(x[m]), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["masked_select"], (a,), [out], {"mask": mask.detach(), "shape": tuple(a.shape)})
     return out
 
@@ -221,7 +221,7 @@ def take(a: Tensor, index: Tensor) -> Tensor:
     if idx.size and (idx.max() >= flat.size or idx.min() < -flat.size):
         raise IndexError(f"out of range: tried to access index {int(idx.max())} on a tensor of {flat.size} elements.")
     out = _new(np.ascontiguousarray(flat[idx]), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["take"], (a,), [out], {"index": index.detach(), "shape": tuple(a.shape)})
     return out
 
@@ -230,13 +230,13 @@ def copysign(a: Tensor, other: Any) -> Tensor:
     if isinstance(other, Tensor):
         data, _ = _binary_data(a, other, np.copysign, floating=True)
         out = _new(data, a.device)
-        if _grad_state.enabled and (a.requires_grad or other.requires_grad):
+        if _grad_state.enabled and (a._tracked or other._tracked):
             record(NODES["copysign"], (a, other), [out],
                    {"self": save(a), "result": save(out, True), "other_shape": tuple(other.shape)})
         return out
     data, _ = _binary_data(a, other, np.copysign, floating=True)
     out = _new(data, a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["copysign_scalar"], (a,), [out], {"self": save(a), "result": save(out, True)})
     return out
 

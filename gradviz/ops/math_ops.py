@@ -146,7 +146,7 @@ def _compute(a: Tensor, fn) -> Any:
 
 def _math_unary(key: str, a: Tensor, fn, save_self: bool = True, **extra: Any) -> Tensor:
     out = _new(_compute(a, fn), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         saved: dict[str, Any] = {"self": save(a)} if save_self else {}
         record(NODES[key], (a,), [out], {**saved, **extra})
     return out

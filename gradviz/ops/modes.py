@@ -35,15 +35,16 @@ class inference_mode(_DecoratorContext):  # noqa: N801 - torch's name
         return (self.mode,)
 
     def __enter__(self) -> None:
-        self.prev = _grad_state.enabled, getattr(_inference, "on", False)
+        self.prev = _grad_state.grad, _grad_state.enabled, getattr(_inference, "on", False)
         if self.mode:
-            _grad_state.enabled = False
+            # torch's inference mode turns forward AD off too (a dual level's tangents stop)
+            _grad_state.grad = _grad_state.enabled = False
         _inference.on = self.mode
-        _report("inference_mode", True, _grad_state.enabled)
+        _report("inference_mode", True, _grad_state.grad)
 
     def __exit__(self, *exc: object) -> None:
-        _grad_state.enabled, _inference.on = self.prev
-        _report("inference_mode", False, _grad_state.enabled)
+        _grad_state.grad, _grad_state.enabled, _inference.on = self.prev
+        _report("inference_mode", False, _grad_state.grad)
 
     def clone(self) -> inference_mode:
         return self.__class__(self.mode)

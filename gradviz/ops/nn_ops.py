@@ -51,7 +51,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 def _requires(t: Tensor | None) -> bool:
     return t is not None and (t._requires_grad or t._grad_fn is not None or
-                              (t._base is not None and t._base.requires_grad))
+                              (t._base is not None and t._base._tracked))
 
 
 def _no_double(name: str, fn: Any) -> Any:

@@ -61,13 +61,13 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
     if dim is None:
         data = _as_array(x.sum(dtype=acc))
         out = _new(data if dtype is None else data.astype(dtype.np), a.device)
-        if _grad_state.enabled and a.requires_grad:
+        if _grad_state.enabled and a._tracked:
             record(NODES["sum"], (a,), [out], {"shape": a.shape})
         return out
     dims = _dims(dim, a.ndim)
     data = _as_array(x.sum(axis=dims, keepdims=keepdim, dtype=acc))
     out = _new(data if dtype is None else data.astype(dtype.np), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["sum_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim})
     return out
 
@@ -95,13 +95,13 @@ def _mean(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool) -> Tensor:
     if dim is None:
         with _quiet():  # numpy's mean is Python-level: its warnings name numpy, not gradviz (see _common)
             out = _new(_as_array(a._data.mean()), a.device)
-        if _grad_state.enabled and a.requires_grad:
+        if _grad_state.enabled and a._tracked:
             record(NODES["mean"], (a,), [out], {"shape": a.shape, "count": a.numel()})
         return out
     dims = _dims(dim, a.ndim)
     with _quiet():
         out = _new(_as_array(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         count = int(np.prod([a.shape[d] for d in dims])) if dims else 1
         record(NODES["mean_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim,
                                                 "count": count})
@@ -137,7 +137,7 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
                 "Specify the reduction dim with the 'dim' argument."
             )
         out = _new(_as_array(fn(a._data)), a.device)
-        if _grad_state.enabled and a.requires_grad:
+        if _grad_state.enabled and a._tracked:
             record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True)})
         return out
     d = _wrap_dim(dim, a.ndim)
@@ -148,7 +148,7 @@ def _reduce_select(key: str, a: Tensor, dim: int | Tensor | None, keepdim: bool,
     else:
         idx = np.expand_dims(idx, d)
     values, indices = _new(vals, a.device), _new(idx.astype(np.int64), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         # Only the values output is differentiable; its node has 2 inputs (values, indices).
         record(NODES[key + "_dim"], (a,), [values], {
             "dim": d, "keepdim": keepdim, "indices": indices, "shape": a.shape,
@@ -190,7 +190,7 @@ def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
     # An empty dim list (the default) reduces over every dim, as torch.
     dims = tuple(range(a.ndim)) if dim is None or (not isinstance(dim, int) and len(dim) == 0) else _dims(dim, a.ndim)
     out = _new(_as_array(fn(a._data, axis=dims, keepdims=keepdim)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True), "dim": dims,
                                          "keepdim": keepdim})
     return out
@@ -255,7 +255,7 @@ def _var_std(key: str, a: Tensor, dim, unbiased: bool | None, keepdim: bool, cor
     if key == "std":
         data = np.sqrt(data)
     out = _new(data.astype(a._data.dtype, copy=False), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         saved = {"self": save(a), "dim": dims, "keepdim": keepdim, "denom": denom}
         if key == "std":
             saved["result"] = save(out, True)
@@ -290,7 +290,7 @@ def _var_mean(key: str, a: Tensor, dim: Any, unbiased: Any, keepdim: bool, corre
     with no_grad():
         v = _var_std(key[:3], a, dim, unbiased, keepdim, correction)
         m = mean(a, dim, keepdim)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         dims = _dims(dim, a.ndim)
         n = a.numel() if dims is None else int(np.prod([a.shape[d] for d in dims]))
         if correction is None:
@@ -354,7 +354,7 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     else:
         data = np.power(np.power(x, p).sum(axis=axis, keepdims=keepdim), 1.0 / p)
     out = _new(_as_array(data).astype(out_np), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["norm"], (a,), [out], {"self": save(a), "result": save(out, True), "ord": float(p),
                                              "dim": dims, "keepdim": keepdim})
     return out
@@ -368,7 +368,7 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     xs = x.shape
     if xs == shape:
         return g
-    if not (_grad_state.enabled and g.requires_grad) and g.dtype.is_floating_point:
+    if not (_grad_state.enabled and g._tracked) and g.dtype.is_floating_point:
         # No graph to record: the same numpy reduction as below, without the ops around it.
         lead = len(xs) - len(shape)
         if shape and lead > 0 and xs[lead:] == shape and type(x) is np.ndarray:

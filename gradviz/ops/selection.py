@@ -37,7 +37,7 @@ def _order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 def _selected(key: str, a: Tensor, idx: np.ndarray, d: int) -> _ValuesIndices:
     vals = np.take_along_axis(a._data, idx, axis=d) if a.ndim else a._data.copy()
     values, indices = _new(_ascontiguous(vals), a.device), _new(idx.astype(np.int64), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         # only the values are differentiable; the node has both outputs (values, indices)
         record(NODES[key], (a,), [values], {"dim": d, "indices": indices, "self_sym_sizes": a.shape})
         fn = values.grad_fn

@@ -65,7 +65,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
     data = np.concatenate([t_._data for t_ in tensors], axis=d)
     out = _new(_ascontiguous(_cast(data, dt)), tensors[0].device)
-    if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
+    if _grad_state.enabled and builtins.any(t_._tracked for t_ in tensors):
         record(NODES["cat"], tuple(tensors), [out], {"sizes": [t_.shape[d] for t_ in tensors], "dim": d})
     return out
 
@@ -89,7 +89,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             )
     dt = result_type(*tensors) if builtins.any(t_.dtype is not tensors[0].dtype for t_ in tensors) else tensors[0].dtype
     out = _new(_ascontiguous(_cast(np.stack([t_._data for t_ in tensors], axis=d), dt)), tensors[0].device)
-    if _grad_state.enabled and builtins.any(t_.requires_grad for t_ in tensors):
+    if _grad_state.enabled and builtins.any(t_._tracked for t_ in tensors):
         record(NODES["stack"], tuple(tensors), [out], {"dim": d})
     return out
 
@@ -100,7 +100,7 @@ def _split_outputs(key: str, a: Tensor, pieces: list[Any], d: int, saved: dict) 
         o._version_counter = a._version_counter
         o._view_version = a._version_counter[0]
         o._base = a if a._base is None else a._base
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         saved.update({"sizes": [o.shape for o in outs], "dim": d, "dtype": a.dtype, "device": a.device})
         record(NODES[key], (a,), outs, saved)
     return tuple(outs)
@@ -166,7 +166,7 @@ def repeat(a: Tensor, *sizes: Any) -> Tensor:
         if t < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {target}")
     out = _new(np.tile(a._data.reshape(padded), sizes), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["repeat"], (a,), [out], {"self_sym_sizes": a.shape, "repeats": sizes})
     return out
 
@@ -231,7 +231,7 @@ def flip(a: Tensor, *dims: Any) -> Tensor:
     """A copy reversed along ``dims`` (FlipBackward0)."""
     dims = _dims_list(dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims, a.ndim)
     out = _new(_ascontiguous(np.flip(a._data, dims)).copy() if dims else a._data.copy(), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["flip"], (a,), [out], {"dims": dims})
     return out
 
@@ -254,7 +254,7 @@ def roll(a: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         dims_t = tuple(_wrap_dim(d, a.ndim) for d in dims_t)
         data = np.roll(a._data, shifts_t, dims_t)
     out = _new(_ascontiguous(data), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["roll"], (a,), [out], {"shifts": shifts_t, "dims": dims_t})
     return out
 
@@ -264,7 +264,7 @@ def _triangle(key: str, a: Tensor, diagonal: int) -> Tensor:
         raise RuntimeError(f"{key}: input tensor must have at least 2 dimensions")
     fn = np.tril if key == "tril" else np.triu
     out = _new(_ascontiguous(fn(a._data, diagonal)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES[key], (a,), [out], {"diagonal": diagonal})
     return out
 

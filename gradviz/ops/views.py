@@ -80,11 +80,10 @@ def _view_of(a: Tensor, data: Any, key: str, saved: dict) -> Tensor:
     out._version_counter = a._version_counter
     out._view_version = a._version_counter[0]
     out._base = a if a._base is None else a._base
-    if a.requires_grad:
-        if _grad_state.enabled:
-            record(NODES[key], (a,), [out], saved)
-        else:
-            out._view_no_grad = True
+    if _grad_state.enabled and a._tracked:
+        record(NODES[key], (a,), [out], saved)
+    if not _grad_state.grad and a.requires_grad:
+        out._view_no_grad = True
     return out
 
 
@@ -157,7 +156,7 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
 
 def _unsafe_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     out = _new(_ascontiguous(a._data).reshape(shape), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["unsafe_view"], (a,), [out], {"shape": a.shape})
     return out
 
@@ -328,7 +327,7 @@ def clone(a: Tensor, contiguous: bool = False) -> Tensor:
     # strided) copy to contiguous, as does reshape's copy.
     keep = not contiguous and _dense_non_overlapping(a._data)
     out = _new(a._data.copy(order="K" if keep else "C"), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["clone"], (a,), [out], {})
     return out
 
@@ -361,7 +360,7 @@ def to_copy(a: Tensor, dtype: _dtype.dtype | None = None, device: Any = None) ->
     if data is src:  # no cast, and a move between numpy devices, which share host memory
         data = src.copy()
     out = _new(data, dev)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         if not dt.is_floating_point:
             return out
         record(NODES["to_copy"], (a,), [out], {"dtype": a.dtype, "device": a.device})

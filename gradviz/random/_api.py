@@ -361,7 +361,7 @@ def _no_grad():
 
 def _differentiable(res: Tensor, name: str, inputs: tuple[Tensor, ...]) -> Tensor:
     """Give an out-of-place random result torch's node (zero gradients for its inputs)."""
-    if _grad_state.enabled and builtins.any(t.requires_grad for t in inputs):
+    if _grad_state.enabled and builtins.any(t._tracked for t in inputs):
         record(_NODES[name], inputs, [res], {})
     return res
 

@@ -315,3 +315,88 @@ def _gradcheck_program(m: Any) -> list:
 
 def test_gradcheck_forward_modes_match_torch() -> None:
     assert _gradcheck_program(gradviz) == _gradcheck_program(torch)
+
+
+def _grad_modes_program(m: Any) -> list:
+    """Forward AD ignores grad mode (no_grad, set_grad_enabled(False)), not inference mode; the
+    tangents, and the outputs' flags and histories, under each."""
+    fw = FW[m]
+    r = np.random.default_rng(5)
+    x, t = r.standard_normal(3), r.standard_normal(3)
+    res: list = []
+    with fw.dual_level():
+        p = m.tensor(x, requires_grad=True)
+        for d in (fw.make_dual(m.tensor(x), m.tensor(t)), fw.make_dual(p, m.tensor(t))):
+            with m.no_grad():
+                y = (d.sin() * d)[1:].exp()
+                v = d[:2]
+            with m.set_grad_enabled(False):
+                z = d @ d
+            with m.inference_mode():
+                w = d * 2
+            d2 = d.clone()
+            with m.no_grad():
+                d2.mul_(3)  # in place: the tangent changes, the history does not
+            for o in (y, v, z, w, d2):
+                tan = fw.unpack_dual(o).tangent
+                res.append((o.requires_grad, o.grad_fn is None,
+                            None if tan is None else tan.detach().numpy().round(10).tolist()))
+            res.append(type(d2.grad_fn).__name__ if d2.grad_fn is not None else None)
+    return res
+
+
+def test_no_grad_inside_a_dual_level_keeps_tangents_as_torch() -> None:
+    assert _grad_modes_program(gradviz) == _grad_modes_program(torch)
+
+
+def _requires_grad_program(m: Any) -> list:
+    """A dual tensor's requires_grad is its primal's, whoever asks (a module's code or the user's),
+    and so are its outputs'; numpy() and hooks follow it."""
+    fw = FW[m]
+    with fw.dual_level():
+        d = fw.make_dual(m.ones(3), m.ones(3))
+        p = fw.make_dual(m.ones(3, requires_grad=True), m.ones(3))
+        lin = m.nn.Linear(3, 2).double()
+        out = lin(d.double())
+        flags = [d.requires_grad, (d * 2).requires_grad, d[0].requires_grad, p.requires_grad,
+                 (p * 2).requires_grad, out.requires_grad, d.is_leaf, m.is_grad_enabled()]
+        with m.no_grad():
+            flags.append(m.is_grad_enabled())
+        flags.append(d.numpy().tolist())
+
+        class Seen(m.autograd.Function):  # gradviz's own code asks here, as torch's does
+            @staticmethod
+            def forward(ctx: Any, a: Any, b: Any) -> Any:
+                flags.append(ctx.needs_input_grad)
+                return a * b
+
+            @staticmethod
+            def jvp(ctx: Any, ta: Any, tb: Any) -> Any:
+                return ta + tb
+
+        flags.append(Seen.apply(d, p).requires_grad)
+    return flags
+
+
+def test_requires_grad_of_a_dual_tensor_is_its_primals() -> None:
+    assert _requires_grad_program(gradviz) == _requires_grad_program(torch)
+
+
+def _packs_program(m: Any) -> list:
+    """Ops under no_grad inside a dual level save nothing for a backward: pack hooks do not run."""
+    fw = FW[m]
+    packed: list = []
+    p = m.ones(3, requires_grad=True)
+    with fw.dual_level():
+        d = fw.make_dual(m.ones(3), m.ones(3))
+        with m.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+            with m.no_grad():
+                y = p.sin() * p
+                z = (d.sin() * p).exp()
+            w = p.sin()
+        tan = fw.unpack_dual(z).tangent.numpy().round(5).tolist()
+    return [len(packed), y.requires_grad, z.requires_grad, w.requires_grad, tan]
+
+
+def test_no_grad_inside_a_dual_level_packs_nothing_as_torch() -> None:
+    assert _packs_program(gradviz) == _packs_program(torch)

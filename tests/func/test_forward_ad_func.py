@@ -159,3 +159,36 @@ def test_linearize() -> None:
         return out, jvp_fn(t(lib, V3), t(lib, V3 * 2)), errors
 
     assert_same(*both(program))
+
+
+def test_jvp_through_a_function_using_no_grad_matches_torch() -> None:
+    """Forward AD ignores grad mode: a no_grad block inside the function still carries tangents."""
+
+    def program(lib: Any) -> Any:
+        def f(x: Any) -> Any:
+            with lib.no_grad():
+                s = x.sin() * 2
+            return s + x.exp()
+
+        return lib.func.jvp(f, (t(lib, X3),), (t(lib, V3),))
+
+    assert_same(*both(program))
+
+
+def test_jvp_tangent_through_parameters_that_require_grad_matches_torch() -> None:
+    """A jvp's tangent through a Linear whose parameters require grad reports requires_grad and a
+    history, as torch's, and its gradient with respect to the weight is torch's."""
+
+    def program(lib: Any) -> Any:
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(3, 2).double()
+        res = []
+        for f in (lambda x: lin(x), lambda x: lib.tanh(lin(x)).sum(), lambda x: x.sin(),
+                  lambda x: lib.nn.functional.cross_entropy(lin(x), lib.tensor([0, 1]))):
+            p, tan = lib.func.jvp(f, (t(lib, np.stack([X3, V3])),), (t(lib, np.stack([V3, X3])),))
+            res.append([p.requires_grad, tan.requires_grad, tan.grad_fn is None])
+            if tan.requires_grad:
+                res.append(lib.autograd.grad(tan.sum(), lin.weight)[0])
+        return res
+
+    assert_same(*both(program))

@@ -91,6 +91,23 @@ def test_kl_div(reduction):
                      lambda T: T.softmax(leaf(T, 4, 3, seed=2, requires_grad=False), 1)))
 
 
+@pytest.mark.parametrize("reduction", ["batchmean", "sum", "mean", "none"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_target_requires_grad(reduction, log_target):
+    """A target that requires grad gets its gradient through torch's nodes (XlogyBackward0 for a
+    plain target, ExpBackward0 and SubBackward0 for a log target)."""
+    import warnings
+
+    def target(T):
+        t = leaf(T, 4, 3, seed=2)
+        return T.log_softmax(t, 1) if log_target else T.softmax(t, 1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # reduction='mean''s warning: its own test
+        check(_loss_prog(lambda nn: nn.KLDivLoss(reduction=reduction, log_target=log_target),
+                         lambda T: T.log_softmax(leaf(T, 4, 3), 1), target))
+
+
 def test_one_hot():
     import numpy as np
     import torch
