@@ -53,7 +53,7 @@ def _complex_to_real_prep(x: Tensor, dims: list[int], last: int, conj: bool) -> 
     if not x.dtype.is_floating_point:
         x = _shape_float(x)
     y = _new(x._data.copy(), x.device)
-    if _grad_state.enabled and x.requires_grad:
+    if _grad_state.enabled and x._tracked:
         record(NODES["to_copy"], (x,), [y], {"dtype": x.dtype, "device": x.device})
     d = dims[-1]
     size = y.shape[d]
@@ -64,7 +64,7 @@ def _complex_to_real_prep(x: Tensor, dims: list[int], last: int, conj: bool) -> 
         y = _constant_pad(y, pad)
     if conj:
         c = _new(y._data.copy(), y.device)
-        if _grad_state.enabled and y.requires_grad:
+        if _grad_state.enabled and y._tracked:
             record(NODES["conj"], (y,), [c], {})
         y = c
     return y
@@ -98,7 +98,7 @@ def _c2r(name: str, x: Tensor, s: Sequence[int] | None, dims: Sequence[int], nor
     # numpy's inverse transform is scaled by 1/n; undo that and apply torch's mode
     data = np.fft.irfftn(y._data.astype(np.complex128), s=sizes, axes=dims) * total * _scale(norm, total, forward)
     out = _new(np.ascontiguousarray(data).astype(y._data.dtype), y.device)
-    if _grad_state.enabled and y.requires_grad:
+    if _grad_state.enabled and y._tracked:
         record(NODES["fft_c2r"], (y,), [out], {"dims": dims, "sizes": sizes, "scale": _scale(norm, total, forward),
                                                "in_last": y.shape[dims[-1]]})
     return out

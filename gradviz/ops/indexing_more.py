@@ -40,7 +40,7 @@ __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
 
 
 def _grad_needed(*ts: Any) -> bool:
-    return _grad_state.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in ts)
+    return _grad_state.enabled and any(isinstance(t, Tensor) and t._tracked for t in ts)
 
 
 def _index_vector(op: str, index: Tensor) -> Any:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradviz import _dtype
+from gradviz.autograd.forward_state import track
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.ops import _common
@@ -70,7 +71,23 @@ def _old_value(a: Tensor) -> Tensor:
         src._grad_fn, src._output_nr = fn, a._output_nr
         src._requires_grad = a._requires_grad
         src._grad_accumulator = a._grad_accumulator
+    if a._fw_grad is not None:
+        src._fw_grad = a._fw_grad  # the tangent before the op, for its forward formula
     return src
+
+
+def _take_tangent(a: Tensor, t: Tensor | None) -> None:
+    """a's tangent after op's result r was written into a: r's (in place where a has one of the
+    same shape, so views of a's tangent follow, as torch's in-place forward AD)."""
+    if t is None:
+        return
+    old = a._fw_grad
+    if old is not None and old._data.shape == t._data.shape:
+        old._data[...] = t._data
+        old._version_counter[0] += 1
+    else:
+        a._fw_grad = t
+        track(a)
 
 
 def apply_inplace(name: str, a: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
@@ -78,7 +95,7 @@ def apply_inplace(name: str, a: Tensor, op: Callable[..., Tensor], *args: Any, *
     and recorded by op) becomes a's, with a's old edge first; one version bump named ``name``."""
     check_inplace(a)
     tensors = [x for x in (*args, *kwargs.values()) if isinstance(x, Tensor)]
-    grad = _grad_state.enabled and (a.requires_grad or builtins.any(x.requires_grad for x in tensors))
+    grad = _grad_state.enabled and (a._tracked or builtins.any(x._tracked for x in tensors))
     if not grad:
         with no_grad():
             r = op(a, *args, **kwargs)
@@ -86,6 +103,7 @@ def apply_inplace(name: str, a: Tensor, op: Callable[..., Tensor], *args: Any, *
         return a
     r = op(_old_value(a), *args, **kwargs)
     _write(name, a, r)
+    _take_tangent(a, r._fw_grad)
     node = r._grad_fn
     if node is not None:
         if a._retains_grad:
@@ -220,7 +238,7 @@ def _copied(name: str, view: Callable[..., Any]) -> Callable[..., Any]:
 def detach_copy(a: Tensor) -> Tensor:
     """torch records a NotImplemented node for detach_copy (its derivative is not defined)."""
     out = _new(_common._c_copy(a._data), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["not_implemented"], (a,), [out], {"op": "detach_copy"})
     return out
 

@@ -42,7 +42,7 @@ __all__ = [  # torch's top-level names (torch.svd, torch.qr, ...); torch.linalg'
 
 
 def _grad_needed(*ts: Any) -> bool:
-    return _grad_state.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in ts)
+    return _grad_state.enabled and any(isinstance(t, Tensor) and t._tracked for t in ts)
 
 
 def _t(data: Any, like: Tensor) -> Tensor:

@@ -195,7 +195,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
     a = _triangle(A._data, upper, unitriangular)
     out = _out_column_major(_tri_solve(a, B._data, left), A)
-    if _grad_state.enabled and (A.requires_grad or B.requires_grad):
+    if _grad_state.enabled and (A._tracked or B._tracked):
         record(NODES["solve_triangular"], (A, B), [out],
                {"A": save(A), "result": save(out, True), "upper": upper, "left": left,
                 "unitriangular": unitriangular})

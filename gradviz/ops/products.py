@@ -49,7 +49,7 @@ __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
 
 
 def _grad_needed(*ts: Any) -> bool:
-    return _grad_state.enabled and builtins.any(isinstance(t, Tensor) and t.requires_grad for t in ts)
+    return _grad_state.enabled and builtins.any(isinstance(t, Tensor) and t._tracked for t in ts)
 
 
 # -- cross -----------------------------------------------------------------------------------------

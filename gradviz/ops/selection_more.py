@@ -46,7 +46,7 @@ def _picked(key: str, op: str, a: Tensor, values: Any, indices: Any, d: int, kee
         values, indices = np.squeeze(values, d), np.squeeze(indices, d)
     v = _new(_ascontiguous(np.asarray(values, dtype=a._data.dtype)), a.device)
     i = _new(_ascontiguous(np.asarray(indices, dtype=np.int64)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES[key], (a,), [v], {"dim": d, "keepdim": keepdim, "indices": i, "shape": a.shape})
         fn = v.grad_fn
         meta = fn.input_metadata[0]
@@ -90,7 +90,7 @@ def _nth(a: Tensor, dim: int, keepdim: bool, which: Any, key: str, op: str, igno
 
 def _full(key: str, a: Tensor, value: Any) -> Tensor:
     out = _new(np.asarray(value, dtype=a._data.dtype), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True)})
     return out
 
@@ -152,7 +152,7 @@ def _cum(key: str, a: Tensor, dim: int, larger: bool) -> _ValuesIndices:
         values, indices = values.reshape(()), indices.reshape(())
     v = _new(_ascontiguous(values), a.device)
     i = _new(_ascontiguous(np.asarray(indices, dtype=np.int64)), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES[key], (a,), [v], {"dim": d, "indices": i, "self": save(a)})
         fn = v.grad_fn
         meta = fn.input_metadata[0]
@@ -177,7 +177,7 @@ def logcumsumexp(a: Tensor, dim: int) -> Tensor:
     with np.errstate(all="ignore"):
         data = np.logaddexp.accumulate(x, axis=d) if a.ndim and x.size else x.copy()
     out = _new(np.asarray(data, dtype=x.dtype), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["logcumsumexp"], (a,), [out], {"self": save(a), "result": save(out, True), "dim": d})
     return out
 
@@ -205,7 +205,7 @@ def aminmax(a: Tensor, *, dim: int | None = None, keepdim: bool = False) -> _Min
     if dim is None and keepdim:
         lo, hi = lo.reshape((1,) * a.ndim), hi.reshape((1,) * a.ndim)
     mn, mx = _new(_ascontiguous(lo), a.device), _new(_ascontiguous(hi), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["aminmax"], (a,), [mn, mx], {"self": save(a), "min": save(mn, True), "max": save(mx, True),
                                                   "dim": dims, "keepdim": keepdim})
     return _MinMax((mn, mx))
@@ -401,7 +401,7 @@ def unique_consecutive(a: Tensor, return_inverse: bool = False, return_counts: b
         inv_shape = (x.shape[0],)
     starts = np.flatnonzero(change)
     out = _new(_ascontiguous(values), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["unique_consecutive"], (a,), [out], {})
     if not (return_inverse or return_counts):
         return out

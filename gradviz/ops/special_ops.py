@@ -42,7 +42,7 @@ def _unary(key: str | None, a: Tensor, fn: Any, **saved: Any) -> Tensor:
     integers); ``key``'s node when a requires grad (None: no derivative, as torch's)."""
     a = _as_tensor(a)
     out = _new(_math_ops._compute(a, fn), a.device)
-    if key is not None and _grad_state.enabled and a.requires_grad:
+    if key is not None and _grad_state.enabled and a._tracked:
         record(NODES[key], (a,), [out], {"self": save(a), "result": save(out, True), **saved})
     return out
 
@@ -60,7 +60,7 @@ def _binary(keys: tuple[str, str, str], a: Any, b: Any, fn: Any) -> Tensor:
         data = np.asarray(fn(x, y)).astype(dt.np)
     dev = a.device if at else b.device
     out = _new(data, dev)
-    need = _grad_state.enabled and ((at and a.requires_grad) or (bt and b.requires_grad))
+    need = _grad_state.enabled and ((at and a._tracked) or (bt and b._tracked))
     if need:
         saved = {"self": save(a) if at else a, "other": save(b) if bt else b, "result": save(out, True)}
         if at and bt:
@@ -202,7 +202,7 @@ def special_round(a: Tensor, *, decimals: int = 0) -> Tensor:
     if not a.dtype.is_floating_point:
         return _new(a._data.copy(), a.device)
     out = _new(_math_ops._compute(a, fn), a.device)
-    if _grad_state.enabled and a.requires_grad:
+    if _grad_state.enabled and a._tracked:
         record(NODES["round_decimals"], (a,), [out], {})
     return out
 

@@ -141,7 +141,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, 
 
 
 def _no_grad_support(name: str, *ts: Tensor) -> None:
-    if _grad_state.enabled and any(t.requires_grad for t in ts):
+    if _grad_state.enabled and any(t._tracked for t in ts):
         raise NotImplementedError(f"gradviz has no derivative for torch.{name}")
 
 
@@ -198,7 +198,7 @@ def _resize_copy(name: str, self: Tensor, size: tuple[int, ...]) -> Tensor:
     if n != self.numel():
         raise RuntimeError(f"Requested size has {n} elements, but the tensor has {self.numel()}")
     out = _new(np.array(self._data, order="C").reshape(size), self.device)
-    if _grad_state.enabled and self.requires_grad:
+    if _grad_state.enabled and self._tracked:
         record(NODES["resize"], (self,), [out], {"shape": self.shape})
     return out
 
@@ -235,7 +235,7 @@ def _aten_norm(v: Tensor, p: float, dim: int | None = None) -> Tensor:
     else:
         data = (a ** p).sum(axis=axis) ** (1.0 / p)
     out = _new(np.asarray(data, dtype=v._data.dtype), v.device)
-    if _grad_state.enabled and v.requires_grad:
+    if _grad_state.enabled and v._tracked:
         record(NODES["aten_norm" if dim is None else "aten_norm_dim"], (v,), [out],
                {"self": save(v), "result": save(out, True), "p": p, "dim": dim})
     return out

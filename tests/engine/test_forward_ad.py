@@ -400,3 +400,18 @@ def _packs_program(m: Any) -> list:
 
 def test_no_grad_inside_a_dual_level_packs_nothing_as_torch() -> None:
     assert _packs_program(gradviz) == _packs_program(torch)
+
+
+@pytest.mark.parametrize("name,args", [("tril_", ()), ("cumsum_", (0,)), ("tan_", ())])
+def test_tangent_through_inplace_variants_matches_torch(name, args):
+    # in-place forms built from their out-of-place op (gradviz/ops/inplace_variants.py) carry
+    # the tangent into the tensor written, as torch's in-place forward AD does
+    def run(mod):
+        x = mod.tensor([[0.3, 0.5], [0.1, 0.9]], dtype=mod.float64)
+        t = mod.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=mod.float64)
+        with mod.autograd.forward_ad.dual_level():
+            d = mod.autograd.forward_ad.make_dual(x.clone(), t)
+            getattr(d, name)(*args)
+            return mod.autograd.forward_ad.unpack_dual(d).tangent.numpy().copy()
+
+    np.testing.assert_allclose(run(gradviz), run(torch), rtol=1e-12)
