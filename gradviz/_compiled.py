@@ -27,13 +27,16 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
-# Modules every backward node passes through (engine.py's loop, the ready queue, the input
-# buffer, the graph task). Others run per op or per backward and gain little from compiling.
+# Modules every backward node passes through: engine.py's loop, the ready queue, the input
+# buffer, the graph task, and an op node's apply (ops/core.py). Not graph.py: AccumulateGrad
+# decides by reference counts whether it may steal a gradient, and compiled code holds
+# references differently (input_buffer.py measures its count at import for that reason).
 COMPILED_MODULES = (
     "gradviz.autograd.engine",
     "gradviz.autograd.graph_task",
     "gradviz.autograd.input_buffer",
     "gradviz.autograd.ready_queue",
+    "gradviz.ops.core",
 )
 
 PURE_ENV = "GRADVIZ_PURE_PYTHON"
