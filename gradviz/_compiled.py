@@ -24,7 +24,6 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
-from pathlib import Path
 from types import ModuleType
 
 # Modules every backward node passes through: engine.py's loop, the ready queue, the input
@@ -47,17 +46,18 @@ def pure_python_requested() -> bool:
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
-def compiled_path(source: Path) -> Path | None:
-    """The extension module built from ``source`` (engine.cpython-311-x86_64-linux-gnu.so), if any."""
+def compiled_path(source: str) -> str | None:
+    """The extension module built from the .py file ``source`` (engine.cpython-311-x86_64-linux-gnu.so
+    beside engine.py), if any. (Paths as strings: pathlib is not imported at ``import gradviz``.)"""
+    stem = source[: -len(".py")]
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = source.with_name(source.stem + suffix)
-        if candidate.exists():
-            return candidate
+        if os.path.exists(stem + suffix):
+            return stem + suffix
     return None
 
 
-def _usable(source: Path, built: Path | None) -> bool:
-    return built is not None and built.stat().st_mtime >= source.stat().st_mtime
+def _usable(source: str, built: str | None) -> bool:
+    return built is not None and os.stat(built).st_mtime >= os.stat(source).st_mtime
 
 
 class _CompiledOrSource:
@@ -69,8 +69,8 @@ class _CompiledOrSource:
             return None
         leaf = name.rpartition(".")[2]
         for folder in path:
-            source = Path(folder) / f"{leaf}.py"
-            if not source.exists():
+            source = os.path.join(folder, f"{leaf}.py")
+            if not os.path.exists(source):
                 continue
             built = None if pure_python_requested() else compiled_path(source)
             if _usable(source, built):

@@ -45,11 +45,10 @@ def sources() -> list[Path]:
 
 def clean() -> None:
     for source in sources():
-        built = _compiled.compiled_path(source)
+        built = _compiled.compiled_path(str(source))
         while built is not None:
-            built.unlink()
-            built = _compiled.compiled_path(source)
-        source.with_suffix(".c").unlink(missing_ok=True)
+            Path(built).unlink()
+            built = _compiled.compiled_path(str(source))
 
 
 def build() -> None:
@@ -70,8 +69,8 @@ def build() -> None:
         dist.parse_command_line()
         dist.run_commands()
     for source in sources():
-        built = _compiled.compiled_path(source)
-        print(f"built {built.relative_to(ROOT) if built else '(nothing for ' + source.name + ')'}")
+        built = _compiled.compiled_path(str(source))
+        print(f"built {Path(built).relative_to(ROOT) if built else '(nothing for ' + source.name + ')'}")
 
 
 def main() -> None:
