@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -53,17 +54,26 @@ def clean() -> None:
 
 def build() -> None:
     from Cython.Build import cythonize
+    from Cython.Compiler import Scanning
     from setuptools import Extension
     from setuptools.dist import Distribution
 
     extensions = [
-        Extension(name, [str(source.relative_to(ROOT))])
-        for name, source in zip(_compiled.COMPILED_MODULES, sources(), strict=True)
+        Extension(name, [str(source)]) for name, source in zip(_compiled.COMPILED_MODULES, sources(), strict=True)
     ]
     with tempfile.TemporaryDirectory() as scratch:
+        # Cython names a source in its code objects, so in tracebacks, by a path relative to the
+        # package root or the working directory ("gradviz/autograd/engine.py"). Compiled frames
+        # get the absolute path instead, as interpreted ones have it, so that gradviz's checks
+        # for its own frames (gradviz/script.py's _library_frame) recognise them from any
+        # directory: the source descriptor's relative path is its file name, and the working
+        # directory, for the translation, is the scratch folder.
+        Scanning.FileSourceDescriptor.get_relative_path = lambda self: Path(self.filename)
+        os.chdir(scratch)
         modules = cythonize(
             extensions, compiler_directives=DIRECTIVES, build_dir=scratch, quiet=True, force=True,
         )
+        os.chdir(ROOT)  # build_ext --inplace puts each module beside its package's source from here
         dist = Distribution({"ext_modules": modules, "script_name": "build_compiled.py"})
         dist.script_args = ["build_ext", "--inplace", "--build-temp", scratch, "--build-lib", scratch]
         dist.parse_command_line()
@@ -80,9 +90,6 @@ def main() -> None:
     if args.clean:
         clean()
     else:
-        import os
-
-        os.chdir(ROOT)
         build()
 
 

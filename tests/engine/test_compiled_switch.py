@@ -64,3 +64,28 @@ def test_pure_python_env_runs_every_hot_module_from_source() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "{'python'}"
+
+
+def test_engine_frames_in_a_traceback_name_their_source_by_its_absolute_path() -> None:
+    # Compiled or not: gradviz/script.py tells gradviz's frames from the user's by that path.
+    import traceback
+
+    import gradviz
+
+    class Fails(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # type: ignore[no-untyped-def]
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            raise ValueError("boom")
+
+    x = gradviz.ones(2, requires_grad=True)
+    with pytest.raises(ValueError) as info:
+        Fails.apply(x).sum().backward()
+    frames = traceback.extract_tb(info.value.__traceback__)
+    engine = [f for f in frames if f.name.rpartition(".")[2] == "evaluate_function"]
+    assert engine
+    source = os.path.join(os.path.dirname(gradviz.__file__), "autograd", "engine.py")
+    assert all(f.filename == source for f in engine)
