@@ -16,10 +16,17 @@ import sys
 import types
 from typing import Any
 
-from gradviz import _numpy_warnings  # noqa: F401,I001 - its filter at `import gradviz`, so the user's later filters win
+from gradviz import (
+    _compiled,
+    _numpy_warnings,  # noqa: F401,I001 - its filter at `import gradviz`, so the user's later filters win
+)
 from gradviz._missing import missing_names as _missing_names
 
 __version__ = "0.1.0"
+
+# The engine's hot path compiled where scripts/setup.sh built it (gradviz/_compiled.py), before
+# anything imports it.
+_compiled.install()
 
 # Where the torch-like namespace stands: not imported, importing (its modules run and may import
 # each other through this package), or published into this package's namespace.

@@ -90,6 +90,20 @@ if [ -n "$heavy" ] && [ "$(uname -s)" = Linux ]; then
 fi
 "$PY" -m pip install "${pip_args[@]}" -e "$extras"
 
+# The engine's hot path compiled from its unchanged .py source (scripts/build_compiled.py, Cython)
+# where a C compiler and Python's headers are: backward's per-node work without the interpreter's
+# dispatch. Cython and setuptools (pyproject's `compile` extra) go to a scratch folder for the build
+# and are gone after it: nothing installed depends on them. Anything missing or failing: silently the
+# Python source, which runs everywhere (GRADVIZ_PURE_PYTHON=1 asks for it where a build exists).
+if command -v cc >/dev/null 2>&1; then
+    tools=$(mktemp -d)
+    if "$PY" -m pip install -q --target "$tools" 'cython>=3.0,<4' 'setuptools>=61' >/dev/null 2>&1 \
+            && PYTHONPATH="$tools" "$PY" scripts/build_compiled.py >/dev/null 2>&1; then
+        echo "setup: compiled the engine's hot path (gradviz/_compiled.py)" >&2
+    fi
+    rm -rf "$tools"
+fi
+
 if [ "$PY" = .venv/bin/python ]; then
     echo "setup: gradviz is installed in .venv: run it as scripts/python -m gradviz," \
          "or '. .venv/bin/activate' to have 'gradviz' on your PATH" >&2

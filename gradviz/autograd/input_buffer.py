@@ -14,6 +14,18 @@ from gradviz.device import CPU as _CPU
 CPU_DEVICE = "cpu"
 
 
+def _refs_of_sole_holder() -> int:
+    """What sys.getrefcount says here of an object that only a list and one local hold: 3 as
+    Python runs this module (getrefcount's argument is a third), 2 where Cython compiled it
+    (gradviz._compiled), whose calls take no reference of their own."""
+    slots = [object()]
+    old = slots[0]
+    return sys.getrefcount(old)
+
+
+_SOLE_HOLDER_REFS = _refs_of_sole_holder()
+
+
 class InputBuffer:
     """The gradients arriving for one node, one slot per node input, summed as they come."""
 
@@ -49,10 +61,10 @@ class InputBuffer:
                 return "accumulate"
         # In place only when the buffer is the first gradient's sole holder and no graph is being
         # built (torch's rule): a tensor the user may also hold (from a hook, a capture, a root
-        # gradient) is never changed. References: the list, ``old``, getrefcount's argument.
+        # gradient) is never changed. References: the list and ``old`` (_SOLE_HOLDER_REFS).
         if (
             not _grad_state.enabled
-            and sys.getrefcount(old) <= 3
+            and sys.getrefcount(old) <= _SOLE_HOLDER_REFS
             and ((odt := old._data.dtype) is (vdt := var._data.dtype) or odt == vdt)
             and old._data.shape == var._data.shape
             and graph.stealable(old)
@@ -71,7 +83,6 @@ class InputBuffer:
         return len(self.buffer)
 
 
-_new_input_buffer = object.__new__
 
 
 def _buffer_device(grads: list) -> str:
