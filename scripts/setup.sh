@@ -94,8 +94,8 @@ fi
 # where a C compiler and Python's headers are: backward's per-node work without the interpreter's
 # dispatch. Cython and setuptools (pyproject's `compile` extra) go to a scratch folder for the build
 # and are gone after it: nothing installed depends on them. Anything missing or failing: silently the
-# Python source, which runs everywhere (GRADVIZ_PURE_PYTHON=1 asks for it where a build exists).
-if command -v cc >/dev/null 2>&1; then
+# Python source, which runs everywhere (GRADVIZ_PURE_PYTHON=1 asks for it, and skips the build).
+if [ -z "${GRADVIZ_PURE_PYTHON:-}" ] && command -v cc >/dev/null 2>&1; then
     tools=$(mktemp -d)
     if "$PY" -m pip install -q --target "$tools" 'cython>=3.0,<4' 'setuptools>=61' >/dev/null 2>&1 \
             && PYTHONPATH="$tools" "$PY" scripts/build_compiled.py >/dev/null 2>&1; then

@@ -66,6 +66,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     # The fake python3 first on PATH, as the system's would be; dot must be found (skip its install).
     env["PATH"] = f"{tmp_path / 'bin'}:{os.path.dirname(shutil.which('dot') or '/usr/bin/dot')}:/usr/bin:/bin"
     env["FAKE_LOG"] = str(tmp_path / "log")
+    env["GRADVIZ_PURE_PYTHON"] = "1"  # no compile step (test_setup_compiles_the_hot_path_where_cc_is)
     return env
 
 
@@ -132,3 +133,18 @@ def test_setup_mkl_is_an_option_of_its_own(checkout: Path, tmp_path: Path) -> No
         assert (tmp_path / "log").read_text().splitlines()[-1].endswith(f"pip install -q -e {extras}")
     r = subprocess.run(["bash", "scripts/setup.sh", "--fast"], cwd=checkout, env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "--mkl" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("dot") is None or shutil.which("cc") is None, reason="needs dot and cc")
+def test_setup_compiles_the_hot_path_where_cc_is(checkout: Path, tmp_path: Path) -> None:
+    # after the install, the build tools go to a scratch folder (--target), never into the venv,
+    # and scripts/build_compiled.py runs; GRADVIZ_PURE_PYTHON=1 skips both
+    env = _env(tmp_path)
+    del env["GRADVIZ_PURE_PYTHON"]
+    r = subprocess.run(["bash", "scripts/setup.sh"], cwd=checkout, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[:2] == ["venv .venv", "venv python -m pip install -q -e .[fast]"], log
+    assert "--target" in log[2] and "cython" in log[2], log
+    assert log[3:] == ["venv python scripts/build_compiled.py"], log
