@@ -196,3 +196,11 @@ from gradviz.nn.functional import (  # noqa: E402
     threshold,
     threshold_,
 )
+
+# isort: split
+# --- torch's process-wide state functions, sym_* helpers, exception classes (coverage2, issue 34) --
+from gradviz._autocast_state import *  # noqa: E402, F403 - set_autocast_enabled, get_autocast_cpu_dtype, ...
+from gradviz._exceptions import *  # noqa: E402, F403 - OutOfMemoryError, AcceleratorError, ...
+from gradviz._process_switches import is_distributed, set_anomaly_enabled, set_default_tensor_type  # noqa: E402
+from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
+from gradviz._sym import *  # noqa: E402, F403 - sym_int, sym_max, ...
