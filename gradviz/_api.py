@@ -204,3 +204,7 @@ from gradviz._exceptions import *  # noqa: E402, F403 - OutOfMemoryError, Accele
 from gradviz._process_switches import is_distributed, set_anomaly_enabled, set_default_tensor_type  # noqa: E402
 from gradviz._sym import *  # noqa: E402, F403 - sym_int, sym_max, ...
 from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
+
+# isort: split
+# --- torch's top-level (aten) spellings of nn ops: torch.dropout, torch.batch_norm, torch.kl_div... (coverage2) --
+from gradviz._nn_top_level import *  # noqa: E402, F403

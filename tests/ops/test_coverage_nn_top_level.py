@@ -1,0 +1,284 @@
+"""torch's top-level (aten) spellings of nn ops, differentially against torch 2.13: values, the
+output's grad_fn name, gradients, and the errors of misuse (coverage2, issue 34)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import gradviz
+
+_rng = np.random.default_rng(0)
+X = _rng.standard_normal((2, 3, 5))
+Y = _rng.standard_normal((2, 3, 5))
+Z = _rng.standard_normal((2, 3, 5))
+T01 = _rng.random((2, 3, 5))
+SIGN = np.sign(_rng.standard_normal((2,)))
+W3 = _rng.standard_normal(3)
+B3 = _rng.standard_normal(3)
+EMB = _rng.standard_normal((6, 4))
+IDX = np.array([[0, 2, 5], [2, 2, 1]])
+
+
+def _t(T: Any, a: np.ndarray, grad: bool = True) -> Any:
+    return T.tensor(a, dtype=T.float64, requires_grad=grad)
+
+
+# name -> program(T) returning (output tensor, leaves whose grads to compare)
+PROGRAMS: dict[str, Callable[[Any], tuple[Any, list]]] = {}
+
+
+def program(fn: Callable[[Any], tuple[Any, list]]) -> Callable[[Any], tuple[Any, list]]:
+    PROGRAMS[fn.__name__] = fn
+    return fn
+
+
+@program
+def dropout_train(T: Any) -> tuple:
+    T.manual_seed(3)
+    x = _t(T, X)
+    return T.dropout(x, 0.4, True), [x]
+
+
+@program
+def dropout_eval(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.dropout(x * 1, 0.4, False), [x]
+
+
+@program
+def dropout_inplace(T: Any) -> tuple:
+    T.manual_seed(4)
+    x = _t(T, X)
+    return T.dropout_(x * 1, 0.5, True), [x]
+
+
+@program
+def feature_dropout(T: Any) -> tuple:
+    T.manual_seed(5)
+    x = _t(T, X)
+    return T.feature_dropout(x, 0.5, True), [x]
+
+
+@program
+def feature_dropout_inplace(T: Any) -> tuple:
+    T.manual_seed(6)
+    x = _t(T, X)
+    return T.feature_dropout_(x * 2, 0.3, True), [x]
+
+
+@program
+def batch_norm_train(T: Any) -> tuple:
+    x, w, b = _t(T, X), _t(T, W3), _t(T, B3)
+    rm, rv = T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64)
+    out = T.batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5, False)
+    return out, [x, w, b, rm, rv]
+
+
+@program
+def batch_norm_eval(T: Any) -> tuple:
+    x, w = _t(T, X), _t(T, W3)
+    rm, rv = T.zeros(3, dtype=T.float64) + 0.5, T.ones(3, dtype=T.float64) * 2
+    return T.batch_norm(x, w, None, rm, rv, False, 0.1, 1e-5, True), [x, w]
+
+
+@program
+def instance_norm(T: Any) -> tuple:
+    x, w, b = _t(T, X), _t(T, W3), _t(T, B3)
+    return T.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, False), [x, w, b]
+
+
+@program
+def layer_norm(T: Any) -> tuple:
+    x = _t(T, X)
+    w = _t(T, np.linspace(0.5, 1.5, 5))
+    return T.layer_norm(x, [5], w, None, 1e-5, True), [x, w]
+
+
+@program
+def group_norm(T: Any) -> tuple:
+    x = _t(T, _rng_fixed((2, 4, 3)))
+    w, b = _t(T, np.arange(4.0)), _t(T, np.ones(4))
+    return T.group_norm(x, 2, w, b), [x, w, b]
+
+
+def _rng_fixed(shape: tuple) -> np.ndarray:
+    return np.sin(np.arange(np.prod(shape), dtype=np.float64)).reshape(shape)
+
+
+@program
+def embedding(T: Any) -> tuple:
+    w = _t(T, EMB)
+    return T.embedding(w, T.tensor(IDX)), [w]
+
+
+@program
+def embedding_padding(T: Any) -> tuple:
+    w = _t(T, EMB)
+    return T.embedding(w, T.tensor(IDX), 2), [w]
+
+
+@program
+def bce_with_logits(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.binary_cross_entropy_with_logits(x, T.tensor(T01), None, None, 1), [x]
+
+
+@program
+def bce_with_logits_weighted_none(T: Any) -> tuple:
+    x = _t(T, X)
+    pw = _t(T, np.full(5, 2.0), False)
+    return T.binary_cross_entropy_with_logits(x, T.tensor(T01), _t(T, T01, False), pw, 0), [x]
+
+
+@program
+def kl_div_mean(T: Any) -> tuple:
+    x = _t(T, np.log(T01 + 0.1))
+    return T.kl_div(x, T.tensor(T01), 1), [x]
+
+
+@program
+def kl_div_sum_log_target(T: Any) -> tuple:
+    x, y = _t(T, X), _t(T, Y)
+    return T.kl_div(x, y, 2, log_target=True), [x, y]
+
+
+@program
+def kl_div_none(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.kl_div(x, T.tensor(T01)), [x]  # torch's binding: no reduction by default
+
+
+@program
+def cosine_embedding_loss(T: Any) -> tuple:
+    a, b = _t(T, X[:, :, 0]), _t(T, Y[:, :, 0])
+    return T.cosine_embedding_loss(a, b, T.tensor(SIGN), 0.1, 2), [a, b]
+
+
+@program
+def hinge_embedding_loss(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.hinge_embedding_loss(x, T.tensor(np.sign(Y)), 0.5), [x]
+
+
+@program
+def hinge_embedding_loss_mean(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.hinge_embedding_loss(x, T.tensor(np.sign(Y)), 0.5, 1), [x]
+
+
+@program
+def cosine_embedding_loss_default(T: Any) -> tuple:
+    a, b = _t(T, X[:, :, 0]), _t(T, Y[:, :, 0])
+    return T.cosine_embedding_loss(a, b, T.tensor(SIGN)), [a, b]
+
+
+@program
+def margin_ranking_loss(T: Any) -> tuple:
+    a, b = _t(T, X[0, 0]), _t(T, Y[0, 0])
+    return T.margin_ranking_loss(a, b, T.tensor(np.sign(Z[0, 0])), 0.2, 0), [a, b]
+
+
+@program
+def poisson_nll_loss(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.poisson_nll_loss(x, T.tensor(T01 * 3), True, False, 1e-8, 1), [x]
+
+
+@program
+def poisson_nll_loss_full(T: Any) -> tuple:
+    x = _t(T, T01 + 0.5)
+    return T.poisson_nll_loss(x, T.tensor(T01 * 3), False, True, 1e-8, 2), [x]
+
+
+@program
+def triplet_margin_loss(T: Any) -> tuple:
+    a, p, n = _t(T, X[:, :, 0]), _t(T, Y[:, :, 0]), _t(T, Z[:, :, 0])
+    return T.triplet_margin_loss(a, p, n, 0.5, 2, 1e-6, True, 1), [a, p, n]
+
+
+@program
+def max_pool1d(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.max_pool1d(x, 2), [x]
+
+
+@program
+def max_pool1d_stride(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.max_pool1d(x, 3, 1, 1, 1, True), [x]
+
+
+@program
+def max_pool2d(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.max_pool2d(x.unsqueeze(0), [2, 2], [], 0), [x]
+
+
+@program
+def max_pool1d_with_indices(T: Any) -> tuple:
+    x = _t(T, X)
+    out, idx = T.max_pool1d_with_indices(x, 2)
+    return out * 1 + idx, [x]
+
+
+@program
+def constant_pad_nd(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.constant_pad_nd(x, [1, 2, 0, 1], 3.5), [x]
+
+
+@program
+def constant_pad_nd_negative(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.constant_pad_nd(x, (-1, 1)), [x]
+
+
+def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, leaves = fn(T)
+        (out * T.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)), dtype=out.dtype)).sum().backward()
+    return {
+        "value": np.asarray(out.detach().tolist()),
+        "grad_fn": type(out.grad_fn).__name__ if out.grad_fn is not None else None,
+        "grads": [None if v.grad is None else np.asarray(v.grad.tolist()) for v in leaves],
+        "buffers": [np.asarray(v.tolist()) for v in leaves if not v.requires_grad],
+        "warnings": [str(w.message) for w in caught],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_top_level_nn_op_matches_torch(name: str) -> None:
+    got, want = _run(gradviz, PROGRAMS[name]), _run(torch, PROGRAMS[name])
+    assert got["grad_fn"] == want["grad_fn"]
+    assert got["warnings"] == want["warnings"]
+    np.testing.assert_allclose(got["value"], want["value"], rtol=1e-10, atol=1e-12)
+    for g, w in zip(got["grads"] + got["buffers"], want["grads"] + want["buffers"], strict=True):
+        if w is None:
+            assert g is None
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+ERRORS: dict[str, Callable[[Any], Any]] = {
+    "dropout_p": lambda T: T.dropout(T.ones(3), 1.5, True),
+    "feature_dropout_1d": lambda T: T.feature_dropout(T.ones(3), 0.5, True),
+    "dropout_missing_train": lambda T: T.dropout(T.ones(3), 0.5),
+    "kl_div_positional_log_target": lambda T: T.kl_div(T.ones(3), T.ones(3), 1, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_misuse_raises_as_torch(name: str) -> None:
+    with pytest.raises(Exception) as theirs:  # noqa: PT011 - the class is what is compared
+        ERRORS[name](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        ERRORS[name](gradviz)
+    if not isinstance(theirs.value, TypeError):  # a TypeError names the function as each binds it
+        assert str(ours.value) == str(theirs.value)
