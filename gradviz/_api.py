@@ -207,4 +207,5 @@ from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
 
 # isort: split
 # --- torch's top-level (aten) spellings of nn ops: torch.dropout, torch.batch_norm, torch.kl_div... (coverage2) --
+from gradviz._construction_more import empty_permuted, empty_strided, range, scalar_tensor  # noqa: E402, A004
 from gradviz._nn_top_level import *  # noqa: E402, F403

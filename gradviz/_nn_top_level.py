@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradviz.autograd.grad_mode import no_grad
 from gradviz.nn import _functional_dropout as _drop
 from gradviz.nn import functional as F
+from gradviz.nn.modules.rnn import _gru_cell, _lstm_cell, _rnn_cell
+from gradviz.ops.construction import empty
 from gradviz.tensor import Tensor
 
 __all__ = [
     "batch_norm", "binary_cross_entropy_with_logits", "constant_pad_nd", "cosine_embedding_loss", "dropout",
     "dropout_", "embedding", "feature_dropout", "feature_dropout_", "group_norm", "hinge_embedding_loss",
     "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
-    "max_pool2d", "poisson_nll_loss", "triplet_margin_loss",
+    "max_pool2d", "poisson_nll_loss", "triplet_margin_loss", "native_layer_norm", "native_batch_norm",
+    "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
 ]
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
@@ -144,3 +148,58 @@ def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), p
 
 def constant_pad_nd(input: Tensor, pad: Any, value: float = 0) -> Tensor:  # noqa: A002
     return F.pad(input, list(pad), mode="constant", value=value)
+
+
+def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(output, mean, rstd): the statistics over the normalized dims, kept as size-1 dims; they
+    are not differentiable outputs (torch's mean and rstd have no grad_fn)."""
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    with no_grad():
+        x = input.detach()
+        mean = x.mean(dims, keepdim=True)
+        rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+    return out, mean, rstd
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                      running_mean: Tensor | None, running_var: Tensor | None, training: bool, momentum: float,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(output, save_mean, save_invstd): the batch's statistics when training, empty tensors when
+    not (torch saves nothing then)."""
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, empty(0, dtype=input.dtype), empty(0, dtype=input.dtype)
+    dims = tuple(d for d in range(input.dim()) if d != 1)
+    with no_grad():
+        x = input.detach()
+        mean = x.mean(dims)
+        invstd = (x.var(dims, unbiased=False) + eps).rsqrt()
+    return out, mean, invstd
+
+
+def _cell_params(w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+    return (w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+                  b_hh: Tensor | None = None) -> Tensor:
+    return _rnn_cell(input, hx, _cell_params(w_ih, w_hh, b_ih, b_hh), "tanh", False)
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+                  b_hh: Tensor | None = None) -> Tensor:
+    return _rnn_cell(input, hx, _cell_params(w_ih, w_hh, b_ih, b_hh), "relu", False)
+
+
+def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+              b_hh: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``hx`` is the pair (h, c); returns (hy, cy)."""
+    h, c = hx
+    return _lstm_cell(input, h, c, _cell_params(w_ih, w_hh, b_ih, b_hh), False)
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+             b_hh: Tensor | None = None) -> Tensor:
+    return _gru_cell(input, hx, _cell_params(w_ih, w_hh, b_ih, b_hh), False)

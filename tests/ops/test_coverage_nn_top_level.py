@@ -239,6 +239,73 @@ def constant_pad_nd_negative(T: Any) -> tuple:
     return T.constant_pad_nd(x, (-1, 1)), [x]
 
 
+@program
+def native_layer_norm(T: Any) -> tuple:
+    x, w, b = _t(T, X), _t(T, np.linspace(0.5, 1.5, 5)), _t(T, np.ones(5))
+    out, mean, rstd = T.native_layer_norm(x, [5], w, b, 1e-5)
+    assert (mean.requires_grad, rstd.requires_grad, tuple(mean.shape)) == (False, False, (2, 3, 1))
+    return out + mean + rstd, [x, w, b]
+
+
+@program
+def native_layer_norm_two_dims(T: Any) -> tuple:
+    x = _t(T, X)
+    out, mean, rstd = T.native_layer_norm(x, [3, 5], None, None, 1e-3)
+    return out * rstd + mean, [x]
+
+
+@program
+def native_batch_norm_train(T: Any) -> tuple:
+    x, w = _t(T, X), _t(T, W3)
+    rm, rv = T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64)
+    out, mean, invstd = T.native_batch_norm(x, w, None, rm, rv, True, 0.2, 1e-5)
+    assert (mean.requires_grad, tuple(invstd.shape)) == (False, (3,))
+    return out + mean[None, :, None] * invstd[None, :, None], [x, w, rm, rv]
+
+
+@program
+def native_batch_norm_eval(T: Any) -> tuple:
+    x = _t(T, X)
+    rm, rv = T.zeros(3, dtype=T.float64) + 0.5, T.ones(3, dtype=T.float64) * 2
+    out, mean, invstd = T.native_batch_norm(x, None, None, rm, rv, False, 0.2, 1e-5)
+    assert (tuple(mean.shape), tuple(invstd.shape), mean.dtype) == ((0,), (0,), T.float64)
+    return out, [x]
+
+
+def _cell(T: Any, gates: int) -> tuple:
+    x, h = _t(T, X[:, 0, :4]), _t(T, Y[:, 0, :3])
+    w_ih = _t(T, _rng_fixed((gates * 3, 4)))
+    w_hh = _t(T, np.cos(_rng_fixed((gates * 3, 3))))
+    b_ih, b_hh = _t(T, np.linspace(-1, 1, gates * 3)), _t(T, np.linspace(1, -1, gates * 3))
+    return x, h, w_ih, w_hh, b_ih, b_hh
+
+
+@program
+def rnn_tanh_cell(T: Any) -> tuple:
+    args = _cell(T, 1)
+    return T.rnn_tanh_cell(*args), list(args)
+
+
+@program
+def rnn_relu_cell_no_bias(T: Any) -> tuple:
+    args = _cell(T, 1)
+    return T.rnn_relu_cell(*args[:4]), list(args[:4])
+
+
+@program
+def lstm_cell(T: Any) -> tuple:
+    x, h, w_ih, w_hh, b_ih, b_hh = _cell(T, 4)
+    c = _t(T, Z[:, 1, :3])
+    hy, cy = T.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
+    return hy * cy, [x, h, c, w_ih, w_hh, b_ih, b_hh]
+
+
+@program
+def gru_cell(T: Any) -> tuple:
+    args = _cell(T, 3)
+    return T.gru_cell(*args), list(args)
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
