@@ -209,3 +209,9 @@ from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
 # --- torch's top-level (aten) spellings of nn ops: torch.dropout, torch.batch_norm, torch.kl_div... (coverage2) --
 from gradviz._construction_more import empty_permuted, empty_strided, range, scalar_tensor  # noqa: E402, A004
 from gradviz._nn_top_level import *  # noqa: E402, F403
+
+# isort: split
+# --- Tensor members about memory and the legacy per-element hooks: new, resize_, as_subclass, apply_... (coverage2) --
+from gradviz.ops.tensor_memory_methods import install as _install_memory_methods  # noqa: E402
+
+_install_memory_methods()
