@@ -215,3 +215,4 @@ from gradviz._nn_top_level import *  # noqa: E402, F403
 from gradviz.ops.tensor_memory_methods import install as _install_memory_methods  # noqa: E402
 
 _install_memory_methods()
+from gradviz._printoptions import set_printoptions  # noqa: E402
