@@ -216,3 +216,6 @@ from gradviz.ops.tensor_memory_methods import install as _install_memory_methods
 
 _install_memory_methods()
 from gradviz._printoptions import set_printoptions  # noqa: E402
+from gradviz.ops.as_strided import as_strided  # noqa: E402
+
+Tensor.as_strided = as_strided  # type: ignore[method-assign] - torch.Tensor.as_strided

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.ops.as_strided import memory_of
 from gradviz.ops.indexing import alias
 from gradviz.ops.tensor_info import storage_offset, stride
 from gradviz.tensor import Tensor, _legacy_init, _shape
@@ -34,9 +35,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         raise RuntimeError("numel: integer multiplication overflow")  # torch's check, on the product
     n = int(np.prod(shape, dtype=np.int64))
     # the memory under the tensor (its outermost numpy base), from the tensor's offset on
-    root = self._data
-    while isinstance(getattr(root, "base", None), np.ndarray):
-        root = root.base
+    root = memory_of(self)
     offset = storage_offset(self)
     if root.flags.c_contiguous and root.dtype == self._data.dtype and offset + n <= root.size:
         self._data = root.reshape(-1)[offset:offset + n].reshape(shape)

@@ -60,6 +60,7 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "resize_negative": lambda T: T.ones(3).resize_(-1),
     "resize_negative_2d": lambda T: T.ones(3).resize_(2, -1),
     "resize_offset_view": lambda T: T.arange(8.0)[2:].resize_(2, 2),
+    "resize_view_of_view": lambda T: (T.arange(12.0) * 1)[3:].view(3, 3)[1:].resize_(2, 2),
     "resize_offset_grow": lambda T: T.arange(8.0)[2:].resize_(3, 3)[:2],
     "resize_as": lambda T: T.arange(6.0).resize_as_(T.ones(2, 2)),
     "resize_non_contiguous": lambda T: T.arange(6.0).reshape(2, 3).t().resize_(4),
