@@ -219,3 +219,8 @@ from gradviz._printoptions import set_printoptions  # noqa: E402
 from gradviz.ops.as_strided import as_strided  # noqa: E402
 
 Tensor.as_strided = as_strided  # type: ignore[method-assign] - torch.Tensor.as_strided
+from gradviz._construction_more import frombuffer  # noqa: E402
+from gradviz._stream import Event, Stream  # noqa: E402
+
+detach = Tensor.detach  # torch.detach(t), torch.detach_(t): the methods as functions
+detach_ = Tensor.detach_

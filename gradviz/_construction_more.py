@@ -13,11 +13,14 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
+from gradviz.device import CPU
 from gradviz.ops._common import _wrap
 from gradviz.ops.construction import empty, tensor
 from gradviz.tensor import Tensor
 
-__all__ = ["empty_permuted", "empty_strided", "range", "scalar_tensor"]
+__all__ = ["empty_permuted", "empty_strided", "frombuffer", "range", "scalar_tensor"]
+
+_warned_read_only: list[bool] = []
 
 
 def scalar_tensor(s: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False,
@@ -82,3 +85,36 @@ def empty_permuted(size: Any, physical_layout: Any, *, dtype: DType | None = Non
     return empty_strided(shape, strides, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+
+
+def frombuffer(buffer: Any, *, dtype: DType, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor over a Python buffer's memory (shared: writes show through both ways)."""
+    view = memoryview(buffer)
+    nbytes, item = view.nbytes, dtype.itemsize
+    if dtype.np.itemsize != item:
+        raise TypeError(f"gradviz has no frombuffer for {dtype}: it holds those values in a wider numpy type")
+    if nbytes == 0 or count == 0:
+        raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= nbytes:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({nbytes} bytes) minus 1")
+    if count < 0:
+        if (nbytes - offset) % item:
+            raise ValueError(f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({item})")
+        count = (nbytes - offset) // item
+    elif offset + count * item > nbytes:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset ({offset} bytes) must not be "
+                         f"greater than actual buffer length ({nbytes} bytes)")
+    if view.readonly and not _warned_read_only:
+        _warned_read_only.append(True)  # torch says it once per process
+        warnings.warn(
+            "The given buffer is not writable, and PyTorch does not support non-writable tensors. This means you can "
+            "write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy the "
+            "buffer to protect its data or make it writable before converting it to a tensor. This type of warning "
+            "will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    arr = np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
+    if view.readonly:
+        arr = arr.copy()  # numpy cannot write through a read-only buffer; the values are the same
+    out = _wrap(arr, dtype, CPU)
+    return out.requires_grad_(True) if requires_grad else out

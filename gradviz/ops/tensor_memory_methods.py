@@ -7,12 +7,14 @@ torch's reallocation does, keeping the old elements first."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from gradviz.ops.as_strided import memory_of
+from gradviz._dtype import cpp_type_name
+from gradviz.ops.as_strided import as_strided, memory_of
 from gradviz.ops.indexing import alias
 from gradviz.ops.tensor_info import storage_offset, stride
 from gradviz.tensor import Tensor, _legacy_init, _shape
@@ -52,6 +54,47 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
 
 def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
     return resize_(self, *the_template.shape)
+
+
+def set_(self: Tensor, source: Tensor | None = None, storage_offset: int = 0, size: Any = None,
+         stride: Any = None) -> Tensor:
+    """This tensor made to look at ``source``'s memory (all of it, or the given geometry), or at
+    nothing when no source is given; its autograd state and version counter stay its own."""
+    if self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if source is None:
+        self._data = np.zeros(0, dtype=self._data.dtype)
+    else:
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {cpp_type_name(source.dtype)} to a tensor of type "
+                               f"{cpp_type_name(self.dtype)}")
+        if size is None:
+            self._data = source._data
+        else:
+            self._data = as_strided(source, size, stride if stride is not None else _contiguous(size),
+                                    storage_offset)._data
+    self._version_counter[0] += 1
+    return self
+
+
+def _contiguous(size: Any) -> tuple[int, ...]:
+    out, acc = [], 1
+    for n in reversed(tuple(size)):
+        out.append(acc)
+        acc *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
+def is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    """Same memory, offset, sizes and strides."""
+    return (memory_of(self) is memory_of(tensor) or _same_buffer(self, tensor)) and \
+        storage_offset(self) == storage_offset(tensor) and tuple(self.shape) == tuple(tensor.shape) and \
+        stride(self) == stride(tensor)
+
+
+def _same_buffer(a: Tensor, b: Tensor) -> bool:
+    ma, mb = memory_of(a), memory_of(b)
+    return ma.__array_interface__["data"][0] == mb.__array_interface__["data"][0] and ma.nbytes == mb.nbytes
 
 
 def share_memory_(self: Tensor) -> Tensor:
@@ -109,11 +152,17 @@ def map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any]
     return _elementwise(self, "map2_", (x, y), callable)
 
 
+def _volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
 def install() -> None:
+    Tensor.volatile = property(_volatile)  # type: ignore[attr-defined] - torch's removed flag, always False
     for name, fn in {
         "new": new, "resize_": resize_, "resize_as_": resize_as_, "share_memory_": share_memory_,
         "is_shared": is_shared, "pin_memory": pin_memory, "as_subclass": as_subclass, "dim_order": dim_order,
-        "apply_": apply_, "map_": map_, "map2_": map2_,
+        "apply_": apply_, "map_": map_, "map2_": map2_, "set_": set_, "is_set_to": is_set_to,
     }.items():
         setattr(Tensor, name, fn)
 
