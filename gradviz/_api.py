@@ -201,7 +201,7 @@ from gradviz.nn.functional import (  # noqa: E402
 # --- torch's process-wide state functions, sym_* helpers, exception classes (coverage2, issue 34) --
 from gradviz._autocast_state import *  # noqa: E402, F403 - set_autocast_enabled, get_autocast_cpu_dtype, ...
 from gradviz._exceptions import *  # noqa: E402, F403 - OutOfMemoryError, AcceleratorError, ...
-from gradviz._process_switches import is_distributed, set_anomaly_enabled, set_default_tensor_type  # noqa: E402
+from gradviz._process_switches import *  # noqa: E402, F403 - is_distributed, set_anomaly_enabled, ...
 from gradviz._sym import *  # noqa: E402, F403 - sym_int, sym_max, ...
 from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
 
@@ -224,3 +224,8 @@ from gradviz._stream import Event, Stream  # noqa: E402
 
 detach = Tensor.detach  # torch.detach(t), torch.detach_(t): the methods as functions
 detach_ = Tensor.detach_
+from gradviz.ops.split_variants import *  # noqa: E402, F403 - split_with_sizes, unsafe_split, ...
+from gradviz.ops.split_variants import install as _install_split_variants  # noqa: E402
+from gradviz.ops.tensor_memory_methods import resize_as_  # noqa: E402
+
+_install_split_variants()

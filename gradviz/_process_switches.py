@@ -12,7 +12,8 @@ from gradviz.autograd.grad_mode import anomaly
 from gradviz.ops import construction
 from gradviz.tensor import Tensor
 
-__all__ = ["is_distributed", "set_anomaly_enabled", "set_default_tensor_type"]
+__all__ = ["cudnn_is_acceptable", "is_distributed", "is_vulkan_available", "set_anomaly_enabled",
+           "set_default_tensor_type"]
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
@@ -50,4 +51,16 @@ def is_distributed(input: Tensor) -> bool:  # noqa: A002 - torch's parameter nam
     """No gradviz tensor is distributed (torch's CPU answer)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"is_distributed(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return False
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def cudnn_is_acceptable(input: Tensor) -> bool:  # noqa: A002
+    """Whether cuDNN could run an op on this tensor: never, without CUDA."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"cudnn_is_acceptable(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     return False

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from gradviz._construction_more import empty_strided
 from gradviz._dtype import cpp_type_name
+from gradviz._process_switches import is_distributed
 from gradviz.ops.as_strided import as_strided, memory_of
 from gradviz.ops.indexing import alias
 from gradviz.ops.tensor_info import storage_offset, stride
@@ -97,6 +99,12 @@ def _same_buffer(a: Tensor, b: Tensor) -> bool:
     return ma.__array_interface__["data"][0] == mb.__array_interface__["data"][0] and ma.nbytes == mb.nbytes
 
 
+def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                      requires_grad: bool = False, **_: Any) -> Tensor:
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
 def share_memory_(self: Tensor) -> Tensor:
     """A CPU tensor's memory moved to shared memory: gradviz's stays where it is, and says shared."""
     self.__dict__["_shared"] = True
@@ -163,6 +171,7 @@ def install() -> None:
         "new": new, "resize_": resize_, "resize_as_": resize_as_, "share_memory_": share_memory_,
         "is_shared": is_shared, "pin_memory": pin_memory, "as_subclass": as_subclass, "dim_order": dim_order,
         "apply_": apply_, "map_": map_, "map2_": map2_, "set_": set_, "is_set_to": is_set_to,
+        "new_empty_strided": new_empty_strided, "is_distributed": is_distributed,
     }.items():
         setattr(Tensor, name, fn)
 

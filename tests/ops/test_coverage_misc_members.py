@@ -88,6 +88,13 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "event_record": lambda T: T.Event().record(),
     "event_elapsed": lambda T: T.Event(enable_timing=True).elapsed_time(T.Event(enable_timing=True)),
     "event_cuda": lambda T: T.Event("cuda"),
+    "is_vulkan_available": lambda T: T.is_vulkan_available(),
+    "cudnn_is_acceptable": lambda T: T.cudnn_is_acceptable(T.ones(2)),
+    "cudnn_is_acceptable_int": lambda T: T.cudnn_is_acceptable(1),
+    "is_distributed_method": lambda T: T.ones(2).is_distributed(),
+    "new_empty_strided": lambda T: (lambda t: (str(t.dtype), tuple(t.shape), t.stride(), t.requires_grad))(
+        T.ones(2, dtype=T.float64).new_empty_strided((2, 3), (1, 2), requires_grad=True)),
+    "resize_as_top_level": lambda T: T.resize_as_(T.arange(6.0), T.ones(2, 2)),
     "detach": lambda T: T.detach(T.ones(2, requires_grad=True) * 2),
     "detach_": lambda T: T.detach_(T.ones(2, requires_grad=True) * 2),
 }
