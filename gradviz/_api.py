@@ -229,3 +229,7 @@ from gradviz.ops.split_variants import install as _install_split_variants  # noq
 from gradviz.ops.tensor_memory_methods import resize_as_  # noqa: E402
 
 _install_split_variants()
+from gradviz._storage import *  # noqa: E402, F403 - UntypedStorage, TypedStorage, FloatStorage...
+from gradviz._storage import install as _install_storage  # noqa: E402
+
+_install_storage()

@@ -16,6 +16,7 @@ import numpy as np
 from gradviz._construction_more import empty_strided
 from gradviz._dtype import cpp_type_name
 from gradviz._process_switches import is_distributed
+from gradviz._storage import TypedStorage, UntypedStorage
 from gradviz.ops.as_strided import as_strided, memory_of
 from gradviz.ops.indexing import alias
 from gradviz.ops.tensor_info import storage_offset, stride
@@ -58,7 +59,7 @@ def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None)
     return resize_(self, *the_template.shape)
 
 
-def set_(self: Tensor, source: Tensor | None = None, storage_offset: int = 0, size: Any = None,
+def set_(self: Tensor, source: Any = None, storage_offset: int = 0, size: Any = None,
          stride: Any = None) -> Tensor:
     """This tensor made to look at ``source``'s memory (all of it, or the given geometry), or at
     nothing when no source is given; its autograd state and version counter stay its own."""
@@ -66,6 +67,11 @@ def set_(self: Tensor, source: Tensor | None = None, storage_offset: int = 0, si
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if source is None:
         self._data = np.zeros(0, dtype=self._data.dtype)
+    elif isinstance(source, (UntypedStorage, TypedStorage)):
+        values = source.untyped()._bytes.view(self._data.dtype)
+        self._data = values if size is None else np.lib.stride_tricks.as_strided(
+            values[storage_offset:], tuple(size),
+            tuple(st * values.itemsize for st in (stride if stride is not None else _contiguous(size))))
     else:
         if source.dtype is not self.dtype:
             raise RuntimeError(f"Could not set tensor of type {cpp_type_name(source.dtype)} to a tensor of type "
