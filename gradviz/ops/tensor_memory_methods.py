@@ -17,6 +17,7 @@ from gradviz._construction_more import empty_strided
 from gradviz._dtype import cpp_type_name
 from gradviz._process_switches import is_distributed
 from gradviz._storage import TypedStorage, UntypedStorage
+from gradviz.amp import _TYPES as _DEVICE_TYPES
 from gradviz.ops.as_strided import as_strided, memory_of
 from gradviz.ops.indexing import alias
 from gradviz.ops.tensor_info import storage_offset, stride
@@ -122,6 +123,17 @@ def is_shared(self: Tensor) -> bool:
 
 
 def pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    """Pinned memory is an accelerator's: with none, torch's errors (the argument deprecated)."""
+    if device is None:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this argument.",
+                  DeprecationWarning, stacklevel=2)
+    kind = device if isinstance(device, str) else str(getattr(device, "type", device))
+    if kind.split(":")[0] not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                           f"{kind}")
+    if kind.split(":")[0] == "cpu":
+        raise RuntimeError("CPU device type not an accelerator.")
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 

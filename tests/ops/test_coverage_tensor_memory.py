@@ -66,6 +66,8 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "resize_non_contiguous": lambda T: T.arange(6.0).reshape(2, 3).t().resize_(4),
     "share_memory": lambda T: (lambda t: (t.is_shared(), t.share_memory_() is t, t.is_shared()))(T.ones(2)),
     "pin_memory": lambda T: T.ones(2).pin_memory(),
+    "pin_memory_cpu": lambda T: T.ones(2).pin_memory("cpu"),
+    "pin_memory_bogus": lambda T: T.ones(2).pin_memory("bogus"),
     "dim_order": lambda T: T.arange(6.0).reshape(2, 3).t().dim_order(),
     "dim_order_permuted": lambda T: T.empty(2, 3, 4).permute(2, 0, 1).dim_order(),
     "dim_order_contiguous": lambda T: T.empty(2, 3, 4).dim_order(),
