@@ -233,3 +233,7 @@ from gradviz._storage import *  # noqa: E402, F403 - UntypedStorage, TypedStorag
 from gradviz._storage import install as _install_storage  # noqa: E402
 
 _install_storage()
+from gradviz._memory_format import *  # noqa: E402, F403 - memory_format, contiguous_format, channels_last...
+from gradviz._memory_format import install as _install_memory_format  # noqa: E402
+
+_install_memory_format()

@@ -67,7 +67,7 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
                                            tuple(st * item for st in stride))
     saved = {"in_geometry": (tuple(input.shape), _stride(input), _storage_offset(input)),
              "out_geometry": (size, stride, offset), "storage_size": nelem}
-    return _view_of(input, data, "as_strided", saved)
+    return _view_of(input, data, "as_strided_call", saved)
 
 
 def _as_strided_grad(n: Any, g: Tensor) -> Tensor:
@@ -83,4 +83,5 @@ def _as_strided_grad(n: Any, g: Tensor) -> Tensor:
     return _new(np.ascontiguousarray(res.astype(grad.dtype, copy=False)), g.device)
 
 
-register({"as_strided": D("AsStridedBackward0", (_as_strided_grad,))})
+# "as_strided" is the key of a view regenerated after an in-place change (ops/views.py): a key of its own
+register({"as_strided_call": D("AsStridedBackward0", (_as_strided_grad,))})
