@@ -373,6 +373,9 @@ from tests._more_gradcheck_cases import MORE_CASES  # noqa: E402
 
 CASES += MATH_CASES
 CASES += MORE_CASES
+from tests._coverage2_gradcheck_cases import COVERAGE2_CASES  # noqa: E402 - as_strided, unsafe_split_with_sizes
+
+CASES += COVERAGE2_CASES
 NO_DERIVATIVE |= MATH_NO_DERIVATIVE
 WIDE_STEP.update(NN_WIDE_STEP)
 
