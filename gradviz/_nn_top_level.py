@@ -20,7 +20,7 @@ __all__ = [
     "dropout_", "embedding", "feature_dropout", "feature_dropout_", "group_norm", "hinge_embedding_loss",
     "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
     "max_pool2d", "poisson_nll_loss", "triplet_margin_loss", "native_layer_norm", "native_batch_norm",
-    "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
+    "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "convolution",
 ]
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
@@ -203,3 +203,16 @@ def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor |
 def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
              b_hh: Tensor | None = None) -> Tensor:
     return _gru_cell(input, hx, _cell_params(w_ih, w_hh, b_ih, b_hh), False)
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,  # noqa: A002
+                dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
+    """aten's convolution: conv1d/conv2d (or the transposed ones) by the input's rank."""
+    rank = input.dim() - 2
+    if rank not in (1, 2):
+        raise NotImplementedError(f"gradviz has no torch.convolution for {input.dim()}-D input (conv3d)")
+    if transposed:
+        fn = F.conv_transpose1d if rank == 1 else F.conv_transpose2d
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = F.conv1d if rank == 1 else F.conv2d
+    return fn(input, weight, bias, stride, padding, dilation, groups)

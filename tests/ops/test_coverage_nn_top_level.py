@@ -306,6 +306,18 @@ def gru_cell(T: Any) -> tuple:
     return T.gru_cell(*args), list(args)
 
 
+@program
+def convolution_2d(T: Any) -> tuple:
+    x, w, b = _t(T, _rng_fixed((2, 4, 5, 5))), _t(T, np.cos(_rng_fixed((6, 2, 3, 3)))), _t(T, np.arange(6.0))
+    return T.convolution(x, w, b, [2, 1], [1, 0], [1, 1], False, [0, 0], 2), [x, w, b]
+
+
+@program
+def convolution_1d_transposed(T: Any) -> tuple:
+    x, w = _t(T, _rng_fixed((2, 3, 5))), _t(T, np.cos(_rng_fixed((3, 2, 3))))
+    return T.convolution(x, w, None, [2], [1], [1], True, [1], 1), [x, w]
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
