@@ -237,3 +237,6 @@ from gradviz._memory_format import *  # noqa: E402, F403 - memory_format, contig
 from gradviz._memory_format import install as _install_memory_format  # noqa: E402
 
 _install_memory_format()
+from gradviz.ops.tensor_resize_deprecated import install as _install_resize_deprecated  # noqa: E402
+
+_install_resize_deprecated()

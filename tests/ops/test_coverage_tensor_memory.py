@@ -107,3 +107,33 @@ def test_as_subclass_refuses_a_non_tensor_class() -> None:
     with pytest.raises(TypeError) as ours:
         gradviz.ones(1).as_subclass(int)
     assert str(ours.value) == str(theirs.value)
+
+
+DEPRECATED: dict[str, Callable[[Any], Any]] = {
+    "resize": lambda T: T.arange(6.0, requires_grad=True).resize(2, 3),
+    "resize_tuple_of_view": lambda T: (T.arange(6.0, requires_grad=True) * 1).view(2, 3).t().resize((3, 2)),
+    "resize_as": lambda T: T.arange(6.0, requires_grad=True).resize_as(T.ones(3, 2)),
+    "resize_wrong_numel": lambda T: T.arange(6.0, requires_grad=True).resize(4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEPRECATED))
+def test_deprecated_out_of_place_resize_matches_torch(name: str) -> None:
+    import warnings
+
+    seen = []
+    for T in (torch, gradviz):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = DEPRECATED[name](T)
+            except RuntimeError as e:
+                seen.append(str(e))
+                continue
+        leaf = out.grad_fn
+        while type(leaf).__name__ != "AccumulateGrad":
+            leaf = leaf.next_functions[0][0]
+        (out * T.arange(float(out.numel())).view(tuple(out.shape))).sum().backward()
+        seen.append((out.tolist(), type(out.grad_fn).__name__, leaf.variable.grad.tolist(),
+                     [str(w.message) for w in caught]))
+    assert seen[0] == seen[1]
