@@ -240,3 +240,5 @@ _install_memory_format()
 from gradviz.ops.tensor_resize_deprecated import install as _install_resize_deprecated  # noqa: E402
 
 _install_resize_deprecated()
+from gradviz._futures import Future, fork, wait  # noqa: E402
+from gradviz.ops.channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402

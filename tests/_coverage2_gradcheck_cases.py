@@ -1,4 +1,4 @@
-"""Finite-difference cases for the rows of gradviz/ops/as_strided.py and split_variants.py
+"""Finite-difference cases for the rows of gradviz/ops/as_strided.py, split_variants.py and channel_shuffle.py
 (tests/engine/test_gradcheck.py runs them with its own cases)."""
 
 from __future__ import annotations
@@ -17,5 +17,6 @@ def _randn(*shape: int, seed: int = 0) -> np.ndarray:
 COVERAGE2_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     # overlapping windows: a memory position read by several outputs sums their gradients
     ("as_strided_call", lambda x: gv.as_strided(x * 1, (4, 3), (2, 1), 1), [_randn(12)]),
+    ("channel_shuffle", lambda x: gv.channel_shuffle(x * 1, 2), [_randn(2, 4, 3)]),
     ("unsafe_split_with_sizes", lambda x: gv.unsafe_split_with_sizes(x * 1, [1, 3], 1)[1], [_randn(2, 4)]),
 ]

@@ -318,6 +318,20 @@ def convolution_1d_transposed(T: Any) -> tuple:
     return T.convolution(x, w, None, [2], [1], [1], True, [1], 1), [x, w]
 
 
+@program
+def channel_shuffle(T: Any) -> tuple:
+    x = _t(T, _rng_fixed((2, 6, 2, 3)))
+    return T.channel_shuffle(x, 3), [x]
+
+
+@program
+def channel_shuffle_double_backward(T: Any) -> tuple:
+    x = _t(T, _rng_fixed((1, 4, 3)))
+    y = T.channel_shuffle(x * x, 2)
+    (g,) = T.autograd.grad(y.sum(), x, create_graph=True)
+    return g * 1, [x]
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -349,6 +363,9 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "dropout_p": lambda T: T.dropout(T.ones(3), 1.5, True),
     "feature_dropout_1d": lambda T: T.feature_dropout(T.ones(3), 0.5, True),
     "dropout_missing_train": lambda T: T.dropout(T.ones(3), 0.5),
+    "channel_shuffle_groups": lambda T: T.channel_shuffle(T.ones(2, 6, 2), 0),
+    "channel_shuffle_rank": lambda T: T.channel_shuffle(T.ones(2, 6), 2),
+    "channel_shuffle_divisible": lambda T: T.channel_shuffle(T.ones(2, 5, 2), 2),
     "kl_div_positional_log_target": lambda T: T.kl_div(T.ones(3), T.ones(3), 1, True),
 }
 
