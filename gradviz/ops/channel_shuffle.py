@@ -1,6 +1,7 @@
-"""torch.channel_shuffle / native_channel_shuffle (and nn.functional's): the channels cut into
-``groups`` groups and interleaved, ``(N, g, C/g, ...) -> (N, C/g, g, ...)``, as one node,
-ChannelShuffleBackward0, whose gradient is the inverse shuffle (C/g groups), itself recorded."""
+"""torch.channel_shuffle: the channels cut into ``groups`` groups and interleaved,
+``(N, g, C/g, ...) -> (N, C/g, g, ...)``, as one node, ChannelShuffleBackward0, whose gradient is
+the inverse shuffle (C/g groups), itself recorded. native_channel_shuffle has no derivative in
+torch (a NotImplemented node)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd.grad_mode import _state as _grad_state
+from gradviz.autograd.grad_mode import no_grad
+from gradviz.ops import functions as F
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _register, _requires
@@ -39,7 +42,12 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002 - torch
 
 
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
-    return channel_shuffle(input, groups)
+    """The same values; torch has no derivative for it: a NotImplemented node whose backward says so."""
+    with no_grad():
+        out = channel_shuffle(input, groups)
+    if _grad_state.enabled and _requires(input):
+        record(F.NODES["not_implemented"], (input,), [out], {"op": "native_channel_shuffle"})
+    return out
 
 
 def _grad(n: Any, g: Tensor) -> Tensor:

@@ -332,6 +332,12 @@ def channel_shuffle_double_backward(T: Any) -> tuple:
     return g * 1, [x]
 
 
+@program
+def native_channel_shuffle(T: Any) -> tuple:
+    x = _t(T, _rng_fixed((2, 6, 2)))
+    return T.native_channel_shuffle(x.detach(), 3) + x * 0, [x]  # its values (it has no backward)
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -366,6 +372,8 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "channel_shuffle_groups": lambda T: T.channel_shuffle(T.ones(2, 6, 2), 0),
     "channel_shuffle_rank": lambda T: T.channel_shuffle(T.ones(2, 6), 2),
     "channel_shuffle_divisible": lambda T: T.channel_shuffle(T.ones(2, 5, 2), 2),
+    "native_channel_shuffle_backward": lambda T: T.native_channel_shuffle(T.ones(1, 4, 2, requires_grad=True),
+                                                                          2).sum().backward(),
     "kl_div_positional_log_target": lambda T: T.kl_div(T.ones(3), T.ones(3), 1, True),
 }
 
