@@ -240,5 +240,7 @@ _install_memory_format()
 from gradviz.ops.tensor_resize_deprecated import install as _install_resize_deprecated  # noqa: E402
 
 _install_resize_deprecated()
+from gradviz._construction_more import from_file  # noqa: E402
 from gradviz._futures import Future, fork, wait  # noqa: E402
+from gradviz.amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from gradviz.ops.channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 import warnings
 from typing import Any
 
@@ -18,7 +19,7 @@ from gradviz.ops._common import _wrap
 from gradviz.ops.construction import empty, tensor
 from gradviz.tensor import Tensor
 
-__all__ = ["empty_permuted", "empty_strided", "frombuffer", "range", "scalar_tensor"]
+__all__ = ["empty_permuted", "empty_strided", "from_file", "frombuffer", "range", "scalar_tensor"]
 
 _warned_read_only: list[bool] = []
 
@@ -117,4 +118,30 @@ def frombuffer(buffer: Any, *, dtype: DType, count: int = -1, offset: int = 0, r
     if view.readonly:
         arr = arr.copy()  # numpy cannot write through a read-only buffer; the values are the same
     out = _wrap(arr, dtype, CPU)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype: DType | None = None,
+              device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
+    """``size`` elements read from a file's start; ``shared=True`` maps the file, so writes to the
+    tensor reach it (torch's mmap), otherwise a private copy."""
+    dt = dtype or _dtype._default[0]
+    if dt.np.itemsize != dt.itemsize:
+        raise TypeError(f"gradviz has no from_file for {dt}: it holds those values in a wider numpy type")
+    mode = "read-write" if shared else "read-only"
+    try:
+        nbytes = os.path.getsize(filename)
+        open(filename, "r+b" if shared else "rb").close()
+    except OSError as e:
+        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: {e.strerror} ({e.errno})") from None
+    need = size * dt.itemsize
+    if need > nbytes:
+        raise RuntimeError(f"file <{filename}> size <{nbytes}> is smaller than the required mapping size <{need}>")
+    if size == 0:
+        arr = np.zeros(0, dtype=dt.np)
+    elif shared:
+        arr = np.memmap(filename, dtype=dt.np, mode="r+", shape=(size,))
+    else:
+        arr = np.fromfile(filename, dtype=dt.np, count=size)
+    out = _wrap(arr, dt, CPU)
     return out.requires_grad_(True) if requires_grad else out

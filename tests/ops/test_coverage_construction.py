@@ -74,3 +74,37 @@ def test_empty_strided_writes_land_where_its_strides_say() -> None:
         t.copy_(T.arange(6.0).reshape(2, 3))
         assert t.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
         assert t.t().is_contiguous()
+
+
+def _from_file_program(T: Any, path: str) -> list:
+    import numpy as np
+
+    with open(path, "wb") as f:
+        f.write(np.arange(4, dtype=np.float32).tobytes())
+    seen: list = []
+    for call in (lambda: T.from_file(path, size=4), lambda: T.from_file(path, size=2, dtype=T.float32),
+                 lambda: T.from_file(path), lambda: T.from_file(path, size=8, dtype=T.int16),
+                 lambda: T.from_file(path, size=5), lambda: T.from_file(path + ".missing", size=1)):
+        try:
+            t = call()
+            seen.append((str(t.dtype), t.tolist()))
+        except RuntimeError as e:
+            seen.append(str(e).replace(path, "PATH"))
+    shared = T.from_file(path, shared=True, size=4)
+    shared[0] = 9.0
+    private = T.from_file(path, shared=False, size=4)
+    private[1] = 7.0
+    seen.append(T.from_file(path, size=4).tolist())
+    del shared
+    return seen
+
+
+def test_from_file_matches_torch(tmp_path: Any) -> None:
+    ours = _from_file_program(gradviz, str(tmp_path / "g.bin"))
+    theirs = _from_file_program(torch, str(tmp_path / "t.bin"))
+    assert ours == theirs
+
+
+def test_grad_scaler_is_amp_grad_scaler() -> None:
+    assert gradviz.GradScaler is gradviz.amp.GradScaler
+    assert torch.GradScaler is torch.amp.GradScaler
