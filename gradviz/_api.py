@@ -244,3 +244,4 @@ from gradviz._construction_more import from_file  # noqa: E402
 from gradviz._futures import Future, fork, wait  # noqa: E402
 from gradviz.amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from gradviz.ops.channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402
+from gradviz.ops.fill import fill  # noqa: E402

@@ -338,6 +338,18 @@ def native_channel_shuffle(T: Any) -> tuple:
     return T.native_channel_shuffle(x.detach(), 3) + x * 0, [x]  # its values (it has no backward)
 
 
+@program
+def fill_number(T: Any) -> tuple:  # (not an nn op: torch.fill's graph, checked by the same harness)
+    x = _t(T, X)
+    return T.fill(x * 1, 2.5) * x, [x]
+
+
+@program
+def fill_tensor(T: Any) -> tuple:
+    x, v = _t(T, X), T.tensor(0.7, dtype=T.float64, requires_grad=True)
+    return T.fill(x * 1, v), [x, v]
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -374,6 +386,7 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "channel_shuffle_divisible": lambda T: T.channel_shuffle(T.ones(2, 5, 2), 2),
     "native_channel_shuffle_backward": lambda T: T.native_channel_shuffle(T.ones(1, 4, 2, requires_grad=True),
                                                                           2).sum().backward(),
+    "fill_vector_value": lambda T: T.fill(T.ones(3), T.ones(2)),
     "kl_div_positional_log_target": lambda T: T.kl_div(T.ones(3), T.ones(3), 1, True),
 }
 
