@@ -1,5 +1,5 @@
 """Finite-difference cases for the rows of gradviz/ops/as_strided.py, split_variants.py,
-channel_shuffle.py and fill.py (tests/engine/test_gradcheck.py runs them with its own cases)."""
+channel_shuffle.py, fill.py and native_dropout.py (tests/engine/test_gradcheck.py runs them with its own cases)."""
 
 from __future__ import annotations
 
@@ -20,5 +20,6 @@ COVERAGE2_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("channel_shuffle", lambda x: gv.channel_shuffle(x * 1, 2), [_randn(2, 4, 3)]),
     ("fill", lambda x: gv.fill(x * 1, 2.5) * x, [_randn(2, 3)]),
     ("fill_tensor", lambda x, v: gv.fill(x * 1, v) * x, [_randn(2, 3), np.array(0.7)]),
+    ("native_dropout", lambda x: gv.native_dropout(x * 1, 0.0, True)[0] * x, [_randn(2, 3)]),
     ("unsafe_split_with_sizes", lambda x: gv.unsafe_split_with_sizes(x * 1, [1, 3], 1)[1], [_randn(2, 4)]),
 ]

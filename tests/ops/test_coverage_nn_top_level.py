@@ -350,6 +350,30 @@ def fill_tensor(T: Any) -> tuple:
     return T.fill(x * 1, v), [x, v]
 
 
+@program
+def native_dropout_train(T: Any) -> tuple:
+    T.manual_seed(7)
+    x = _t(T, X)
+    out, mask = T.native_dropout(x, 0.3, True)
+    assert (str(mask.dtype), mask.requires_grad) == (str(T.bool), False)
+    return out + mask, [x]
+
+
+@program
+def native_dropout_float32(T: Any) -> tuple:
+    T.manual_seed(8)
+    x = T.tensor(X, dtype=T.float32, requires_grad=True)
+    out, mask = T.native_dropout(x * 2, 0.5, True)
+    return (out * mask).double(), [x]
+
+
+@program
+def native_dropout_eval(T: Any) -> tuple:
+    x = _t(T, X)
+    out, mask = T.native_dropout(x, 0.3, False)
+    return out * mask, [x]
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -387,6 +411,7 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "native_channel_shuffle_backward": lambda T: T.native_channel_shuffle(T.ones(1, 4, 2, requires_grad=True),
                                                                           2).sum().backward(),
     "fill_vector_value": lambda T: T.fill(T.ones(3), T.ones(2)),
+    "native_dropout_p": lambda T: T.native_dropout(T.ones(3), 1.5, True),
     "kl_div_positional_log_target": lambda T: T.kl_div(T.ones(3), T.ones(3), 1, True),
 }
 
