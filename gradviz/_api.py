@@ -243,6 +243,7 @@ _install_resize_deprecated()
 from gradviz._construction_more import from_file  # noqa: E402
 from gradviz._futures import Future, fork, wait  # noqa: E402
 from gradviz.amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
+from gradviz.ops.alpha_dropout import *  # noqa: E402, F403 - alpha_dropout, feature_alpha_dropout (+ in place)
 from gradviz.ops.channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402
 from gradviz.ops.fill import fill  # noqa: E402
 from gradviz.ops.native_dropout import native_dropout  # noqa: E402

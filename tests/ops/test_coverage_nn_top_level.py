@@ -374,6 +374,46 @@ def native_dropout_eval(T: Any) -> tuple:
     return out * mask, [x]
 
 
+@program
+def alpha_dropout(T: Any) -> tuple:
+    T.manual_seed(11)
+    x = _t(T, X)
+    return T.alpha_dropout(x, 0.2, True), [x]
+
+
+@program
+def alpha_dropout_inplace_float32(T: Any) -> tuple:
+    T.manual_seed(12)
+    x = T.tensor(X, dtype=T.float32, requires_grad=True)
+    return T.alpha_dropout_(x * 1, 0.5, True).double(), [x]
+
+
+@program
+def alpha_dropout_eval(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.alpha_dropout(x * 1, 0.5, False), [x]
+
+
+@program
+def feature_alpha_dropout(T: Any) -> tuple:
+    T.manual_seed(13)
+    x = _t(T, X)
+    return T.feature_alpha_dropout(x, 0.4, True), [x]
+
+
+@program
+def feature_alpha_dropout_inplace(T: Any) -> tuple:
+    T.manual_seed(14)
+    x = _t(T, X)
+    return T.feature_alpha_dropout_(x * 1, 0.4, True), [x]
+
+
+@program
+def alpha_dropout_p1(T: Any) -> tuple:
+    x = _t(T, X)
+    return T.alpha_dropout(x, 1.0, True), [x]
+
+
 def _run(T: Any, fn: Callable[[Any], tuple]) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -412,6 +452,7 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
                                                                           2).sum().backward(),
     "fill_vector_value": lambda T: T.fill(T.ones(3), T.ones(2)),
     "native_dropout_p": lambda T: T.native_dropout(T.ones(3), 1.5, True),
+    "feature_alpha_dropout_1d": lambda T: T.feature_alpha_dropout(T.ones(3), 0.5, True),
     "kl_div_positional_log_target": lambda T: T.kl_div(T.ones(3), T.ones(3), 1, True),
 }
 
