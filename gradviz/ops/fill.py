@@ -40,5 +40,6 @@ def _zeros(n: Any, g: Tensor) -> Tensor:
     return zeros_for(tuple(g.shape), g.dtype, g.device)
 
 
-_FILL = _register("fill", D("FillBackward0", (_zeros,)), graph=True)
-_FILL_TENSOR = _register("fill_tensor", D("FillBackward1", (_zeros, lambda n, g: g.sum())), graph=True)
+# keys of their own: "fill" and "fill_tensor" are fill_'s rows (ops/inplace.py)
+_FILL = _register("fill_out_of_place", D("FillBackward0", (_zeros,)), graph=True)
+_FILL_TENSOR = _register("fill_tensor_out_of_place", D("FillBackward1", (_zeros, lambda n, g: g.sum())), graph=True)
