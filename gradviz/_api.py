@@ -211,7 +211,6 @@ from gradviz.nn.functional import (  # noqa: E402
     adaptive_avg_pool1d,
     alpha_dropout,
     avg_pool1d,
-    channel_shuffle,
     conv3d,
     conv_tbc,
     conv_transpose3d,
@@ -234,3 +233,41 @@ from gradviz._torch_nn_forms import *  # noqa: E402, F403 - torch.layer_norm, to
 from gradviz._torch_nn_forms import install_methods as _install_nn_methods  # noqa: E402
 
 _install_nn_methods()
+
+# isort: split
+# --- coverage2 (issue 34): the rest of torch's top-level names and Tensor members: process-wide state
+# (autocast, anomaly, print options, default tensor type), sym_*, exception classes, storages, memory
+# formats, streams, futures, aten spellings of nn ops (torch.dropout, torch.kl_div, ...), constructors
+# (range, empty_strided, frombuffer, from_file...) and memory members (as_strided, resize_, set_, new...).
+from gradviz._autocast_state import *  # noqa: E402, F403 - set_autocast_enabled, get_autocast_cpu_dtype, ...
+from gradviz._construction_more import *  # noqa: E402, F403, A004 - range, empty_strided, frombuffer, ...
+from gradviz._exceptions import *  # noqa: E402, F403 - OutOfMemoryError, AcceleratorError, ...
+from gradviz._futures import Future, fork, wait  # noqa: E402
+from gradviz._memory_format import *  # noqa: E402, F403 - memory_format, contiguous_format, channels_last...
+from gradviz._memory_format import install as _install_memory_format  # noqa: E402
+from gradviz._nn_top_level import *  # noqa: E402, F403 - dropout, batch_norm, kl_div, lstm_cell, ...
+from gradviz._printoptions import set_printoptions  # noqa: E402
+from gradviz._process_switches import *  # noqa: E402, F403 - is_distributed, set_anomaly_enabled, ...
+from gradviz._storage import *  # noqa: E402, F403 - UntypedStorage, TypedStorage, FloatStorage...
+from gradviz._storage import install as _install_storage  # noqa: E402
+from gradviz._stream import Event, Stream  # noqa: E402
+from gradviz._sym import *  # noqa: E402, F403 - sym_int, sym_max, ...
+from gradviz.amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
+from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
+from gradviz.ops.alpha_dropout import *  # noqa: E402, F403 - alpha_dropout, feature_alpha_dropout (+ in place)
+from gradviz.ops.as_strided import as_strided  # noqa: E402
+from gradviz.ops.channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402
+from gradviz.ops.fill import fill  # noqa: E402
+from gradviz.ops.native_dropout import native_dropout  # noqa: E402
+from gradviz.ops.split_variants import *  # noqa: E402, F403 - split_with_sizes, unsafe_split, ...
+from gradviz.ops.split_variants import install as _install_split_variants  # noqa: E402
+from gradviz.ops.tensor_memory_methods import install as _install_memory_methods  # noqa: E402
+from gradviz.ops.tensor_memory_methods import resize_as_  # noqa: E402
+from gradviz.ops.tensor_resize_deprecated import install as _install_resize_deprecated  # noqa: E402
+
+Tensor.as_strided = as_strided  # type: ignore[method-assign] - torch.Tensor.as_strided
+detach = Tensor.detach  # torch.detach(t), torch.detach_(t): the methods as functions
+detach_ = Tensor.detach_
+for _install in (_install_memory_methods, _install_split_variants, _install_storage, _install_memory_format,
+                 _install_resize_deprecated):
+    _install()

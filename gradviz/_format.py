@@ -22,6 +22,8 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE: bool | None = None  # None: chosen from the values; torch.set_printoptions(sci_mode=) forces it
+# (torch.set_printoptions rebinds these five: gradviz/_printoptions.py)
 _PREFIX = "tensor("
 
 
@@ -46,15 +48,12 @@ class _Formatter:
         lo, hi = float(absv.min()), float(absv.max())
         vals = finite.tolist()
         self.int_mode = all(v == math.ceil(v) for v in vals)
-        if self.int_mode:
-            if hi / lo > 1000.0 or hi > 1.0e8:
-                self.sci_mode = True
-                self.max_width = max([self.max_width] + [len(f"{v:.{PRECISION}e}") for v in vals])
-            else:
-                self.max_width = max([self.max_width] + [len(f"{v:.0f}") + 1 for v in vals])
-        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-            self.sci_mode = True
+        # (an integer-valued tensor's smallest nonzero is at least 1: the 1e-4 test never fires)
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4 if SCI_MODE is None else SCI_MODE
+        if self.sci_mode:
             self.max_width = max([self.max_width] + [len(f"{v:.{PRECISION}e}") for v in vals])
+        elif self.int_mode:
+            self.max_width = max([self.max_width] + [len(f"{v:.0f}") + 1 for v in vals])
         else:
             self.max_width = max([self.max_width] + [len(f"{v:.{PRECISION}f}") for v in vals])
 

@@ -19,6 +19,7 @@ __all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_availabl
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
           "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _enabled: dict[str, bool] = {}
+_dtypes: dict[str, Any] = {}  # torch.set_autocast_dtype's choice per device type (gradviz/_autocast_state.py)
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -26,13 +27,19 @@ def is_autocast_available(device_type: str) -> bool:
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    return _enabled.get(device_type, False)
+    if device_type.split(":")[0] not in _TYPES:
+        raise RuntimeError(
+            f"Expected one of {', '.join(_TYPES)} device type at start of device string: {device_type}"
+        )
+    return _enabled.get(device_type.split(":")[0], False)
 
 
 def get_autocast_dtype(device_type: str) -> Any:
     from gradviz import _dtype
 
-    name = "bfloat16" if device_type == "cpu" else "float16"
+    if device_type in _dtypes:
+        return _dtypes[device_type]
+    name = "bfloat16" if device_type in ("cpu", "xla") else "float16"
     return getattr(_dtype, name, name)
 
 

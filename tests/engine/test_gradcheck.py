@@ -377,6 +377,9 @@ from tests._nnutils_gradcheck_cases import NNUTILS_CASES  # noqa: E402
 
 CASES += NNUTILS_CASES
 CASES += MORE_CASES
+from tests._coverage2_gradcheck_cases import COVERAGE2_CASES  # noqa: E402 - as_strided, unsafe_split_with_sizes
+
+CASES += COVERAGE2_CASES
 NO_DERIVATIVE |= MATH_NO_DERIVATIVE
 # the torch functions, linalg, special and fft rows
 from tests._torchfns_gradcheck_cases import TORCHFNS_CASES, TORCHFNS_NO_DERIVATIVE  # noqa: E402
