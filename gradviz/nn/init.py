@@ -15,11 +15,12 @@ import numpy as np
 
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.ops.inplace_write import named_inplace
+from gradviz.random._api import randperm
 from gradviz.tensor import Tensor
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-    "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    "orthogonal_", "sparse_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 
@@ -241,6 +242,21 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
         return _write(tensor, (q * gain).reshape(tensor._data.shape))
 
 
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """torch's sparse_: normal draws, then in each column ceil(sparsity * rows) rows (a randperm's
+    first ones, drawn column by column as torch draws them) set to zero."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        _draw_normal(tensor, 0.0, std, generator)
+        for col in range(cols):
+            zero_rows = randperm(rows)._data[:num_zeros]
+            tensor._data[zero_rows, col] = 0
+    return tensor
+
+
 # torch's deprecated spellings without the trailing underscore
 # Each fill is one step of the user's program, one version bump named as torch's recorder names
 # it (the user's call), whatever draws and writes it makes inside.
@@ -258,6 +274,7 @@ kaiming_normal = kaiming_normal_
 orthogonal = orthogonal_
 eye = eye_
 dirac = dirac_
+sparse = sparse_
 
 
 # A torch name this module lacks: one line naming it (gradviz/_missing.py)

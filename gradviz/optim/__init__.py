@@ -5,13 +5,14 @@ from gradviz.optim import lr_scheduler
 from gradviz.optim._ops import use_fused_multiply_add
 from gradviz.optim.adam import Adam, Adamax, AdamW, NAdam, RAdam
 from gradviz.optim.adaptive import Adadelta, Adagrad, RMSprop
+from gradviz.optim.asgd import ASGD
 from gradviz.optim.lbfgs import LBFGS
 from gradviz.optim.optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from gradviz.optim.rprop import Rprop
 from gradviz.optim.sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "LBFGS", "Adamax", "NAdam", "RAdam",
-           "Rprop", "lr_scheduler",
+           "Rprop", "ASGD", "lr_scheduler",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "use_fused_multiply_add"]
 
 

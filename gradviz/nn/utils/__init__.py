@@ -17,6 +17,7 @@ from gradviz.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from gradviz.nn.utils.init import skip_init
+from gradviz.nn.utils.memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
 from gradviz.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from gradviz.nn.utils.stateless import functional_call
 from gradviz.nn.utils.weight_norm import remove_weight_norm, weight_norm
@@ -26,6 +27,7 @@ __all__ = [
     "vector_to_parameters", "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
     "fuse_linear_bn_eval", "fuse_linear_bn_weights", "parametrizations", "parametrize", "stateless",
     "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "functional_call", "skip_init",
+    "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
 ]
 
 
