@@ -235,11 +235,13 @@ def test_submodules_import_as_torchs(module: str) -> None:
 
 
 def test_bad_parameters_fail_as_torchs() -> None:
+    # validate_args given: torch's own default is turned off process-wide once torch._dynamo
+    # patches torch (another test in the same worker may compile)
     for T in (torch, gradviz):
         with pytest.raises(ValueError, match="Expected parameter concentration"):
-            T.distributions.Beta(T.tensor([-1.0]), T.tensor([1.0]))
+            T.distributions.Beta(T.tensor([-1.0]), T.tensor([1.0]), validate_args=True)
         with pytest.raises(ValueError, match="must be at least one-dimensional"):
-            T.distributions.Dirichlet(T.tensor(1.0))
+            T.distributions.Dirichlet(T.tensor(1.0), validate_args=True)
 
 
 def p_multivariate_normal(T: Any) -> dict[str, Any]:
