@@ -27,13 +27,15 @@ def job_env(port: int | None = None) -> dict[str, str]:
 
 
 # gloo tearing a rank down while its peer is still closing its side aborts it now and then, with
-# or without recording (std::terminate in a gloo thread): such a job is run once more
+# or without recording (std::terminate in a gloo thread): such a job is run again, twice at most
 _TEARDOWN = "terminate called without an active exception"
 
 
 def sh(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-    if p.returncode != 0 and _TEARDOWN in p.stderr:
+    for _ in range(2):  # seen twice in a row on a loaded 2-core CI machine
+        if p.returncode == 0 or _TEARDOWN not in p.stderr:
+            break
         if "MASTER_PORT" in env and "--master-port" in cmd:  # a fresh port: the old one may linger
             port = str(free_port())
             cmd = [port if a == env["MASTER_PORT"] else a for a in cmd]
