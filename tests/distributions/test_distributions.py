@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from _dist_validation import default_validation  # noqa: F401 - autouse: torch's default validation
 
 import gradviz
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import test_distributions
 import torch
+from _dist_validation import default_validation  # noqa: F401 - autouse: torch's default validation
 from test_distributions import leaf
 from test_distributions import same as same_values_and_graph
 

@@ -210,7 +210,10 @@ def test_embedding_bag_float32_reads_the_last_offset():
         w = T.tensor(np.arange(30.0, dtype=np.float32).reshape(10, 3), requires_grad=True)
         out = T.nn.functional.embedding_bag(_bag_input(T), w, T.tensor(np.array([0, 3, 3, 7], dtype=np.int64)),
                                             mode="sum", include_last_offset=True)
-        return Case(roots=[out], run=lambda: out.sum().backward(), grads_of=[w])
+        # values and graph only: torch's gradient for the indices past the last offset (no bag
+        # holds them) reads rows past the end of the output's gradient, memory it never wrote
+        # (seen: 1.7066 on one CI run, 0 on another), so there is nothing to compare it with
+        return Case(roots=[out])
 
     check(prog)
 
