@@ -163,6 +163,15 @@ class DistObserver:
         if dist.is_initialized():  # recording began inside a running job: no barrier (ranks may not all be here)
             self._dist_init(dist, clock=None)
 
+    def forget_in_child(self) -> None:
+        """In a forked child: unwrap, emitting nothing (the recording is the parent's)."""
+        self._on = False
+        self._lock = threading.Lock()
+        for owner, attr, orig in reversed(self._saved):
+            setattr(owner, attr, orig)
+        self._saved.clear()
+        self._ddps = []
+
     def stop(self) -> None:
         """Unwrap, close the iteration of each DDP module, take the hooks off."""
         if not self._on:

@@ -62,7 +62,7 @@ from gradviz.torchrec.adapters import (
 from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
-from gradviz.torchrec.summaries import stats, summary
+from gradviz.torchrec.summaries import leave_thread_alone, stats, summary
 from gradviz.trace import events as ev
 from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradviz.torchrec.active
 from gradviz.trace.summaries import Summary
@@ -173,6 +173,30 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._lines.clear()
             self._leaves.clear()
             self._kept.clear()
+
+    def forget_in_child(self) -> None:
+        """In a forked child (a DataLoader worker): the recording is the parent's. torch's
+        functions come back, the hooks' patches come off, and this thread's modes leave its
+        stack, emitting nothing: a worker's transforms are no steps of the parent's engine."""
+        self._lock = threading.RLock()  # a thread of the parent's may have held it at the fork
+        self._closed = True
+        self._running = []
+        if self._dist is not None:  # ddp: its patches off, no iteration closed (that would emit)
+            self._dist, d = None, self._dist
+            d.forget_in_child()
+        if self._saved:
+            torch.autograd.backward = self._saved["backward"]
+            torch.autograd.grad = self._saved["grad"]
+            torch.Tensor.backward = self._saved["Tensor.backward"]
+        self._names.stop()
+        self._hooks.stop()
+        self._mode_off()  # ours, while on top of the stack (the child's only thread forked)
+        leave_thread_alone()  # and any left below a user's mode pass every op through
+        self._fwd_mode = self._mode = None
+        self._fwd_pending.clear()
+        self._lines.clear()
+        self._leaves.clear()
+        self._kept.clear()
 
     # -- ids ------------------------------------------------------------------------------------
     def _fresh(self) -> int:

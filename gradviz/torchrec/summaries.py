@@ -34,6 +34,12 @@ def busy() -> bool:
     return getattr(_busy, "on", False)
 
 
+def leave_thread_alone() -> None:
+    """From now on the modes let every op of this thread through (a forked child's only thread,
+    whose modes a user's own mode above them keeps on its stack)."""
+    _busy.on = True
+
+
 try:
     _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 except AttributeError:  # pragma: no cover - a torch without functorch

@@ -207,14 +207,23 @@ def _flush_main() -> None:
                 return
 
 
-def _reset_flusher_in_child() -> None:
-    global _flusher, _flusher_cv
+def _leave_recording_to_parent() -> None:
+    """After a fork, in the child (a DataLoader worker, a user's os.fork): the recording is the
+    parent's. The child records nothing: its steps are not the parent's engine's, and what it
+    wrote would land in the middle of the parent's file (the descriptor is shared). Locks that
+    another of the parent's threads held at the fork are made anew: that thread is not here to
+    release them."""
+    global _flusher, _flusher_cv, _active, _active_lock
     _flusher = None  # threads do not survive fork
     _flusher_cv = threading.Condition(threading.Lock())
+    _active_lock = threading.Lock()
+    rec, _active = _active, None
+    if rec is not None:
+        rec._left_to_parent()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_flusher_in_child)
+    os.register_at_fork(after_in_child=_leave_recording_to_parent)
 
 
 # --- the recorder ---------------------------------------------------------------------------
@@ -241,6 +250,9 @@ class Source(Protocol):
 
     def stop(self, recorder: Recorder) -> None: ...
 
+    # Optional: ``forget_in_child()``, called in a forked child: remove the observers without
+    # emitting anything (the recording is the parent's; see _leave_recording_to_parent).
+
 
 class Sources:
     """Several sources feeding one recording (real torch's backward, and a forward-side source):
@@ -256,6 +268,12 @@ class Sources:
     def stop(self, recorder: Recorder) -> None:
         for s in reversed(self.sources):
             s.stop(recorder)
+
+    def forget_in_child(self) -> None:
+        for s in reversed(self.sources):
+            forget = getattr(s, "forget_in_child", None)
+            if forget is not None:
+                forget()
 
 
 class _ThreadTid(threading.local):
@@ -577,6 +595,31 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
 
     def _at_exit(self) -> None:
         self.stop("interrupted")
+
+    def _left_to_parent(self) -> None:
+        """In a forked child: this recording is closed here without a word written (the parent
+        goes on writing the file), its source's observers come off, and the child's exit writes
+        no trace_end."""
+        self._lock = threading.Lock()
+        self._closed = True
+        self._rows = []
+        self._append = self._rows.append
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.forget_in_child()
+        if self._engine is not None and self._engine.probe is self:
+            self._engine.probe = self._prev_probe
+        forget = getattr(self._source, "forget_in_child", None)
+        if forget is not None:
+            forget()
+        atexit.unregister(self._at_exit)
+        if self._sigint is not None:
+            try:
+                if _getsignal(_SIGINT) is self._sigint:
+                    _setsignal(_SIGINT, signal.default_int_handler)
+            except ValueError:  # forked from a thread other than the main one: not this thread's to set
+                pass
+            self._sigint = None
 
     def _timed_flush(self) -> None:
         """Spill, from a thread that does not hold the lock (the flusher; node_end)."""

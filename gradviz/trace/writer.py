@@ -192,6 +192,18 @@ class TraceWriter:
             self.flush()
             self._release()
 
+    def forget_in_child(self) -> None:
+        """In a forked child: close the child's copy of the descriptor, writing nothing (what is
+        pending is the parent's to write; the crash marker is crash.py's to forget)."""
+        fd, self._fd = self._fd, None
+        self._pending = []
+        self._crash_marker = False
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     @property
     def closed(self) -> bool:
         return self._fd is None
