@@ -9,7 +9,8 @@ import numpy as np
 
 import gradviz as gv
 from gradviz.ops.nn_attention_ops import baddbmm
-from gradviz.ops.nn_rnn_ops import mkldnn_lstm_layer, transposed_in_place, unsafe_chunk
+from gradviz.ops.nn_rnn_ops import mkldnn_lstm_layer, transposed_in_place
+from gradviz.ops.split_variants import unsafe_chunk
 
 F = gv.nn.functional
 

@@ -9,7 +9,8 @@ import numpy as np
 
 import gradviz as gv
 from gradviz.nn.utils import rnn as R
-from gradviz.ops.linalg_householder_ops import linalg_householder_product, matrix_exp
+from gradviz.ops.linalg_more import householder_product as linalg_householder_product
+from gradviz.ops.linalg_more import matrix_exp
 from gradviz.ops.nn_weight_norm_ops import _weight_norm_interface, norm_except_dim
 
 F = gv.nn.functional
@@ -36,8 +37,8 @@ NNUTILS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("_weight_norm_interface", lambda v, g: _weight_norm_interface(v, g, 0)[0], [_randn(3, 4), _randn(3, 1, seed=1)]),
     ("_weight_norm_interface", lambda v, g: _weight_norm_interface(v, g, 1)[0], [_randn(3, 4), _randn(1, 4, seed=1)]),
     ("norm_Scalar", lambda v: norm_except_dim(v, 2, -1), [_randn(3, 4)]),
-    ("linalg_matrix_exp", matrix_exp, [_randn(2, 3, 3) * 0.5]),
-    ("linalg_householder_product", linalg_householder_product, [_randn(4, 3), _randn(3, seed=1)]),
+    ("matrix_exp", matrix_exp, [_randn(2, 3, 3) * 0.5]),  # a batch (the torch functions' case: one matrix)
+    ("householder_product", linalg_householder_product, [_randn(4, 3), _randn(3, seed=1)]),  # k = n
     ("_pack_padded_sequence", lambda x: R.pack_padded_sequence(x, [3, 2, 1]).data, [_randn(3, 3, 2)]),
     ("_pack_padded_sequence", lambda x: R.pack_padded_sequence(x, [2, 2], batch_first=True).data, [_randn(2, 3, 2)]),
     ("max_pool3d_with_indices", lambda x: F.max_pool3d(x, 2, 1), [_distinct(1, 1, 3, 3, 3)]),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 import gradviz as gv
-from gradviz.ops.tensor_more import norm_except_dim
+from gradviz.ops.nn_weight_norm_ops import norm_except_dim
 
 # Rows whose backward raises, as torch's: zeta(tensor, number) (its self has no derivative),
 # unique_consecutive, and cdist's backward (the derivative of '_cdist_backward' is not implemented).
@@ -131,8 +131,8 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("rot90", lambda a: gv.rot90(a, 1, (0, 1)), [_randn(2, 3)]),
     ("rot90", lambda a: gv.rot90(a, -2, (1, 0)), [_randn(2, 3)]),
     # norms
-    ("aten_norm", lambda a: norm_except_dim(a, 3, -1), [_randn(2, 3)]),
-    ("aten_norm_dim", lambda a: norm_except_dim(a, 2, 0), [_randn(2, 3)]),
+    ("norm_Scalar", lambda a: norm_except_dim(a, 3, -1), [_randn(2, 3)]),
+    ("norm_scalaropt_dim", lambda a: norm_except_dim(a, 2, 0), [_randn(2, 3)]),
     ("frobenius_norm", lambda a: gv.frobenius_norm(a, (0, 1)), [_randn(2, 3)]),
     # linalg
     ("cholesky_inverse", lambda b: gv.cholesky_inverse(_lower(b)), [_randn(3, 3) * 0.5]),
@@ -232,8 +232,8 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("as_strided_scatter", lambda s: gv.as_strided_scatter(_c(_randn(2, 3)), s, (2, 2), (1, 2), 1),
      [_randn(2, 2, seed=1)]),
     # fill as a function, the in-place comparisons (values 0 and 1: a zero gradient), resize
-    ("fill_scalar_out", lambda a: gv.fill(a, 2.0) * a, [_randn(2, 3)]),
-    ("fill_tensor_out", lambda a, v: gv.fill(a, v) * a, [_randn(2, 3), _randn(seed=1)]),
+    ("fill_out_of_place", lambda a: gv.fill(a, 2.0) * a, [_randn(2, 3)]),
+    ("fill_tensor_out_of_place", lambda a, v: gv.fill(a, v) * a, [_randn(2, 3), _randn(seed=1)]),
     ("eq_scalar_", _cmp_inplace("eq_", 0.75), [_CMP]),
     ("ne_scalar_", _cmp_inplace("ne_", 0.75), [_CMP]),
     ("lt_scalar_", _cmp_inplace("lt_", 0.5), [_CMP]),
@@ -246,7 +246,6 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("le_tensor_", _cmp_inplace("le_"), [_CMP, _CMP_B]),
     ("gt_tensor_", _cmp_inplace("gt_"), [_CMP, _CMP_B]),
     ("ge_tensor_", _cmp_inplace("ge_"), [_CMP, _CMP_B]),
-    ("resize", lambda a: a.resize(3, 2), [_randn(2, 3)]),
     # views as copies
     ("alias_copy", lambda a: gv.alias_copy(a), [_randn(2, 3)]),
     ("as_strided_copy", lambda a: gv.as_strided_copy(a, (2, 2), (1, 2), 1), [_randn(2, 3)]),
@@ -258,8 +257,8 @@ TORCHFNS_CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("slice_copy", lambda a: gv.slice_copy(a, 1, 0, 3, 2), [_randn(2, 3)]),
     ("split_copy", lambda a: gv.split_copy(a, 2, 1), [_randn(2, 3)]),
     ("split_with_sizes_copy", lambda a: gv.split_with_sizes_copy(a, [1, 2], 1), [_randn(2, 3)]),
-    ("unsafe_split_out", lambda a: gv.unsafe_split(a, 2, 1), [_randn(2, 3)]),
-    ("unsafe_split_sizes_out", lambda a: gv.unsafe_split_with_sizes(a, [2, 1], 1), [_randn(2, 3)]),
+    ("unsafe_split", lambda a: gv.unsafe_split(a, 2, 1), [_randn(2, 3)]),
+    ("unsafe_split_with_sizes", lambda a: gv.unsafe_split_with_sizes(a, [2, 1], 1), [_randn(2, 3)]),
     ("squeeze_copy", lambda a: gv.squeeze_copy(a), [_randn(1, 3, 1)]),
     ("squeeze_dim_copy", lambda a: gv.squeeze_copy(a, 0), [_randn(1, 3)]),
     ("squeeze_dims_copy", lambda a: gv.squeeze_copy(a, (0, 2)), [_randn(1, 3, 1)]),

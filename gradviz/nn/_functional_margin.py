@@ -1,6 +1,6 @@
 """torch.nn.functional's margin losses with fused nodes (multi_margin_loss,
-multilabel_margin_loss), triplet_margin_with_distance_loss (torch's Python), the CTC loss, and
-channel_shuffle and pdist."""
+multilabel_margin_loss), triplet_margin_with_distance_loss (torch's Python), the CTC loss, pdist, and channel_shuffle
+(torch.channel_shuffle itself, as in torch)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gradviz.ops import functions as F
 from gradviz.ops import nn_ctc_ops as C
 from gradviz.ops import nn_margin_loss_ops as M
 from gradviz.ops import nn_shuffle_pdist_rrelu_ops as S
+from gradviz.ops.channel_shuffle import channel_shuffle  # torch's F.channel_shuffle is torch.channel_shuffle
 from gradviz.tensor import Tensor
 
 __all__ = ["channel_shuffle", "ctc_loss", "multi_margin_loss", "multilabel_margin_loss", "pdist",
@@ -64,10 +65,6 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     if reduction == "sum":
         return F.sum(loss)
     return loss
-
-
-def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    return S.channel_shuffle(input, groups)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

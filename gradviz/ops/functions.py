@@ -68,6 +68,7 @@ from gradviz.ops import (
     views,
     windows,
 )
+from gradviz.ops.as_strided import as_strided as _as_strided
 
 FAMILIES = (_common, construction, arith, pointwise, activations, reductions, cumulative, selection, views, shape,
             indexing, linalg, inplace, modes, diag_ops, math_ops, math_binary,
@@ -88,4 +89,4 @@ for _m in FAMILIES:
         if not _k.startswith("__") and not isinstance(_v, _ModuleType):
             globals().setdefault(_k, _v)
 del _m, _k, _v
-as_strided = misc_more.as_strided  # the op; ops/linalg.py imports the array function of that name (issue 34)
+as_strided = _as_strided  # the op; ops/linalg.py imports the array function of that name (issue 34)

@@ -1,12 +1,10 @@
 """Smaller torch functions and Tensor methods with torch 2.13's nodes: angle, frexp, ldexp,
-heaviside, nextafter, gcd/lcm, the bit shifts, fill, narrow_copy, unfold (a view), the unsafe
-splits, split_with_sizes, unravel_index, range, scalar_tensor, cond, empty_strided, and the
-real-dtype identities (real, conj_physical)."""
+heaviside, nextafter, gcd/lcm, the bit shifts, narrow_copy, unfold (a view), unravel_index, cond,
+as_strided_copy/as_strided_scatter, and the real-dtype identities (real, conj_physical)."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,23 +18,20 @@ from gradviz.ops import indexing as _indexing
 from gradviz.ops import inplace_variants as _inplace_variants
 from gradviz.ops import linalg_solvers as _solvers
 from gradviz.ops import math_more as _math_more
-from gradviz.ops import reductions as _reductions
 from gradviz.ops import runtime_more as _runtime_more
-from gradviz.ops import shape as _shape
 from gradviz.ops import views as _views
 from gradviz.ops._common import DERIVATIVES, NODES, _c_copy, _new, _wrap_dim, register, result_type
+from gradviz.ops.as_strided import as_strided as _as_strided
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record, save
 from gradviz.ops.inplace_variants import _copied, inplace_of
 from gradviz.tensor import Tensor
 
 __all__ = [  # torch's names (gradviz.ops.functions builds the namespace)
-    "as_strided", "as_strided_copy", "as_strided_scatter",
+    "as_strided_copy", "as_strided_scatter",
     "angle", "bitwise_left_shift", "bitwise_right_shift", "cond", "conj_physical", "conj_physical_",
-    "cudnn_is_acceptable", "detach", "detach_", "empty_strided", "fill", "frexp", "gcd", "gcd_",
-    "heaviside", "is_distributed", "is_vulkan_available", "lcm", "lcm_", "ldexp", "ldexp_", "narrow_copy",
-    "nextafter", "range", "real", "scalar_tensor", "slogdet", "split_with_sizes", "unfold_copy", "unravel_index",
-    "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+    "frexp", "gcd", "gcd_", "heaviside", "lcm", "lcm_", "ldexp", "ldexp_", "narrow_copy", "nextafter", "real",
+    "slogdet", "unfold_copy", "unravel_index",
 ]
 
 
@@ -166,42 +161,6 @@ def conj_physical_(a: Tensor) -> Tensor:
     return a
 
 
-# -- construction ------------------------------------------------------------------------------------
-def range(start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None,  # noqa: A001
-          device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
-    """torch.range (deprecated): from start to end inclusive, in the default dtype."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
-                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
-                  "[start, end).", UserWarning, stacklevel=2)
-    if end is None:
-        start, end = 0, start
-    n = int(math.floor((end - start) / step)) + 1
-    dt = dtype or _dtype._default[0]
-    data = (start + np.arange(max(n, 0), dtype=np.float64) * step).astype(dt.np)
-    out = _construction.tensor(data, dtype=dt, device=device)
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-                  **_: Any) -> Tensor:
-    dt = dtype or _dtype._default[0]
-    out = _construction.tensor(np.asarray(s).astype(dt.np), dtype=dt, device=device)
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False, **_: Any) -> Tensor:
-    """An uninitialised tensor (zeros here) laid out with the given strides."""
-    dt = dtype or _dtype._default[0]
-    size, stride = tuple(size), tuple(stride)
-    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) if all(size) else 0
-    base = np.zeros(max(extent, 0), dtype=dt.np)
-    item = base.itemsize
-    data = np.lib.stride_tricks.as_strided(base, size, tuple(s * item for s in stride), writeable=True)
-    out = _new(data, None) if device is None else _construction.tensor(data, dtype=dt, device=device)
-    return out.requires_grad_(True) if requires_grad else out
-
-
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
     idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if np.dtype(idx.dtype).kind not in "iu":
@@ -215,50 +174,14 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
     return tuple(_new(np.asarray(o, dtype=np.int64), dev) for o in out)
 
 
-def is_distributed(a: Tensor) -> bool:
-    return False
-
-
-def is_vulkan_available() -> bool:
-    return False
-
-
-def cudnn_is_acceptable(a: Tensor) -> bool:
-    return False
-
-
 def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: Any = ()) -> Any:
     """torch.cond run eagerly: true_fn(*operands) if pred else false_fn(*operands)."""
     p = bool(pred.item()) if isinstance(pred, Tensor) else bool(pred)
     return (true_fn if p else false_fn)(*operands)
 
 
-def detach(a: Tensor) -> Tensor:
-    return a.detach()
-
-
-def detach_(a: Tensor) -> Tensor:
-    return a.detach_()
-
-
 def slogdet(a: Tensor) -> Any:
     return _solvers.slogdet(a)
-
-
-# -- copies and splits --------------------------------------------------------------------------------
-def fill(a: Tensor, value: Any) -> Tensor:
-    """A new tensor of a's shape filled with value (FillBackward0; FillBackward1 for a tensor value)."""
-    vt = value if isinstance(value, Tensor) else None
-    if vt is not None and vt.ndim:
-        raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {vt.ndim} dimensions.")
-    data = np.full(a.shape, vt._data if vt is not None else value, dtype=a._data.dtype)
-    out = _new(data, a.device)
-    if _grad_needed(a, vt):
-        if vt is None:
-            record(NODES["fill_scalar_out"], (a,), [out], {})
-        else:
-            record(NODES["fill_tensor_out"], (a, vt), [out], {})
-    return out
 
 
 def narrow_copy(a: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -291,35 +214,6 @@ def unfold(a: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return _views._view_of(a, data, "unfold", {"shape": a.shape, "dim": d, "size": size, "step": step})
 
 
-def split_with_sizes(a: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    return _shape.split(a, list(split_sizes), dim)
-
-
-def _unsafe(name: str, split: Callable[..., Any]) -> Callable[..., Any]:
-    """A split whose outputs are not views (UnsafeSplitBackward0 / UnsafeSplitWithSizesBackward0)."""
-    def op(a: Tensor, *args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
-        parts = split(a, *args, **kwargs)
-        outs = [_new(_c_copy(p._data), p.device) for p in parts]
-        node = parts[0]._grad_fn if parts else None
-        if node is not None and _grad_state.enabled:
-            key = "unsafe_split_out" if type(node).derivative.name == "SplitBackward0" else "unsafe_split_sizes_out"
-            record(NODES[key], (a,), outs, dict(node.saved), sequence_nr=node.sequence_nr)
-        return tuple(outs)
-
-    op.__name__ = op.__qualname__ = name
-    return op
-
-
-def _chunk_sizes(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    d = _wrap_dim(dim, a.ndim)
-    n = a.shape[d]
-    each = -(-n // chunks) if chunks else n
-    return _shape.split(a, each if each else 1, d)
-
-
-unsafe_split = _unsafe("unsafe_split", _shape.split)
-unsafe_split_with_sizes = _unsafe("unsafe_split_with_sizes", lambda a, sizes, dim=0: _shape.split(a, list(sizes), dim))
-unsafe_chunk = _unsafe("unsafe_chunk", _chunk_sizes)
 unfold_copy = _copied("unfold_copy", unfold)
 
 
@@ -358,21 +252,6 @@ def _strided_positions(a: Tensor, size: Sequence[int], stride: Sequence[int], of
     if not (flat[order][at] == pos).all():
         raise NotImplementedError("gradviz: as_strided reaching storage outside the tensor's own elements")
     return order[at]
-
-
-def as_strided(a: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
-    """A view of a's storage with the given sizes, strides and offset (AsStridedBackward0)."""
-    pos = _strided_positions(a, size, stride, storage_offset)
-    root = a._base if a._base is not None else a
-    if root._data.flags["C_CONTIGUOUS"]:
-        flat = root._data.reshape(-1)
-        off = a.storage_offset() if storage_offset is None else storage_offset
-        item = flat.itemsize
-        data = np.lib.stride_tricks.as_strided(flat[off:], tuple(size), tuple(s * item for s in stride),
-                                               writeable=flat.flags.writeable)
-    else:
-        data = a._data.reshape(-1)[pos]  # (a copy: numpy cannot stride an arbitrary layout)
-    return _views._view_of(a, data, "as_strided", {"base_shape": a.shape, "index": pos})
 
 
 def as_strided_scatter(a: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int],
@@ -458,23 +337,18 @@ ROWS: dict[str, D] = {
     "ldexp": D("LdexpBackward0", (_ldexp_self, _ldexp_other), reduce_broadcast=True),
     # torch's: the gradient passes to self unchanged, other gets zeros
     "nextafter": D("NextafterBackward0", (lambda n, g: g, _zeros), reduce_broadcast=True),
-    "fill_scalar_out": D("FillBackward0", (_zeros,)),
-    "fill_tensor_out": D("FillBackward1", (_zeros, lambda n, g: _reductions.sum(g))),
     "narrow_copy": D("NarrowCopyBackward0", (_narrow_copy_grad,)),
     "unfold": D("UnfoldBackward0", (_unfold_grad,)),
-    "unsafe_split_out": D("UnsafeSplitBackward0", DERIVATIVES["split"].grads, multi_output=True),
-    "unsafe_split_sizes_out": D("UnsafeSplitWithSizesBackward0", DERIVATIVES["split_with_sizes"].grads,
-                                 multi_output=True),
 }
 register(ROWS)
 
 # unfold_copy's node is UnfoldBackward0_copy (gradviz/ops/inplace_variants.py names the copies)
 register({"unfold_copy": D("UnfoldBackward0_copy", ROWS["unfold"].grads)})
 _inplace_variants._COPY_BY_NAME["UnfoldBackward0"] = "unfold_copy"
-register({"as_strided_copy": D("AsStridedBackward0_copy", DERIVATIVES["as_strided"].grads),
+register({"as_strided_copy": D("AsStridedBackward0_copy", DERIVATIVES["as_strided_call"].grads),
           "as_strided_scatter": D("AsStridedScatterBackward0", (), all_inputs=_as_strided_scatter_grads)})
 _inplace_variants._COPY_BY_NAME["AsStridedBackward0"] = "as_strided_copy"
-as_strided_copy = _copied("as_strided_copy", as_strided)
+as_strided_copy = _copied("as_strided_copy", _as_strided)
 
 # Tensor methods
 METHODS: dict[str, Any] = {
@@ -485,10 +359,6 @@ METHODS: dict[str, Any] = {
     "bitwise_left_shift_": inplace_of("bitwise_left_shift_", bitwise_left_shift),
     "bitwise_right_shift_": inplace_of("bitwise_right_shift_", bitwise_right_shift),
     "conj_physical": conj_physical, "conj_physical_": conj_physical_, "narrow_copy": narrow_copy, "unfold": unfold,
-    "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
-    "unsafe_split_with_sizes": unsafe_split_with_sizes, "is_distributed": is_distributed,
-    "as_strided": as_strided, "as_strided_scatter": as_strided_scatter,
-    "share_memory_": lambda self: self, "nonzero_static": _runtime_more.nonzero_static,
-    "dim_order": lambda self, **kw: tuple(
-        int(i) for i in np.argsort([-s for s in self.stride()], kind="stable")),
+    "as_strided_scatter": as_strided_scatter,
+    "nonzero_static": _runtime_more.nonzero_static,
 }

@@ -1,5 +1,4 @@
-"""The recurrent layers' own nodes: unsafe_split (UnsafeSplitBackward0, which torch's CPU cells
-use to cut the gates) and the oneDNN LSTM layer (MkldnnRnnLayerBackward0), which torch's CPU
+"""The recurrent layers' own node: the oneDNN LSTM layer (MkldnnRnnLayerBackward0), which torch's CPU
 LSTM runs for float32: one node per layer and direction, whose backward is backpropagation
 through time over the whole sequence."""
 
@@ -13,7 +12,6 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.saved_variable import SavedVariable
 from gradviz.device import module_of
 from gradviz.ops import functions as F
-from gradviz.ops._common import _ascontiguous
 from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
@@ -21,39 +19,6 @@ from gradviz.ops.nn_ops import _out, _register, _requires
 from gradviz.tensor import Tensor
 
 _wrap = Tensor._wrap
-
-
-# -- unsafe_split --------------------------------------------------------------------------------
-
-
-def unsafe_chunk(input: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
-    """Equal pieces of ``input`` along ``dim`` that autograd treats as new tensors, not views."""
-    x = input._data
-    dim = dim % x.ndim
-    size = -(-x.shape[dim] // chunks)
-    pieces = [_ascontiguous(p) for p in np.split(x, range(size, x.shape[dim], size), axis=dim)]
-    outs = [_wrap(p, input.dtype, input.device) for p in pieces]
-    if _grad_state.enabled and _requires(input):
-        record(_UNSAFE_SPLIT, (input,), outs, {"self_sizes": x.shape, "split_size": size, "dim": dim})
-    return tuple(outs)
-
-
-def _unsafe_split_grad(n: Any, grads: list) -> Tensor:
-    shape, size, dim = n.saved["self_sizes"], n.saved["split_size"], n.saved["dim"]
-    like = next(g for g in grads if g is not None)
-    parts = []
-    for i, g in enumerate(grads):
-        if g is None:
-            piece = list(shape)
-            piece[dim] = min(size, shape[dim] - i * size)
-            g = F.zeros_for(tuple(piece), like.dtype, like.device)
-        parts.append(g)
-    return F.cat(parts, dim)
-
-
-_UNSAFE_SPLIT = _register("unsafe_split", D("UnsafeSplitBackward0", (_unsafe_split_grad,), multi_output=True,
-    forward=TR),
-                          graph=True)
 
 
 # -- the oneDNN LSTM layer -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Three fused nn ops with their own nodes: channel_shuffle (ChannelShuffleBackward0), pdist
+"""Two fused nn ops with their own nodes (channel_shuffle is ops/channel_shuffle.py's): pdist
 (PdistBackward0) and rrelu_with_noise (RreluWithNoiseBackward0, its random slopes drawn as
 torch's CPU kernel draws them: one double per non-positive element, in order)."""
 
@@ -20,37 +20,6 @@ from gradviz.tensor import Tensor
 
 __all__: list[str] = []
 
-
-# -- channel_shuffle -----------------------------------------------------------------------------
-
-
-def _shuffle(x: np.ndarray, groups: int) -> np.ndarray:
-    n, c = x.shape[:2]
-    rest = x.shape[2:]
-    return np.ascontiguousarray(x.reshape(n, groups, c // groups, *rest).swapaxes(1, 2)).reshape(x.shape)
-
-
-def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """The channels, in ``groups`` groups, interleaved: channel g * (C/groups) + k goes to k * groups + g."""
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
-    if input.ndim <= 2:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with sizes "
-                           f"{list(input.shape)}")
-    c = input.shape[1]
-    if c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
-    out = _out(_shuffle(input._data, groups), input)
-    if _grad_state.enabled and _requires(input):
-        record(_SHUFFLE, (input,), [out], {"groups": groups, "channels": c})
-    return out
-
-
-def _shuffle_grad(n: Any, g: Tensor) -> Tensor:
-    return _out(_shuffle(g._data, n.saved["channels"] // n.saved["groups"]), g)
-
-
-_SHUFFLE = _register("channel_shuffle", D("ChannelShuffleBackward0", (_shuffle_grad,)))
 
 
 # -- pdist ---------------------------------------------------------------------------------------

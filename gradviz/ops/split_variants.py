@@ -13,10 +13,10 @@ from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.ops import functions as F
 from gradviz.ops import shape as _shape
 from gradviz.ops._common import _ascontiguous
+from gradviz.ops.core import AUTO_TRANSPOSE as TR
 from gradviz.ops.core import Derivative as D
 from gradviz.ops.core import record
 from gradviz.ops.nn_ops import _register, _requires
-from gradviz.ops.nn_rnn_ops import _UNSAFE_SPLIT
 from gradviz.tensor import Tensor
 
 __all__ = ["split_with_sizes", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
@@ -90,6 +90,22 @@ def _with_sizes_grad(n: Any, grads: list) -> Tensor:
     return F.cat(parts, dim)
 
 
+def _split_grad(n: Any, grads: list) -> Tensor:
+    shape, size, dim = n.saved["self_sizes"], n.saved["split_size"], n.saved["dim"]
+    like = next(g for g in grads if g is not None)
+    parts = []
+    for i, g in enumerate(grads):
+        if g is None:
+            piece = list(shape)
+            piece[dim] = min(size, shape[dim] - i * size)
+            g = F.zeros_for(tuple(piece), like.dtype, like.device)
+        parts.append(g)
+    return F.cat(parts, dim)
+
+
+# torch's CPU RNN cells cut their gates with unsafe_chunk (gradviz/nn/modules/rnn.py)
+_UNSAFE_SPLIT = _register("unsafe_split", D("UnsafeSplitBackward0", (_split_grad,), multi_output=True, forward=TR),
+                          graph=True)
 _UNSAFE_SPLIT_SIZES = _register(
     "unsafe_split_with_sizes", D("UnsafeSplitWithSizesBackward0", (_with_sizes_grad,), multi_output=True), graph=True
 )

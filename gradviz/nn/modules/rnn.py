@@ -19,7 +19,8 @@ from gradviz.nn.utils.rnn import PackedSequence
 from gradviz.ops import functions as O
 from gradviz.ops.construction import empty, zeros
 from gradviz.ops.nn_ops import linear
-from gradviz.ops.nn_rnn_ops import mkldnn_lstm_layer, transposed_in_place, unsafe_chunk
+from gradviz.ops.nn_rnn_ops import mkldnn_lstm_layer, transposed_in_place
+from gradviz.ops.split_variants import unsafe_chunk
 from gradviz.tensor import Tensor
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCell"]

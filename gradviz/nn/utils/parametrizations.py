@@ -13,9 +13,11 @@ from gradviz.nn.modules.conv_transpose import _ConvTransposeNd
 from gradviz.nn.modules.module import Module
 from gradviz.nn.utils import parametrize
 from gradviz.ops import functions as F
-from gradviz.ops.linalg_householder_ops import geqrf, linalg_householder_product, matrix_exp
+from gradviz.ops.linalg_more import householder_product as linalg_householder_product
+from gradviz.ops.linalg_more import matrix_exp
 from gradviz.ops.linalg_solvers import solve
 from gradviz.ops.nn_weight_norm_ops import _weight_norm, norm_except_dim
+from gradviz.ops.tensor_more import geqrf
 from gradviz.random._api import randn
 from gradviz.tensor import Tensor
 
