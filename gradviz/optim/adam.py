@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -37,13 +38,14 @@ def _inplace_affine(root: Any, divisor: float, eps: float) -> Any:
 
 
 def _adam_steps(opt: Optimizer, group: dict[str, Any], moments: tuple[str, ...],
-                scalars: tuple[tuple[str, float], ...] = ()) -> Any:
+                scalars: tuple[tuple[str, float], ...] = (), before_moment: Any = None) -> Any:
     """The steps the Adam family shares, for each of the group's params with a gradient, as
     torch's single-tensor loops: the state made on first use (``step``, then ``scalars``' 0-dim
     tensors, then a zero tensor like p for each of ``moments``, in that order: state_dict's), the
     gradient negated under maximize, the step counted, weight decay (decoupled: p scaled; else
-    added to the gradient), and the first moment ``exp_avg`` moved toward the gradient. Yields
-    (p, grad, state, step) for the optimizer's own update."""
+    added to the gradient), ``before_moment(state, step)`` when given (NAdam's mu_product), and
+    the first moment ``exp_avg`` moved toward the gradient. Yields (p, grad, state, step) for the
+    optimizer's own update."""
     beta1 = group["betas"][0]
     lr, wd = _lr_value(group["lr"]), group["weight_decay"]
     for p, grad in _grads_of(group):
@@ -62,6 +64,8 @@ def _adam_steps(opt: Optimizer, group: dict[str, Any], moments: tuple[str, ...],
                 _ops.mul_(p, 1 - lr * wd)
             else:
                 grad = _ops.added(grad, p._data, wd)
+        if before_moment is not None:
+            before_moment(state, step)
         _ops.lerp_(state["exp_avg"], grad, 1 - beta1)
         yield p, grad, state, step
 
@@ -116,6 +120,7 @@ class Adam(Optimizer):
                     denom = _ops.sqrt(exp_avg_sq._data)
                 # (sqrt / bias_correction2_sqrt).add_(eps), in place on the fresh root
                 denom = _inplace_affine(denom, bias_correction2_sqrt, eps)
+                _ops.on_fresh("add_", denom, p.device)
                 _ops.addcdiv_(p, exp_avg._data, denom, -step_size)
 
 
@@ -158,10 +163,18 @@ class Adamax(Optimizer):
             (beta1, beta2), lr, eps = group["betas"], _lr_value(group["lr"]), group["eps"]
             for p, grad, state, step in _adam_steps(self, group, ("exp_avg", "exp_inf")):
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                # torch.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
                 _ops.mul_(exp_inf, beta2)
-                _ops.maximum_(exp_inf, np.abs(grad) + grad.dtype.type(eps))
+                bound = np.abs(grad) + grad.dtype.type(eps)
+                _ops.on_fresh("add_", bound, p.device)
+                _ops.maximum_(exp_inf, bound)
                 clr = lr / (1 - beta1**step)
                 _ops.addcdiv_(p, exp_avg._data, exp_inf._data, -clr)
+
+
+def _mu_product_step(beta1: float, momentum_decay: float, state: dict[str, Any], step: float) -> None:
+    """NAdam's mu_product *= mu, made before the moments as torch's."""
+    _ops.mul_(state["mu_product"], beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay)))
 
 
 class NAdam(Optimizer):
@@ -183,17 +196,19 @@ class NAdam(Optimizer):
         for group in self.param_groups:
             (beta1, beta2), lr, eps = group["betas"], _lr_value(group["lr"]), group["eps"]
             momentum_decay = group["momentum_decay"]
-            steps = _adam_steps(self, group, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
+
+            mu_product_step = functools.partial(_mu_product_step, beta1, momentum_decay)
+            steps = _adam_steps(self, group, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),), mu_product_step)
             for p, grad, state, step in steps:
                 bias_correction2 = 1 - beta2**step
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
-                mu_product = _ops.mul_(state["mu_product"], mu)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 _second_moment(exp_avg_sq, grad, beta2)
                 denom = _ops.sqrt(exp_avg_sq._data / exp_avg_sq._data.dtype.type(bias_correction2))
                 denom = denom + denom.dtype.type(eps)
-                mp = float(mu_product._data)
+                _ops.on_fresh("add_", denom, p.device)
+                mp = float(state["mu_product"]._data)
                 _ops.addcdiv_(p, grad, denom, -lr * (1.0 - mu) / (1.0 - mp))
                 _ops.addcdiv_(p, exp_avg._data, denom, -lr * mu_next / (1.0 - mp * mu_next))
 

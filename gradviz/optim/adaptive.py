@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gradviz.optim import _ops
 from gradviz.optim._check import check
 from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _scalar_tensor, _zeros_state
-from gradviz.tensor import make_tensor
 
 __all__ = ["Adagrad", "RMSprop", "Adadelta"]
 
@@ -44,6 +45,7 @@ class Adagrad(Optimizer):
                 state_sum = state["sum"]
                 _ops.addcmul_(state_sum, grad, grad, 1)
                 std = _ops.sqrt(state_sum._data) + eps
+                _ops.on_fresh("add_", std, p.device)  # state_sum.sqrt().add_(eps)
                 _ops.addcdiv_(p, grad, std, -clr)
 
 
@@ -83,12 +85,14 @@ class RMSprop(Optimizer):
                 if centered:
                     grad_avg = state["grad_avg"]
                     _ops.lerp_(grad_avg, grad, 1 - alpha)
-                    # square_avg.addcmul(grad_avg, grad_avg, value=-1): out of place
-                    var = make_tensor(_ops.fresh(square_avg._data), p.device)
-                    avg = _ops.sqrt(_ops.addcmul_(var, grad_avg._data, grad_avg._data, -1)._data)
+                    # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_(): addcmul out of place
+                    avg = _ops.array(_ops.sqrt(_ops.addcmul(square_avg._data, grad_avg._data, grad_avg._data, -1)))
+                    held = _ops.on_fresh("sqrt_", avg, p.device)
                 else:
-                    avg = _ops.sqrt(square_avg._data)
-                avg = avg + eps
+                    avg = _ops.array(_ops.sqrt(square_avg._data))
+                    held = None
+                np.add(avg, eps, out=avg)
+                _ops.on_fresh("add_", avg, p.device, held)  # avg.add_(eps)
                 if momentum > 0:
                     buf = state["momentum_buffer"]
                     _ops.mul_(buf, momentum)
@@ -128,9 +132,15 @@ class Adadelta(Optimizer):
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 _ops.mul_(square_avg, rho)
                 _ops.addcmul_(square_avg, grad, grad, 1 - rho)
+                # std = square_avg.add(eps).sqrt_(); delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
                 std = _ops.sqrt(square_avg._data + eps)
-                delta = _ops.sqrt(acc_delta._data + eps)
-                delta = (delta / std) * grad
+                _ops.on_fresh("sqrt_", std, p.device)
+                delta = _ops.array(_ops.sqrt(acc_delta._data + eps))
+                held = _ops.on_fresh("sqrt_", delta, p.device)
+                np.divide(delta, std, out=delta)
+                held = _ops.on_fresh("div_", delta, p.device, held)
+                np.multiply(delta, grad, out=delta)
+                _ops.on_fresh("mul_", delta, p.device, held)
                 _ops.mul_(acc_delta, rho)
                 _ops.addcmul_(acc_delta, delta, delta, 1 - rho)
                 _ops.add_(p, delta, -lr)
