@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import gradviz
+from gradviz.optim import _ops
 from gradviz.trace.file import read_events
 
 # Options of each optimizer's step (torch's CPU default is the single-tensor loop, foreach=False).
@@ -107,6 +108,24 @@ def test_optimizer_step_writes_as_torch(tmp_path, name, options):
     theirs, ours = _both(tmp_path, program)
     assert len(theirs) > 4  # the step's writes, not only the model's initialisation
     assert ours == theirs
+
+
+@pytest.mark.parametrize("options", [{}, {"foreach": False}, {"foreach": True}, {"fused": True}])
+def test_zero_grad_writes_as_torch(tmp_path, options):
+    def program(T):
+        m, x = _model(T)
+        opt = T.optim.Adam(m.parameters(), **options)
+        for _ in range(2):
+            m(x).pow(2).sum().backward()
+            opt.zero_grad(set_to_none=False)  # foreach/fused: torch._foreach_zero_, else zero_
+
+    theirs, ours = _both(tmp_path, program)
+    assert any(op.endswith("zero_") for op, _, _ in theirs)
+    assert ours == theirs
+
+
+def test_fresh_intermediates_make_nothing_when_nothing_records():
+    assert _ops.on_fresh("add_", gradviz.ones(2)._data, gradviz.device("cpu")) is None
 
 
 @pytest.mark.parametrize(("fn", "options"), [
