@@ -52,16 +52,17 @@ def _bump(t: Tensor, op: str) -> Tensor:
     return t
 
 
-def on_fresh(op: str, a: Any, device: Any, held: Tensor | None = None) -> Tensor | None:
-    """torch's in-place ``op`` on a fresh intermediate (``denom.add_(eps)``), which gradviz keeps
-    as the array ``a``, op already done: while something records, reported as a write of a tensor
-    of its own over ``a`` (``held``: the one an earlier op on the same intermediate returned), as
-    torch's recorder sees it. Nothing is made when nothing records: returns None."""
+def on_fresh(device: Any, a: Any, *ops: str) -> Tensor | None:
+    """torch's in-place ``ops``, in order, on one fresh intermediate (``denom.add_(eps)``), which
+    gradviz keeps as the array ``a``, the ops done (with no other write between them): while
+    something records, reported as writes of a tensor of its own over ``a``, as torch's recorder
+    sees them; that tensor is returned. Nothing is made when nothing records (None)."""
     if _forward.engine.probe is None:
         return None
-    if held is None:
-        held = make_tensor(array(a), device)
-    return _bump(held, op)
+    t = make_tensor(array(a), device)
+    for op in ops:
+        _bump(t, op)
+    return t
 
 
 def _wide(v: Any) -> Any:

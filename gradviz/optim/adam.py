@@ -120,7 +120,7 @@ class Adam(Optimizer):
                     denom = _ops.sqrt(exp_avg_sq._data)
                 # (sqrt / bias_correction2_sqrt).add_(eps), in place on the fresh root
                 denom = _inplace_affine(denom, bias_correction2_sqrt, eps)
-                _ops.on_fresh("add_", denom, p.device)
+                _ops.on_fresh(p.device, denom, "add_")
                 _ops.addcdiv_(p, exp_avg._data, denom, -step_size)
 
 
@@ -166,7 +166,7 @@ class Adamax(Optimizer):
                 # torch.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
                 _ops.mul_(exp_inf, beta2)
                 bound = np.abs(grad) + grad.dtype.type(eps)
-                _ops.on_fresh("add_", bound, p.device)
+                _ops.on_fresh(p.device, bound, "add_")
                 _ops.maximum_(exp_inf, bound)
                 clr = lr / (1 - beta1**step)
                 _ops.addcdiv_(p, exp_avg._data, exp_inf._data, -clr)
@@ -207,7 +207,7 @@ class NAdam(Optimizer):
                 _second_moment(exp_avg_sq, grad, beta2)
                 denom = _ops.sqrt(exp_avg_sq._data / exp_avg_sq._data.dtype.type(bias_correction2))
                 denom = denom + denom.dtype.type(eps)
-                _ops.on_fresh("add_", denom, p.device)
+                _ops.on_fresh(p.device, denom, "add_")
                 mp = float(state["mu_product"]._data)
                 _ops.addcdiv_(p, grad, denom, -lr * (1.0 - mu) / (1.0 - mp))
                 _ops.addcdiv_(p, exp_avg._data, denom, -lr * mu_next / (1.0 - mp * mu_next))

@@ -45,7 +45,7 @@ class Adagrad(Optimizer):
                 state_sum = state["sum"]
                 _ops.addcmul_(state_sum, grad, grad, 1)
                 std = _ops.sqrt(state_sum._data) + eps
-                _ops.on_fresh("add_", std, p.device)  # state_sum.sqrt().add_(eps)
+                _ops.on_fresh(p.device, std, "add_")  # state_sum.sqrt().add_(eps)
                 _ops.addcdiv_(p, grad, std, -clr)
 
 
@@ -87,12 +87,10 @@ class RMSprop(Optimizer):
                     _ops.lerp_(grad_avg, grad, 1 - alpha)
                     # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_(): addcmul out of place
                     avg = _ops.array(_ops.sqrt(_ops.addcmul(square_avg._data, grad_avg._data, grad_avg._data, -1)))
-                    held = _ops.on_fresh("sqrt_", avg, p.device)
                 else:
-                    avg = _ops.array(_ops.sqrt(square_avg._data))
-                    held = None
-                np.add(avg, eps, out=avg)
-                _ops.on_fresh("add_", avg, p.device, held)  # avg.add_(eps)
+                    avg = _ops.array(_ops.sqrt(square_avg._data))  # square_avg.sqrt()
+                np.add(avg, eps, out=avg)  # avg.add_(eps)
+                _ops.on_fresh(p.device, avg, *(("sqrt_", "add_") if centered else ("add_",)))
                 if momentum > 0:
                     buf = state["momentum_buffer"]
                     _ops.mul_(buf, momentum)
@@ -134,13 +132,11 @@ class Adadelta(Optimizer):
                 _ops.addcmul_(square_avg, grad, grad, 1 - rho)
                 # std = square_avg.add(eps).sqrt_(); delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
                 std = _ops.sqrt(square_avg._data + eps)
-                _ops.on_fresh("sqrt_", std, p.device)
                 delta = _ops.array(_ops.sqrt(acc_delta._data + eps))
-                held = _ops.on_fresh("sqrt_", delta, p.device)
                 np.divide(delta, std, out=delta)
-                held = _ops.on_fresh("div_", delta, p.device, held)
                 np.multiply(delta, grad, out=delta)
-                _ops.on_fresh("mul_", delta, p.device, held)
+                _ops.on_fresh(p.device, std, "sqrt_")
+                _ops.on_fresh(p.device, delta, "sqrt_", "div_", "mul_")
                 _ops.mul_(acc_delta, rho)
                 _ops.addcmul_(acc_delta, delta, delta, 1 - rho)
                 _ops.add_(p, delta, -lr)

@@ -132,7 +132,7 @@ class LBFGS(Optimizer):
                 # a parameter without a gradient counts as zeros, made where the parameter lives
                 # (torch's p.new(p.numel()).zero_())
                 views.append(array_module(p.device).zeros(p.numel(), p._data.dtype))
-                _ops.on_fresh("zero_", views[-1], p.device)
+                _ops.on_fresh(p.device, views[-1], "zero_")
             else:
                 views.append(p._grad._data.reshape(-1))
         return np.concatenate(views, 0)
@@ -212,17 +212,15 @@ class LBFGS(Optimizer):
                 al = state["al"]
                 # q and r: fresh tensors of torch's, written in place (q.add_, r.add_)
                 q = -flat_grad
-                held = None
                 for i in range(num_old - 1, -1, -1):
                     al[i] = np.dot(old_stps[i], q) * ro[i]
                     q[...] = _ops.added(q, old_dirs[i], -float(al[i]))
-                    held = _ops.on_fresh("add_", q, device, held)
+                _ops.on_fresh(device, q, *("add_",) * num_old)
                 d = r = q * H_diag
-                held = None
                 for i in range(num_old):
                     be_i = np.dot(old_dirs[i], r) * ro[i]
                     r[...] = _ops.added(r, old_stps[i], float(al[i] - be_i))
-                    held = _ops.on_fresh("add_", r, device, held)
+                _ops.on_fresh(device, r, *("add_",) * num_old)
             if prev_flat_grad is None:
                 prev_flat_grad = make_tensor(flat_grad.copy(), device)
             else:

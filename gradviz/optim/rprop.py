@@ -44,16 +44,14 @@ class Rprop(Optimizer):
                 # read from the sign as changed so far
                 sign = _ops.array(np.sign(grad * prev._data))
                 sign[sign > 0] = dt(etaplus)
-                held = _ops.on_fresh("__setitem__", sign, p.device)
                 sign[sign < 0] = dt(etaminus)
-                held = _ops.on_fresh("__setitem__", sign, p.device, held)
                 sign[sign == 0] = dt(1)
-                _ops.on_fresh("__setitem__", sign, p.device, held)
+                _ops.on_fresh(p.device, sign, "__setitem__", "__setitem__", "__setitem__")
                 _ops.mul_(step_size, sign)
                 _ops.clamp_(step_size, dt(step_size_min), dt(step_size_max))
                 # grad = grad.clone(); grad[sign.eq(etaminus)] = 0
                 grad = _ops.fresh(grad)
                 grad[sign == dt(etaminus)] = dt(0)
-                _ops.on_fresh("__setitem__", grad, p.device)
+                _ops.on_fresh(p.device, grad, "__setitem__")
                 _ops.addcmul_(p, np.sign(grad), step_size._data, -1)
                 _ops.copy_(prev, grad)

@@ -125,7 +125,7 @@ def test_zero_grad_writes_as_torch(tmp_path, options):
 
 
 def test_fresh_intermediates_make_nothing_when_nothing_records():
-    assert _ops.on_fresh("add_", gradviz.ones(2)._data, gradviz.device("cpu")) is None
+    assert _ops.on_fresh(gradviz.device("cpu"), gradviz.ones(2)._data, "add_") is None
 
 
 @pytest.mark.parametrize(("fn", "options"), [
