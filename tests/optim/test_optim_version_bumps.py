@@ -9,8 +9,11 @@ here too. The optimizers are every one torch.optim has, each with a few of its o
 
 from __future__ import annotations
 
+import sys
 import warnings
 
+import fakecupy
+import numpy as np
 import pytest
 import torch
 
@@ -186,3 +189,46 @@ def test_out_keeps_torchs_rules():
         out = T.zeros(6)
         assert T.mul(T.ones(3, dtype=T.long), 2, out=out[:3]) is not None
         assert out.tolist() == [2.0, 2.0, 2.0, 0.0, 0.0, 0.0] and out._version == 1
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch: pytest.MonkeyPatch):
+    """cuda:0 under cupy's strict conversion rules (tests/fakecupy.py's stand-in)."""
+    mod = fakecupy.install(device_count=1, strict_indices=True)
+    monkeypatch.setitem(sys.modules, "cupy", mod)
+    engine = gradviz.autograd.get_default_engine()
+    try:
+        yield mod
+    finally:
+        assert engine.shutdown(timeout=10)
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")
+@pytest.mark.parametrize(("name", "options"), [
+    ("Adam", {"amsgrad": True}), ("Adamax", {}), ("NAdam", {}), ("Adagrad", {}),
+    ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adadelta", {}), ("Rprop", {}),
+    ("LBFGS", {"history_size": 2, "max_iter": 4}),
+])
+def test_recorded_steps_on_cuda_equal_cpu(tmp_path, fake_cuda, name, options):
+    """A step that reports its fresh intermediates keeps them on the parameters' device: the
+    same writes and the same updates on cuda:0 as on cpu while recording."""
+    runs = {}
+    for dev in ("cpu", "cuda:0"):
+        p = gradviz.tensor(np.array([[1.5, -0.5], [2.0, 0.25]], np.float32), device=dev, requires_grad=True)
+        opt = getattr(gradviz.optim, name)([p], lr=0.01, **options)
+
+        def closure(p=p, opt=opt):
+            opt.zero_grad()
+            loss = (p * p * p).sum()
+            loss.backward()
+            return loss
+
+        with gradviz.trace(tmp_path / f"{dev}.json"):
+            for _ in range(3):
+                if name == "LBFGS":
+                    opt.step(closure)
+                else:
+                    closure()
+                    opt.step()
+        runs[dev] = (_bumps(tmp_path / f"{dev}.json"), p.detach().cpu().numpy().tolist())
+    assert runs["cuda:0"] == runs["cpu"]
