@@ -108,10 +108,11 @@ def copy_(t: Tensor, value: Any) -> Tensor:
     return _bump(t, "copy_")
 
 
-def mul_(t: Tensor, value: Any) -> Tensor:
-    """t *= value (a number, or an array: torch's mul_ by a tensor)."""
+def mul_(t: Tensor, value: Any, op: str = "mul_") -> Tensor:
+    """t *= value (a number, or an array: torch's mul_ by a tensor); ``op``: the name torch's
+    recorder sees (``_foreach_mul_`` for a write of a foreach op)."""
     np.multiply(t._data, value if hasattr(value, "shape") else _num(value, t._data), out=t._data)
-    return _bump(t, "mul_")
+    return _bump(t, op)
 
 
 def clamp_(t: Tensor, lo: Any, hi: Any) -> Tensor:
@@ -119,7 +120,7 @@ def clamp_(t: Tensor, lo: Any, hi: Any) -> Tensor:
     return _bump(t, "clamp_")
 
 
-def add_(t: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def add_(t: Tensor, other: Any, alpha: float = 1, op: str = "add_") -> Tensor:
     a = t._data
     if alpha == 1:
         np.add(a, other, out=a)
@@ -127,7 +128,7 @@ def add_(t: Tensor, other: Any, alpha: float = 1) -> Tensor:
         a[...] = fma(other, _num(alpha, a), a)
     else:
         np.add(a, other * _num(alpha, a), out=a)
-    return _bump(t, "add_")
+    return _bump(t, op)
 
 
 def _addcmul_into(a: Any, t1: Any, t2: Any, value: float) -> None:

@@ -144,6 +144,35 @@ def test_updates_match_torch(name: str, kwargs: dict, dtype: Any, fused: bool) -
     run_both(name, kwargs, dtype=dtype, fused=fused)
 
 
+SGD_FOREACH = [
+    {"lr": 0.1},
+    {"lr": 0.05, "momentum": 0.9},
+    {"lr": 0.05, "momentum": 0.8, "nesterov": True},
+    {"lr": 0.05, "momentum": 0.8, "nesterov": True, "weight_decay": 0.1, "maximize": True},
+    {"lr": 0.05, "momentum": 0.5, "dampening": 0.3, "weight_decay": 0.01},
+]
+
+
+@pytest.mark.parametrize("kwargs", SGD_FOREACH, ids=[str(i) for i in range(len(SGD_FOREACH))])
+def test_sgd_foreach_matches_torch(kwargs: dict, fused: bool) -> None:
+    """SGD(foreach=True), torch's multi-tensor loop: the same params, state and versions, and the
+    same gradients afterwards (with nesterov torch adds the buffers into p.grad itself)."""
+    inits, cs, ds = _arrays(np.float32)
+    tp, gp = _params(torch, inits), _params(gradviz, inits)
+    topt, gopt = torch.optim.SGD(tp, foreach=True, **kwargs), gradviz.optim.SGD(gp, foreach=True, **kwargs)
+    for step in range(4):
+        for T, params, opt in ((torch, tp, topt), (gradviz, gp, gopt)):
+            opt.zero_grad()
+            _loss(T, params, cs, ds).backward()
+            opt.step()
+        for i, (t, g) in enumerate(zip(tp, gp)):
+            _same(g, t, f"param {i} step {step}", fused)
+            _same(g.grad, t.grad, f"grad {i} step {step}", fused)
+            assert g._version == t._version, (i, step)
+            if t in topt.state:
+                _compare_state(topt.state[t], gopt.state[g], fused)
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Adadelta", "Adagrad"])
 def test_param_without_grad_is_skipped(name: str, fused: bool) -> None:
     kwargs = {"lr": 0.1, "momentum": 0.9} if name == "SGD" else {"lr": 0.1}

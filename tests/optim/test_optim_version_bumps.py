@@ -24,7 +24,10 @@ from gradviz.trace.file import read_events
 # Options of each optimizer's step (torch's CPU default is the single-tensor loop, foreach=False).
 _VARIANTS: dict[str, list[dict]] = {
     "SGD": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
-            {"momentum": 0.5, "dampening": 0.1, "maximize": True, "foreach": False}],
+            {"momentum": 0.5, "dampening": 0.1, "maximize": True, "foreach": False},
+            {"foreach": True}, {"foreach": True, "momentum": 0.9, "nesterov": True},
+            {"foreach": True, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1, "maximize": True},
+            {"foreach": True, "momentum": 0.9, "dampening": 0.2, "weight_decay": 0.1}],
     "Adam": [{}, {"amsgrad": True}, {"maximize": True, "weight_decay": 0.1},
              {"decoupled_weight_decay": True, "weight_decay": 0.1}, {"foreach": False}],
     "AdamW": [{}, {"amsgrad": True, "maximize": True}],
@@ -41,8 +44,8 @@ _VARIANTS: dict[str, list[dict]] = {
               {"history_size": 2, "max_iter": 3, "unused": True}],
 }
 
-# torch's multi-tensor loops (foreach=True) write with _foreach_* ops, in their own order; gradviz
-# runs the single-tensor loop whatever foreach says.
+# torch's multi-tensor loops (foreach=True) write with _foreach_* ops, list by list; gradviz has
+# SGD's, and runs the single-tensor loop of the others whatever foreach says.
 _FOREACH = "foreach=True: torch's multi-tensor step writes with _foreach_* ops; gradviz runs the single-tensor step"
 
 
@@ -60,9 +63,10 @@ def _cases() -> list:
             continue
         for i, kw in enumerate(_VARIANTS[name]):
             cases.append(pytest.param(name, kw, id=f"{name}-{i}"))
-    for name in ("SGD", "Adam"):
-        cases.append(pytest.param(name, {"momentum": 0.9, "foreach": True} if name == "SGD" else {"foreach": True},
-                                  id=f"{name}-foreach", marks=pytest.mark.xfail(strict=True, reason=_FOREACH)))
+    for name in _optimizer_names():
+        if name not in ("SGD", "LBFGS") and hasattr(gradviz.optim, name):
+            cases.append(pytest.param(name, {"foreach": True}, id=f"{name}-foreach",
+                                      marks=pytest.mark.xfail(strict=True, reason=_FOREACH)))
     return cases
 
 
