@@ -146,18 +146,23 @@ def addcmul(a: Any, t1: Any, t2: Any, value: float = 1) -> Any:
     return out
 
 
-def addcmul_(t: Tensor, t1: Any, t2: Any, value: float = 1) -> Tensor:
+def addcmul_(t: Tensor, t1: Any, t2: Any, value: float = 1, op: str = "addcmul_") -> Tensor:
     _addcmul_into(t._data, t1, t2, value)
-    return _bump(t, "addcmul_")
+    return _bump(t, op)
 
 
-def addcdiv_(t: Tensor, t1: Any, t2: Any, value: float = 1) -> Tensor:
+def addcdiv_(t: Tensor, t1: Any, t2: Any, value: float = 1, op: str = "addcdiv_") -> Tensor:
     a = t._data
     np.add(a, (t1 * _num(value, a)) / t2 if value != 1 else t1 / t2, out=a)
-    return _bump(t, "addcdiv_")
+    return _bump(t, op)
 
 
-def lerp_(t: Tensor, end: Any, weight: float) -> Tensor:
+def div_(t: Tensor, value: float, op: str = "div_") -> Tensor:
+    np.divide(t._data, _num(value, t._data), out=t._data)
+    return _bump(t, op)
+
+
+def lerp_(t: Tensor, end: Any, weight: float, op: str = "lerp_") -> Tensor:
     a = t._data
     w = _num(weight, a)
     small = abs(float(w)) < 0.5
@@ -168,13 +173,13 @@ def lerp_(t: Tensor, end: Any, weight: float) -> Tensor:
         np.add(a, w * diff, out=a)
     else:
         np.subtract(end, diff * (_num(1, a) - w), out=a)
-    return _bump(t, "lerp_")
+    return _bump(t, op)
 
 
-def maximum_(t: Tensor, other: Any) -> Tensor:
+def maximum_(t: Tensor, other: Any, op: str = "maximum") -> Tensor:
     """torch.maximum(t, other, out=t): torch's recorder names the write by the function, ``maximum``."""
     np.maximum(t._data, other, out=t._data)
-    return _bump(t, "maximum")
+    return _bump(t, op)
 
 
 def sqrt(a: Any) -> Any:

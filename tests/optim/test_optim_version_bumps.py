@@ -29,8 +29,9 @@ _VARIANTS: dict[str, list[dict]] = {
             {"foreach": True, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1, "maximize": True},
             {"foreach": True, "momentum": 0.9, "dampening": 0.2, "weight_decay": 0.1}],
     "Adam": [{}, {"amsgrad": True}, {"maximize": True, "weight_decay": 0.1},
-             {"decoupled_weight_decay": True, "weight_decay": 0.1}, {"foreach": False}],
-    "AdamW": [{}, {"amsgrad": True, "maximize": True}],
+             {"decoupled_weight_decay": True, "weight_decay": 0.1}, {"foreach": False},
+             {"foreach": True}, {"foreach": True, "amsgrad": True, "maximize": True, "weight_decay": 0.1}],
+    "AdamW": [{}, {"amsgrad": True, "maximize": True}, {"foreach": True, "amsgrad": True}],
     "Adamax": [{}, {"weight_decay": 0.1, "maximize": True}],
     "NAdam": [{}, {"weight_decay": 0.1}, {"weight_decay": 0.1, "decoupled_weight_decay": True}, {"maximize": True}],
     "RAdam": [{}, {"weight_decay": 0.1, "decoupled_weight_decay": True}, {"maximize": True, "weight_decay": 0.1}],
@@ -45,7 +46,7 @@ _VARIANTS: dict[str, list[dict]] = {
 }
 
 # torch's multi-tensor loops (foreach=True) write with _foreach_* ops, list by list; gradviz has
-# SGD's, and runs the single-tensor loop of the others whatever foreach says.
+# SGD's and Adam's (AdamW's), and runs the single-tensor loop of the others whatever foreach says.
 _FOREACH = "foreach=True: torch's multi-tensor step writes with _foreach_* ops; gradviz runs the single-tensor step"
 
 
@@ -64,7 +65,7 @@ def _cases() -> list:
         for i, kw in enumerate(_VARIANTS[name]):
             cases.append(pytest.param(name, kw, id=f"{name}-{i}"))
     for name in _optimizer_names():
-        if name not in ("SGD", "LBFGS") and hasattr(gradviz.optim, name):
+        if name not in ("SGD", "Adam", "AdamW", "LBFGS") and hasattr(gradviz.optim, name):
             cases.append(pytest.param(name, {"foreach": True}, id=f"{name}-foreach",
                                       marks=pytest.mark.xfail(strict=True, reason=_FOREACH)))
     return cases
@@ -211,7 +212,8 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch):
 @pytest.mark.parametrize(("name", "options"), [
     ("Adam", {"amsgrad": True}), ("Adamax", {}), ("NAdam", {}), ("Adagrad", {}),
     ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adadelta", {}), ("Rprop", {}),
-    ("LBFGS", {"history_size": 2, "max_iter": 4}),
+    ("LBFGS", {"history_size": 2, "max_iter": 4}), ("Adam", {"foreach": True, "amsgrad": True, "maximize": True}),
+    ("SGD", {"foreach": True, "momentum": 0.9, "nesterov": True, "maximize": True}),
 ])
 def test_recorded_steps_on_cuda_equal_cpu(tmp_path, fake_cuda, name, options):
     """A step that reports its fresh intermediates keeps them on the parameters' device: the
