@@ -9,7 +9,15 @@ import numpy as np
 
 from gradviz.optim import _ops
 from gradviz.optim._check import check
-from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _scalar_tensor, _zeros_state
+from gradviz.optim.optimizer import (
+    Optimizer,
+    _grads_of,
+    _lr_value,
+    _no_grad_step,
+    _scalar_tensor,
+    _takes_foreach,
+    _zeros_state,
+)
 from gradviz.tensor import Tensor, make_tensor
 
 __all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
@@ -113,7 +121,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, amsgrad = _lr_value(group["lr"]), group["eps"], group["amsgrad"]
             moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
-            if group["foreach"]:
+            if _takes_foreach(group):
                 self._foreach_step(group, moments)
                 continue
             for p, grad, state, step in _adam_steps(self, group, moments):

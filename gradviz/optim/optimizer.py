@@ -374,6 +374,18 @@ def _grads_of(group: dict[str, Any]) -> list[tuple[Tensor, np.ndarray]]:
     return out
 
 
+def _takes_foreach(group: dict[str, Any]) -> bool:
+    """Whether torch runs the group's multi-tensor loop: foreach=True, or foreach left None (and
+    not fused, not differentiable) with every parameter that has a gradient on a cuda device
+    (torch's _default_to_fused_or_foreach; cpu's default is the single-tensor loop)."""
+    foreach = group.get("foreach")
+    if foreach is not None:
+        return bool(foreach)
+    if group.get("fused") or group.get("differentiable"):
+        return False
+    return all(p.device.type == "cuda" for p in group["params"] if p._grad is not None)
+
+
 def _zeros_state(p: Tensor, fill: float = 0.0) -> Tensor:
     """A zero (or filled) tensor like p, on p's device (torch.zeros_like / full_like)."""
     arr = p._data.copy()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradviz.optim import _ops
-from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step
+from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _takes_foreach
 from gradviz.tensor import Tensor, make_tensor
 
 __all__ = ["SGD"]
@@ -43,7 +43,7 @@ class SGD(Optimizer):
     @_no_grad_step
     def step(self) -> None:
         for group in self.param_groups:
-            if group["foreach"]:
+            if _takes_foreach(group):
                 self._foreach_step(group)
                 continue
             lr = _lr_value(group["lr"])

@@ -210,7 +210,7 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")
 @pytest.mark.parametrize(("name", "options"), [
-    ("Adam", {"amsgrad": True}), ("Adamax", {}), ("NAdam", {}), ("Adagrad", {}),
+    ("Adam", {"amsgrad": True, "foreach": False}), ("Adamax", {}), ("NAdam", {}), ("Adagrad", {}),
     ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adadelta", {}), ("Rprop", {}),
     ("LBFGS", {"history_size": 2, "max_iter": 4}), ("Adam", {"foreach": True, "amsgrad": True, "maximize": True}),
     ("SGD", {"foreach": True, "momentum": 0.9, "nesterov": True, "maximize": True}),
@@ -238,3 +238,21 @@ def test_recorded_steps_on_cuda_equal_cpu(tmp_path, fake_cuda, name, options):
                     opt.step()
         runs[dev] = (_bumps(tmp_path / f"{dev}.json"), p.detach().cpu().numpy().tolist())
     assert runs["cuda:0"] == runs["cpu"]
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_cuda_parameters_take_the_foreach_loop_by_default(tmp_path, fake_cuda, name):
+    """foreach left None: torch's multi-tensor loop for cuda parameters, the single-tensor one on
+    cpu (torch's _default_to_fused_or_foreach), with the same updates."""
+    runs = {}
+    for dev in ("cpu", "cuda:0"):
+        p = gradviz.tensor(np.array([1.5, -0.5, 2.0], np.float32), device=dev, requires_grad=True)
+        opt = getattr(gradviz.optim, name)([p], lr=0.01, **({"momentum": 0.9} if name == "SGD" else {}))
+        with gradviz.trace(tmp_path / f"{dev}.json"):
+            for _ in range(2):
+                opt.zero_grad()
+                (p * p * p).sum().backward()
+                opt.step()
+        runs[dev] = ({op for op, _, _ in _bumps(tmp_path / f"{dev}.json")}, p.detach().cpu().numpy().tolist())
+    assert "_foreach_add_" in runs["cuda:0"][0] and not any(op.startswith("_foreach") for op in runs["cpu"][0])
+    assert runs["cuda:0"][1] == runs["cpu"][1]
