@@ -57,7 +57,7 @@ def on_fresh(device: Any, a: Any, *ops: str) -> Tensor | None:
     gradviz keeps as the array ``a``, the ops done (with no other write between them): while
     something records, reported as writes of a tensor of its own over ``a``, as torch's recorder
     sees them; that tensor is returned. Nothing is made when nothing records (None)."""
-    if _forward.engine.probe is None:
+    if _forward.engine.probe is None or not ops:
         return None
     t = make_tensor(array(a), device)
     for op in ops:
