@@ -259,6 +259,7 @@ from gradviz.ops.as_strided import as_strided  # noqa: E402
 from gradviz.ops.channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402
 from gradviz.ops.fill import fill  # noqa: E402
 from gradviz.ops.native_dropout import native_dropout  # noqa: E402
+from gradviz.ops.out_variants import *  # noqa: E402, F403 - out= on add, mul, maximum, ... (torch's out= writes)
 from gradviz.ops.split_variants import *  # noqa: E402, F403 - split_with_sizes, unsafe_split, ...
 from gradviz.ops.split_variants import install as _install_split_variants  # noqa: E402
 from gradviz.ops.tensor_memory_methods import install as _install_memory_methods  # noqa: E402

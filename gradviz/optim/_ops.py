@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd import forward_events as _forward
-from gradviz.tensor import Tensor
+from gradviz.tensor import Tensor, make_tensor
 
 _fused = False
 
@@ -45,10 +45,23 @@ def _num(value: float, like: Any) -> Any:
     return like.dtype.type(value)
 
 
-def _bump(t: Tensor) -> Tensor:
+def _bump(t: Tensor, op: str) -> Tensor:
     t._version_counter[0] += 1
     if _forward.engine.probe is not None:
-        _forward.version_bump(t, None)
+        _forward.version_bump(t, op)
+    return t
+
+
+def on_fresh(device: Any, a: Any, *ops: str) -> Tensor | None:
+    """torch's in-place ``ops``, in order, on one fresh intermediate (``denom.add_(eps)``), which
+    gradviz keeps as the array ``a``, the ops done (with no other write between them): while
+    something records, reported as writes of a tensor of its own over ``a``, as torch's recorder
+    sees them; that tensor is returned. Nothing is made when nothing records (None)."""
+    if _forward.engine.probe is None or not ops:
+        return None
+    t = make_tensor(array(a), device)
+    for op in ops:
+        _bump(t, op)
     return t
 
 
@@ -92,15 +105,22 @@ def added(a: Any, b: Any, alpha: float = 1) -> Any:
 # -- in place on a tensor's storage
 def copy_(t: Tensor, value: Any) -> Tensor:
     t._data[...] = value
-    return _bump(t)
+    return _bump(t, "copy_")
 
 
-def mul_(t: Tensor, value: float) -> Tensor:
-    np.multiply(t._data, _num(value, t._data), out=t._data)
-    return _bump(t)
+def mul_(t: Tensor, value: Any, op: str = "mul_") -> Tensor:
+    """t *= value (a number, or an array: torch's mul_ by a tensor); ``op``: the name torch's
+    recorder sees (``_foreach_mul_`` for a write of a foreach op)."""
+    np.multiply(t._data, value if hasattr(value, "shape") else _num(value, t._data), out=t._data)
+    return _bump(t, op)
 
 
-def add_(t: Tensor, other: Any, alpha: float = 1) -> Tensor:
+def clamp_(t: Tensor, lo: Any, hi: Any) -> Tensor:
+    np.clip(t._data, lo, hi, out=t._data)
+    return _bump(t, "clamp_")
+
+
+def add_(t: Tensor, other: Any, alpha: float = 1, op: str = "add_") -> Tensor:
     a = t._data
     if alpha == 1:
         np.add(a, other, out=a)
@@ -108,26 +128,41 @@ def add_(t: Tensor, other: Any, alpha: float = 1) -> Tensor:
         a[...] = fma(other, _num(alpha, a), a)
     else:
         np.add(a, other * _num(alpha, a), out=a)
-    return _bump(t)
+    return _bump(t, op)
 
 
-def addcmul_(t: Tensor, t1: Any, t2: Any, value: float = 1) -> Tensor:
-    a = t._data
+def _addcmul_into(a: Any, t1: Any, t2: Any, value: float) -> None:
     prod = t1 * _num(value, a)
     if _fused:
         a[...] = fma(prod, t2, a)
     else:
         np.add(a, prod * t2, out=a)
-    return _bump(t)
 
 
-def addcdiv_(t: Tensor, t1: Any, t2: Any, value: float = 1) -> Tensor:
+def addcmul(a: Any, t1: Any, t2: Any, value: float = 1) -> Any:
+    """torch's out-of-place addcmul: a new array, nothing written."""
+    out = fresh(a)
+    _addcmul_into(out, t1, t2, value)
+    return out
+
+
+def addcmul_(t: Tensor, t1: Any, t2: Any, value: float = 1, op: str = "addcmul_") -> Tensor:
+    _addcmul_into(t._data, t1, t2, value)
+    return _bump(t, op)
+
+
+def addcdiv_(t: Tensor, t1: Any, t2: Any, value: float = 1, op: str = "addcdiv_") -> Tensor:
     a = t._data
     np.add(a, (t1 * _num(value, a)) / t2 if value != 1 else t1 / t2, out=a)
-    return _bump(t)
+    return _bump(t, op)
 
 
-def lerp_(t: Tensor, end: Any, weight: float) -> Tensor:
+def div_(t: Tensor, value: float, op: str = "div_") -> Tensor:
+    np.divide(t._data, _num(value, t._data), out=t._data)
+    return _bump(t, op)
+
+
+def lerp_(t: Tensor, end: Any, weight: float, op: str = "lerp_") -> Tensor:
     a = t._data
     w = _num(weight, a)
     small = abs(float(w)) < 0.5
@@ -138,16 +173,23 @@ def lerp_(t: Tensor, end: Any, weight: float) -> Tensor:
         np.add(a, w * diff, out=a)
     else:
         np.subtract(end, diff * (_num(1, a) - w), out=a)
-    return _bump(t)
+    return _bump(t, op)
 
 
-def maximum_(t: Tensor, other: Any) -> Tensor:
+def maximum_(t: Tensor, other: Any, op: str = "maximum") -> Tensor:
+    """torch.maximum(t, other, out=t): torch's recorder names the write by the function, ``maximum``."""
     np.maximum(t._data, other, out=t._data)
-    return _bump(t)
+    return _bump(t, op)
 
 
 def sqrt(a: Any) -> Any:
     return np.sqrt(a)
+
+
+def array(a: Any) -> Any:
+    """``a`` as an array that ufuncs can write into with ``out=`` (numpy hands back scalars, not
+    0-dim arrays, from 0-dim arithmetic)."""
+    return np.array(a) if isinstance(a, np.generic) else a
 
 
 def tick(state: dict[str, Any]) -> float:

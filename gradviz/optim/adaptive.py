@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gradviz.optim import _ops
 from gradviz.optim._check import check
 from gradviz.optim.optimizer import Optimizer, _grads_of, _lr_value, _no_grad_step, _scalar_tensor, _zeros_state
-from gradviz.tensor import make_tensor
 
 __all__ = ["Adagrad", "RMSprop", "Adadelta"]
 
@@ -44,6 +45,7 @@ class Adagrad(Optimizer):
                 state_sum = state["sum"]
                 _ops.addcmul_(state_sum, grad, grad, 1)
                 std = _ops.sqrt(state_sum._data) + eps
+                _ops.on_fresh(p.device, std, "add_")  # state_sum.sqrt().add_(eps)
                 _ops.addcdiv_(p, grad, std, -clr)
 
 
@@ -83,12 +85,12 @@ class RMSprop(Optimizer):
                 if centered:
                     grad_avg = state["grad_avg"]
                     _ops.lerp_(grad_avg, grad, 1 - alpha)
-                    # square_avg.addcmul(grad_avg, grad_avg, value=-1): out of place
-                    var = make_tensor(_ops.fresh(square_avg._data), p.device)
-                    avg = _ops.sqrt(_ops.addcmul_(var, grad_avg._data, grad_avg._data, -1)._data)
+                    # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_(): addcmul out of place
+                    avg = _ops.array(_ops.sqrt(_ops.addcmul(square_avg._data, grad_avg._data, grad_avg._data, -1)))
                 else:
-                    avg = _ops.sqrt(square_avg._data)
-                avg = avg + eps
+                    avg = _ops.array(_ops.sqrt(square_avg._data))  # square_avg.sqrt()
+                np.add(avg, eps, out=avg)  # avg.add_(eps)
+                _ops.on_fresh(p.device, avg, *(("sqrt_", "add_") if centered else ("add_",)))
                 if momentum > 0:
                     buf = state["momentum_buffer"]
                     _ops.mul_(buf, momentum)
@@ -128,9 +130,13 @@ class Adadelta(Optimizer):
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 _ops.mul_(square_avg, rho)
                 _ops.addcmul_(square_avg, grad, grad, 1 - rho)
+                # std = square_avg.add(eps).sqrt_(); delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
                 std = _ops.sqrt(square_avg._data + eps)
-                delta = _ops.sqrt(acc_delta._data + eps)
-                delta = (delta / std) * grad
+                delta = _ops.array(_ops.sqrt(acc_delta._data + eps))
+                np.divide(delta, std, out=delta)
+                np.multiply(delta, grad, out=delta)
+                _ops.on_fresh(p.device, std, "sqrt_")
+                _ops.on_fresh(p.device, delta, "sqrt_", "div_", "mul_")
                 _ops.mul_(acc_delta, rho)
                 _ops.addcmul_(acc_delta, delta, delta, 1 - rho)
                 _ops.add_(p, delta, -lr)

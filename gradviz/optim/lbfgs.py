@@ -16,6 +16,7 @@ from gradviz.autograd import enable_grad, no_grad
 from gradviz.device import array_module
 from gradviz.optim import _ops
 from gradviz.optim.optimizer import Optimizer, _check_lr, _lr_value
+from gradviz.tensor import Tensor, make_tensor
 
 __all__ = ["LBFGS"]
 
@@ -125,9 +126,15 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self) -> np.ndarray:
-        # a parameter without a gradient counts as zeros, made where the parameter lives
-        views = [array_module(p.device).zeros(p.numel(), p._data.dtype) if p._grad is None
-                 else p._grad._data.reshape(-1) for p in self._params]
+        views = []
+        for p in self._params:
+            if p._grad is None:
+                # a parameter without a gradient counts as zeros, made where the parameter lives
+                # (torch's p.new(p.numel()).zero_())
+                views.append(array_module(p.device).zeros(p.numel(), p._data.dtype))
+                _ops.on_fresh(p.device, views[-1], "zero_")
+            else:
+                views.append(p._grad._data.reshape(-1))
         return np.concatenate(views, 0)
 
     def _add_grad(self, step_size: Any, update: np.ndarray) -> None:
@@ -175,6 +182,9 @@ class LBFGS(Optimizer):
         H_diag = state.get("H_diag")  # noqa: N806 - torch's name
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
         one = np.ones((), flat_grad.dtype)[()]
+        device = self._params[0].device
+        if prev_flat_grad is not None and not isinstance(prev_flat_grad, Tensor):
+            prev_flat_grad = make_tensor(prev_flat_grad, device)  # a state saved as an array
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
@@ -183,7 +193,7 @@ class LBFGS(Optimizer):
                 d = -flat_grad
                 old_dirs, old_stps, ro, H_diag = [], [], [], 1
             else:
-                y = flat_grad - prev_flat_grad
+                y = flat_grad - prev_flat_grad._data
                 s = d * t
                 ys = np.dot(y, s)
                 if ys > 1e-10:
@@ -200,15 +210,21 @@ class LBFGS(Optimizer):
                 if "al" not in state:
                     state["al"] = [None] * history_size
                 al = state["al"]
+                # q and r: fresh tensors of torch's, written in place (q.add_, r.add_)
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
                     al[i] = np.dot(old_stps[i], q) * ro[i]
-                    q = _ops.added(q, old_dirs[i], -float(al[i]))
+                    q[...] = _ops.added(q, old_dirs[i], -float(al[i]))
+                _ops.on_fresh(device, q, *("add_",) * num_old)
                 d = r = q * H_diag
                 for i in range(num_old):
                     be_i = np.dot(old_dirs[i], r) * ro[i]
                     r[...] = _ops.added(r, old_stps[i], float(al[i] - be_i))
-            prev_flat_grad = flat_grad.copy()
+                _ops.on_fresh(device, r, *("add_",) * num_old)
+            if prev_flat_grad is None:
+                prev_flat_grad = make_tensor(flat_grad.copy(), device)
+            else:
+                _ops.copy_(prev_flat_grad, flat_grad)
             prev_loss = loss
             t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
             gtd = np.dot(flat_grad, d)

@@ -18,6 +18,7 @@ import numpy as np
 
 from gradviz import _dtype
 from gradviz.autograd import no_grad
+from gradviz.ops.inplace_write import bump_version
 from gradviz.tensor import Tensor, make_tensor
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -267,6 +268,10 @@ class Optimizer:
 
     # -- gradients and steps
     def zero_grad(self, set_to_none: bool = True) -> None:
+        # foreach (or fused) optimizers zero with torch._foreach_zero_ over each (device, dtype)
+        # group, in the order the groups first appear, once every gradient was detached
+        foreach = bool(self.defaults.get("foreach", False) or self.defaults.get("fused", False))
+        groups: dict[tuple[Any, Any], list[Tensor]] = {}
         for group in self.param_groups:
             for p in group["params"]:
                 g = p._grad
@@ -279,8 +284,15 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    with no_grad():
-                        g.zero_()
+                    if foreach and not g.is_sparse:
+                        groups.setdefault((g.device, g.dtype), []).append(g)
+                    else:
+                        with no_grad():
+                            g.zero_()
+        for grads in groups.values():
+            for g in grads:
+                g._data[...] = 0
+                bump_version(g, "_foreach_zero_")
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         raise NotImplementedError
@@ -360,6 +372,18 @@ def _grads_of(group: dict[str, Any]) -> list[tuple[Tensor, np.ndarray]]:
         if g is not None:
             out.append((p, g._data))
     return out
+
+
+def _takes_foreach(group: dict[str, Any]) -> bool:
+    """Whether torch runs the group's multi-tensor loop: foreach=True, or foreach left None (and
+    not fused, not differentiable) with every parameter that has a gradient on a cuda device
+    (torch's _default_to_fused_or_foreach; cpu's default is the single-tensor loop)."""
+    foreach = group.get("foreach")
+    if foreach is not None:
+        return bool(foreach)
+    if group.get("fused") or group.get("differentiable"):
+        return False
+    return all(p.device.type == "cuda" for p in group["params"] if p._grad is not None)
 
 
 def _zeros_state(p: Tensor, fill: float = 0.0) -> Tensor:

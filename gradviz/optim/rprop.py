@@ -40,13 +40,18 @@ class Rprop(Optimizer):
                 _ops.tick(state)
                 prev, step_size = state["prev"], state["step_size"]
                 dt = step_size._data.dtype.type
-                sign = np.sign(grad * prev._data)
-                # torch assigns in this order, each mask read from the sign as changed so far
-                sign = np.where(sign > 0, dt(etaplus), sign)
-                sign = np.where(sign < 0, dt(etaminus), sign)
-                sign = np.where(sign == 0, dt(1), sign)
-                _ops.copy_(step_size, step_size._data * sign)
-                _ops.copy_(step_size, np.clip(step_size._data, dt(step_size_min), dt(step_size_max)))
-                grad = np.where(sign == dt(etaminus), dt(0), grad)
+                # sign = grad.mul(prev).sign(), then three masked assignments into it, each mask
+                # read from the sign as changed so far
+                sign = _ops.array(np.sign(grad * prev._data))
+                sign[sign > 0] = dt(etaplus)
+                sign[sign < 0] = dt(etaminus)
+                sign[sign == 0] = dt(1)
+                _ops.on_fresh(p.device, sign, "__setitem__", "__setitem__", "__setitem__")
+                _ops.mul_(step_size, sign)
+                _ops.clamp_(step_size, dt(step_size_min), dt(step_size_max))
+                # grad = grad.clone(); grad[sign.eq(etaminus)] = 0
+                grad = _ops.fresh(grad)
+                grad[sign == dt(etaminus)] = dt(0)
+                _ops.on_fresh(p.device, grad, "__setitem__")
                 _ops.addcmul_(p, np.sign(grad), step_size._data, -1)
                 _ops.copy_(prev, grad)

@@ -144,6 +144,41 @@ def test_updates_match_torch(name: str, kwargs: dict, dtype: Any, fused: bool) -
     run_both(name, kwargs, dtype=dtype, fused=fused)
 
 
+FOREACH_CASES = [
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9}),
+    ("SGD", {"lr": 0.05, "momentum": 0.8, "nesterov": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.8, "nesterov": True, "weight_decay": 0.1, "maximize": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.5, "dampening": 0.3, "weight_decay": 0.01}),
+    ("Adam", {"lr": 0.01}),
+    ("Adam", {"lr": 0.01, "betas": (0.8, 0.9), "weight_decay": 0.1, "amsgrad": True, "maximize": True}),
+    ("Adam", {"lr": 0.01, "weight_decay": 0.1}),
+    ("AdamW", {"lr": 0.01, "weight_decay": 0.3, "amsgrad": True}),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), FOREACH_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FOREACH_CASES)])
+def test_foreach_matches_torch(name: str, kwargs: dict, fused: bool) -> None:
+    """foreach=True, torch's multi-tensor loop: the same params, state and versions, and the same
+    gradients afterwards (SGD with nesterov adds the buffers into p.grad itself)."""
+    inits, cs, ds = _arrays(np.float32)
+    tp, gp = _params(torch, inits), _params(gradviz, inits)
+    topt = getattr(torch.optim, name)(tp, foreach=True, **kwargs)
+    gopt = getattr(gradviz.optim, name)(gp, foreach=True, **kwargs)
+    exact = fused and name == "SGD"
+    for step in range(4):
+        for T, params, opt in ((torch, tp, topt), (gradviz, gp, gopt)):
+            opt.zero_grad()
+            _loss(T, params, cs, ds).backward()
+            opt.step()
+        for i, (t, g) in enumerate(zip(tp, gp)):
+            _same(g, t, f"param {i} step {step}", exact)
+            _same(g.grad, t.grad, f"grad {i} step {step}", exact)
+            assert g._version == t._version, (i, step)
+            if t in topt.state:
+                _compare_state(topt.state[t], gopt.state[g], exact)
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Adadelta", "Adagrad"])
 def test_param_without_grad_is_skipped(name: str, fused: bool) -> None:
     kwargs = {"lr": 0.1, "momentum": 0.9} if name == "SGD" else {"lr": 0.1}
