@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd import _state, forward_events, graph
+from gradviz.autograd import ready_queue as _ready_queue
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
@@ -537,6 +538,7 @@ def _expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
 
 _ENGINE = Engine()
 graph._ENGINE = _ENGINE
+_ready_queue._ENGINE = _ENGINE
 forward_events.engine = _ENGINE
 
 

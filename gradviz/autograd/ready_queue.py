@@ -13,8 +13,6 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from gradviz.autograd import graph
-
 if TYPE_CHECKING:
     from gradviz.autograd.graph import Node
     from gradviz.autograd.graph_task import GraphTask
@@ -22,6 +20,9 @@ if TYPE_CHECKING:
 _queue_ids = itertools.count(1)
 # Module globals: a compiled module caches a global's lookup, not a module attribute's.
 _heappush, _heappop = heapq.heappush, heapq.heappop
+# The engine whose probe hears the queues' pushes and pops: gradviz.autograd.engine sets it when
+# it makes the engine (as graph._ENGINE), before any queue exists.
+_ENGINE: Any = None
 
 
 class NodeTask:
@@ -116,7 +117,7 @@ class ReadyQueue:
             self.announce()
 
     def announce(self) -> None:
-        probe = graph._ENGINE.probe
+        probe = _ENGINE.probe
         if probe is not None:
             probe.queue_created(self)
 
@@ -139,7 +140,7 @@ class ReadyQueue:
         with self._lock:
             heap = self._heap
             heapq.heappush(heap, item)  # _push_heap
-            probe = graph._ENGINE.probe
+            probe = _ENGINE.probe
             if probe is not None:
                 probe.queue_push(self, item, len(heap))
             if self._waiting:
@@ -158,7 +159,7 @@ class ReadyQueue:
         try:
             heap = self._heap
             _heappush(heap, item)  # _push_heap
-            probe = graph._ENGINE.probe
+            probe = _ENGINE.probe
             if probe is not None:
                 if told is None:
                     probe.queue_push(self, item, len(heap))
@@ -181,7 +182,7 @@ class ReadyQueue:
             if not heap:
                 self._wait()
             item = _heappop(heap)  # _pop_heap
-            probe = graph._ENGINE.probe
+            probe = _ENGINE.probe
             if probe is not None:
                 try:
                     probe.queue_pop(self, item, len(heap))
