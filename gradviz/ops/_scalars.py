@@ -5,7 +5,7 @@ operand's dtype (float32 for a float32 array). A 0-d array of that dtype holding
 value is the same operand (the same dtype resolution, the same value, so the same result, bit
 for bit), and a ufunc takes it in about half the time (430 against 190 ns for a 16-element
 float32 multiply here): the difference is the conversion. The scalar ops of a training loop
-and a long chain reuse a handful of constants (``x * 1.0001``, ``1 - y * y``), so each is
+and a long chain reuse a handful of constants (``x * 1.0001``, ``y + 0.0001``), so each is
 converted once and kept.
 """
 
@@ -25,12 +25,6 @@ _F32_MAX = float(np.finfo(np.float32).max)
 _KEPT_F32: dict[float, np.ndarray] = {}
 _KEPT_F64: dict[float, np.ndarray] = {}
 _MAX_KEPT = 1024  # per dtype: a program that makes new constants in a loop stops adding here
-
-ONE_F32 = np.ones((), np.float32)
-ONE_F32.flags.writeable = False
-ONE_F64 = np.ones((), np.float64)
-ONE_F64.flags.writeable = False
-
 
 def float_operand(b: float, dtype: Any) -> Any:
     """``b`` (a Python float) as the operand numpy would make of it beside an array of numpy
@@ -52,14 +46,3 @@ def float_operand(b: float, dtype: Any) -> Any:
         v.flags.writeable = False
         kept[b] = v
     return v
-
-
-def one_like(a: np.ndarray) -> Any:
-    """1 as the operand numpy makes of a Python 1 beside ``a`` (a 0-d array of its float dtype),
-    or 1 itself for other dtypes."""
-    dt = a.dtype
-    if dt is _F32:
-        return ONE_F32
-    if dt is _F64:
-        return ONE_F64
-    return 1
