@@ -69,6 +69,10 @@ def build() -> None:
         # directory: the source descriptor's relative path is its file name, and the working
         # directory, for the translation, is the scratch folder.
         Scanning.FileSourceDescriptor.get_relative_path = lambda self: Path(self.filename)
+        # Cython 3.1 names code objects by get_description() where the path is absolute (which
+        # it is: sources() gives absolute paths), a path relative to the working directory: the
+        # absolute one instead.
+        Scanning.FileSourceDescriptor.get_description = lambda self: str(self.filename)
         os.chdir(scratch)
         modules = cythonize(
             extensions, compiler_directives=DIRECTIVES, build_dir=scratch, quiet=True, force=True,

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.autograd import _state, forward_events, graph
+from gradviz.autograd import ready_queue as _ready_queue
 from gradviz.autograd.grad_mode import _state as _grad_state
 from gradviz.autograd.grad_mode import anomaly
 from gradviz.autograd.graph import Edge, GraphRoot, Node
@@ -210,12 +211,19 @@ class Engine(DeviceThreads):
                 # no work remains. A thread that does not serve the owner's queue counts the
                 # wake-up it sends in the same step, so the owner never sees zero before it.
                 wake = False
-                with task.mutex:
+                # The per-node locks are taken with acquire() and released in a finally, not
+                # with `with`: the same locking, without looking up and calling __enter__ and
+                # __exit__ (about 70 ns a lock, four locks a node).
+                mutex = task.mutex
+                mutex.acquire()
+                try:
                     task.outstanding_tasks -= 1
                     done = not task.outstanding_tasks
                     if done and worker_device != task.owner_device:
                         task.outstanding_tasks = 1
                         wake = True
+                finally:
+                    mutex.release()
                 if done or graph_task is None:
                     tls.current_graph_task, grad_state.grad, grad_state.enabled = prev_task, prev_grad, prev_rec
                     current = None
@@ -273,7 +281,9 @@ class Engine(DeviceThreads):
             _check_nan(task, fn, outputs, probe)
         dependencies = task.dependencies
         not_ready = task.not_ready
-        with task.mutex:
+        mutex = task.mutex
+        mutex.acquire()
+        try:
             i = -1
             for next_fn, input_nr in fn.next_edges:
                 i += 1
@@ -334,6 +344,8 @@ class Engine(DeviceThreads):
                 told = (task, fn, input_nr, output, mode, took) if probe is not None else None
                 output = None  # a gradient held by a local is not stolen by the node it goes to
                 queue.push_ready(NodeTask(task, next_fn, slots), told)
+        finally:
+            mutex.release()
 
     def call_function(self, task: GraphTask, fn: Node, inputs: list, probe: Probe | None) -> list:
         """Hooks and the node, in torch's order: tensor pre-hooks, retains_grad hooks, pre-hooks,
@@ -526,6 +538,7 @@ def _expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
 
 _ENGINE = Engine()
 graph._ENGINE = _ENGINE
+_ready_queue._ENGINE = _ENGINE
 forward_events.engine = _ENGINE
 
 

@@ -321,7 +321,9 @@ class AccumulateGrad(Node):
             return []
         probe = _ENGINE.probe
         grad_enabled = _grad_state.enabled
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # and release() in the finally: `with`'s locking, without its method calls
+        try:
             old = var.grad
             if old is None:
                 # The user owns .grad and may change it in place: it may alias the incoming
@@ -364,6 +366,8 @@ class AccumulateGrad(Node):
                 before = old.detach().clone() if old is not None else None
                 var.grad = result
                 probe.accumulate_grad(_state.tls.current_graph_task, self, var, before, result, mode)
+        finally:
+            lock.release()
         if var._post_accumulate_grad_hooks:  # after .grad is set, outside the lock (a hook may run backward)
             _hooks.call_post_accumulate_grad_hooks(self, var, probe)
         return []

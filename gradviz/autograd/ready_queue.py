@@ -13,13 +13,16 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from gradviz.autograd import graph
-
 if TYPE_CHECKING:
     from gradviz.autograd.graph import Node
     from gradviz.autograd.graph_task import GraphTask
 
 _queue_ids = itertools.count(1)
+# Module globals: a compiled module caches a global's lookup, not a module attribute's.
+_heappush, _heappop = heapq.heappush, heapq.heappop
+# The engine whose probe hears the queues' pushes and pops: gradviz.autograd.engine sets it when
+# it makes the engine (as graph._ENGINE), before any queue exists.
+_ENGINE: Any = None
 
 
 class NodeTask:
@@ -114,7 +117,7 @@ class ReadyQueue:
             self.announce()
 
     def announce(self) -> None:
-        probe = graph._ENGINE.probe
+        probe = _ENGINE.probe
         if probe is not None:
             probe.queue_created(self)
 
@@ -137,7 +140,7 @@ class ReadyQueue:
         with self._lock:
             heap = self._heap
             heapq.heappush(heap, item)  # _push_heap
-            probe = graph._ENGINE.probe
+            probe = _ENGINE.probe
             if probe is not None:
                 probe.queue_push(self, item, len(heap))
             if self._waiting:
@@ -149,10 +152,14 @@ class ReadyQueue:
         the probe hears it with the push, as one step (Probe.gradient_in), with the queue's size
         after the push. None: nothing was recording when that gradient arrived."""
         item._key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
-        with self._lock:
+        # acquire() and release() in a finally rather than `with`: the same locking without the
+        # lookups and calls of __enter__ and __exit__ (push_ready and pop run once a node).
+        lock = self._lock
+        lock.acquire()
+        try:
             heap = self._heap
-            heapq.heappush(heap, item)  # _push_heap
-            probe = graph._ENGINE.probe
+            _heappush(heap, item)  # _push_heap
+            probe = _ENGINE.probe
             if probe is not None:
                 if told is None:
                     probe.queue_push(self, item, len(heap))
@@ -161,17 +168,21 @@ class ReadyQueue:
                     probe.gradient_in(task, item.fn, by, slot, grad, mode, 0, took, self, len(heap))
             if self._waiting:
                 self._not_empty.notify()
+        finally:
+            lock.release()
 
     def push_shutdown(self) -> None:
         self.push(NodeTask(None, None, [], is_shutdown=True), increment_outstanding=False)
 
     def pop(self) -> NodeTask:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # as push_ready's
+        try:
             heap = self._heap
             if not heap:
                 self._wait()
-            item = heapq.heappop(heap)  # _pop_heap
-            probe = graph._ENGINE.probe
+            item = _heappop(heap)  # _pop_heap
+            probe = _ENGINE.probe
             if probe is not None:
                 try:
                     probe.queue_pop(self, item, len(heap))
@@ -180,6 +191,8 @@ class ReadyQueue:
                     # would wait forever. A failing probe is reported, never fatal to backward.
                     sys.excepthook(*sys.exc_info())
             return item
+        finally:
+            lock.release()
 
     def _wait(self) -> None:
         """Sleep until the heap has an entry (called, and returning, with _lock held). Its own

@@ -35,6 +35,7 @@ from gradviz.ops._common import (
     register,
     result_type,
 )
+from gradviz.ops._scalars import float_operand
 from gradviz.ops.construction import (
     _zero_scalar,
     zeros_for,
@@ -56,8 +57,9 @@ def add(a: Tensor, b: Tensor | Scalar, alpha: Scalar = 1) -> Tensor:
     tb = type(b)
     if (tb is float or tb is int) and alpha == 1 and type(a) is Tensor and a.dtype.is_floating_point:
         # A floating tensor plus a Python int or float: the tensor's dtype, one
-        # numpy call, no promotion to work out.
-        d = a._data + b
+        # numpy call, no promotion to work out (a float converted once: _scalars).
+        x = a._data
+        d = x + (float_operand(b, x.dtype) if tb is float and type(x) is np.ndarray else b)
         out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
         # a._tracked without the property call (a view's flag is its base's)
         if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
@@ -136,7 +138,8 @@ def mul(a: Tensor, b: Tensor | Scalar) -> Tensor:
     tb = type(b)
     if (tb is float or tb is int) and a.dtype.is_floating_point:
         # A floating tensor times a Python int or float: as add's.
-        d = a._data * b
+        x = a._data
+        d = x * (float_operand(b, x.dtype) if tb is float and type(x) is np.ndarray else b)
         out = _wrap(d if type(d) is np.ndarray else _number_result(d), a.dtype, a.device)
         # a._tracked without the property call (a view's flag is its base's)
         if _grad_state.enabled and (a._requires_grad or a._grad_fn is not None
@@ -369,7 +372,8 @@ def _mul_other(n, g):
     if tc is float or tc is int:
         dt = g.dtype
         if not _grad_state.enabled and dt.is_floating_point:  # _number_fast, and _out inline
-            data = g._data * other
+            x = g._data
+            data = x * (float_operand(other, x.dtype) if tc is float and type(x) is np.ndarray else other)
             if type(data) is np.ndarray and data.dtype is dt.np:
                 return _wrap(data, dt, g.device)
             return _new(data, g.device)
