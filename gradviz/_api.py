@@ -245,6 +245,7 @@ from gradviz._exceptions import *  # noqa: E402, F403 - OutOfMemoryError, Accele
 from gradviz._futures import Future, fork, wait  # noqa: E402
 from gradviz._memory_format import *  # noqa: E402, F403 - memory_format, contiguous_format, channels_last...
 from gradviz._memory_format import install as _install_memory_format  # noqa: E402
+from gradviz._missing import name_missing_members as _name_missing_members  # noqa: E402
 from gradviz._nn_top_level import *  # noqa: E402, F403 - dropout, batch_norm, kl_div, lstm_cell, ...
 from gradviz._printoptions import set_printoptions  # noqa: E402
 from gradviz._process_switches import *  # noqa: E402, F403 - is_distributed, set_anomaly_enabled, ...
@@ -252,6 +253,7 @@ from gradviz._storage import *  # noqa: E402, F403 - UntypedStorage, TypedStorag
 from gradviz._storage import install as _install_storage  # noqa: E402
 from gradviz._stream import Event, Stream  # noqa: E402
 from gradviz._sym import *  # noqa: E402, F403 - sym_int, sym_max, ...
+from gradviz._torch_tensor_names import TENSOR_NAMES as _TENSOR_NAMES  # noqa: E402
 from gradviz.amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from gradviz.autograd import is_anomaly_check_nan_enabled  # noqa: E402
 from gradviz.ops.alpha_dropout import *  # noqa: E402, F403 - alpha_dropout, feature_alpha_dropout (+ in place)
@@ -272,3 +274,5 @@ detach_ = Tensor.detach_
 for _install in (_install_memory_methods, _install_split_variants, _install_storage, _install_memory_format,
                  _install_resize_deprecated):
     _install()
+# last: each torch.Tensor member still missing raises the one line naming it
+_name_missing_members(Tensor, _TENSOR_NAMES)

@@ -12,7 +12,6 @@ import numpy as np
 import gradviz.autograd as _autograd
 from gradviz import _dtype
 from gradviz._dtype import dtype as DType
-from gradviz._missing import missing_attribute
 from gradviz._sparse_coo import SparseCOO
 from gradviz.autograd import forward_events as _forward
 from gradviz.autograd import grad_mode
@@ -123,13 +122,8 @@ class Tensor:
         t._base = None
         return t
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when ordinary lookup failed: a torch Tensor member gradviz lacks gets the one
-        # line naming it (gradviz/_missing.py); private and dunder names (numpy's __array_*__ probes,
-        # unset slots) stay plain AttributeErrors, cheaply.
-        if name.startswith("_") or any(name in vars(c) for c in type(self).__mro__):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        raise missing_attribute(f"torch.Tensor.{name}", self, name)
+    # No __getattr__ (it would unspecialise every attribute read of every tensor): the torch members
+    # gradviz lacks are MissingMember descriptors (gradviz/_missing.py, put on by gradviz/_api.py).
 
     # -- basic properties
     @property

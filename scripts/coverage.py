@@ -39,6 +39,8 @@ import textwrap
 import types
 from pathlib import Path
 
+from gradviz._missing import MissingMember
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "coverage.md"
 README = ROOT / "README.md"
@@ -144,8 +146,9 @@ def gradviz_has(path: str, name: str) -> bool:
     try:
         obj = getattr(owner, name)
     except Exception:  # noqa: BLE001 - a missing name, a property that needs an instance, a stub's error
-        if path == "Tensor" and any(name in vars(c) for c in type.mro(owner)):  # type: ignore[arg-type]
-            return True  # a property: present on the class
+        if path == "Tensor" and any(name in vars(c) and not isinstance(vars(c)[name], MissingMember)
+                                    for c in type.mro(owner)):  # type: ignore[arg-type]
+            return True  # a property: present on the class (a MissingMember: absent)
         return False
     return not _is_stub(obj)
 
