@@ -285,6 +285,12 @@ def alias(a: Tensor) -> Tensor:
     return _views._view_of(a, a._data.view(), "alias", {})
 
 
+def fw_primal(a: Tensor) -> Tensor:
+    """torch's _fw_primal: a view of ``a`` whose node is torch::autograd::Identity (torch makes
+    it by hand, not from a derivatives.yaml row), what forward AD's unpack_dual returns."""
+    return _views._view_of(a, a._data.view(), "fw_primal", {})
+
+
 def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
     """g[key] with a normalized numpy key: a select or slice view, or an index copy (the double
     backward of the indexing nodes)."""
@@ -452,6 +458,8 @@ ROWS: dict[str, D] = {
     "index": D("IndexBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "index"),),
         forward=lambda n, ts, o: getitem_raw(ts[0], n["key"], "index")),
     "alias": D("AliasBackward0", (lambda n, g: g,), forward=lambda n, ts, o: alias(ts[0])),
+    # no forward rule: the primal is the tensor without its tangent
+    "fw_primal": D("Identity", (lambda n, g: g,)),
     # the index nodes' backward kernels, as nodes of a graph built by create_graph=True
     "select_backward": D("SelectBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "select"),),
         forward=lambda n, ts, o: index_backward(ts[0], tuple(o[0].shape), n["key"], "select")),
@@ -463,3 +471,5 @@ ROWS: dict[str, D] = {
     "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source), forward=_fw_index_add),
 }
 register(ROWS)
+# torch's hand-written Identity node names itself with its C++ namespace, like CopySlices
+NODES["fw_primal"]._namespace = "torch::autograd::"

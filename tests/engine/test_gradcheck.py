@@ -16,6 +16,7 @@ import pytest
 import gradviz as gv
 from gradviz.ops import functions as F
 from gradviz.ops.derivatives import DERIVATIVES
+from gradviz.ops.indexing import fw_primal as _fw_primal
 
 EPS = 1e-6
 RTOL = 1e-6
@@ -276,6 +277,7 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("slice", lambda a: a[:], [randn(3, 2)]),
     ("alias", lambda a: a[...], [randn(3, 2)]),
     ("alias", lambda a: a[:, :], [randn(3, 2)]),
+    ("fw_primal", lambda a: _fw_primal(a * 1), [randn(3, 2)]),
     ("cat", lambda a, b: gv.cat([a, b, a], 1), [randn(2, 3), randn(2, 1, seed=1)]),
     ("stack", lambda a, b: gv.stack([a, b], 1), [randn(2, 3), randn(2, 3, seed=1)]),
     ("split", lambda a: a.split(2), [randn(5, 2)]),
