@@ -82,11 +82,32 @@ def _check_index_along(op: str, a: Tensor, dim: int, index: Tensor) -> int:
     return d
 
 
-def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """a with src written at index along dim (torch.scatter, ScatterBackward0)."""
+def _along_key(a: Tensor, dim: int, index: Tensor) -> tuple:
+    """The positions index names along dim, over index's own shape (torch writes only there;
+    numpy's put_along_axis would broadcast a size-1 dim of index over the whole of a's)."""
+    xp = array_module(a.device)
+    lead = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)) for d, n in enumerate(index.shape)]
+    return tuple(index._data if d == dim else lead[d] for d in range(a.ndim))
+
+
+def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+    """a with src written at index along dim (torch.scatter, ScatterBackward0), or one number
+    (``value``, or a number as src: ScatterBackward1, whose only input is a). src may be larger
+    than index: torch reads only its corner of index's shape."""
+    if src is None:
+        if value is None:
+            raise TypeError("scatter() missing 1 required positional argument: \"src\" or \"value\"")
+        src = value
     dim = _check_index_along("scatter", a, dim, index)
     data = a._data.copy()
-    np.put_along_axis(data, index._data, src._data, axis=dim)
+    key = _along_key(a, dim, index)
+    if not isinstance(src, Tensor):
+        data[key] = np.asarray(src, dtype=data.dtype)
+        out = _new(data, a.device)
+        if _grad_state.enabled and a._tracked:
+            record(NODES["scatter_value"], (a,), [out], {"dim": dim, "index": index.detach()})
+        return out
+    data[key] = src._data[tuple(slice(0, n) for n in index.shape)]
     out = _new(data, a.device)
     if _grad_state.enabled and (a._tracked or src._tracked):
         record(NODES["scatter"], (a, src), [out], {"dim": dim, "index": index.detach()})
@@ -446,6 +467,8 @@ ROWS: dict[str, D] = {
         lambda n, g: scatter(g, n["dim"], n["index"], zeros_for(n["index"].shape, g.dtype, g.device)),
         lambda n, g: gather(g, n["dim"], n["index"]),
     ), forward=_fw_scatter),
+    "scatter_value": D("ScatterBackward1", (lambda n, g: scatter(g, n["dim"], n["index"], 0.0),),
+        forward=lambda n, ts, o: scatter(fw_tangents(n, ts)[0], n["dim"], n["index"], 0.0)),
     "scatter_add": D("ScatterAddBackward0", (lambda n, g: g, lambda n, g: gather(g, n["dim"], n["index"])),
         forward=_fw_scatter_add),
     "gather": D("GatherBackward0", (

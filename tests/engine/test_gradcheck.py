@@ -211,6 +211,8 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("masked_fill", lambda a: gv.masked_fill(a, gv.tensor([True, False, True]), 2.0), [randn(2, 3)]),
     ("masked_fill_tensor", lambda a, v: gv.masked_fill(a, gv.tensor([True, False, True]), v), [randn(2, 3), randn()]),
     ("scatter", lambda a, s: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), s), [randn(2, 3), randn(2, 2, seed=1)]),
+    ("scatter_value", lambda a: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), 1.5), [randn(2, 3)]),
+    ("scatter_value", lambda a: (a * 1).scatter_(0, gv.tensor([[1, 0, 1]]), value=-2.0), [randn(2, 3)]),
     ("scatter_add", lambda a, s: gv.scatter_add(a, 0, gv.tensor([[1, 0, 1], [1, 1, 0]]), s),
      [randn(2, 3), randn(2, 3, seed=1)]),
     ("gather", lambda a: gv.gather(a, 1, gv.tensor([[2, 2, 0], [1, 0, 0]])), [randn(2, 3)]),
