@@ -196,17 +196,26 @@ def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
     return out
 
 
+def _bool_reduce_dims(dim: Any, ndim: int) -> Any:
+    """all/any's dim: None, one dim, or (torch 2.2 on) a tuple or list of dims."""
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_wrap_dim(d, ndim) for d in dim)
+    return _wrap_dim(dim, ndim)
+
+
 def all(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:  # noqa: A001
     if kw:
         dim, keepdim = _np_aliases("all", kw, dim, keepdim)
-    dim = None if dim is None else _wrap_dim(dim, a.ndim)
+    dim = _bool_reduce_dims(dim, a.ndim)
     return _new(_as_array(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
 def any(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:  # noqa: A001
     if kw:
         dim, keepdim = _np_aliases("any", kw, dim, keepdim)
-    dim = None if dim is None else _wrap_dim(dim, a.ndim)
+    dim = _bool_reduce_dims(dim, a.ndim)
     return _new(_as_array(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
