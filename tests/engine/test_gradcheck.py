@@ -211,6 +211,8 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("masked_fill", lambda a: gv.masked_fill(a, gv.tensor([True, False, True]), 2.0), [randn(2, 3)]),
     ("masked_fill_tensor", lambda a, v: gv.masked_fill(a, gv.tensor([True, False, True]), v), [randn(2, 3), randn()]),
     ("scatter", lambda a, s: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), s), [randn(2, 3), randn(2, 2, seed=1)]),
+    ("div_mode", lambda a, b: gv.div(a, b, rounding_mode=None), [randn(2, 3), positive(3)]),
+    ("div_mode", lambda a: gv.div(a, 2.5, rounding_mode=None), [randn(2, 3)]),
     ("scatter_value", lambda a: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), 1.5), [randn(2, 3)]),
     ("scatter_value", lambda a: (a * 1).scatter_(0, gv.tensor([[1, 0, 1]]), value=-2.0), [randn(2, 3)]),
     ("scatter_add", lambda a, s: gv.scatter_add(a, 0, gv.tensor([[1, 0, 1], [1, 1, 0]]), s),
