@@ -177,7 +177,7 @@ def repeat_interleave(a: Tensor, repeats: Any, dim: int | None = None, *, output
     """Each element repeated: an int count is torch's unsqueeze, expand, clone and view (so
     those nodes); a tensor of counts is an index_select of the repeated positions."""
     if dim is None:
-        a = _views.reshape(a, (-1,))
+        a = _views.flatten(a)  # torch's: a 1-d input as it is (no ViewBackward0)
         dim = 0
     d = _wrap_dim(dim, a.ndim)
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
