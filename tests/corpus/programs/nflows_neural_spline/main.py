@@ -2,7 +2,7 @@
 #   nflib/spline_flows.py, nflib/made.py, nflib/nets.py) @ b60e119b37be10ce2930ef9fa17e58686aaf2b3d
 # Changes: the notebook's code cells as a script (tests/corpus/nb2py.py), plots and the autoreload
 #   magics dropped; sklearn's make_moons (not installed) by the same two half-moons made with numpy;
-#   1000 training steps -> 6 (prints every 2), the second training loop 500 -> 3 steps; the
+#   1000 training steps -> 4 (prints every 2), the second training loop 500 -> 2 steps; the
 #   visualisation cells keep their model.backward / model.sample calls, not the drawing.
 import itertools
 
@@ -77,7 +77,7 @@ optimizer = optim.Adam(model.parameters(), lr=1e-4, weight_decay=1e-5) # todo tu
 print("number of params: ", sum(p.numel() for p in model.parameters()))
 
 model.train()
-for k in range(6):
+for k in range(4):
     x = d.sample(128)
 
     zs, prior_logprob, log_det = model(x)
@@ -121,7 +121,7 @@ print(backward_flow_names, len(zs))
 xval = d.sample(128*5)
 
 model.train()
-for k in range(3):
+for k in range(2):
 
     # sample
     x = d.sample(128)
