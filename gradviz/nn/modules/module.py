@@ -394,6 +394,16 @@ class Module:
 
         return self._apply(lambda t: t.to(_dtype.float32) if t.dtype.is_floating_point else t)
 
+    def half(self) -> Module:
+        from gradviz import _dtype
+
+        return self._apply(lambda t: t.to(_dtype.float16) if t.dtype.is_floating_point else t)
+
+    def bfloat16(self) -> Module:
+        from gradviz import _dtype
+
+        return self._apply(lambda t: t.to(_dtype.bfloat16) if t.dtype.is_floating_point else t)
+
     def double(self) -> Module:
         from gradviz import _dtype
 
