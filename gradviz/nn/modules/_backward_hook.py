@@ -12,12 +12,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import gradviz
 from gradviz.autograd.grad_mode import is_grad_enabled
 from gradviz.nn.modules._functions import BackwardHookFunction
 from gradviz.tensor import Tensor
 
-_GRADVIZ_DIR = os.path.dirname(gradviz.__file__) + os.sep
+_GRADVIZ_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # gradviz/
 
 
 def _user_stacklevel() -> int:
