@@ -15,6 +15,7 @@ from gradviz.autograd.forward_state import FORWARD_ONLY, STATE
 from gradviz.autograd.grad_mode import _NoParamDecoratorContext
 from gradviz.ops import forward_grad as _forward_grad  # noqa: F401 - installs record()'s tangent step
 from gradviz.ops import functions as _F
+from gradviz.ops import indexing as _indexing
 from gradviz.tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
@@ -110,7 +111,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     computing = STATE.computing
     STATE.computing = True  # the primal is a view without the tangent
     try:
-        primal = _F.alias(tensor)
+        primal = _indexing.fw_primal(tensor)
     finally:
         STATE.computing = computing
     return UnpackedDualTensor(primal, tangent)

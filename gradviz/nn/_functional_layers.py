@@ -78,8 +78,22 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = n + padding_idx
     if max_norm is not None:
-        raise NotImplementedError("gradviz: embedding with max_norm is not implemented")
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     return _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """torch.embedding_renorm_ under no_grad: each row that input names (once, however often it
+    is named) whose norm_type-norm exceeds max_norm scaled in place to max_norm / (norm + 1e-7);
+    one version bump of weight, as torch's one in-place kernel."""
+    w = weight._data
+    for i in np.unique(np.asarray(input._data).ravel()):
+        row = w[i]
+        norm = float(np.linalg.norm(row.astype(np.float64).ravel(), ord=norm_type))
+        if norm > max_norm:
+            w[i] = row * w.dtype.type(max_norm / (norm + 1e-7))
+    weight._version_counter[0] += 1
+    return weight
 
 
 def tanh(input: Tensor) -> Tensor:

@@ -59,8 +59,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                  q_proj_weight: Any = None, k_proj_weight: Any = None, v_proj_weight: Any = None,
                                  static_k: Any = None, static_v: Any = None, average_attn_weights: bool = True,
                                  is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-    if bias_k is not None or add_zero_attn or use_separate_proj_weight or static_k is not None:
-        raise NotImplementedError("gradviz: MultiheadAttention with bias_k/add_zero_attn/kdim/vdim is not implemented")
+    if bias_k is not None or add_zero_attn or static_k is not None:
+        raise NotImplementedError("gradviz: MultiheadAttention with bias_k/add_zero_attn/static_k is not implemented")
     batched = query.dim() == 3
     if not batched:
         query, key, value = F.unsqueeze(query, 1), F.unsqueeze(key, 1), F.unsqueeze(value, 1)
@@ -86,7 +86,11 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         attn_mask = _float_mask(attn_mask, dt)
         if key_padding_mask is not None:
             is_causal = False
-    q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if use_separate_proj_weight:  # kdim/vdim: torch's _in_projection, the bias in three chunks
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else F.chunk(in_proj_bias, 3)
+        q, k, v = linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k), linear(value, v_proj_weight, b_v)
+    else:
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     if attn_mask is not None and attn_mask.dim() == 2:
         attn_mask = F._new(attn_mask._data[None], attn_mask.device)
     q = F.transpose(F.view(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)

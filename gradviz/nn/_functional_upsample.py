@@ -11,7 +11,8 @@ from gradviz.tensor import Tensor
 __all__ = ["interpolate"]
 
 _INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
-_KERNEL_DIMS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,)}
+_KERNEL_DIMS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,),
+                "bicubic": (4,)}
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
@@ -69,9 +70,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")
-    if antialias or mode in ("bicubic", "lanczos"):
+    if antialias or mode == "lanczos":
         raise NotImplementedError(f"gradviz's interpolate has no {'antialias' if antialias else mode} mode yet "
-                                  "(nearest, nearest-exact, linear, bilinear, trilinear and area are implemented)")
+                                  "(nearest, nearest-exact, linear, bilinear, bicubic, trilinear and area are "
+                                  "implemented)")
     if mode == "area":
         if input.ndim != 4:
             raise NotImplementedError("gradviz's interpolate(mode='area') takes 4-D input only (adaptive_avg_pool2d)")

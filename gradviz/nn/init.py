@@ -105,7 +105,9 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Any = None) -> Tensor:
-    """torch's inverse-CDF method: uniform in the CDF's [l, u], mapped back through erfinv."""
+    """torch 2.13's rejection sampling (the same draws in the same order, so the same numbers):
+    normals redrawn where they fall outside [a, b] when most of the mass is inside, else uniform
+    proposals in [a, b] accepted against the density."""
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -116,12 +118,41 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
             stacklevel=2,
         )
     with no_grad():
-        lo = norm_cdf((a - mean) / std)
-        up = norm_cdf((b - mean) / std)
-        _draw_uniform(tensor, 2 * lo - 1, 2 * up - 1, generator)
-        x = _erfinv(tensor._data).astype(tensor._data.dtype)
-        x = x * (std * math.sqrt(2.0)) + mean
-        return _write(tensor, np.clip(x, a, b))
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        dt = tensor._data.dtype
+        if p > 0.3:
+            # most of the mass inside [a, b]: draw normals, redraw (every element, keeping only
+            # the rejected ones) until all lie within the bounds, cast to the tensor's dtype
+            lo, hi = np.asarray(a, dtype=dt).item(), np.asarray(b, dtype=dt).item()
+            _draw_normal(tensor, mean, std, generator)
+            result = tensor._data.copy()
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                fresh = _draw_normal(tensor.new_empty(tensor.shape), mean, std, generator)._data
+                result = np.where(mask, fresh, result)
+            return _write(tensor, result)
+        # a thin slice of the normal: uniform proposals in [a, b], each accepted with probability
+        # pdf / pdf(mode) (a second uniform), the rejected ones redrawn together
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_ratio(x: np.ndarray) -> np.ndarray:
+            return (((x - dt.type(mean)) / dt.type(std)) ** 2 * dt.type(-0.5) - dt.type(log_peak)).astype(dt)
+
+        def rejected(log_pdf: np.ndarray) -> np.ndarray:
+            u = _draw_uniform(tensor.new_empty(tensor.shape), 0.0, 1.0, generator)._data
+            return np.log(u) > log_pdf
+
+        _draw_uniform(tensor, a, b, generator)
+        result = tensor._data.copy()
+        pending = rejected(log_ratio(result))
+        while pending.any():
+            cand = _draw_uniform(tensor.new_empty(tensor.shape), a, b, generator)._data
+            result = np.where(pending, cand, result)
+            pending = np.where(pending, rejected(log_ratio(cand)), pending)
+        return _write(tensor, result)
 
 
 def _erfinv(y: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from gradviz.device import module_of
 from gradviz.ops import arith as _arith
 from gradviz.ops import pointwise as _pointwise
 from gradviz.ops import reductions as _reductions
+from gradviz.ops import views as _views
 from gradviz.ops._common import (
     NODES,
     Scalar,
@@ -151,7 +152,9 @@ def clamp_max(a: Tensor, max: Scalar) -> Tensor:  # noqa: A002
 
 def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     dim = _wrap_dim(dim, a.ndim)
-    x = a._data if dtype is None else a._data.astype(dtype.np)
+    if dtype is not None and dtype is not a.dtype:  # torch casts first: a ToCopyBackward0 below
+        a = _views.to_copy(a, dtype)
+    x = a._data
     e = np.exp(x - x.max(axis=dim, keepdims=True))
     out = _new(e / e.sum(axis=dim, keepdims=True), a.device)
     if _grad_state.enabled and a._tracked:
@@ -162,7 +165,9 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
 def log_softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     if not -a._data.ndim <= dim < a._data.ndim:
         dim = _wrap_dim(dim, a._data.ndim)  # torch's IndexError (a 0-dim tensor takes 0 and -1)
-    x = a._data if dtype is None else a._data.astype(dtype.np)
+    if dtype is not None and dtype is not a.dtype:  # torch casts first: a ToCopyBackward0 below
+        a = _views.to_copy(a, dtype)
+    x = a._data
     if type(x) is np.ndarray and x.ndim:
         # shifted - log(sum(exp(shifted))) with the shifted buffer reused for the result, and
         # the ufuncs' reductions called directly (the same numbers, fewer temporaries and wrappers).

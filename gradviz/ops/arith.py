@@ -189,7 +189,42 @@ def div_scalar(a: Tensor, b: Scalar) -> Tensor:
         record(NODES["div_scalar"], (a,), [out], {"other": b})
     return out
 
-def div(a: Tensor, b: Tensor | Scalar) -> Tensor:
+_NO_MODE: Any = object()  # div called without rounding_mode (torch's div.Tensor, not div.Tensor_mode)
+
+
+def _trunc_divide(x: Any, y: Any) -> Any:
+    if np.issubdtype(np.result_type(x, y), np.integer):  # exact: floor, then toward zero
+        q = np.floor_divide(x, y)
+        return q + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+    return np.trunc(np.true_divide(x, y))
+
+
+def div_mode(a: Tensor, b: Tensor | Scalar, rounding_mode: str | None) -> Tensor:
+    """torch.div(a, b, rounding_mode=...): true division (None), or rounded toward zero ("trunc")
+    or minus infinity ("floor") in the operands' dtype. One node, DivBackward2, with an edge for
+    b even when it is a number (torch wraps it); a rounded quotient's gradient is zero."""
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    if rounding_mode is None:
+        out_data, bt = _binary_data(a, b, np.true_divide, floating=True)
+    elif rounding_mode == "floor":
+        out_data, bt = _integer_division("div_floor_cpu", a, b, np.floor_divide)
+    else:
+        out_data, bt = _integer_division("div_trunc_cpu", a, b, _trunc_divide)
+    out = _new(out_data, _binary_device(a, bt))
+    if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
+        other = bt if bt is not None else _wrapped(b, a)
+        saved: dict[str, Any] = {"other": save(other), "mode": rounding_mode}
+        if other._tracked:
+            saved["self"] = save(a)
+        record(NODES["div_mode"], (a, bt), [out], saved)
+    return out
+
+
+def div(a: Tensor, b: Tensor | Scalar, *, rounding_mode: Any = _NO_MODE) -> Tensor:
+    if rounding_mode is not _NO_MODE:
+        return div_mode(a, b, rounding_mode)
     out_data, bt = _binary_data(a, b, np.true_divide, floating=True)
     out = _new(out_data, _binary_device(a, bt))
     if _grad_state.enabled and (a._tracked or (bt is not None and bt._tracked)):
@@ -471,6 +506,10 @@ ROWS: dict[str, D] = {
     "mul_scalar": D("MulBackward1", (_mul_scalar,), forward=EW),
     "mul": D("MulBackward0", (_mul_other, lambda n, g: mul(g, n["self"])),
              reduce_broadcast=True, order=(1, 0), forward=EW),
+    "div_mode": D("DivBackward2", (
+        lambda n, g: div(g, n["other"]) if n["mode"] is None else zeros_for(g.shape, g.dtype, g.device),
+        lambda n, g: _div_other(n, g) if n["mode"] is None else zeros_for(g.shape, g.dtype, g.device),
+    ), reduce_broadcast=True, order=(1, 0), forward=EW),
     "div": D("DivBackward0", (
         lambda n, g: div(g, n["other"]),
         _div_other,

@@ -82,11 +82,32 @@ def _check_index_along(op: str, a: Tensor, dim: int, index: Tensor) -> int:
     return d
 
 
-def scatter(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """a with src written at index along dim (torch.scatter, ScatterBackward0)."""
+def _along_key(a: Tensor, dim: int, index: Tensor) -> tuple:
+    """The positions index names along dim, over index's own shape (torch writes only there;
+    numpy's put_along_axis would broadcast a size-1 dim of index over the whole of a's)."""
+    xp = array_module(a.device)
+    lead = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)) for d, n in enumerate(index.shape)]
+    return tuple(index._data if d == dim else lead[d] for d in range(a.ndim))
+
+
+def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+    """a with src written at index along dim (torch.scatter, ScatterBackward0), or one number
+    (``value``, or a number as src: ScatterBackward1, whose only input is a). src may be larger
+    than index: torch reads only its corner of index's shape."""
+    if src is None:
+        if value is None:
+            raise TypeError("scatter() missing 1 required positional argument: \"src\" or \"value\"")
+        src = value
     dim = _check_index_along("scatter", a, dim, index)
     data = a._data.copy()
-    np.put_along_axis(data, index._data, src._data, axis=dim)
+    key = _along_key(a, dim, index)
+    if not isinstance(src, Tensor):
+        data[key] = np.asarray(src, dtype=data.dtype)
+        out = _new(data, a.device)
+        if _grad_state.enabled and a._tracked:
+            record(NODES["scatter_value"], (a,), [out], {"dim": dim, "index": index.detach()})
+        return out
+    data[key] = src._data[tuple(slice(0, n) for n in index.shape)]
     out = _new(data, a.device)
     if _grad_state.enabled and (a._tracked or src._tracked):
         record(NODES["scatter"], (a, src), [out], {"dim": dim, "index": index.detach()})
@@ -285,6 +306,12 @@ def alias(a: Tensor) -> Tensor:
     return _views._view_of(a, a._data.view(), "alias", {})
 
 
+def fw_primal(a: Tensor) -> Tensor:
+    """torch's _fw_primal: a view of ``a`` whose node is torch::autograd::Identity (torch makes
+    it by hand, not from a derivatives.yaml row), what forward AD's unpack_dual returns."""
+    return _views._view_of(a, a._data.view(), "fw_primal", {})
+
+
 def getitem_raw(g: Tensor, key: tuple, kind: str) -> Tensor:
     """g[key] with a normalized numpy key: a select or slice view, or an index copy (the double
     backward of the indexing nodes)."""
@@ -440,6 +467,8 @@ ROWS: dict[str, D] = {
         lambda n, g: scatter(g, n["dim"], n["index"], zeros_for(n["index"].shape, g.dtype, g.device)),
         lambda n, g: gather(g, n["dim"], n["index"]),
     ), forward=_fw_scatter),
+    "scatter_value": D("ScatterBackward1", (lambda n, g: scatter(g, n["dim"], n["index"], 0.0),),
+        forward=lambda n, ts, o: scatter(fw_tangents(n, ts)[0], n["dim"], n["index"], 0.0)),
     "scatter_add": D("ScatterAddBackward0", (lambda n, g: g, lambda n, g: gather(g, n["dim"], n["index"])),
         forward=_fw_scatter_add),
     "gather": D("GatherBackward0", (
@@ -452,6 +481,8 @@ ROWS: dict[str, D] = {
     "index": D("IndexBackward0", (lambda n, g: index_backward(g, n["shape"], n["key"], "index"),),
         forward=lambda n, ts, o: getitem_raw(ts[0], n["key"], "index")),
     "alias": D("AliasBackward0", (lambda n, g: g,), forward=lambda n, ts, o: alias(ts[0])),
+    # no forward rule: the primal is the tensor without its tangent
+    "fw_primal": D("Identity", (lambda n, g: g,)),
     # the index nodes' backward kernels, as nodes of a graph built by create_graph=True
     "select_backward": D("SelectBackwardBackward0", (lambda n, g: getitem_raw(g, n["key"], "select"),),
         forward=lambda n, ts, o: index_backward(ts[0], tuple(o[0].shape), n["key"], "select")),
@@ -463,3 +494,5 @@ ROWS: dict[str, D] = {
     "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source), forward=_fw_index_add),
 }
 register(ROWS)
+# torch's hand-written Identity node names itself with its C++ namespace, like CopySlices
+NODES["fw_primal"]._namespace = "torch::autograd::"

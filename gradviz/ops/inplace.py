@@ -103,13 +103,33 @@ def mul_(a: Tensor, b: Any) -> Tensor:
     return _inplace("mul", a, b, np.multiply, _saved_old_self)
 
 
-def div_(a: Tensor, b: Any) -> Tensor:
+def div_(a: Tensor, b: Any, *, rounding_mode: Any = _arith._NO_MODE) -> Tensor:
+    if rounding_mode is not _arith._NO_MODE:
+        return _div_mode_(a, b, rounding_mode)
     if not a.dtype.is_floating_point:
         raise RuntimeError(
             "result type Float can't be cast to the desired output type Long"
         )
 
     return _inplace("div", a, b, np.true_divide, _saved_old_self)
+
+
+def _div_mode_(a: Tensor, b: Any, mode: str | None) -> Tensor:
+    """div_ with rounding_mode: DivBackward2, whose edge for a number b is empty (torch wraps it)."""
+    if mode not in (None, "trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
+    if mode is None and not a.dtype.is_floating_point:
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    op = {None: np.true_divide, "floor": np.floor_divide, "trunc": _arith._trunc_divide}[mode]
+
+    def saved(x: Tensor, y: Any) -> dict:
+        other = y if isinstance(y, Tensor) else _arith._wrapped(y, x)
+        s: dict[str, Any] = {"other": save(other), "mode": mode}
+        if other._tracked:
+            s["self"] = save(x.clone())
+        return s
+
+    return _inplace("div_mode", a, b, op, saved)
 
 
 def zero_(a: Tensor) -> Tensor:

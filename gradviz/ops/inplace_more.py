@@ -88,10 +88,13 @@ def _inplace_with(key: str, a: Tensor, others: tuple, compute: Any, saved: dict)
     return w.done(NODES[key], others, saved, op=key + "_")
 
 
-def scatter_(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    if not isinstance(src, Tensor):
-        raise NotImplementedError("gradviz has no torch.Tensor.scatter_ with a number (value=)")
+def scatter_(a: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+    if src is None:
+        src = value
     d = dim + a.ndim if dim < 0 else dim
+    if not isinstance(src, Tensor):  # one number: ScatterBackward1, a's edge only
+        return _inplace_with("scatter_value", a, (), lambda: _indexing.scatter(a, dim, index, src),
+                             {"dim": d, "index": index.detach()})
     return _inplace_with("scatter", a, (src,), lambda: _indexing.scatter(a, dim, index, src),
                          {"dim": d, "index": index.detach()})
 

@@ -1,8 +1,8 @@
-"""Upsampling (F.interpolate's nearest, nearest-exact, linear, bilinear and trilinear modes), with
+"""Upsampling (F.interpolate's nearest, nearest-exact, linear, bilinear, bicubic and trilinear modes), with
 torch 2.13's backward nodes (UpsampleNearest2DBackward0, UpsampleBilinear2DBackward0, ...).
 
 Every mode is separable: along each spatial dim, an output position reads one input position
-(nearest) or two with weights (linear). The positions and weights are computed as torch's CPU
+(nearest), or two (linear) or four (bicubic) with weights. The positions and weights are computed as torch's CPU
 kernels compute them (ATen/native/UpSample.h): in float for float32 input and in double for
 float64, with torch's shortcuts (an unchanged size copies; nearest at exactly twice the size
 halves the index). The forward interpolates the last dim first and the first spatial dim last,
@@ -67,6 +67,29 @@ def _linear_taps(opm: type, in_size: int, out_size: int, scale: float | None, al
     return i0, i1, (opm(1) - l1).astype(opm), l1
 
 
+def _cubic_taps(opm: type, in_size: int, out_size: int, scale: float | None, align_corners: bool) -> tuple:
+    """(i0..i3, w0..w3): torch's bicubic taps for every output position: the source index
+    unclamped (cubic), its floor and fraction guarded as for linear, the 4 neighbours clamped to
+    the edge, Keys' cubic convolution weights with A = -0.75."""
+    i = np.arange(out_size).astype(opm)
+    s = _scale(opm, in_size, out_size, scale, align_corners)
+    src = s * i if align_corners else s * (i + opm(0.5)) - opm(0.5)
+    base = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), in_size - 1)
+    t = np.minimum(np.maximum(src - base.astype(opm), opm(0)), opm(1)).astype(opm)
+    a = opm(-0.75)
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return (((a + opm(2)) * x - (a + opm(3))) * x * x + opm(1)).astype(opm)
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return (((a * x - opm(5) * a) * x + opm(8) * a) * x - opm(4) * a).astype(opm)
+
+    one = opm(1)
+    weights = (far(t + one), near(t), near(one - t), far((one - t) + one))
+    index = tuple(np.clip(base - 1 + j, 0, in_size - 1) for j in range(4))
+    return index + weights
+
+
 def _shape(w: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     """A per-position weight broadcast along ``axis`` of an ndim array."""
     return w.reshape((-1,) + (1,) * (ndim - 1 - axis))
@@ -78,11 +101,13 @@ def _forward(x: Any, taps: list) -> Any:
         t = taps[axis - (x.ndim - len(taps))]
         if len(t) == 1:
             y = y.take(module_of(y).asarray(t[0]), axis=axis)
-        else:
+        else:  # n indices then n weights (linear: 2, cubic: 4), added in tap order
             xm = module_of(y)
-            i0, i1, l0, l1 = t
-            y = y.take(xm.asarray(i0), axis=axis) * xm.asarray(_shape(l0, axis, y.ndim)) + \
-                y.take(xm.asarray(i1), axis=axis) * xm.asarray(_shape(l1, axis, y.ndim))
+            n = len(t) // 2
+            acc = y.take(xm.asarray(t[0]), axis=axis) * xm.asarray(_shape(t[n], axis, y.ndim))
+            for j in range(1, n):
+                acc = acc + y.take(xm.asarray(t[j]), axis=axis) * xm.asarray(_shape(t[n + j], axis, y.ndim))
+            y = acc
     return y
 
 
@@ -105,15 +130,18 @@ def _backward(n: Any, g: Tensor) -> Tensor:
             gd = _add_along(gd, t[0], size, axis)
         else:
             xm = module_of(gd)
-            i0, i1, l0, l1 = t
-            gd = _add_along(gd * xm.asarray(_shape(l0, axis, gd.ndim)), i0, size, axis) + \
-                _add_along(gd * xm.asarray(_shape(l1, axis, gd.ndim)), i1, size, axis)
+            n = len(t) // 2
+            acc = _add_along(gd * xm.asarray(_shape(t[n], axis, gd.ndim)), t[0], size, axis)
+            for j in range(1, n):
+                acc = acc + _add_along(gd * xm.asarray(_shape(t[n + j], axis, gd.ndim)), t[j], size, axis)
+            gd = acc
     return _out(gd.astype(g._data.dtype, copy=False), g)
 
 
 _MODES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",
-          "trilinear": "Trilinear"}
-_KERNELS = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,), "bilinear": (2,), "trilinear": (3,)}
+          "trilinear": "Trilinear", "bicubic": "Bicubic"}
+_KERNELS = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,), "bilinear": (2,), "trilinear": (3,),
+            "bicubic": (2,)}
 _ROWS = {}
 for _mode, _dims in _KERNELS.items():
     for _k in _dims:
@@ -136,8 +164,9 @@ def upsample(input: Tensor, mode: str, output_size: list[int], scales: list[floa
             + ", ".join(f"{d}: {s}" for d, s in zip(dims, output_size)) + ")"
         )
     opm = np.float64 if x.dtype == np.float64 else np.float32
-    linear = mode in ("linear", "bilinear", "trilinear")
-    taps = [_linear_taps(opm, i, o, s, bool(align_corners)) if linear else
+    linear = mode in ("linear", "bilinear", "trilinear", "bicubic")
+    tap_fn = _cubic_taps if mode == "bicubic" else _linear_taps
+    taps = [tap_fn(opm, i, o, s, bool(align_corners)) if linear else
             (_nearest_index(i, o, s, mode == "nearest-exact"),) for i, o, s in zip(in_sizes, output_size, scales)]
     y = _forward(x, taps).astype(x.dtype, copy=False)  # half/bfloat16 interpolate in float, as torch's opmath
     out = _wrap(np.ascontiguousarray(y) if type(y) is np.ndarray else y, input.dtype, input.device)

@@ -122,14 +122,15 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
 
 
 def kron(a: Tensor, b: Tensor) -> Tensor:
-    """Kronecker product: a and b viewed with interleaved singleton dims, multiplied, then an
-    unsafe view to the product's shape (UnsafeViewBackward0 over MulBackward0, as torch)."""
+    """Kronecker product: a and b unsafe-viewed with interleaved singleton dims, multiplied, then
+    an unsafe view to the product's shape (UnsafeViewBackward0 over MulBackward0 over one
+    UnsafeViewBackward0 per input, as torch's kron)."""
     nd = builtins.max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
     ra = [n for s in sa for n in (s, 1)]
     rb = [n for s in sb for n in (1, s)]
-    prod = _arith.mul(_views.reshape(a, ra), _views.reshape(b, rb))
+    prod = _arith.mul(_views._unsafe_view(a, tuple(ra)), _views._unsafe_view(b, tuple(rb)))
     return _views._unsafe_view(prod, tuple(x * y for x, y in zip(sa, sb, strict=True)))
 
 

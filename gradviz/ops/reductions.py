@@ -76,31 +76,36 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
          dtype: _dtype.dtype | None = None, **kw: Any) -> Tensor:
     if kw:
         dim, keepdim = _np_aliases("mean", kw, dim, keepdim)
-    if dtype is not None:
-        a = _views.to_copy(a, dtype)
-    if not a.dtype.is_floating_point:
+    # a dtype: the reduction runs in it, on one node (torch's mean.dtype has no ToCopyBackward0;
+    # the engine casts the gradient back to the input's dtype)
+    out_dtype = a.dtype if dtype is None else dtype
+    if not out_dtype.is_floating_point:
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_dtype.scalar_type_name(a.dtype)}"
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype must be "
+            f"either a floating point or complex dtype. Got: {_dtype.scalar_type_name(out_dtype)}"
         )
+    x = a._data if out_dtype is a.dtype else a._data.astype(out_dtype.np)
     if a._data.size == 0:
         # nan, as torch's, without numpy's "Mean of empty slice" RuntimeWarnings
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
-            return _mean(a, dim, keepdim)
-    return _mean(a, dim, keepdim)
+            return _mean(a, dim, keepdim, x)
+    return _mean(a, dim, keepdim, x)
 
 
-def _mean(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool) -> Tensor:
+def _mean(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool, x: Any = None) -> Tensor:
+    """a's mean, of the array x (a's data, or a's data cast to mean's dtype)."""
+    if x is None:
+        x = a._data
     if dim is None:
         with _quiet():  # numpy's mean is Python-level: its warnings name numpy, not gradviz (see _common)
-            out = _new(_as_array(a._data.mean()), a.device)
+            out = _new(_as_array(x.mean()), a.device)
         if _grad_state.enabled and a._tracked:
             record(NODES["mean"], (a,), [out], {"shape": a.shape, "count": a.numel()})
         return out
     dims = _dims(dim, a.ndim)
     with _quiet():
-        out = _new(_as_array(a._data.mean(axis=dims, keepdims=keepdim)), a.device)
+        out = _new(_as_array(x.mean(axis=dims, keepdims=keepdim)), a.device)
     if _grad_state.enabled and a._tracked:
         count = int(np.prod([a.shape[d] for d in dims])) if dims else 1
         record(NODES["mean_dim"], (a,), [out], {"shape": a.shape, "dim": dims, "keepdim": keepdim,
@@ -196,17 +201,26 @@ def _amaxmin(key: str, a: Tensor, dim: Any, keepdim: bool, fn) -> Tensor:
     return out
 
 
+def _bool_reduce_dims(dim: Any, ndim: int) -> Any:
+    """all/any's dim: None, one dim, or (torch 2.2 on) a tuple or list of dims."""
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_wrap_dim(d, ndim) for d in dim)
+    return _wrap_dim(dim, ndim)
+
+
 def all(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:  # noqa: A001
     if kw:
         dim, keepdim = _np_aliases("all", kw, dim, keepdim)
-    dim = None if dim is None else _wrap_dim(dim, a.ndim)
+    dim = _bool_reduce_dims(dim, a.ndim)
     return _new(_as_array(np.all(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 
 def any(a: Tensor, dim: int | None = None, keepdim: bool = False, **kw: Any) -> Tensor:  # noqa: A001
     if kw:
         dim, keepdim = _np_aliases("any", kw, dim, keepdim)
-    dim = None if dim is None else _wrap_dim(dim, a.ndim)
+    dim = _bool_reduce_dims(dim, a.ndim)
     return _new(_as_array(np.any(a._data, axis=dim, keepdims=keepdim)), a.device)
 
 

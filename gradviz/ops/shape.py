@@ -153,8 +153,10 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 # -- repeating, reordering, narrowing, triangles ---------------------------------------------
 
 
-def repeat(a: Tensor, *sizes: Any) -> Tensor:
+def repeat(a: Tensor, *sizes: Any, **kw: Any) -> Tensor:
     """a tiled ``sizes`` times along each dim (new leading dims for extra sizes): RepeatBackward0."""
+    if kw:  # torch's keyword: repeat(repeats=(...))
+        sizes = (_views._keyword_only("repeat", kw, "repeats"),)
     sizes = tuple(sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)
     if len(sizes) < a.ndim:
         raise RuntimeError(
@@ -175,7 +177,7 @@ def repeat_interleave(a: Tensor, repeats: Any, dim: int | None = None, *, output
     """Each element repeated: an int count is torch's unsqueeze, expand, clone and view (so
     those nodes); a tensor of counts is an index_select of the repeated positions."""
     if dim is None:
-        a = _views.reshape(a, (-1,))
+        a = _views.flatten(a)  # torch's: a 1-d input as it is (no ViewBackward0)
         dim = 0
     d = _wrap_dim(dim, a.ndim)
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
@@ -227,8 +229,10 @@ def _dims_list(dims: Any, ndim: int) -> tuple[int, ...]:
     return out
 
 
-def flip(a: Tensor, *dims: Any) -> Tensor:
+def flip(a: Tensor, *dims: Any, **kw: Any) -> Tensor:
     """A copy reversed along ``dims`` (FlipBackward0)."""
+    if kw:  # torch's keyword: flip(dims=(...)), as torch's docs write it
+        dims = (_views._keyword_only("flip", kw, "dims"),)
     dims = _dims_list(dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims, a.ndim)
     out = _new(_ascontiguous(np.flip(a._data, dims)).copy() if dims else a._data.copy(), a.device)
     if _grad_state.enabled and a._tracked:

@@ -130,7 +130,18 @@ def _try_view(x: Any, shape: tuple[int, ...]) -> Any | None:
     return x.reshape(shape)  # cupy: its own no-copy reshape
 
 
-def view(a: Tensor, *shape: Any) -> Tensor:
+def _keyword_only(op: str, kw: dict, name: str) -> Any:
+    """The one keyword torch's schema names for an op that also takes its sizes or dims as
+    varargs (``x.flip(dims=(1,))``); any other keyword is refused as Python would."""
+    extra = [k for k in kw if k != name]
+    if extra or name not in kw:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{(extra or list(kw))[0]}'")
+    return kw[name]
+
+
+def view(a: Tensor, *shape: Any, size: Any = None) -> Tensor:
+    if size is not None:  # torch's keyword: view(size=(...))
+        shape = (size,)
     shape = _infer_shape(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape,
                          a.numel())
     data = _try_view(a._data, shape)
@@ -142,7 +153,9 @@ def view(a: Tensor, *shape: Any) -> Tensor:
     return _view_of(a, data, "view", {"shape": a.shape})
 
 
-def reshape(a: Tensor, *shape: Any) -> Tensor:
+def reshape(a: Tensor, *shape: Any, **kw: Any) -> Tensor:
+    if kw:  # torch's keyword: reshape(shape=(...))
+        shape = (_keyword_only("reshape", kw, "shape"),)
     shape = _infer_shape(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape,
                          a.numel())
     data = _try_view(a._data, shape)
@@ -184,7 +197,9 @@ def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     return _view_of(a, np.swapaxes(a._data, d0, d1), "transpose", {"dim0": d0, "dim1": d1})
 
 
-def permute(a: Tensor, *dims: Any) -> Tensor:
+def permute(a: Tensor, *dims: Any, **kw: Any) -> Tensor:
+    if kw:  # torch's keyword: permute(dims=(...))
+        dims = (_keyword_only("permute", kw, "dims"),)
     dims = tuple(dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
     if len(dims) != a.ndim:
         raise RuntimeError(
@@ -255,7 +270,9 @@ def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     return _view_of(a, data, "squeeze_dim", {"shape": a.shape, "dim": d})
 
 
-def expand(a: Tensor, *shape: Any) -> Tensor:
+def expand(a: Tensor, *shape: Any, size: Any = None) -> Tensor:
+    if size is not None:  # torch's keyword: expand(size=(...))
+        shape = (size,)
     shape = tuple(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
     lead = len(shape) - a.ndim
     if lead < 0:

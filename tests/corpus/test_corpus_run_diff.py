@@ -34,7 +34,15 @@ def _run(engine: str, program: Path, out: Path, cwd: Path) -> subprocess.Complet
     )
 
 
-KNOWN: dict[str, str] = {}  # program -> why its two traces may differ (none now)
+KNOWN: dict[str, str] = {  # program -> why its two traces may differ
+    "tutorial_parametrizations": (
+        "a leaf rewritten in place between its first use and the backward (the tutorial's "
+        "`layer_orthogonal.weight = X` writes parametrizations.weight.original through right_inverse): "
+        "gradviz's trace gives the leaf's value at its first use (norm 0.389), torch's at the backward "
+        "(4.68), so diff's inputs check stops before the gradients (the corpus harness, which reads the "
+        "values after the backward, matches)"
+    ),
+}
 
 
 @pytest.fixture(scope="session")

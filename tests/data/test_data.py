@@ -375,3 +375,26 @@ def test_pin_memory_warns_as_torch_without_accelerator() -> None:
             list(D.DataLoader(range(3), pin_memory=True))
         msgs.append([str(w.message) for w in rec])
     assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("batch", [
+    lambda T: [(1, "x"), (2, "y")],
+    lambda T: [[1, "x"], [2, "y"]],
+    lambda T: [(1, ("u", "v")), (2, ("w", "z"))],
+    lambda T: [{"a": (1, "s")}, {"a": (2, "t")}],
+    lambda T: [{"name": "n0", "x": T.ones(2)}, {"name": "n1", "x": T.zeros(2)}],
+])
+def test_default_collate_keeps_transposed_tuples_as_torch(batch) -> None:
+    # torch collates the tuples zip makes: strings in a transposed sequence come back as a tuple
+    def norm(v):
+        if isinstance(v, (torch.Tensor, gradviz.Tensor)):
+            return ("tensor", v.tolist())
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [norm(x) for x in v])
+        return v
+
+    want = torch.utils.data.default_collate(batch(torch))
+    got = gradviz.utils.data.default_collate(batch(gradviz))
+    assert norm(got) == norm(want)

@@ -415,3 +415,30 @@ def test_tangent_through_inplace_variants_matches_torch(name, args):
             return mod.autograd.forward_ad.unpack_dual(d).tangent.numpy().copy()
 
     np.testing.assert_allclose(run(gradviz), run(torch), rtol=1e-12)
+
+
+def _primal_backward(m: Any, dual_input: bool, shape: tuple) -> tuple:
+    """unpack_dual's primal inside a level, then backward through it: its node's name, its edge,
+    whether it is a view, and the leaf's gradient."""
+    fw = FW[m]
+    r = np.random.default_rng(1)
+    w = m.tensor(r.standard_normal((shape[-1], 3)), requires_grad=True)
+    x = m.tensor(r.standard_normal(shape))
+    with fw.dual_level():
+        if dual_input:
+            x = fw.make_dual(x, m.tensor(r.standard_normal(shape)))
+        o = m.tanh(x @ w).sum(0)
+        p = fw.unpack_dual(o).primal
+        name, nxt = p.grad_fn.name(), [type(f).__name__ for f, _ in p.grad_fn.next_functions]
+        view = p._base is o
+        (p * m.arange(3.0)).sum().backward()
+    return name, nxt, view, w.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("dual_input", [True, False])
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 2)])
+def test_unpack_dual_primal_is_an_identity_view_as_torch(dual_input: bool, shape: tuple) -> None:
+    # torch's _fw_primal: a view whose node is torch::autograd::Identity, dual or not
+    want, got = _primal_backward(torch, dual_input, shape), _primal_backward(gradviz, dual_input, shape)
+    assert got[:3] == want[:3]
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-6)

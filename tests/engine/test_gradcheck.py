@@ -16,6 +16,7 @@ import pytest
 import gradviz as gv
 from gradviz.ops import functions as F
 from gradviz.ops.derivatives import DERIVATIVES
+from gradviz.ops.indexing import fw_primal as _fw_primal
 
 EPS = 1e-6
 RTOL = 1e-6
@@ -210,6 +211,10 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("masked_fill", lambda a: gv.masked_fill(a, gv.tensor([True, False, True]), 2.0), [randn(2, 3)]),
     ("masked_fill_tensor", lambda a, v: gv.masked_fill(a, gv.tensor([True, False, True]), v), [randn(2, 3), randn()]),
     ("scatter", lambda a, s: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), s), [randn(2, 3), randn(2, 2, seed=1)]),
+    ("div_mode", lambda a, b: gv.div(a, b, rounding_mode=None), [randn(2, 3), positive(3)]),
+    ("div_mode", lambda a: gv.div(a, 2.5, rounding_mode=None), [randn(2, 3)]),
+    ("scatter_value", lambda a: gv.scatter(a, 1, gv.tensor([[2, 0], [1, 2]]), 1.5), [randn(2, 3)]),
+    ("scatter_value", lambda a: (a * 1).scatter_(0, gv.tensor([[1, 0, 1]]), value=-2.0), [randn(2, 3)]),
     ("scatter_add", lambda a, s: gv.scatter_add(a, 0, gv.tensor([[1, 0, 1], [1, 1, 0]]), s),
      [randn(2, 3), randn(2, 3, seed=1)]),
     ("gather", lambda a: gv.gather(a, 1, gv.tensor([[2, 2, 0], [1, 0, 0]])), [randn(2, 3)]),
@@ -276,6 +281,7 @@ CASES: list[tuple[str, Callable, list[np.ndarray]]] = [
     ("slice", lambda a: a[:], [randn(3, 2)]),
     ("alias", lambda a: a[...], [randn(3, 2)]),
     ("alias", lambda a: a[:, :], [randn(3, 2)]),
+    ("fw_primal", lambda a: _fw_primal(a * 1), [randn(3, 2)]),
     ("cat", lambda a, b: gv.cat([a, b, a], 1), [randn(2, 3), randn(2, 1, seed=1)]),
     ("stack", lambda a, b: gv.stack([a, b], 1), [randn(2, 3), randn(2, 3, seed=1)]),
     ("split", lambda a: a.split(2), [randn(5, 2)]),

@@ -113,6 +113,7 @@ __all__ = [
 # isort: split
 # -- issue 34: the modules torch.nn has that were missing (pooling in 1-3 dims, fold, norms, dropouts, losses) --
 from gradviz.nn.modules.activation import RReLU  # noqa: E402
+from gradviz.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from gradviz.nn.modules.channelshuffle import ChannelShuffle  # noqa: E402
 from gradviz.nn.modules.container import Container  # noqa: E402
 from gradviz.nn.modules.conv import Conv3d  # noqa: E402
@@ -179,5 +180,5 @@ __all__ += [
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
     "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d", "CTCLoss",
-    "LinearCrossEntropyLoss", "CrossMapLRN2d",
+    "LinearCrossEntropyLoss", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss",
 ]

@@ -1,5 +1,7 @@
 """The autograd Functions torch.nn's modules apply in Python: CrossMapLRN2d (node
-CrossMapLRN2dBackward), computed as torch's, channel by channel with a running window sum."""
+CrossMapLRN2dBackward), computed as torch's, channel by channel with a running window sum; and
+BackwardHookFunction (node BackwardHookFunctionBackward), the identity a Module's full backward
+hooks put on its inputs and outputs to catch their gradients."""
 
 from __future__ import annotations
 
@@ -10,7 +12,21 @@ import numpy as np
 from gradviz.autograd.function import Function
 from gradviz.tensor import Tensor
 
-__all__ = ["CrossMapLRN2d"]
+__all__ = ["BackwardHookFunction", "CrossMapLRN2d"]
+
+
+class BackwardHookFunction(Function):
+    """Returns its tensors as they are (so as views with this node); those that do not require
+    grad are marked non-differentiable."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any) -> Any:
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx: Any, *args: Any) -> Any:
+        return args
 
 
 def _scale(x: np.ndarray, size: int, alpha: float, k: float) -> np.ndarray:

@@ -7,12 +7,14 @@ outermost module is first called, so that traces show those names for their leav
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from gradviz.autograd.grad_mode import no_grad
 from gradviz.autograd.graph import RemovableHandle
+from gradviz.nn.modules._backward_hook import BackwardHook
 from gradviz.nn.modules._helpers import _addindent, _IncompatibleKeys, _size, _type_name
 from gradviz.nn.parameter import Buffer, Parameter, is_lazy
 from gradviz.tensor import Tensor
@@ -51,6 +53,8 @@ class Module:
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
         d["_forward_hooks_always_called"] = {}
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
@@ -394,6 +398,16 @@ class Module:
 
         return self._apply(lambda t: t.to(_dtype.float32) if t.dtype.is_floating_point else t)
 
+    def half(self) -> Module:
+        from gradviz import _dtype
+
+        return self._apply(lambda t: t.to(_dtype.float16) if t.dtype.is_floating_point else t)
+
+    def bfloat16(self) -> Module:
+        from gradviz import _dtype
+
+        return self._apply(lambda t: t.to(_dtype.bfloat16) if t.dtype.is_floating_point else t)
+
     def double(self) -> Module:
         from gradviz import _dtype
 
@@ -560,6 +574,26 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients with respect to the
+        module's inputs are computed (it may return new grad_input), as torch's."""
+        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` when the gradients with respect to the module's outputs
+        are computed (it may return new grad_output), as torch's."""
+        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def _name_parameters(self) -> None:
         """Give each parameter and buffer its path in this module tree as its name (the name a
         trace shows for the leaf), as the outermost module's first call finds them."""
@@ -572,7 +606,9 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _call_depth[0] == 0 and not self.__dict__.get("_names_set", True):
             self._name_parameters()
-        if not self._forward_pre_hooks and not self._forward_hooks:
+        d = self.__dict__
+        if not self._forward_pre_hooks and not self._forward_hooks and not d.get("_backward_hooks") \
+                and not d.get("_backward_pre_hooks"):
             _call_depth[0] += 1
             try:
                 return self.forward(*args, **kwargs)
@@ -595,6 +631,12 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        d = self.__dict__
+        bw_hook = None
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            bw_hook = BackwardHook(self, list(d.get("_backward_hooks", {}).values()),
+                                   list(d.get("_backward_pre_hooks", {}).values()))
+            args = bw_hook.setup_input_hook(args)
         _call_depth[0] += 1
         try:
             output = self.forward(*args, **kwargs)
@@ -607,6 +649,11 @@ class Module:
                 result = hook(self, args, output)
             if result is not None:
                 output = result
+        if bw_hook is not None:
+            if not isinstance(output, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(output)}", stacklevel=2)
+            output = bw_hook.setup_output_hook(output)
         return output
 
     # -- printing ------------------------------------------------------------------------------

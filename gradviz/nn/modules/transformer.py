@@ -43,22 +43,28 @@ class MultiheadAttention(Module):
                 "instead"
             )
         super().__init__()
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)):
-            raise NotImplementedError("gradviz: MultiheadAttention with add_bias_kv/add_zero_attn/kdim/vdim")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("gradviz: MultiheadAttention with add_bias_kv/add_zero_attn")
         self.embed_dim = embed_dim
-        self.kdim = embed_dim
-        self.vdim = embed_dim
-        self._qkv_same_embed_dim = True
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.num_heads = num_heads
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, dtype=dtype, device=device))
-        self.register_parameter("q_proj_weight", None)
-        self.register_parameter("k_proj_weight", None)
-        self.register_parameter("v_proj_weight", None)
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, dtype=dtype, device=device))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:  # kdim or vdim: one projection weight each, as torch's
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, dtype=dtype, device=device))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, dtype=dtype, device=device))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, dtype=dtype, device=device))
+            self.register_parameter("in_proj_weight", None)
         if bias:
             self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype, device=device))
         else:
@@ -69,7 +75,12 @@ class MultiheadAttention(Module):
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
-        init.xavier_uniform_(self.in_proj_weight)
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
@@ -93,6 +104,9 @@ class MultiheadAttention(Module):
             self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
             training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
             attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal,
+            **({} if self._qkv_same_embed_dim else {
+                "use_separate_proj_weight": True, "q_proj_weight": self.q_proj_weight,
+                "k_proj_weight": self.k_proj_weight, "v_proj_weight": self.v_proj_weight}),
         )
         if self.batch_first and batched:
             return O.transpose(out, 1, 0), weights

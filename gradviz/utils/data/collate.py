@@ -80,7 +80,8 @@ def _collate_leaf(batch: list) -> Any:
 
 def default_collate(batch: list) -> Any:
     """Stack a list of samples into a batch: tensors along a new dim 0, numbers into tensors,
-    mappings and sequences element by element (tuples come back as lists), strings as lists."""
+    mappings and sequences element by element (tuples come back as lists), strings as they come:
+    a list of a mapping's values, a tuple of a sequence's (torch passes zip's tuples on)."""
     out = _collate_leaf(batch)
     if out is not None:
         return out
@@ -96,7 +97,7 @@ def default_collate(batch: list) -> Any:
         except TypeError:
             return {k: default_collate([d[k] for d in batch]) for k in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return elem_type(*(default_collate(list(samples)) for samples in zip(*batch)))
+        return elem_type(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
@@ -104,14 +105,14 @@ def default_collate(batch: list) -> Any:
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
-            return [default_collate(list(samples)) for samples in transposed]
+            return [default_collate(samples) for samples in transposed]
         try:
             if isinstance(elem, collections.abc.MutableSequence):
                 clone = copy.copy(elem)
                 for i, samples in enumerate(transposed):
-                    clone[i] = default_collate(list(samples))
+                    clone[i] = default_collate(samples)
                 return clone
-            return elem_type([default_collate(list(samples)) for samples in transposed])
+            return elem_type([default_collate(samples) for samples in transposed])
         except TypeError:
-            return [default_collate(list(samples)) for samples in transposed]
+            return [default_collate(samples) for samples in transposed]
     raise TypeError(_ERR.format(elem_type))
