@@ -343,7 +343,7 @@ def _move_retains_grad(t: Tensor, node: Node, slot: int) -> None:
         node._retains_grad_hooks[slot] = hook
 
 
-_CPP_NODES = frozenset({"CopyBackwards"})  # torch::autograd's own Node classes, not generated rows
+_CPP_NODES = frozenset({"CopyBackwards", "Identity"})  # torch::autograd's own Node classes, not generated rows
 
 
 def node_class(d: Derivative) -> type[OpNode]:

@@ -494,5 +494,3 @@ ROWS: dict[str, D] = {
     "index_add": D("IndexAddBackward0", (lambda n, g: g, _index_add_source), forward=_fw_index_add),
 }
 register(ROWS)
-# torch's hand-written Identity node names itself with its C++ namespace, like CopySlices
-NODES["fw_primal"]._namespace = "torch::autograd::"
