@@ -45,6 +45,20 @@ def short_name(fn: Any) -> str:
     return name
 
 
+_FULL_NAMES: dict[type, str] = {}  # a node class -> name(), where the class is named so
+
+
+def full_name(fn: Any) -> str:
+    """fn.name(), known by fn's class where the class is named after the node."""
+    cls = type(fn)
+    name = _FULL_NAMES.get(cls)
+    if name is None:
+        name = fn.name()
+        if cls.__name__ == name:
+            _FULL_NAMES[cls] = name
+    return name
+
+
 _DTYPES: dict[Any, str] = {}
 
 
@@ -123,7 +137,7 @@ class TorchLeafNode(TorchNode):
         self.sequence_nr = ACCUMULATE_SEQ
         self.variable = variable
         self.leaf = leaf  # the tensor itself, while the call runs (its .grad is read)
-        self.device = str(leaf.device)
+        self.device = device_name(leaf.device)
 
 
 class RootNode(TorchNode):
@@ -191,28 +205,38 @@ class NodeTask:
 def walk(roots: list[Any]) -> list[Any]:
     """Every torch node reachable from ``roots`` through next_functions, parents before children
     (breadth first)."""
+    return walk_edges(roots)[0]
+
+
+def walk_edges(roots: list[Any]) -> tuple[list[Any], list[tuple]]:
+    """``walk``, and each node's next_functions (which torch builds anew at each read)."""
     seen: set[Any] = set()
     out: list[Any] = []
+    nexts: list[tuple] = []
     todo = deque(n for n in roots if n is not None)
     seen.update(todo)
     while todo:
         n = todo.popleft()
         out.append(n)
-        for f, _ in n.next_functions:
+        fs = n.next_functions
+        nexts.append(fs)
+        for f, _ in fs:
             if f is not None and f not in seen:
                 seen.add(f)
                 todo.append(f)
-    return out
+    return out, nexts
 
 
-def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
-    """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
-    node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
-    the largest of its children's)."""
-    for a in nodes:
+def link(nodes: list[TorchNode], of: dict[int, TorchNode], nexts: list[tuple] | None = None) -> None:
+    """Set each adapter's next_edges (from its torch node's next_functions, ``nexts`` where the
+    walk read them, in ``nodes``' order; ``of``: id of a torch node -> its adapter) and
+    topological_nr (torch's: 0 without next edges, else one more than the largest of its
+    children's)."""
+    for i, a in enumerate(nodes):
         fn = a.fn
         if fn is not None and not isinstance(a, TorchLeafNode):
-            a.next_edges = tuple((None if f is None else of[id(f)], nr) for f, nr in fn.next_functions)
+            fs = nexts[i] if nexts is not None and i < len(nexts) else fn.next_functions
+            a.next_edges = tuple([(None if f is None else of[id(f)], nr) for f, nr in fs])
     # Reversed breadth-first order puts a node's children before it, except where a child was
     # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
     # walk the rest.
@@ -249,13 +273,17 @@ def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
 
 
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}  # node class -> its _saved_* attributes (dir() is slow)
+_SHAPES: dict[tuple, tuple] = {}  # saved shapes -> the one tuple of them kept (a chain's nodes share one)
+_SHAPES_MAX = 4096
 
 
 def saved_shapes(node: Any) -> tuple[tuple[int, ...], ...]:
-    names = _SAVED_NAMES.get(type(node))
+    cls = type(node)
+    names = _SAVED_NAMES.get(cls)
     if names is None:
-        names = _SAVED_NAMES[type(node)] = tuple(a for a in dir(node) if a.startswith("_saved_"))
+        names = _SAVED_NAMES[cls] = tuple(a for a in dir(node) if a.startswith("_saved_"))
     out: list[tuple[int, ...]] = []
+    plain = None  # names of a C++ node's attributes that hold no tensor (codegen: the same every node)
     for a in names:
         try:
             v = getattr(node, a)
@@ -263,4 +291,16 @@ def saved_shapes(node: Any) -> tuple[tuple[int, ...], ...]:
             continue
         if isinstance(v, torch.Tensor):
             out.append(tuple(v.shape))
-    return tuple(out)
+        elif v is not None:  # a number, sizes, a list: never a tensor of this class's nodes
+            if plain is None:
+                plain = []
+            plain.append(a)
+    if plain and not isinstance(node, _BackwardCFunction):  # a custom Function's ctx: anything, per node
+        _SAVED_NAMES[cls] = tuple(a for a in names if a not in plain)
+    shapes = tuple(out)
+    kept = _SHAPES.get(shapes)
+    if kept is None:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        kept = _SHAPES[shapes] = shapes
+    return kept
