@@ -87,23 +87,11 @@ class LeafTensor:
         self.stats_row = stats_row  # its values when it joined a graph (None: a tensor without storage)
 
 
-_NRS: dict[tuple[int, ...], tuple[int, ...]] = {}  # a node's edges' input_nrs -> the one tuple of them kept
-
-
-def input_nrs(nrs: tuple[int, ...]) -> tuple[int, ...]:
-    kept = _NRS.get(nrs)
-    if kept is None:
-        if len(_NRS) >= 4096:
-            _NRS.clear()
-        kept = _NRS[nrs] = nrs
-    return kept
-
-
 class TorchNode:
     """A torch node with the Probe's node attributes (see the module's docstring)."""
 
-    __slots__ = ("fn", "_id", "_name", "sequence_nr", "topological_nr", "_next", "_next_nr", "input_metadata",
-                 "device", "source", "columns", "_saved", "_defer_safe")
+    __slots__ = ("fn", "_id", "_name", "sequence_nr", "topological_nr", "next_edges", "input_metadata", "device",
+                 "source", "columns", "_saved", "_defer_safe")
     # The recorder's node_begin hands what came before to the OS when user code runs next (a
     # custom Function's backward: _defer_safe False), so a crash there keeps every earlier step.
     _hooked = False
@@ -114,8 +102,7 @@ class TorchNode:
         self._name = short_name(fn)
         self.sequence_nr = fn._sequence_nr()
         self.topological_nr = 0
-        self._next: tuple = ()  # next_edges (see there)
-        self._next_nr: tuple[int, ...] = ()
+        self.next_edges: tuple[tuple[Any, int], ...] = ()
         meta = getattr(fn, "_input_metadata", None)
         # the recorder and the engine's rules read only how many inputs a node has: a shared
         # tuple of that length (torch's metadata objects, one tuple a node, kept the GC busy)
@@ -128,20 +115,6 @@ class TorchNode:
 
     def name(self) -> str:
         return self._name
-
-    # A node's edges are kept as two tuples, the nodes they point to (None: no edge) and their
-    # input_nrs (one tuple shared by every node with the same ones): next_edges' pairs are made
-    # when asked (a few times a node, each dropped at once), where holding them would be one
-    # more object an edge for the garbage collector's full collections to find and walk during
-    # the backward (a chain's MulBackward0 has two edges: three objects a node, now one).
-    @property
-    def next_edges(self) -> tuple[tuple[Any, int], ...]:
-        return tuple(zip(self._next, self._next_nr))
-
-    @next_edges.setter
-    def next_edges(self, edges: tuple[tuple[Any, int], ...]) -> None:
-        self._next = tuple([f for f, _ in edges])
-        self._next_nr = input_nrs(tuple([nr for _, nr in edges]))
 
     def saved_shapes(self) -> tuple[tuple[int, ...], ...]:
         """Shapes of the tensors torch's node saved for backward (its ``_saved_*`` tensors),
@@ -232,32 +205,38 @@ class NodeTask:
 def walk(roots: list[Any]) -> list[Any]:
     """Every torch node reachable from ``roots`` through next_functions, parents before children
     (breadth first)."""
+    return walk_edges(roots)[0]
+
+
+def walk_edges(roots: list[Any]) -> tuple[list[Any], list[tuple]]:
+    """``walk``, and each node's next_functions (which torch builds anew at each read)."""
     seen: set[Any] = set()
     out: list[Any] = []
+    nexts: list[tuple] = []
     todo = deque(n for n in roots if n is not None)
     seen.update(todo)
     while todo:
         n = todo.popleft()
         out.append(n)
-        for f, _ in n.next_functions:
+        fs = n.next_functions
+        nexts.append(fs)
+        for f, _ in fs:
             if f is not None and f not in seen:
                 seen.add(f)
                 todo.append(f)
-    return out
+    return out, nexts
 
 
-def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
-    """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
-    node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
-    the largest of its children's). next_functions is read again rather than kept from the walk:
-    torch makes its tuples anew at each read, and holding them all (three objects a chain's
-    node) made more of the garbage collector's passes run than the second read costs."""
-    for a in nodes:
+def link(nodes: list[TorchNode], of: dict[int, TorchNode], nexts: list[tuple] | None = None) -> None:
+    """Set each adapter's next_edges (from its torch node's next_functions, ``nexts`` where the
+    walk read them, in ``nodes``' order; ``of``: id of a torch node -> its adapter) and
+    topological_nr (torch's: 0 without next edges, else one more than the largest of its
+    children's)."""
+    for i, a in enumerate(nodes):
         fn = a.fn
         if fn is not None and not isinstance(a, TorchLeafNode):
-            fs = fn.next_functions
-            a._next = tuple([None if f is None else of[id(f)] for f, _ in fs])
-            a._next_nr = input_nrs(tuple([nr for _, nr in fs]))
+            fs = nexts[i] if nexts is not None and i < len(nexts) else fn.next_functions
+            a.next_edges = tuple([(None if f is None else of[id(f)], nr) for f, nr in fs])
     # Reversed breadth-first order puts a node's children before it, except where a child was
     # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
     # walk the rest.
@@ -266,7 +245,7 @@ def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
     late: list[TorchNode] = []
     for a in reversed(nodes):
         top = -1
-        for f in a._next:
+        for f, _ in a.next_edges:
             if f is not None:
                 t = f.topological_nr
                 if t < 0:
@@ -285,7 +264,7 @@ def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
             n, expanded = stack.pop()
             if n.topological_nr >= 0:
                 continue
-            kids = [f for f in n._next if f is not None]
+            kids = [f for f, _ in n.next_edges if f is not None]
             if expanded:
                 n.topological_nr = 1 + max((k.topological_nr for k in kids), default=-1)
                 continue

@@ -58,7 +58,7 @@ from gradviz.torchrec.adapters import (
     TorchQueue,
     full_name,
     link,
-    walk,
+    walk_edges,
 )
 from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
@@ -395,7 +395,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._task_ids += 1
             gt.id = self._task_ids
             call = _Call(gt)
-            fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
+            fns, nexts = walk_edges([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
             of = call.nodes
             ident = threading.get_ident()
             adapter = self._adapter
@@ -414,7 +414,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     return a, 0
                 return of[id(n)], x
 
-            link(list(of.values()), of)
+            link(list(of.values()), of, nexts)  # of's first len(fns) adapters are fns' (stand-ins come later)
             for a in of.values():
                 if type(a) is TorchLeafNode:
                     call.leaf_of[id(a.leaf)] = a
@@ -730,7 +730,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 rows.append(("saved_release", ts, tid, nid, n_saved))
                 n += 1
         hand = self._hand
-        for f, nr, gi in zip(node._next, node._next_nr, grad_inputs):  # next_edges, without its pairs
+        for (f, nr), gi in zip(node.next_edges, grad_inputs):
             if f is not None:
                 n += hand(call, f, nr, gi, node, rows, ts, tid)
         rec.source_rows(rows, n, 1, n)
