@@ -205,38 +205,30 @@ class NodeTask:
 def walk(roots: list[Any]) -> list[Any]:
     """Every torch node reachable from ``roots`` through next_functions, parents before children
     (breadth first)."""
-    return walk_edges(roots)[0]
-
-
-def walk_edges(roots: list[Any]) -> tuple[list[Any], list[tuple]]:
-    """``walk``, and each node's next_functions (which torch builds anew at each read)."""
     seen: set[Any] = set()
     out: list[Any] = []
-    nexts: list[tuple] = []
     todo = deque(n for n in roots if n is not None)
     seen.update(todo)
     while todo:
         n = todo.popleft()
         out.append(n)
-        fs = n.next_functions
-        nexts.append(fs)
-        for f, _ in fs:
+        for f, _ in n.next_functions:
             if f is not None and f not in seen:
                 seen.add(f)
                 todo.append(f)
-    return out, nexts
+    return out
 
 
-def link(nodes: list[TorchNode], of: dict[int, TorchNode], nexts: list[tuple] | None = None) -> None:
-    """Set each adapter's next_edges (from its torch node's next_functions, ``nexts`` where the
-    walk read them, in ``nodes``' order; ``of``: id of a torch node -> its adapter) and
-    topological_nr (torch's: 0 without next edges, else one more than the largest of its
-    children's)."""
-    for i, a in enumerate(nodes):
+def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
+    """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
+    node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
+    the largest of its children's). next_functions is read again rather than kept from the walk:
+    torch makes its tuples anew at each read, and holding them all through the walk (three
+    objects a chain's node) costs more garbage-collector passes than the second read."""
+    for a in nodes:
         fn = a.fn
         if fn is not None and not isinstance(a, TorchLeafNode):
-            fs = nexts[i] if nexts is not None and i < len(nexts) else fn.next_functions
-            a.next_edges = tuple([(None if f is None else of[id(f)], nr) for f, nr in fs])
+            a.next_edges = tuple([(None if f is None else of[id(f)], nr) for f, nr in fn.next_functions])
     # Reversed breadth-first order puts a node's children before it, except where a child was
     # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
     # walk the rest.

@@ -58,7 +58,7 @@ from gradviz.torchrec.adapters import (
     TorchQueue,
     full_name,
     link,
-    walk_edges,
+    walk,
 )
 from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
@@ -395,7 +395,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._task_ids += 1
             gt.id = self._task_ids
             call = _Call(gt)
-            fns, nexts = walk_edges([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
+            fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
             of = call.nodes
             ident = threading.get_ident()
             adapter = self._adapter
@@ -414,7 +414,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     return a, 0
                 return of[id(n)], x
 
-            link(list(of.values()), of, nexts)  # of's first len(fns) adapters are fns' (stand-ins come later)
+            link(list(of.values()), of)
             for a in of.values():
                 if type(a) is TorchLeafNode:
                     call.leaf_of[id(a.leaf)] = a
