@@ -219,6 +219,11 @@ def walk(roots: list[Any]) -> list[Any]:
     return out
 
 
+# An edge to no node (an input that needs no gradient: a chain's `x * 1.0001` has one a node),
+# one shared tuple for each input_nr, not one object an edge for the garbage collector to walk.
+_NO_EDGES = tuple((None, nr) for nr in range(64))
+
+
 def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
     """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
     node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
@@ -228,7 +233,8 @@ def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
     for a in nodes:
         fn = a.fn
         if fn is not None and not isinstance(a, TorchLeafNode):
-            a.next_edges = tuple([(None if f is None else of[id(f)], nr) for f, nr in fn.next_functions])
+            a.next_edges = tuple([(of[id(f)], nr) if f is not None else _NO_EDGES[nr] if nr < 64 else (None, nr)
+                                  for f, nr in fn.next_functions])
     # Reversed breadth-first order puts a node's children before it, except where a child was
     # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
     # walk the rest.
