@@ -45,6 +45,20 @@ def short_name(fn: Any) -> str:
     return name
 
 
+_FULL_NAMES: dict[type, str] = {}  # a node class -> name(), where the class is named so
+
+
+def full_name(fn: Any) -> str:
+    """fn.name(), known by fn's class where the class is named after the node."""
+    cls = type(fn)
+    name = _FULL_NAMES.get(cls)
+    if name is None:
+        name = fn.name()
+        if cls.__name__ == name:
+            _FULL_NAMES[cls] = name
+    return name
+
+
 _DTYPES: dict[Any, str] = {}
 
 
@@ -123,7 +137,7 @@ class TorchLeafNode(TorchNode):
         self.sequence_nr = ACCUMULATE_SEQ
         self.variable = variable
         self.leaf = leaf  # the tensor itself, while the call runs (its .grad is read)
-        self.device = str(leaf.device)
+        self.device = device_name(leaf.device)
 
 
 class RootNode(TorchNode):
@@ -205,14 +219,22 @@ def walk(roots: list[Any]) -> list[Any]:
     return out
 
 
+# An edge to no node (an input that needs no gradient: a chain's `x * 1.0001` has one a node),
+# one shared tuple for each input_nr, not one object an edge for the garbage collector to walk.
+_NO_EDGES = tuple((None, nr) for nr in range(64))
+
+
 def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
     """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
     node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
-    the largest of its children's)."""
+    the largest of its children's). next_functions is read again rather than kept from the walk:
+    torch makes its tuples anew at each read, and holding them all through the walk (three
+    objects a chain's node) costs more garbage-collector passes than the second read."""
     for a in nodes:
         fn = a.fn
         if fn is not None and not isinstance(a, TorchLeafNode):
-            a.next_edges = tuple((None if f is None else of[id(f)], nr) for f, nr in fn.next_functions)
+            a.next_edges = tuple([(of[id(f)], nr) if f is not None else _NO_EDGES[nr] if nr < 64 else (None, nr)
+                                  for f, nr in fn.next_functions])
     # Reversed breadth-first order puts a node's children before it, except where a child was
     # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
     # walk the rest.
@@ -249,13 +271,17 @@ def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
 
 
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}  # node class -> its _saved_* attributes (dir() is slow)
+_SHAPES: dict[tuple, tuple] = {}  # saved shapes -> the one tuple of them kept (a chain's nodes share one)
+_SHAPES_MAX = 4096
 
 
 def saved_shapes(node: Any) -> tuple[tuple[int, ...], ...]:
-    names = _SAVED_NAMES.get(type(node))
+    cls = type(node)
+    names = _SAVED_NAMES.get(cls)
     if names is None:
-        names = _SAVED_NAMES[type(node)] = tuple(a for a in dir(node) if a.startswith("_saved_"))
+        names = _SAVED_NAMES[cls] = tuple(a for a in dir(node) if a.startswith("_saved_"))
     out: list[tuple[int, ...]] = []
+    plain = None  # names of a C++ node's attributes that hold no tensor (codegen: the same every node)
     for a in names:
         try:
             v = getattr(node, a)
@@ -263,4 +289,16 @@ def saved_shapes(node: Any) -> tuple[tuple[int, ...], ...]:
             continue
         if isinstance(v, torch.Tensor):
             out.append(tuple(v.shape))
-    return tuple(out)
+        elif v is not None:  # a number, sizes, a list: never a tensor of this class's nodes
+            if plain is None:
+                plain = []
+            plain.append(a)
+    if plain and not isinstance(node, _BackwardCFunction):  # a custom Function's ctx: anything, per node
+        _SAVED_NAMES[cls] = tuple(a for a in names if a not in plain)
+    shapes = tuple(out)
+    kept = _SHAPES.get(shapes)
+    if kept is None:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        kept = _SHAPES[shapes] = shapes
+    return kept

@@ -28,7 +28,7 @@ from torch.overrides import TorchFunctionMode
 
 from gradviz._code_positions import frame_columns
 from gradviz.torchrec import lines
-from gradviz.torchrec.summaries import Busy, busy, has_values
+from gradviz.torchrec.summaries import BUSY, busy, has_values
 from gradviz.trace import events as ev
 from gradviz.trace.recorder_forward import forward_default, grad_state, named_tensors
 
@@ -113,6 +113,8 @@ class ForwardMode(TorchFunctionMode):
         # than pushed below this mode: one dispatch of torch's to Python an op, not two. It
         # calls the op itself (from the user's line) and notes the nodes it made.
         self.call = source.__torch_function__ if source is not None else _call
+        if source is not None:
+            source.note_last = True  # its call's frame in lines.LAST, cleared here when the call returns
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         rec = self.rec
@@ -136,14 +138,26 @@ class ForwardMode(TorchFunctionMode):
             return self.call(func, types, args, kwargs)
         if rec._fwd_pending:
             rec._fwd_flush(sys._getframe(1))
+        last = lines.LAST
+        if name == "__set__" or name == "__get__" and func != _DATA_GET:
+            # an attribute read or write (an optimizer's p.grad): no event of its own (see _note)
+            try:
+                return self.call(func, types, args, kwargs)
+            finally:
+                last.op = None
         written = _written(args, kwargs) if _inplace(name, kwargs) else None
         before = [_version(t) for t in written] if written else None
-        last = lines.LAST
-        last.op = None  # SourceMode, below, notes this call's site there
-        out = self.call(func, types, args, kwargs)
-        with Busy():  # the mode's own torch calls (a finiteness check): neither mode notes them
-            self._note(func, name, args, kwargs, out, written, before)
-        last.op = None
+        last.op = None  # SourceMode, below, notes this call's frame there
+        try:
+            out = self.call(func, types, args, kwargs)
+            flag = BUSY
+            flag.on = True  # the mode's own torch calls (a finiteness check): neither mode notes them
+            try:
+                self._note(func, name, args, kwargs, out, written, before)
+            finally:
+                flag.on = False
+        finally:
+            last.op = None
         return out
 
     def _note(self, func: Any, name: str, args: Any, kwargs: Any, out: Any, written: list | None,
@@ -219,9 +233,7 @@ def _site_of(func: Any) -> tuple[str | None, tuple[int, int] | None]:
     """The user's line of the torch call ``func`` just made and its columns on it: SourceMode's,
     when it saw it."""
     last = lines.LAST.op
-    if last is not None and last[0] is func:
-        return last[1], last[2]
-    user = lines.user_frame(1)
+    user = last[1] if last is not None and last[0] is func else lines.user_frame(1)
     return lines.where(user), frame_columns(user)
 
 

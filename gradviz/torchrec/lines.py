@@ -65,10 +65,10 @@ def line_key(node: Any) -> tuple[int, int, str]:
 
 
 class _Last(threading.local):
-    # (func, "file:line", columns) of the torch call SourceMode saw last on this thread: the
-    # forward side's mode, above it, reads it rather than walking the stack a second time
-    # (strings and numbers: nothing of the user's is held)
-    op: tuple[Any, str | None, tuple[int, int] | None] | None = None
+    # (func, the user's frame) of the torch call SourceMode runs on this thread, for the forward
+    # side's mode above it (site_of), which clears it when the call returns: the site is made
+    # only when an event needs it, and the frame is held no longer than the call
+    op: tuple[Any, Any] | None = None
 
 
 LAST = _Last()
@@ -83,6 +83,7 @@ class SourceMode(TorchFunctionMode):
         super().__init__()
         self.lines = lines
         self.entries = entries  # the recorder's backward/grad wrappers: run as they are
+        self.note_last = False  # whether to note the call's frame in LAST (the forward side's mode clears it)
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         if getattr(func, "_gradviz_entry", False):
@@ -94,17 +95,21 @@ class SourceMode(TorchFunctionMode):
         if busy():
             return func(*args, **(kwargs or {}))
         frame = user_frame(1)
-        src, cols = where(frame), frame_columns(frame)
-        LAST.op = (func, src, cols)  # for the forward side's mode above, which asks for the same site
+        if self.note_last:
+            # for the forward side's mode above, which asks for the same site (site_of) and
+            # clears it once the call is noted: the frame stays at the call until then
+            LAST.op = (func, frame)
         out = call_from(frame, func, args, kwargs or {})
         if not torch.is_grad_enabled():
             return out
         items = out if isinstance(out, (tuple, list)) else (out,)
-        site: Site = (src, cols)
+        site: Site | None = None  # made for the first node to tag: most calls make none (a .grad read)
         for t in items:
             gf = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
             if gf is None or line_key(gf) in self.lines:
                 continue
+            if site is None:
+                site = (where(frame), frame_columns(frame))
             self._tag(gf, site)
         return out
 

@@ -56,6 +56,7 @@ from gradviz.torchrec.adapters import (
     TorchLeafNode,
     TorchNode,
     TorchQueue,
+    full_name,
     link,
     walk,
 )
@@ -68,6 +69,7 @@ from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradv
 from gradviz.trace.summaries import Summary
 
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
+_HAS_VARIABLE: dict[type, bool] = {}  # a torch node class -> whether its nodes may have a leaf (variable)
 _FIELDS: dict[type, tuple[str, ...]] = {}  # an event class -> its fields after seq, ts and tid
 _current_node = torch._C._current_autograd_node  # the node the calling engine thread evaluates
 
@@ -92,7 +94,8 @@ class _Call:
         self.captured: list[tuple[TorchNode, int, int]] = []  # (node, input_nr, output index)
         self.root: TorchNode | None = None
         self.own: tuple[Any, ...] = ()  # this call's shared pre-hook and post-hook
-        self.by_key: dict[tuple[int, str], TorchNode] = {}  # (sequence_nr, name) -> node (user hooks)
+        # (sequence_nr, name) -> node, for user hooks on tensors (made when one first runs)
+        self.by_key: dict[tuple[int, str], TorchNode] | None = None
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
 
 
@@ -262,11 +265,16 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
 
     def _adapter(self, fn: Any, frame: Any, ident: int) -> TorchNode:
         """fn's adapter (ident: this thread's, a part of lines.line_key)."""
-        var = getattr(fn, "variable", None)
-        if var is not None:
-            return self._leaf_node(fn, var, frame)
+        cls = type(fn)
+        has = _HAS_VARIABLE.get(cls)
+        if has is None:  # by class: a getattr that misses raises and catches inside, every node
+            has = _HAS_VARIABLE[cls] = hasattr(cls, "variable") or hasattr(fn, "variable")
+        if has:
+            var = getattr(fn, "variable", None)
+            if var is not None:
+                return self._leaf_node(fn, var, frame)
         a = TorchNode(fn, 0, lines.NO_SITE)
-        key = (ident, a.sequence_nr, fn.name())  # lines.line_key(fn), from what the adapter read
+        key = (ident, a.sequence_nr, full_name(fn))  # lines.line_key(fn), from what the adapter read
         nid = self._kept.get(key) if self._kept else None
         a._id = nid if nid is not None else self._fresh()
         a.source, a.columns = self._lines.pop(key, lines.NO_SITE)
@@ -280,11 +288,15 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         return q
 
     def _device_queue(self, device: str) -> TorchQueue:
-        """A device's worker's queue (torch: one per device, made at first use); its owner is the
-        worker, which the recorder sees only once it runs a node."""
+        """A device's worker's queue (torch: one per device, made at first use, announced then:
+        derived); its owner is the worker, which the recorder sees only once it runs a node."""
         q = self._queues.get(device)
         if q is None:
             q = self._queues[device] = TorchQueue(len(self._queues) + 1, device, device, None)
+            rec = self._rec
+            n0 = rec.count
+            rec.queue_created(q)
+            rec.mark_derived(n0)
         return q
 
     def _stack(self) -> list[_Call]:
@@ -430,8 +442,6 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             for a in of.values():
                 if type(a) is TorchLeafNode:
                     call.leaf_of[id(a.leaf)] = a
-                else:
-                    call.by_key[(a.sequence_nr, a._name)] = a
             root_edges = [edge_of(n, x) for n, x in roots]
             targets = [edge_of(*_edge(t)) for t in inputs]
             n0 = rec.count
@@ -492,77 +502,115 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             if shown_root is not None:  # the root gradients: GraphRoot hands them on
                 rec.node_begin(gt, shown_root, depth)
                 rec.node_end(gt, shown_root, True)
+            rec.mark_derived(n1)
+            rows: list[tuple] = []
+            ts, tid, n = rec.now(), self._tid("caller"), 0
             for (a, nr), gr, out in zip(root_edges, grads, outs):
                 if a is None:
                     continue
                 if gr is None and isinstance(out, torch.Tensor):
                     gr = torch.ones_like(out)
-                self._hand(call, a, nr, gr, shown_root, root=shown_root is None)
-            rec.mark_derived(n1)
+                n += self._hand(call, a, nr, gr, shown_root, rows, ts, tid, root=shown_root is None)
+            rec.source_rows(rows, n, 0, n)
         return call
 
     def _hand(self, call: _Call, node: TorchNode, slot: int, grad: Any, producer: TorchNode | None,
-              root: bool = False) -> None:
-        """A gradient reaches node's InputBuffer: derived decrement, add, and a push when ready
-        (the caller marks them derived)."""
-        rec = self._rec
+              rows: list[tuple], ts: int, tid: int, root: bool = False) -> int:
+        """A gradient reaches node's InputBuffer: the rows of the derived decrement, add, and a
+        push when ready, appended to ``rows`` (a gradient_in row for the three, the common
+        case); the number of events they stand for."""
         gt = call.gt
+        task_id = gt.id
+        nid = node._id
         if producer is not None:
+            pid = producer._id
             deps = gt.dependencies
             left = deps.get(node, 1) - 1
             deps[node] = left
-            rec.dependency_decrement(gt, node, producer, left)
+            dec: tuple | None = ("dependency_decrement", ts, tid, task_id, nid, pid, left)
         else:
+            pid = dec = None
             left = 0
         info = None
         if gt.exec_info:
             info = gt.exec_info.get(node)
             if not root and (info is None or not info.should_execute()):
-                return  # torch skips the buffer of a node that will not run
+                if dec is None:  # torch skips the buffer of a node that will not run
+                    return 0
+                rows.append(dec)
+                return 1
         filled = call.filled.get(node, 0)  # a bit per InputBuffer slot: an int, nothing for the GC
         bit = 1 << slot
         if grad is None:
             mode = "undefined"
+            shape = dtype = device = stats = values = None
         else:
             mode = "accumulate" if filled & bit else "set"
             filled |= bit
             call.filled[node] = filled
-        s = summary(grad, self.values)
-        if type(node) is TorchLeafNode:
-            # a leaf's AccumulateGrad given one gradient sets .grad to those values: its
-            # statistics are these, and need no second pass over a weight-sized tensor
-            lone = mode == "set" and node not in call.single and grad.layout == torch.strided and s.stats is not None
-            call.single[node] = (s, _ptr(grad)) if lone else None
-        rec.buffer_add(gt, node, slot, s, mode, producer)
-        if left > 0 and mode != "undefined" and not filled & (filled - 1) and node not in call.parked:
-            call.parked.add(node)
-            rec.not_ready_park(gt, node, left)
-        if left == 0:
+            s = summary(grad, self.values)
+            shape, dtype, device, stats, values = s.shape, s.dtype, s.device, s.stats, s.values
+            if type(node) is TorchLeafNode:
+                # a leaf's AccumulateGrad given one gradient sets .grad to those values: its
+                # statistics are these, and need no second pass over a weight-sized tensor
+                lone = mode == "set" and node not in call.single and grad.layout == torch.strided \
+                    and stats is not None
+                call.single[node] = (s, _ptr(grad)) if lone else None
+        if type(node) is TorchLeafNode and grad is None:
+            call.single[node] = None
+        if left:
+            n = 0
+            if dec is not None:
+                rows.append(dec)
+                n = 1
+            rows.append(("buffer_add", ts, tid, task_id, nid, slot, mode, pid, shape, dtype, device, stats, values))
+            if mode != "undefined" and not filled & (filled - 1) and node not in call.parked:
+                call.parked.add(node)
+                rows.append(("not_ready_park", ts, tid, task_id, nid, left))
+                return n + 2
+            return n + 1
+        # torch's ready_queue(cpu_queue, buffer.device()): a buffer holding a device's gradient
+        # goes to that device's worker; any other to the task's own CPU queue
+        dev = "cpu" if grad is None or grad.is_cpu else str(grad.device)
+        q = gt.cpu_ready_queue if dev == "cpu" else self._device_queue(dev)
+        call.queued[node] = q
+        prio = (ev.PRIORITY_NODE, gt.reentrant_depth, node.sequence_nr)
+        items = q.items
+        items.append((prio, task_id, node))
+        if dec is not None and node not in call.parked:  # the common case: one row for three events
+            rows.append(("gradient_in", ts, tid, task_id, nid, pid, left, slot, mode, shape, dtype, device, stats,
+                         values, q.id, q.device, prio, len(items)))
+            n = 3
+        else:
+            n = 2
+            if dec is not None:
+                rows.append(dec)
+                n = 3
+            rows.append(("buffer_add", ts, tid, task_id, nid, slot, mode, pid, shape, dtype, device, stats, values))
             if node in call.parked:
                 call.parked.discard(node)
-                rec.not_ready_take(gt, node)
-            # torch's ready_queue(cpu_queue, buffer.device()): a buffer holding a device's gradient
-            # goes to that device's worker; any other to the task's own CPU queue
-            dev = "cpu" if grad is None or grad.is_cpu else str(grad.device)
-            q = gt.cpu_ready_queue if dev == "cpu" else self._device_queue(dev)
-            call.queued[node] = q
-            prio = (ev.PRIORITY_NODE, gt.reentrant_depth, node.sequence_nr)
-            q.items.append((prio, gt.id, node))
-            rec.queue_push(q, NodeTask(node, gt.reentrant_depth, gt.id), len(q.items))
-            if info is not None and not info.needed:
-                self._pop(call, node)  # captured only: popped, its input captured, not run
+                rows.append(("not_ready_take", ts, tid, task_id, nid))
+                n += 1
+            rows.append(("queue_push", ts, tid, q.id, q.device, task_id, nid, "node", prio, len(items)))
+        if info is not None and not info.needed:
+            # captured only: popped, its input captured, not run
+            call.queued.pop(node, None)
+            size = self._unqueue(q, node, task_id)
+            rows.append(("queue_pop", ts, tid, q.id, q.device, task_id, nid, "node", prio, size))
+            n += 1
+        return n
 
-    def _pop(self, call: _Call, node: TorchNode) -> None:
-        gt = call.gt
-        q = call.queued.pop(node, gt.cpu_ready_queue)
+    @staticmethod
+    def _unqueue(q: TorchQueue, node: TorchNode, task_id: int) -> int:
+        """Take node off q's simulated items (torch pops what was pushed last, mostly: searched
+        from the end); the queue's size after."""
         items = q.items
-        tid = gt.id
-        for i in range(len(items) - 1, -1, -1):  # from the end: torch pops what was pushed last, mostly
+        for i in range(len(items) - 1, -1, -1):
             x = items[i]
-            if x[2] is node and x[1] == tid:
+            if x[2] is node and x[1] == task_id:
                 del items[i]
                 break
-        self._rec.queue_pop(q, NodeTask(node, gt.reentrant_depth, tid), len(items))
+        return len(items)
 
     def _hook_seen(self, fn: Any, kind: str, target: Any, args: tuple) -> None:
         """A user hook is about to run (gradviz.torchrec.hooks): its hook event, on the node
@@ -584,6 +632,9 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     t = target[1]()
                     node = None if t is None else call.leaf_of.get(id(t))
                 else:
+                    if call.by_key is None:  # made at the first hook of a tensor that is not a leaf
+                        call.by_key = {(a.sequence_nr, a._name): a for a in call.nodes.values()
+                                       if type(a) is not TorchLeafNode}
                     node = call.by_key.get(target[1])
                 if node is not None:
                     self._rec.hook(call.gt, node, kind, fn)
@@ -632,10 +683,15 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if not calls:
                     # a thread that began no call and runs its nodes: torch's worker for a device
                     rec.thread_start("device_worker", node.device)
-                n0 = rec.count
-                self._pop(call, node)
-                rec.mark_derived(n0)
-                rec.node_begin(gt, node, gt.reentrant_depth)
+                q = call.queued.pop(node, gt.cpu_ready_queue)
+                depth = gt.reentrant_depth
+                task_id = gt.id
+                size = self._unqueue(q, node, task_id)
+                # queue_pop (derived: torch's engine shows no queue) and node_begin, in one row; a
+                # custom Function's backward (user code) runs next: what came before goes to the OS
+                rec.source_rows([("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
+                                  (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)], 2, 0, 1,
+                                not node._defer_safe)
                 call.ran.append(node)
                 before = None
                 if type(node) is TorchLeafNode:
@@ -687,16 +743,21 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             elif s.stats is None:
                 s = Summary(s.shape, s.dtype, s.device, _ZERO, s.values)
             rec.accumulate_grad(gt, node, node.variable, before, s, "set" if before is None else "accumulate")
-        rec.node_end(gt, node, True)
-        n0 = rec.count
+        ts = rec.now()
+        tid = self._tid("caller")
+        nid = node._id
+        rows: list[tuple] = [("node_end", ts, tid, gt.id, nid, "ok")]
+        n = 1  # events; those after node_end are derived
         if not gt.keep_graph:
             n_saved = len(node.saved_shapes())
             if n_saved:
-                rec.saved_release(node, n_saved)
+                rows.append(("saved_release", ts, tid, nid, n_saved))
+                n += 1
+        hand = self._hand
         for (f, nr), gi in zip(node.next_edges, grad_inputs):
             if f is not None:
-                self._hand(call, f, nr, gi, node)
-        rec.mark_derived(n0)
+                n += hand(call, f, nr, gi, node, rows, ts, tid)
+        rec.source_rows(rows, n, 1, n)
 
     def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
         for h in call.handles:

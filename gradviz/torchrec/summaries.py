@@ -18,6 +18,7 @@ from gradviz.trace.summaries import VALUES_MAX, Summary, _stats_row, stats_row, 
 _NUMPY_FLOATS = frozenset((torch.float16, torch.float32, torch.float64))  # dtypes numpy reads as they are
 _STRIDED = torch.strided
 _busy = threading.local()  # set while the recorder runs its own torch ops: not the user's
+BUSY = _busy  # the flag itself (.on), for a hot path that sets it without Busy()'s two calls
 
 
 class Busy:

@@ -411,20 +411,19 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             return self._final_count
         with self._lock:
             k = len(self._rows)
-            if self._source is not None:  # _scan's case without the call: a source makes no group rows
-                return self._base + k + self._edges
             return self._base + k + self._scan(k) + self._edges
 
     def _scan(self, k: int) -> int:
         """Under the lock: the events that the group rows among the first ``k`` rows (not yet
         spilled) add to their count of rows (edges aside)."""
-        if self._source is not None:  # a source makes no gradient_in group rows (only the engine)
-            return 0
         pos = self._scan_pos
         if k > pos:
             kinds = self._rows[pos:k]
             kinds = list(map(_first, kinds))
-            self._scan_extra += 2 * kinds.count("gradient_in")
+            extra = 2 * kinds.count("gradient_in")
+            if self._source is not None:  # only a source's steps (source_rows) make node_pop rows
+                extra += kinds.count("node_pop")
+            self._scan_extra += extra
             self._scan_pos = k
         return self._scan_extra
 
@@ -559,11 +558,31 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         keeps other steps out meanwhile (torchrec emits under one lock)."""
         with self._lock:
             k = len(self._rows)
-            end = self._base + k + self._edges
-            if self._source is None:
-                end += self._scan(k)
+            end = self._base + k + self._edges + self._scan(k)
             if end > since:
                 self._derived.extend(range(since, end))
+
+    def source_rows(self, rows: list[tuple], events: int, derived_from: int, derived_to: int,
+                    flush: bool = False) -> None:
+        """A source's steps as finished rows ``(kind, ts, tid, *fields)``, in order: one row an
+        event, or a group row (``gradient_in``: three events, ``node_pop``: two), ``events`` in
+        all. Its events ``derived_from`` to ``derived_to`` (0: the first row's first event) were
+        inferred, not observed: listed in the next ``derived`` event. ``flush``: user code runs
+        next (a custom Function's backward, a hook), so what came before goes to the OS now.
+        One lock and one call for a node's steps, where a probe call each would be several."""
+        with self._lock:
+            if self._closed:
+                return
+            mine = self._rows
+            k = len(mine)
+            start = self._base + k + self._scan(k) + self._edges
+            mine.extend(rows)
+            self._scan_pos = len(mine)  # what _scan would count of these rows, known
+            self._scan_extra += events - len(rows)
+            if derived_to > derived_from:
+                self._derived.extend(range(start + derived_from, start + derived_to))
+            if self._writer is not None and (flush or len(mine) >= self._spill_at):
+                self._spill()
 
     def flush_derived(self) -> None:
         """Write the ``derived`` event listing the inferred events so far (if any)."""
@@ -1376,13 +1395,15 @@ def _class_info(cls: type) -> tuple[str | None, bool, bool, int]:
     from gradviz.autograd.graph import Node
 
     global _SavedVariable
-    from gradviz.autograd.saved_variable import SavedVariable
+    # The ops layer as far as it is loaded: a class of its (an OpNode) exists only once it is,
+    # and a recording of real torch, whose adapters are no OpNodes, need not load it (a quarter
+    # of a second, at the first backward of the run).
+    core = sys.modules.get("gradviz.ops.core")
+    OpNode = getattr(core, "OpNode", None)  # noqa: N806
+    if OpNode is not None:
+        from gradviz.autograd.saved_variable import SavedVariable
 
-    _SavedVariable = SavedVariable
-    try:
-        from gradviz.ops.core import OpNode
-    except ImportError:  # pragma: no cover - the ops layer is always there with the engine
-        OpNode = None  # noqa: N806
+        _SavedVariable = SavedVariable
     name = cls.__name__ if getattr(cls, "name", None) is Node.name else None
     shapes = getattr(cls, "saved_shapes", None)
     saved_how = 0 if shapes is Node.saved_shapes else 1 if OpNode is not None and shapes is OpNode.saved_shapes else 2
