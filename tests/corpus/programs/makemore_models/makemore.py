@@ -1,8 +1,8 @@
 # Source: github.com/karpathy/makemore makemore.py @ 988aa59e4d8fefa526d06f3b453ad116258398d4
-# Changes: names.txt (a download) by the first 64 names of it written by the program; the command
-#   line fixed in the program (--type gru --n-embd 32 --n-embd2 32 --batch-size 16); TensorBoard's SummaryWriter by a stand-in that
-#   drops the scalars; evaluation every 3 steps (not 500) on 2 batches, sampling every 4 (not 200),
-#   the model not saved (an output file).
+# Changes: names.txt (a download) by the first 64 names of it written by the program; TensorBoard's
+#   SummaryWriter by a stand-in that drops the scalars; evaluation every 3 steps (not 500) on 2
+#   batches, sampling every 4 (not 200), the model not saved (an output file). The command line
+#   comes from main.py, which runs four of the model types.
 """
 you give this script some words (one per line) and it will generate more things like it.
 uses super state of the art Transformer AI tech
@@ -633,7 +633,7 @@ if __name__ == '__main__':
     parser.add_argument('--batch-size', '-b', type=int, default=32, help="batch size during optimization")
     parser.add_argument('--learning-rate', '-l', type=float, default=5e-4, help="learning rate")
     parser.add_argument('--weight-decay', '-w', type=float, default=0.01, help="weight decay")
-    args = parser.parse_args(['--type', 'gru', '--max-steps', '7', '--num-workers', '0', '--n-embd', '32', '--n-embd2', '32', '--batch-size', '16'])
+    args = parser.parse_args()
     print(vars(args))
 
     # system inits
