@@ -194,7 +194,9 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._names.stop()
         self._hooks.stop()
         self._mode_off()  # ours, while on top of the stack (the child's only thread forked)
-        leave_thread_alone()  # and any left below a user's mode pass every op through
+        ours = [m for m in (self._mode, self._fwd_mode) if m is not None]
+        if any(torch._C._get_function_stack_at(i) in ours for i in range(torch._C._len_torch_function_stack())):
+            leave_thread_alone()  # ours below a user's mode: they pass every op through
         self._fwd_mode = self._mode = None
         self._fwd_pending.clear()
         self._lines.clear()

@@ -169,3 +169,25 @@ def test_dataloader_workers_leave_the_torch_trace_alone(tmp_path):
         assert kinds["TaskBegin"] == 6  # the parent's six backward calls
         counts.append(sum(kinds.values()))
     assert counts[0] == counts[1]  # the same run, the same steps
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_forked_child_can_record_its_own_trace(tmp_path, engine):
+    t = _lib(engine)
+    child_path = tmp_path / "child.trace.json"
+    with gradviz.trace(tmp_path / "parent.trace.json", engine=engine):
+        w = t.ones(3, requires_grad=True)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                with gradviz.trace(child_path, engine=engine):
+                    (w * 2.0).exp().sum()
+            except BaseException:  # noqa: BLE001 - the parent reports it
+                (tmp_path / "child.err").write_text(traceback.format_exc())
+                code = 3
+            os._exit(code)
+        _check_child(pid, tmp_path)
+    events, complete = read_events(child_path)
+    assert complete
+    assert [e.op for e in events if type(e).__name__ == "ForwardOp"][-2:] == ["exp", "sum"]
