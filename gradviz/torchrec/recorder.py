@@ -160,12 +160,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             if self._closed:
                 return
             self._closed = True
-            if self._saved:
-                torch.autograd.backward = self._saved["backward"]
-                torch.autograd.grad = self._saved["grad"]
-                torch.Tensor.backward = self._saved["Tensor.backward"]
-            self._names.stop()
-            self._hooks.stop()
+            self._unpatch()
             self._fwd_stop()  # why
             if self._mode is not None and self._mode_pushed:
                 try:
@@ -187,12 +182,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         if self._dist is not None:  # ddp: its patches off, no iteration closed (that would emit)
             self._dist, d = None, self._dist
             d.forget_in_child()
-        if self._saved:
-            torch.autograd.backward = self._saved["backward"]
-            torch.autograd.grad = self._saved["grad"]
-            torch.Tensor.backward = self._saved["Tensor.backward"]
-        self._names.stop()
-        self._hooks.stop()
+        self._unpatch()
         self._mode_off()  # ours, while on top of the stack (the child's only thread forked)
         ours = [m for m in (self._mode, self._fwd_mode) if m is not None]
         if any(torch._C._get_function_stack_at(i) in ours for i in range(torch._C._len_torch_function_stack())):
@@ -202,6 +192,15 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         self._lines.clear()
         self._leaves.clear()
         self._kept.clear()
+
+    def _unpatch(self) -> None:
+        """torch's backward/grad functions back, and the names' and hooks' patches off."""
+        if self._saved:
+            torch.autograd.backward = self._saved["backward"]
+            torch.autograd.grad = self._saved["grad"]
+            torch.Tensor.backward = self._saved["Tensor.backward"]
+        self._names.stop()
+        self._hooks.stop()
 
     # -- ids ------------------------------------------------------------------------------------
     def _fresh(self) -> int:

@@ -577,17 +577,15 @@ class Module:
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` when the gradients with respect to the
         module's inputs are computed (it may return new grad_input), as torch's."""
-        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return self._add_backward_hook("_backward_hooks", hook, prepend)
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output)`` when the gradients with respect to the module's outputs
         are computed (it may return new grad_output), as torch's."""
-        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+        return self._add_backward_hook("_backward_pre_hooks", hook, prepend)
+
+    def _add_backward_hook(self, table: str, hook: Callable, prepend: bool) -> RemovableHandle:
+        hooks = self.__dict__.setdefault(table, OrderedDict())
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if prepend:
