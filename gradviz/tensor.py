@@ -172,6 +172,8 @@ class Tensor:
         if g is None and self._grad_fn is not None and not self._retains_grad:
             # torch's warning: a non-leaf's .grad stays None unless retain_grad() asked for it
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            if _forward.engine.probe is not None:
+                _forward.non_leaf_grad_read(self)
         return g
 
     @grad.setter

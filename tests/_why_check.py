@@ -35,6 +35,8 @@ def record(prog: Path, engine: str, out: Path) -> None:
 
 
 def ask(trace: Any, question: list[str]) -> Any:
+    if not question:  # no question: the first problem
+        return trace.why()
     if question[0] == "--grad":
         return trace.why(grad=question[1])
     return trace.why(nan=question[0] == "--nan", error=question[0] == "--error")

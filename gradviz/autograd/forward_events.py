@@ -96,6 +96,13 @@ def grad_reset(t: Any, how: str) -> None:
         p.grad_reset(t, how, source())
 
 
+def non_leaf_grad_read(t: Any) -> None:
+    """The program read ``t.grad`` of a non-leaf that does not retain its gradient: None."""
+    p = probe()
+    if p is not None:
+        p.non_leaf_grad_read(t, source())
+
+
 def detach(op: str, t: Any, out: Any) -> None:
     """``op`` took ``t``'s value out of autograd (``out``: the new tensor, or None)."""
     p = probe()

@@ -146,6 +146,9 @@ class Probe:
     def grad_reset(self, tensor: Any, how: str, source: str | None) -> None:
         """``tensor.grad`` was set back to None ("none") or zeroed ("zero")."""
 
+    def non_leaf_grad_read(self, tensor: Any, source: str | None) -> None:
+        """The program read ``tensor.grad`` of a non-leaf that does not retain its gradient (None)."""
+
     def detach(self, op: str, tensor: Any, output: Any, source: str | None) -> None:
         """``op`` took ``tensor``'s value out of autograd; ``output`` the new tensor or None."""
 

@@ -94,6 +94,7 @@ class Facts:
         self.bumps: list[ev.VersionBump] = of(ev.VersionBump)  # type: ignore[assignment]
         self.modes: list[ev.GradMode] = of(ev.GradMode)  # type: ignore[assignment]
         self.resets: list[ev.GradReset] = of(ev.GradReset)  # type: ignore[assignment]
+        self.grad_reads: list[ev.NonLeafGradRead] = of(ev.NonLeafGradRead)  # type: ignore[assignment]
         self.detaches: list[ev.Detach] = of(ev.Detach)  # type: ignore[assignment]
         self.calls: list[ev.BackwardCall] = of(ev.BackwardCall)  # type: ignore[assignment]
         self.at_end: list[ev.TensorAtEnd] = of(ev.TensorAtEnd)  # type: ignore[assignment]
@@ -230,6 +231,10 @@ def _taint(facts: Facts, tensor: int) -> set[int]:
 
 def why_grad(facts: Facts, name: str) -> Answer:
     tensor, at = find_tensor(facts, name)
+    return _why_grad(facts, tensor, at, name)
+
+
+def _why_grad(facts: Facts, tensor: int, at: ev.TensorAtEnd | None, name: str) -> Answer:
     q = "grad"
 
     def answer(reason: str, where: str | None, text: str, node: int | None = None, seq: int | None = None) -> Answer:
@@ -238,15 +243,22 @@ def why_grad(facts: Facts, name: str) -> Answer:
     if at is not None and at.grad in ("nonzero", "nonfinite"):
         extra = " (it holds NaN/Inf: ask --nan)" if at.grad == "nonfinite" else ""
         return answer("has_grad", None, f"{name}.grad is not None after the run{extra}.")
-    if at is not None and not at.leaf:
+    read = next((r for r in facts.grad_reads if r.tensor == tensor), None)
+    if at is not None and not at.leaf or read is not None:
         op = facts.creator.get(tensor)
         where = _where(op) if op is not None else None
         made = f"`{op.op}` at {_said(op)}" if op is not None else "an op"
+        seen = f" (its .grad read at {_short(read.source)} gave None)" if read is not None else ""
+        var = name if name.replace(".", "_").isidentifier() else None  # a variable: the fix names it
+        fix = (f"To read its gradient, call {var}.retain_grad() before backward; if it is meant as a parameter, "
+               f"make it a leaf (e.g. `{var} = (torch.randn(...) * 0.1).requires_grad_()`)." if var is not None else
+               "To read its gradient, call .retain_grad() on it before backward, or read .grad of the leaf it was "
+               "computed from.")
+        subject = name if var is not None or op is None else "This tensor"
         return answer(
             "not_leaf", where,
-            f"{name} is the result of {made}, not a leaf, and autograd keeps .grad only on leaves. Make it a "
-            f"leaf (e.g. `{name} = (torch.randn(...) * 0.1).requires_grad_()`), or call {name}.retain_grad() "
-            "before backward.", op.grad_fn if op is not None else None, op.seq if op is not None else None,
+            f"{subject} is the result of {made}, not a leaf, and autograd keeps .grad only on leaves{seen}. {fix}",
+            op.grad_fn if op is not None else None, op.seq if op is not None else None,
         )
     updates = facts.updates.get(tensor, [])
     if updates:
@@ -540,11 +552,15 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
     a = why_nan(facts)
     if a.reason != "all_finite":
         return a
+    for r in facts.grad_reads:  # the program read a .grad that could only be None
+        at = next((t for t in facts.at_end if t.tensor == r.tensor), None)
+        return _why_grad(facts, r.tensor, at, facts.label(r.tensor) or "the tensor")
     for t in facts.at_end:
         if t.leaf and t.requires_grad and t.grad == "none":
             return why_grad(facts, t.name)
     return Answer("grad", "no_problem", None, None, None,
-                  "No problem found: no error, no NaN/Inf, and every named leaf that requires grad has a .grad.")
+                  "No problem found: no error, no NaN/Inf, every named leaf that requires grad has a .grad, and "
+                  "no .grad read of a non-leaf.")
 
 
 def facts_of(trace: Any) -> Facts:

@@ -37,6 +37,7 @@ _SET_GRAD = "_set_grad_enabled"
 # (method-wrappers are made at each attribute access: compared with ==, not is)
 _GRAD_SET = torch.Tensor.grad.__set__
 _DATA_GET = torch.Tensor.data.__get__
+_GRAD_GET = torch.Tensor.grad.__get__
 
 
 def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
@@ -140,11 +141,17 @@ class ForwardMode(TorchFunctionMode):
             rec._fwd_flush(sys._getframe(1))
         last = lines.LAST
         if name == "__set__" or name == "__get__" and func != _DATA_GET:
-            # an attribute read or write (an optimizer's p.grad): no event of its own (see _note)
+            # an attribute read or write (an optimizer's p.grad): no event of its own (see _note),
+            # but a read of a non-leaf's .grad, None whatever backward does (torch warns)
             try:
-                return self.call(func, types, args, kwargs)
+                out = self.call(func, types, args, kwargs)
             finally:
                 last.op = None
+            if out is None and func == _GRAD_GET and args:
+                t = args[0]
+                if t.grad_fn is not None and not t.retains_grad:
+                    rec._fwd_emit(ev.NonLeafGradRead, tensor=rec._fwd_id(t), source=_where())
+            return out
         written = _written(args, kwargs) if _inplace(name, kwargs) else None
         before = [_version(t) for t in written] if written else None
         last.op = None  # SourceMode, below, notes this call's frame there

@@ -29,7 +29,7 @@ _NODE_FIELDS = ("node", "src", "dst", "producer", "by", "graph_root")
 
 
 # The forward side's kinds name any tensor by id, not only the leaves tensor_created announces.
-_ANY_TENSOR = (ev.VersionBump, ev.GradReset, ev.Detach, ev.TensorAtEnd)
+_ANY_TENSOR = (ev.VersionBump, ev.GradReset, ev.NonLeafGradRead, ev.Detach, ev.TensorAtEnd)
 
 def _where(e: ev.Event) -> str:
     return f"event {e.seq} ({e.kind})"

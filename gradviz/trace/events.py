@@ -590,6 +590,16 @@ class GradReset(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class NonLeafGradRead(Event):
+    """The program read ``.grad`` of a tensor that is not a leaf and does not retain its
+    gradient: the read gives None (torch warns), whatever backward does."""
+
+    kind: ClassVar[str] = "non_leaf_grad_read"
+    tensor: int  # tensor id of the non-leaf whose .grad was read
+    source: str | None  # "file:line" of the user's read
+
+
+@dataclass(frozen=True, slots=True)
 class Detach(Event):
     """A tensor's value left autograd: .detach(), .data, .numpy(), .item(), torch.tensor(t)."""
 
@@ -634,7 +644,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     NodeBegin, NodeEnd, Hook, AccumulateGradUpdate, CapturedGrad, SavedRelease,
     Callback, PoolPush, PoolTake, Error, Anomaly, EngineInfo, Derived,
     DistInit, DdpInit, DdpForward, DdpGrads, BucketReady, BucketDone, CollectiveBegin, CollectiveEnd,
-    ForwardOp, VersionBump, GradMode, GradReset, Detach, BackwardCall, TensorAtEnd,
+    ForwardOp, VersionBump, GradMode, GradReset, NonLeafGradRead, Detach, BackwardCall, TensorAtEnd,
 )
 
 KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

@@ -180,6 +180,12 @@ class ForwardMixin:
         with self._lock:
             self._put("grad_reset", self._current_tid(), tensor._id, how, source)
 
+    def non_leaf_grad_read(self, tensor: Any, source: str | None) -> None:
+        if not self.forward:
+            return
+        with self._lock:
+            self._put("non_leaf_grad_read", self._current_tid(), tensor._id, source)
+
     def detach(self, op: str, tensor: Any, output: Any, source: str | None) -> None:
         if not self.forward:
             return
