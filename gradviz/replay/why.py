@@ -32,7 +32,9 @@ REASONS = {
     "grad": ("detached", "no_grad", "unused", "pruned", "not_leaf", "reset", "none_gradients", "not_requires_grad",
              "has_grad", "no_problem"),
     "nan": ("non_finite_forward", "non_finite_backward", "all_finite"),
-    "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "error", "no_error"),
+    "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "leaf_inplace", "non_scalar_backward",
+              "view_inplace", "unused_input", "inference_tensor", "bad_gradient", "numpy_requires_grad",
+              "device_mismatch", "error", "no_error"),
 }
 
 
@@ -511,8 +513,60 @@ def _unused_parameters(facts: Facts, err: ev.Error) -> Answer | None:  # ddp
     return Answer("error", "unused_parameters", a["where"], None, a["tensor"], a["text"], None, err.seq)
 
 
+# torch's own messages (gradviz's engine gives the same), each a mistake with one fix: the
+# reason, and what to do. The answer's line is the user's code the error came from (Error.source).
+_MESSAGES: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"a (view of a )?leaf Variable that requires grad is being used in an in-place operation"),
+     "leaf_inplace",
+     "An in-place op on a leaf that requires grad (a parameter, or a tensor made with requires_grad=True) is "
+     "refused: autograd could not compute that leaf's gradient. Update it inside `with torch.no_grad():`, as "
+     "optimizers do, or use the out-of-place form (`w = w - lr * g`)."),
+    (re.compile(r"grad can be implicitly created only for (real )?scalar outputs"),
+     "non_scalar_backward",
+     "backward() was called on a tensor with more than one element, so there is no starting gradient. Reduce it "
+     "to a scalar first (`.sum()`, `.mean()`, a loss function), or pass `gradient=` (a tensor of its shape)."),
+    (re.compile(r"is a view and (is being|its base or another view of its base has been) modified inplace"
+                r"|is a view of a view which was created in no_grad mode"),
+     "view_inplace",
+     "A view autograd cannot rewrite in place (an output of unbind/split/chunk, or a view made under no_grad) was "
+     "modified in place. Use the out-of-place op, or .clone() the view first."),
+    (re.compile(r"appears to not have been used in the graph"),
+     "unused_input",
+     "autograd.grad() was asked for the gradient of an input the outputs do not depend on. Pass "
+     "allow_unused=True (its gradient is then None, or zeros with materialize_grads=True), or check that the "
+     "output is computed from it."),
+    (re.compile(r"[Ii]nference tensors cannot be saved for backward|[Ii]nplace update to inference tensor"),
+     "inference_tensor",
+     "A tensor made under torch.inference_mode() was used where autograd records a graph. Make it outside "
+     "inference_mode (or under torch.no_grad() instead), or .clone() it before use."),
+    (re.compile(r"returned an invalid gradient at index \d+|returned an incorrect number of gradients"),
+     "bad_gradient",
+     "A custom Function's backward (or a hook) returned the wrong gradients: backward returns one gradient per "
+     "input of forward (None for non-tensor inputs), each of its input's shape, dtype and device."),
+    (re.compile(r"Can't call numpy\(\) on Tensor that requires grad"),
+     "numpy_requires_grad",
+     "numpy() cannot take a tensor that requires grad: numpy's values are outside autograd. For values only, "
+     "use .detach().numpy(); to keep the gradient, stay in torch ops."),
+    (re.compile(r"Expected all tensors to be on the same device"),
+     "device_mismatch",
+     "An op got tensors on different devices. Move them to one device (`.to(device)`, and the model with "
+     "`model.to(device)`) before the op."),
+]
+
+
+def _message(facts: Facts, err: ev.Error) -> Answer | None:
+    for pattern, reason, fix in _MESSAGES:
+        if pattern.search(err.message):
+            calls = [c for c in facts.calls if c.seq < err.seq]
+            where = err.source or (calls[-1].source if calls else None)
+            at = f" at {_short(where)}" if where else ""
+            return Answer("error", reason, where, facts.node_name(err.node), None,
+                          f"{err.type}{at}: {err.message.split('. ')[0].rstrip('.')}. {fix}", err.node, err.seq)
+    return None
+
+
 ERROR_RULES: list[Callable[[Facts, ev.Error], Answer | None]] = [_inplace, _no_grad_fn, _freed,
-                                                                 _unused_parameters]  # ddp
+                                                                 _unused_parameters, _message]  # ddp
 
 
 def why_error(facts: Facts) -> Answer:
@@ -527,7 +581,11 @@ def why_error(facts: Facts) -> Answer:
             return a
     info = facts.nodes.get(err.node) if err.node is not None else None
     calls = [c for c in facts.calls if c.seq < err.seq]
-    where = _where(info) if info is not None else calls[-1].source if calls else None
+    call_site = calls[-1].source if calls else None
+    # the user's frame it came from (a hook, a custom Function), unless that is only the backward
+    # call: then the line that made the node that raised says more
+    where = err.source if err.source and (info is None or err.source != call_site) else \
+        _where(info) if info is not None else call_site
     return Answer("error", "error", where, facts.node_name(err.node), None, f"{err.type}: {err.message}",
                   err.node, err.seq)
 

@@ -386,6 +386,9 @@ class Error(Event):
     type: str  # exception class name, e.g. "RuntimeError"
     message: str
     forward: str | None = None  # forward traceback of the node (anomaly mode), if known
+    # "file:line" of the user's code it came from: the innermost frame of the program in its
+    # traceback (a hook's, a custom Function's), else the user's call that was handling it
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

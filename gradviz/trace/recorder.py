@@ -76,6 +76,7 @@ from gradviz.trace.summaries import (  # noqa: F401 - _small_stats, stats_of: th
     _user_frame,
     stats_of,
 )
+from gradviz.trace.user_code import error_site
 
 FLUSH_INTERVAL = 0.05  # seconds between timed flushes: what a SIGKILL can lose at most
 
@@ -484,7 +485,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
                 text = None
                 if error is not None:
                     text = _error_text(error)
-                    self._put("error", tid, None, None, type(error).__name__, str(error), None)
+                    self._put("error", tid, None, None, type(error).__name__, str(error), None, error_site(error))
                 self._put_derived(tid)
                 # A step still under way on another thread may append after this: past the end,
                 # its row is left out of the slice, as it would be if it came after stop.
@@ -1085,12 +1086,12 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         with self._lock:
             tid = self._current_tid()
             nid = None if node is None else self._node(node, tid)
-            self._put("error", tid, _task_id(task), nid, type(exc).__name__, str(exc), forward)
+            self._put("error", tid, _task_id(task), nid, type(exc).__name__, str(exc), forward, error_site(exc))
 
     def call_error(self, exc: BaseException) -> None:
         with self._lock:
             tid = self._current_tid()
-            self._put("error", tid, self._local.ended, None, type(exc).__name__, str(exc), None)
+            self._put("error", tid, self._local.ended, None, type(exc).__name__, str(exc), None, error_site(exc))
 
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         with self._lock:

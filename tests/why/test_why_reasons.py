@@ -22,6 +22,14 @@ def test_reason_and_line(prog: Path, engine: str, tmp_path: Path, monkeypatch: p
     check(prog, engine, tmp_path)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("prog", sorted((PROGRAMS / "torch_only").glob("*.py")), ids=lambda p: p.stem)
+def test_reason_and_line_on_torch(prog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs of a behaviour gradviz's core does not have yet (inference tensors): torch only."""
+    monkeypatch.chdir(tmp_path)
+    check(prog, "torch", tmp_path)
+
+
 def test_cli_json_and_first_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     record(PROGRAMS / "no_grad.py", "gradviz", tmp_path / "t.json")
