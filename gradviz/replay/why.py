@@ -17,6 +17,7 @@ non_finite_backward; for --error inplace, no_grad_fn, freed, unused_parameters (
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -31,7 +32,7 @@ from gradviz.trace.model import ANSWERERS
 REASONS = {
     "grad": ("detached", "no_grad", "unused", "pruned", "not_leaf", "reset", "none_gradients", "not_requires_grad",
              "has_grad", "no_problem"),
-    "nan": ("non_finite_forward", "non_finite_backward", "all_finite"),
+    "nan": ("non_finite_forward", "non_finite_backward", "diverged", "all_finite"),
     "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "leaf_inplace", "non_scalar_backward",
               "view_inplace", "unused_input", "inference_tensor", "bad_gradient", "numpy_requires_grad",
               "device_mismatch", "error", "no_error"),
@@ -358,11 +359,35 @@ def _bad(stats: ev.Stats | None) -> bool:
     return stats is not None and (stats.nan > 0 or stats.inf > 0)
 
 
+def _diverged(facts: Facts, seq: int, where: str | None, what: str) -> Answer | None:
+    """The first NaN/Inf (at event ``seq``) came after backward passes whose largest leaf
+    gradient grew by orders of magnitude: training blowing up (a learning rate too high), not
+    one op's singular point."""
+    peak: dict[int, float] = {}  # task -> the largest norm of a leaf's .grad it left
+    for u in facts.trace.of_kind(ev.AccumulateGradUpdate):
+        if u.seq < seq and u.after is not None and math.isfinite(u.after.norm) and not _bad(u.after):
+            peak[u.task] = max(peak.get(u.task, 0.0), u.after.norm)
+    norms = [peak[t.task] for t in facts.tasks if t.reentrant_depth == 0 and t.task in peak]
+    if len(norms) < 2 or norms[0] <= 0 or norms[-1] < 1e3 * norms[0] or norms[-1] < max(norms[:-1]):
+        return None
+    calls = [c for c in facts.calls if c.seq < seq]
+    loop = f" (backward at {_short(calls[-1].source)})" if calls else ""
+    return Answer(
+        "nan", "diverged", where, None, None,
+        f"The training diverged: the largest gradient norm grew from {norms[0]:.3g} in the first backward to "
+        f"{norms[-1]:.3g} in backward {len(norms)}{loop}, then {what} gave the first NaN/Inf. Lower the learning "
+        "rate, clip the gradients (torch.nn.utils.clip_grad_norm_), or normalise the inputs.", None, seq,
+    )
+
+
 def why_nan(facts: Facts) -> Answer:
     bad_out: set[int] = set()
     for op in facts.ops:
         if op.finite is False:
             if not any(i in bad_out for i in op.inputs):
+                blew = _diverged(facts, op.seq, _where(op), f"`{op.op}` at {_said(op)}")
+                if blew is not None:
+                    return blew
                 return Answer(
                     "nan", "non_finite_forward", _where(op), facts.node_name(op.grad_fn),
                     facts.label(op.output) or op.op,
@@ -380,6 +405,9 @@ def why_nan(facts: Facts) -> Answer:
             src = _where(info)
             op = facts.op_of_node.get(b.producer)
             made = f" (made by `{op.op}`)" if op is not None else ""
+            blew = _diverged(facts, b.seq, src, f"{facts.node_name(b.producer)}{made} at {_said(info)}")
+            if blew is not None:
+                return blew
             return Answer(
                 "nan", "non_finite_backward", src, facts.node_name(b.producer),
                 facts.label(op.output) if op is not None else None,
