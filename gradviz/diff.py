@@ -170,7 +170,8 @@ _TYPES = frozenset({ev.TaskBegin, ev.NodeBegin, ev.NodeEnd, ev.BufferAdd, ev.Acc
 
 # The rare kinds a loaded trace keeps that diff reads none of: ``gradviz.load(skip=SKIP)`` (one
 # forward op a node: a recording's commonest rare kind).
-SKIP = frozenset({ev.ForwardOp, ev.VersionBump, ev.GradMode, ev.GradReset, ev.NonLeafGradRead, ev.Detach})
+SKIP = frozenset({ev.ForwardOp, ev.VersionBump, ev.GradMode, ev.GradReset, ev.NonLeafGradRead, ev.WarningShown,
+                  ev.Detach})
 
 
 # What diff keeps of a node (``fastload.node_lines``' ``info``): NodeInfo's fields in a tuple,

@@ -28,7 +28,7 @@ def spec(path: Path) -> tuple[list[str], str, int | None]:
 
 def record(prog: Path, engine: str, out: Path) -> None:
     """`gradviz run --engine ENGINE -o OUT PROG`, in its own process, as a user runs it."""
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}  # warnings shown as to a user: evidence
     subprocess.run([sys.executable, "-m", "gradviz", "run", "--engine", engine, "-o", str(out), str(prog)],
                    capture_output=True, env=env, timeout=300, check=False)
     assert out.exists(), f"no trace from {prog.name}"

@@ -31,7 +31,7 @@ from gradviz.trace.model import ANSWERERS
 
 REASONS = {
     "grad": ("detached", "no_grad", "unused", "pruned", "not_leaf", "reset", "none_gradients", "not_requires_grad",
-             "has_grad", "no_problem"),
+             "checkpoint_no_grad", "broadcast_loss", "has_grad", "no_problem"),
     "nan": ("non_finite_forward", "non_finite_backward", "diverged", "all_finite"),
     "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "leaf_inplace", "non_scalar_backward",
               "view_inplace", "unused_input", "inference_tensor", "bad_gradient", "numpy_requires_grad",
@@ -98,6 +98,7 @@ class Facts:
         self.modes: list[ev.GradMode] = of(ev.GradMode)  # type: ignore[assignment]
         self.resets: list[ev.GradReset] = of(ev.GradReset)  # type: ignore[assignment]
         self.grad_reads: list[ev.NonLeafGradRead] = of(ev.NonLeafGradRead)  # type: ignore[assignment]
+        self.warnings: list[ev.WarningShown] = of(ev.WarningShown)  # type: ignore[assignment]
         self.detaches: list[ev.Detach] = of(ev.Detach)  # type: ignore[assignment]
         self.calls: list[ev.BackwardCall] = of(ev.BackwardCall)  # type: ignore[assignment]
         self.at_end: list[ev.TensorAtEnd] = of(ev.TensorAtEnd)  # type: ignore[assignment]
@@ -312,6 +313,12 @@ def _why_grad(facts: Facts, tensor: int, at: ev.TensorAtEnd | None, name: str) -
                     "a hook). Return a gradient for that input.", acc, adds[0].seq,
                 )
     # Never reached by a backward: what cut it off, first in the program
+    shown = _warned(facts, "checkpoint_no_grad")
+    if shown is not None:
+        w, fix = shown
+        return answer("checkpoint_no_grad", w.source,
+                      f"{name} got no gradient, and torch.utils.checkpoint at {_short(w.source)} warned that none of "
+                      f"its inputs requires grad. {fix}", None, w.seq)
     reach = _taint(facts, tensor)
     cands: list[tuple[int, Answer]] = []
     for op in facts.ops:
@@ -350,6 +357,41 @@ def _why_grad(facts: Facts, tensor: int, at: ev.TensorAtEnd | None, name: str) -
         f"{name} never took part in computing what backward was called on{loss}, so no gradient reaches it. "
         f"Check that the forward uses {name} (a parameter of a layer that forward() skips, say).",
     )
+
+
+# torch's warnings that mean a gradient will be missing or wrong, though nothing fails: the
+# reason, and what to do.
+_WARNINGS: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"None of the inputs have requires_grad=True\. Gradients will be None"),
+     "checkpoint_no_grad",
+     "With use_reentrant=True, the checkpointed part's parameters then get no gradient. Pass "
+     "use_reentrant=False, or call .requires_grad_() on an input of the checkpoint."),
+    (re.compile(r"Using a target size \(.*\) that is different to the input size"),
+     "broadcast_loss",
+     "The loss broadcast its input and its target to one shape, so it compares every prediction with every "
+     "target: the gradient is wrong though nothing fails. Give them the same shape (`output.squeeze(-1)`, or "
+     "`target.view_as(output)`)."),
+]
+
+
+def _warned(facts: Facts, reason: str) -> tuple[ev.WarningShown, str] | None:
+    """The first warning the program showed of the family ``reason``, and its fix."""
+    for pattern, r, fix in _WARNINGS:
+        if r == reason:
+            w = next((w for w in facts.warnings if pattern.search(w.message)), None)
+            return None if w is None else (w, fix)
+    return None
+
+
+def why_warnings(facts: Facts) -> Answer | None:
+    """The first warning the program showed that means a missing or wrong gradient."""
+    for w in facts.warnings:
+        for pattern, reason, fix in _WARNINGS:
+            if pattern.search(w.message):
+                return Answer("grad", reason, w.source, None, None,
+                              f"{w.category} at {_short(w.source)}: {w.message.split('. ')[0].rstrip('.')}. {fix}",
+                              None, w.seq)
+    return None
 
 
 # -- --nan ------------------------------------------------------------------------------------
@@ -644,9 +686,12 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
     for t in facts.at_end:
         if t.leaf and t.requires_grad and t.grad == "none":
             return why_grad(facts, t.name)
+    warned = why_warnings(facts)
+    if warned is not None:
+        return warned
     return Answer("grad", "no_problem", None, None, None,
-                  "No problem found: no error, no NaN/Inf, every named leaf that requires grad has a .grad, and "
-                  "no .grad read of a non-leaf.")
+                  "No problem found: no error, no NaN/Inf, every named leaf that requires grad has a .grad, no "
+                  ".grad read of a non-leaf, and no warning of a missing or wrong gradient.")
 
 
 def facts_of(trace: Any) -> Facts:

@@ -603,6 +603,19 @@ class NonLeafGradRead(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class WarningShown(Event):
+    """A warning the program gave that passed Python's filters: shown to the user, or caught by
+    ``warnings.catch_warnings(record=True)``."""
+
+    kind: ClassVar[str] = "warning"
+    category: str  # the warning's class name, e.g. "UserWarning"
+    message: str  # its text (the first 1,000 characters)
+    at: str | None  # "file:line" Python names in the warning (torch's own file, for many of torch's)
+    source: str | None  # "file:line" of the user's code that was running (the innermost frame of it)
+    shown: bool = True  # False: caught by catch_warnings(record=True), not printed
+
+
+@dataclass(frozen=True, slots=True)
 class Detach(Event):
     """A tensor's value left autograd: .detach(), .data, .numpy(), .item(), torch.tensor(t)."""
 
@@ -647,7 +660,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     NodeBegin, NodeEnd, Hook, AccumulateGradUpdate, CapturedGrad, SavedRelease,
     Callback, PoolPush, PoolTake, Error, Anomaly, EngineInfo, Derived,
     DistInit, DdpInit, DdpForward, DdpGrads, BucketReady, BucketDone, CollectiveBegin, CollectiveEnd,
-    ForwardOp, VersionBump, GradMode, GradReset, NonLeafGradRead, Detach, BackwardCall, TensorAtEnd,
+    ForwardOp, VersionBump, GradMode, GradReset, NonLeafGradRead, WarningShown, Detach, BackwardCall, TensorAtEnd,
 )
 
 KINDS: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

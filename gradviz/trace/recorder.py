@@ -76,7 +76,8 @@ from gradviz.trace.summaries import (  # noqa: F401 - _small_stats, stats_of: th
     _user_frame,
     stats_of,
 )
-from gradviz.trace.user_code import error_site
+from gradviz.trace.user_code import error_site, user_site
+from gradviz.trace.warnings_tap import WarningTap
 
 FLUSH_INTERVAL = 0.05  # seconds between timed flushes: what a SIGKILL can lose at most
 
@@ -402,6 +403,7 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         self._prev_probe: Any = None
         self._trace: Trace | None = None
         self._sigint: Any = None
+        self._warnings: WarningTap | None = None  # the program's warnings, seen as shown (forward side)
         self.status: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -465,6 +467,9 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
                 self.stop("error", exc)
                 raise
         self._guard_sigint()
+        if self.forward:
+            self._warnings = WarningTap(self._warning_shown)
+            self._warnings.install()
         if self._writer is not None:
             _wake_flusher()
         atexit.register(self._at_exit)
@@ -473,6 +478,8 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
     def stop(self, status: str = "ok", error: BaseException | None = None) -> None:
         """End the recording: uninstall, write trace_end (status ok/error/interrupted)."""
         global _active
+        if self._warnings is not None:
+            self._warnings.remove()
         if self._source is not None and not self._closed and self._started:
             self._source.stop(self)  # its hooks off, and what it still holds written
         with _active_lock:
@@ -622,6 +629,8 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         no trace_end."""
         self._lock = threading.Lock()
         self._closed = True
+        if self._warnings is not None:
+            self._warnings.remove()
         self._rows = []
         self._append = self._rows.append
         writer, self._writer = self._writer, None
@@ -1092,6 +1101,15 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         with self._lock:
             tid = self._current_tid()
             self._put("error", tid, self._local.ended, None, type(exc).__name__, str(exc), None, error_site(exc))
+
+    def _warning_shown(self, msg: Any, shown: bool) -> None:
+        """A warning the program gives (WarningTap): what it says, where Python places it, the
+        user's line running then, and whether it was printed or caught."""
+        with self._lock:
+            if self._closed:
+                return
+            self._put("warning", self._current_tid(), msg.category.__name__, str(msg.message)[:1000],
+                      f"{msg.filename}:{msg.lineno}", user_site(1), shown)
 
     def anomaly(self, task: Any, node: Any, message: str, forward: str | None) -> None:
         with self._lock:

@@ -36,9 +36,12 @@ def error_site(exc: BaseException) -> str | None:
         if is_user_file(code.co_filename):
             site = f"{code.co_filename}:{tb.tb_lineno}"
         tb = tb.tb_next
-    if site is not None:
-        return site
-    f: Any = sys._getframe(1)
+    return site if site is not None else user_site(2)
+
+
+def user_site(depth: int = 1) -> str | None:
+    """``file:line`` of the innermost frame of the program on the calling stack."""
+    f: Any = sys._getframe(depth)
     while f is not None:
         if is_user_file(f.f_code.co_filename):
             return f"{f.f_code.co_filename}:{f.f_lineno}"

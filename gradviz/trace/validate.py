@@ -335,7 +335,8 @@ _CHECKS: dict[type, Callable[[_Checker, Any], None]] = {
     ev.BucketReady: _nothing, ev.BucketDone: _nothing, ev.CollectiveBegin: _collective, ev.CollectiveEnd: _collective,
     # the forward side: tensor ids there name any tensor, not only announced leaves
     ev.ForwardOp: _forward_op, ev.VersionBump: _nothing, ev.GradMode: _nothing, ev.GradReset: _nothing,
-    ev.NonLeafGradRead: _nothing, ev.Detach: _nothing, ev.BackwardCall: _nothing, ev.TensorAtEnd: _nothing,
+    ev.NonLeafGradRead: _nothing, ev.WarningShown: _nothing, ev.Detach: _nothing, ev.BackwardCall: _nothing,
+    ev.TensorAtEnd: _nothing,
 }
 # Events that name no thread of their own before one is announced: the bookends.
 _OWN_TID = (ev.TraceBegin, ev.ThreadStart, ev.TraceEnd)
