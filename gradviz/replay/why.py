@@ -18,6 +18,7 @@ non_finite_backward; for --error inplace, no_grad_fn, freed, unused_parameters (
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -62,8 +63,21 @@ class Answer:
     def __str__(self) -> str:
         head = f"{self.reason}"
         if self.where:
-            head += f" at {self.where}"
+            head += f" at {_shown(self.where)}"
         return f"{head}\n{self.text}"
+
+
+def _shown(where: str) -> str:
+    """A file:line for the terminal: relative to the current folder when under it (a script's
+    code is named by its absolute path, as python names it)."""
+    if os.path.isabs(where):
+        try:
+            rel = os.path.relpath(where)
+        except ValueError:  # another drive (Windows)
+            return where
+        if not rel.startswith(os.pardir):
+            return rel
+    return where
 
 
 def _short(where: str | None) -> str:
