@@ -689,7 +689,8 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
         return why_nan(facts)
     if error:
         return why_error(facts)
-    if facts.errors:
+    ended_ok = trace.status == "ok"
+    if facts.errors and not ended_ok:
         return why_error(facts)
     a = why_nan(facts)
     if a.reason != "all_finite":
@@ -697,15 +698,37 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
     for r in facts.grad_reads:  # the program read a .grad that could only be None
         at = next((t for t in facts.at_end if t.tensor == r.tensor), None)
         return _why_grad(facts, r.tensor, at, facts.label(r.tensor) or "the tensor")
-    for t in facts.at_end:
-        if t.leaf and t.requires_grad and t.grad == "none":
-            return why_grad(facts, t.name)
+    for t in _expected_grads(facts):
+        return why_grad(facts, t.name)
     warned = why_warnings(facts)
     if warned is not None:
         return warned
+    if facts.errors:  # raised and handled by the program (it ended ok): still an error of autograd's
+        return why_error(facts)
     return Answer("grad", "no_problem", None, None, None,
                   "No problem found: no error, no NaN/Inf, every named leaf that requires grad has a .grad, no "
                   ".grad read of a non-leaf, and no warning of a missing or wrong gradient.")
+
+
+def _expected_grads(facts: Facts) -> list[ev.TensorAtEnd]:
+    """The named leaves whose .grad is None at the end though the program meant them to have one:
+    a module's parameter when other parameters of the same variable's module got gradients (an
+    unused layer, a detach inside the model), or a tensor of its own that an op used before the
+    program's last backward() (not autograd.grad, which writes no .grad). A model made after the
+    training (to load a checkpoint into), or one no backward ever reached, is not a problem."""
+    last = max((c.seq for c in facts.calls if c.api == "backward"), default=None)
+    if last is None:
+        return []
+    used = {i for op in facts.ops if op.seq < last for i in op.inputs}
+    graded = {t.name.split(".", 1)[0] for t in facts.at_end if t.leaf and t.grad != "none"}
+    out = []
+    for t in facts.at_end:
+        if not (t.leaf and t.requires_grad and t.grad == "none"):
+            continue
+        owner, dot, _ = t.name.partition(".")
+        if owner in graded if dot else t.tensor in used:
+            out.append(t)
+    return out
 
 
 def facts_of(trace: Any) -> Facts:
