@@ -436,24 +436,64 @@ def _diverged(facts: Facts, seq: int, where: str | None, what: str) -> Answer | 
     )
 
 
-def why_nan(facts: Facts) -> Answer:
-    bad_out: set[int] = set()
+def _harmful(facts: Facts) -> bool:
+    """Whether a NaN/Inf reached what training uses: a tensor backward was called on, a gradient,
+    or a .grad at the end. An Inf that a softmax or a mask turns back into numbers (attention's
+    masked_fill(-inf)) reaches none of them."""
+    for c in facts.calls:
+        for t in c.tensors:
+            op = facts.creator.get(t)
+            if op is not None and op.finite is False:
+                return True
+    if any(_bad(b.stats) for b in facts.buffer_adds):
+        return True
+    if any(_bad(u.after) for us in facts.updates.values() for u in us):
+        return True
+    return any(t.grad == "nonfinite" for t in facts.at_end)
+
+
+def _forward_origin(facts: Facts) -> tuple[ev.ForwardOp | None, bool]:
+    """The op that made the first NaN/Inf of the forward from finite inputs, preferring the
+    first whose NaN/Inf (through the ops it kept non-finite) reached a tensor backward was called
+    on: an Inf a softmax absorbs (a -inf mask) comes before a real one and is not its cause.
+    With it, whether it reached one."""
+    origin: dict[int, ev.ForwardOp] = {}  # a non-finite output -> the op its NaN/Inf began at
+    first = None
     for op in facts.ops:
         if op.finite is False:
-            if not any(i in bad_out for i in op.inputs):
-                blew = _diverged(facts, op.seq, _where(op), f"`{op.op}` at {_said(op)}")
-                if blew is not None:
-                    return blew
-                return Answer(
-                    "nan", "non_finite_forward", _where(op), facts.node_name(op.grad_fn),
-                    facts.label(op.output) or op.op,
-                    f"`{op.op}` at {_said(op)} made the first NaN/Inf of the forward from finite inputs "
-                    "(log or division at 0, sqrt of a negative, exp overflowing). Clamp its input or add an epsilon.",
-                    op.grad_fn, op.seq,
-                )
+            src = next((origin[i] for i in op.inputs if i in origin), None) or op
+            first = first or src
             if op.output is not None:
-                bad_out.add(op.output)
-    # backward: the first node whose incoming gradients were finite and whose outputs were not
+                origin[op.output] = src
+    reached = [origin[t] for c in facts.calls for t in c.tensors if t in origin]
+    return (min(reached, key=lambda o: o.seq), True) if reached else (first, False)
+
+
+def why_nan(facts: Facts) -> Answer:
+    op, reached = _forward_origin(facts)
+    backward = _backward_origin(facts)
+    if backward is not None and not reached:
+        return backward
+    if op is not None:
+        blew = _diverged(facts, op.seq, _where(op), f"`{op.op}` at {_said(op)}")
+        if blew is not None:
+            return blew
+        fix = ("Clamp its input or add an epsilon." if _harmful(facts) else
+               "No NaN/Inf reached a loss or a gradient, though: if it is meant (a mask of -inf before a "
+               "softmax), nothing is wrong.")
+        return Answer(
+            "nan", "non_finite_forward", _where(op), facts.node_name(op.grad_fn),
+            facts.label(op.output) or op.op,
+            f"`{op.op}` at {_said(op)} made the first NaN/Inf of the forward from finite inputs "
+            f"(log or division at 0, sqrt of a negative, exp overflowing). {fix}",
+            op.grad_fn, op.seq,
+        )
+    return Answer("nan", "all_finite", None, None, None,
+                  "No NaN or Inf was recorded, in the forward or in the backward.")
+
+
+def _backward_origin(facts: Facts) -> Answer | None:
+    """The first node whose incoming gradients were finite and whose outputs were not."""
     incoming: dict[tuple[int, int], bool] = {}  # (task, node) -> an incoming gradient was bad
     for b in facts.buffer_adds:
         if _bad(b.stats) and b.producer is not None and not incoming.get((b.task, b.producer), False):
@@ -473,8 +513,7 @@ def why_nan(facts: Facts) -> Answer:
             )
         if _bad(b.stats):
             incoming[(b.task, b.node)] = True
-    return Answer("nan", "all_finite", None, None, None,
-                  "No NaN or Inf was recorded, in the forward or in the backward.")
+    return None
 
 
 # -- --error ----------------------------------------------------------------------------------
@@ -693,7 +732,7 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
     if facts.errors and not ended_ok:
         return why_error(facts)
     a = why_nan(facts)
-    if a.reason != "all_finite":
+    if a.reason != "all_finite" and (a.reason != "non_finite_forward" or _harmful(facts)):
         return a
     for r in facts.grad_reads:  # the program read a .grad that could only be None
         at = next((t for t in facts.at_end if t.tensor == r.tensor), None)
@@ -715,7 +754,8 @@ def _expected_grads(facts: Facts) -> list[ev.TensorAtEnd]:
     a module's parameter when other parameters of the same variable's module got gradients (an
     unused layer, a detach inside the model), or a tensor of its own that an op used before the
     program's last backward() (not autograd.grad, which writes no .grad). A model made after the
-    training (to load a checkpoint into), or one no backward ever reached, is not a problem."""
+    training (to load a checkpoint into), one no backward ever reached, or a leaf whose gradient a
+    loop set back to None after using it, is not a problem."""
     last = max((c.seq for c in facts.calls if c.api == "backward"), default=None)
     if last is None:
         return []
@@ -723,8 +763,8 @@ def _expected_grads(facts: Facts) -> list[ev.TensorAtEnd]:
     graded = {t.name.split(".", 1)[0] for t in facts.at_end if t.leaf and t.grad != "none"}
     out = []
     for t in facts.at_end:
-        if not (t.leaf and t.requires_grad and t.grad == "none"):
-            continue
+        if not (t.leaf and t.requires_grad and t.grad == "none") or facts.updates.get(t.tensor):
+            continue  # has a .grad, or had one (set back to None after its step, as loops do)
         owner, dot, _ = t.name.partition(".")
         if owner in graded if dot else t.tensor in used:
             out.append(t)
