@@ -70,6 +70,7 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
         typed = getattr(dtype, "dtype", None) if isinstance(dtype, type) else None
         if not isinstance(typed, _dtype.dtype) or issubclass(dtype, Tensor):
             raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+        device = "cuda" if getattr(dtype, "is_cuda", False) else None  # torch.cuda.FloatTensor and kin
         dtype = typed  # a typed class
     return F.to_copy(self, dtype, device)
 

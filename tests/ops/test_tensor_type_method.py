@@ -58,3 +58,30 @@ def test_name_keywords_and_grad_fn(T: Any) -> None:
     y.sum().backward()
     assert x.grad.dtype == T.float32 and x.grad.tolist() == [1.0, 1.0, 1.0]
     assert x.type(T.Tensor) is x and x.type("torch.FloatTensor") is x
+
+
+CUDA_TYPED = ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
+              "HalfTensor", "IntTensor", "LongTensor", "ShortTensor"]
+
+
+@pytest.mark.parametrize("name", CUDA_TYPED)
+def test_cuda_typed_classes_equal_torchs_without_a_gpu(name: str) -> None:
+    def facts(T: Any) -> Any:
+        cls = getattr(T.cuda, name)
+        built = None
+        try:
+            cls(2)
+        except TypeError as e:
+            built = str(e)
+        return (str(cls.dtype), cls.is_cuda, isinstance(T.ones(1, dtype=cls.dtype), cls),
+                isinstance(T.ones(1), T.cuda.FloatTensor), built)
+
+    assert facts(gradviz) == facts(torch)
+
+
+@pytest.mark.parametrize("T", [torch, gradviz], ids=["torch", "gradviz"])
+def test_type_to_a_cuda_class_moves_to_cuda(T: Any) -> None:
+    with pytest.raises(Exception):  # noqa: B017, PT011 - torch and gradviz word the missing CUDA differently
+        T.ones(2).type(T.cuda.FloatTensor)
+    with pytest.raises(Exception):  # noqa: B017, PT011
+        T.ones(2).type("torch.cuda.LongTensor")
