@@ -151,3 +151,15 @@ class device:  # noqa: N801 - torch.cuda.device
 
 
 from gradviz.cuda import amp  # noqa: E402 - torch.cuda.amp, which needs the names above
+from gradviz.cuda._typed import (  # noqa: E402 - the typed classes, which need is_available above
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)

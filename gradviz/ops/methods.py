@@ -43,20 +43,36 @@ def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return F.to_copy(self, dtype, device)
 
 
-def _type(self: Tensor, dtype: Any = None) -> Any:
-    """t.type() is torch's type name ('torch.FloatTensor'); t.type(dtype) converts, the dtype given
-    as a dtype, a typed class (gradviz.LongTensor) or its name ('torch.LongTensor')."""
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """t.type() is torch's type name ('torch.FloatTensor'); t.type(x) converts, x a dtype, a typed
+    class (gradviz.LongTensor), torch.Tensor itself (the default dtype), or a full type name
+    ('torch.LongTensor', 'torch.Tensor', 'torch.cuda.FloatTensor': to cuda); anything else is
+    torch's ValueError "invalid type: '...'"."""
     if dtype is None:
         return f"torch.{_dtype.scalar_type_name(self.dtype)}Tensor"
+    device = None
     if isinstance(dtype, str):
-        name = dtype.rsplit(".", 1)[-1].removesuffix("Tensor")
+        name = dtype
+        if name.startswith("torch.cuda."):
+            device, name = "cuda", "torch." + name[len("torch.cuda."):]
+        scalar = name[len("torch."):].removesuffix("Tensor") if name.startswith("torch.") and \
+            name.endswith("Tensor") else None
         by_name = {v: k for k, v in _dtype._SCALAR_TYPE_NAMES.items()}
-        if name not in by_name:
+        if scalar == "":
+            dtype = _dtype.get_default_dtype()
+        elif scalar in by_name:
+            dtype = getattr(_dtype, by_name[scalar].replace("bool", "bool_"))
+        else:
             raise ValueError(f"invalid type: '{dtype}'")
-        dtype = getattr(_dtype, by_name[name].replace("bool", "bool_"))
+    elif dtype is Tensor:
+        dtype = _dtype.get_default_dtype()
     elif not isinstance(dtype, _dtype.dtype):
-        dtype = dtype.dtype  # a typed class
-    return F.to_copy(self, dtype)
+        typed = getattr(dtype, "dtype", None) if isinstance(dtype, type) else None
+        if not isinstance(typed, _dtype.dtype) or issubclass(dtype, Tensor):
+            raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+        device = "cuda" if getattr(dtype, "is_cuda", False) else None  # torch.cuda.FloatTensor and kin
+        dtype = typed  # a typed class
+    return F.to_copy(self, dtype, device)
 
 
 def _eq(self: Tensor, other: Any) -> Any:

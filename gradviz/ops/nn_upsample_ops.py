@@ -67,21 +67,40 @@ def _linear_taps(opm: type, in_size: int, out_size: int, scale: float | None, al
     return i0, i1, (opm(1) - l1).astype(opm), l1
 
 
+def _fma32(a: Any, b: Any, c: Any) -> Any:
+    """float32 a * b + c rounded once, as the fused multiply-add torch's CPU kernels are compiled to
+    (the float32 product is exact in float64)."""
+    on_host = all(isinstance(v, (np.ndarray, np.generic, float, int)) for v in (a, b, c))
+    xm = np if on_host else module_of(a)
+    return (xm.asarray(a, dtype=xm.float64) * b + c).astype(xm.float32)
+
+
 def _cubic_taps(opm: type, in_size: int, out_size: int, scale: float | None, align_corners: bool) -> tuple:
     """(i0..i3, w0..w3): torch's bicubic taps for every output position: the source index
     unclamped (cubic), its floor and fraction guarded as for linear, the 4 neighbours clamped to
-    the edge, Keys' cubic convolution weights with A = -0.75."""
+    the edge, Keys' cubic convolution weights with A = -0.75. In float32 the multiply-adds that
+    torch's compiled kernel fuses (the source index's ``scale * (i + 0.5) - 0.5``, the first step
+    of the near weight, the first two steps of the far weight) are rounded once, as there."""
+    fused = opm is np.float32
     i = np.arange(out_size).astype(opm)
     s = _scale(opm, in_size, out_size, scale, align_corners)
-    src = s * i if align_corners else s * (i + opm(0.5)) - opm(0.5)
+    if align_corners:
+        src = s * i
+    elif fused:
+        src = _fma32(s, i + opm(0.5), opm(-0.5))
+    else:
+        src = s * (i + opm(0.5)) - opm(0.5)
     base = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), in_size - 1)
     t = np.minimum(np.maximum(src - base.astype(opm), opm(0)), opm(1)).astype(opm)
     a = opm(-0.75)
 
-    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
-        return (((a + opm(2)) * x - (a + opm(3))) * x * x + opm(1)).astype(opm)
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1: ((a + 2) * x - (a + 3)) * x * x + 1
+        inner = _fma32(a + opm(2), x, -(a + opm(3))) if fused else (a + opm(2)) * x - (a + opm(3))
+        return (inner * x * x + opm(1)).astype(opm)
 
-    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2: ((a * x - 5a) * x + 8a) * x - 4a
+        if fused:
+            return (_fma32(_fma32(a, x, -(opm(5) * a)), x, opm(8) * a) * x - opm(4) * a).astype(opm)
         return (((a * x - opm(5) * a) * x + opm(8) * a) * x - opm(4) * a).astype(opm)
 
     one = opm(1)
@@ -101,6 +120,12 @@ def _forward(x: Any, taps: list) -> Any:
         t = taps[axis - (x.ndim - len(taps))]
         if len(t) == 1:
             y = y.take(module_of(y).asarray(t[0]), axis=axis)
+        elif len(t) == 8 and t[4].dtype == np.float32:  # cubic in float: torch's fused sum, the second
+            xm = module_of(y)                               # tap's product first, then the others fused in
+            v = [y.take(xm.asarray(t[j]), axis=axis) for j in range(4)]
+            w = [xm.asarray(_shape(t[4 + j], axis, y.ndim)) for j in range(4)]
+            acc = _fma32(v[0], w[0], v[1] * w[1])
+            y = _fma32(v[3], w[3], _fma32(v[2], w[2], acc))
         else:  # n indices then n weights (linear: 2, cubic: 4), added in tap order
             xm = module_of(y)
             n = len(t) // 2

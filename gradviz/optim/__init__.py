@@ -1,7 +1,7 @@
 """gradviz.optim: torch.optim's optimizers and learning-rate schedulers (``import gradviz as torch``
 then ``torch.optim.SGD(...)``)."""
 
-from gradviz.optim import lr_scheduler
+from gradviz.optim import lr_scheduler, swa_utils
 from gradviz.optim._ops import use_fused_multiply_add
 from gradviz.optim.adam import Adam, Adamax, AdamW, NAdam, RAdam
 from gradviz.optim.adaptive import Adadelta, Adagrad, RMSprop
@@ -12,7 +12,7 @@ from gradviz.optim.rprop import Rprop
 from gradviz.optim.sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "LBFGS", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "lr_scheduler",
+           "Rprop", "ASGD", "lr_scheduler", "swa_utils",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "use_fused_multiply_add"]
 
 

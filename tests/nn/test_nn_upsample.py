@@ -106,3 +106,19 @@ def test_modules(make) -> None:
 ])
 def test_errors_as_torch(call) -> None:
     same_error(call)
+
+
+@pytest.mark.parametrize("kw", [
+    {"size": (35, 35)}, {"size": (16, 13)}, {"scale_factor": 2}, {"size": (3, 5)}, {"scale_factor": (1.5, 0.6)},
+    {"size": (9, 4), "align_corners": True}, {"size": (64, 17), "align_corners": True},
+    {"scale_factor": 1.7, "recompute_scale_factor": True},
+], ids=str)
+def test_bicubic_float32_forward_is_torchs_to_the_bit(kw: dict) -> None:
+    """torch's compiled bicubic kernel fuses multiply-adds (the source index, the cubic weights,
+    the taps' sum); gradviz rounds those once too, so float32 outputs equal torch's exactly
+    (CycleGAN-style pipelines resize with bicubic, and a last-bit difference grows through a net)."""
+    x = np.random.default_rng(3).random((2, 3, 40, 37), dtype=np.float32)
+    t = torch.nn.functional.interpolate(torch.from_numpy(x), mode="bicubic", **kw).numpy()
+    g = gradviz.nn.functional.interpolate(gradviz.from_numpy(x), mode="bicubic", **kw).numpy()
+    assert g.shape == t.shape
+    assert np.array_equal(g, t)

@@ -182,3 +182,7 @@ __all__ += [
     "LazyInstanceNorm3d", "LazyLinear", "EmbeddingBag", "FractionalMaxPool2d", "FractionalMaxPool3d", "CTCLoss",
     "LinearCrossEntropyLoss", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss",
 ]
+
+# torch.nn.modules' submodules that programs name by path (torch.nn.modules.batchnorm._BatchNorm,
+# torch.nn.modules.utils._pair): loaded with the package, as torch's are
+from gradviz.nn.modules import batchnorm, utils  # noqa: E402, F401

@@ -1,0 +1,285 @@
+# Source: github.com/eriklindernoren/PyTorch-GAN implementations/relativistic_gan/relativistic_gan.py @ 36d3c77e5ff20ebe0aeefd322326a134a279b93e
+# Changes: torchvision (not installed) replaced by stand-ins defined after the imports: datasets.MNIST
+#   (a download) by 48 random 1x28x28 images in [0, 1] with int labels, the transforms used
+#   (Resize by bilinear interpolation) on tensors, save_image by a function that drops the file;
+#   defaults n_epochs 200 -> 1, batch_size 64 -> 48, img_size 32 -> 16.
+#   One batch: after an Adam step, this program's gradients differ by float32 noise grown (a
+#   few gradients are about 1e-8, of either sign on either engine, and Adam's first step moves
+#   each weight by the learning rate times their sign).
+import argparse
+import os
+import numpy as np
+import math
+
+
+from torch.utils.data import DataLoader
+from torch.autograd import Variable
+
+import torch.nn as nn
+import torch.nn.functional as F
+import torch
+
+
+class _Transforms:  # stands in for torchvision.transforms (not installed): the transforms used here, on tensors
+    class Compose:
+        def __init__(self, transforms):
+            self.transforms = transforms
+
+        def __call__(self, x):
+            for t in self.transforms:
+                x = t(x)
+            return x
+
+    class ToTensor:  # the stand-in datasets hold float tensors in [0, 1] already
+        def __call__(self, x):
+            return x
+
+    class Normalize:
+        def __init__(self, mean, std):
+            self.mean, self.std = mean, std
+
+        def __call__(self, x):
+            return (x - torch.tensor(self.mean).view(-1, 1, 1)) / torch.tensor(self.std).view(-1, 1, 1)
+
+    class Pad:
+        def __init__(self, padding):
+            self.padding = padding
+
+        def __call__(self, x):
+            return torch.nn.functional.pad(x, [self.padding] * 4)
+
+    class RandomHorizontalFlip:
+        def __init__(self, p=0.5):
+            self.p = p
+
+        def __call__(self, x):
+            return x.flip(-1) if torch.rand(1) < self.p else x
+
+    class RandomCrop:
+        def __init__(self, size):
+            self.size = size
+
+        def __call__(self, x):
+            h, w = x.shape[-2:]
+            i = torch.randint(0, h - self.size + 1, size=(1,)).item()
+            j = torch.randint(0, w - self.size + 1, size=(1,)).item()
+            return x[..., i:i + self.size, j:j + self.size]
+
+
+transforms = _Transforms()
+
+
+class _Resize:
+    def __init__(self, size):
+        self.size = size
+
+    def __call__(self, x):
+        return torch.nn.functional.interpolate(x[None], size=(self.size, self.size), mode="bilinear",
+                                               align_corners=False)[0]
+
+
+_Transforms.Resize = _Resize
+
+
+class _FakeImages(torch.utils.data.Dataset):  # stands in for a torchvision dataset (a download)
+    shape = (1, 28, 28)
+
+    def __init__(self, root=None, train=True, transform=None, download=False):
+        n = self.sizes[0] if train else self.sizes[1]
+        self.images = torch.rand(n, *self.shape)
+        self.labels = torch.randint(0, 10, (n,))
+        self.transform = transform
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, idx):
+        image = self.images[idx]
+        if self.transform is not None:
+            image = self.transform(image)
+        return image, int(self.labels[idx])
+
+
+class datasets:  # stands in for torchvision.datasets (not installed; MNIST is a download)
+    class MNIST(_FakeImages):  # random 1x28x28 images in [0, 1] with int labels
+        shape, sizes = (1, 28, 28), (48, 48)
+
+
+def save_image(tensor, path, **kwargs):  # stands in for torchvision.utils.save_image: the file is dropped
+    pass
+
+os.makedirs("images", exist_ok=True)
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--n_epochs", type=int, default=1, help="number of epochs of training")
+parser.add_argument("--batch_size", type=int, default=48, help="size of the batches")
+parser.add_argument("--lr", type=float, default=0.0002, help="adam: learning rate")
+parser.add_argument("--b1", type=float, default=0.5, help="adam: decay of first order momentum of gradient")
+parser.add_argument("--b2", type=float, default=0.999, help="adam: decay of first order momentum of gradient")
+parser.add_argument("--n_cpu", type=int, default=8, help="number of cpu threads to use during batch generation")
+parser.add_argument("--latent_dim", type=int, default=100, help="dimensionality of the latent space")
+parser.add_argument("--img_size", type=int, default=16, help="size of each image dimension")
+parser.add_argument("--channels", type=int, default=1, help="number of image channels")
+parser.add_argument("--sample_interval", type=int, default=400, help="interval between image sampling")
+parser.add_argument("--rel_avg_gan", action="store_true", help="relativistic average GAN instead of standard")
+opt = parser.parse_args()
+print(opt)
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super(Generator, self).__init__()
+
+        self.init_size = opt.img_size // 4
+        self.l1 = nn.Sequential(nn.Linear(opt.latent_dim, 128 * self.init_size ** 2))
+
+        self.conv_blocks = nn.Sequential(
+            nn.BatchNorm2d(128),
+            nn.Upsample(scale_factor=2),
+            nn.Conv2d(128, 128, 3, stride=1, padding=1),
+            nn.BatchNorm2d(128, 0.8),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Upsample(scale_factor=2),
+            nn.Conv2d(128, 64, 3, stride=1, padding=1),
+            nn.BatchNorm2d(64, 0.8),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(64, opt.channels, 3, stride=1, padding=1),
+            nn.Tanh(),
+        )
+
+    def forward(self, z):
+        out = self.l1(z)
+        out = out.view(out.shape[0], 128, self.init_size, self.init_size)
+        img = self.conv_blocks(out)
+        return img
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super(Discriminator, self).__init__()
+
+        def discriminator_block(in_filters, out_filters, bn=True):
+            block = [nn.Conv2d(in_filters, out_filters, 3, 2, 1), nn.LeakyReLU(0.2, inplace=True), nn.Dropout2d(0.25)]
+            if bn:
+                block.append(nn.BatchNorm2d(out_filters, 0.8))
+            return block
+
+        self.model = nn.Sequential(
+            *discriminator_block(opt.channels, 16, bn=False),
+            *discriminator_block(16, 32),
+            *discriminator_block(32, 64),
+            *discriminator_block(64, 128),
+        )
+
+        # The height and width of downsampled image
+        ds_size = opt.img_size // 2 ** 4
+        self.adv_layer = nn.Sequential(nn.Linear(128 * ds_size ** 2, 1))
+
+    def forward(self, img):
+        out = self.model(img)
+        out = out.view(out.shape[0], -1)
+        validity = self.adv_layer(out)
+
+        return validity
+
+
+# Loss function
+adversarial_loss = torch.nn.BCEWithLogitsLoss().to(device)
+
+# Initialize generator and discriminator
+generator = Generator().to(device)
+discriminator = Discriminator().to(device)
+
+# Configure data loader
+os.makedirs("../../data/mnist", exist_ok=True)
+dataloader = torch.utils.data.DataLoader(
+    datasets.MNIST(
+        "../../data/mnist",
+        train=True,
+        download=True,
+        transform=transforms.Compose(
+            [transforms.Resize(opt.img_size), transforms.ToTensor(), transforms.Normalize([0.5], [0.5])]
+        ),
+    ),
+    batch_size=opt.batch_size,
+    shuffle=True,
+)
+
+# Optimizers
+optimizer_G = torch.optim.Adam(generator.parameters(), lr=opt.lr, betas=(opt.b1, opt.b2))
+optimizer_D = torch.optim.Adam(discriminator.parameters(), lr=opt.lr, betas=(opt.b1, opt.b2))
+
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+
+# ----------
+#  Training
+# ----------
+
+for epoch in range(opt.n_epochs):
+    for i, (imgs, _) in enumerate(dataloader):
+
+        # Adversarial ground truths
+        valid = Variable(Tensor(imgs.shape[0], 1).fill_(1.0), requires_grad=False)
+        fake = Variable(Tensor(imgs.shape[0], 1).fill_(0.0), requires_grad=False)
+
+        # Configure input
+        real_imgs = Variable(imgs.type(Tensor))
+
+        # -----------------
+        #  Train Generator
+        # -----------------
+
+        optimizer_G.zero_grad()
+
+        # Sample noise as generator input
+        z = Variable(Tensor(np.random.normal(0, 1, (imgs.shape[0], opt.latent_dim))))
+
+        # Generate a batch of images
+        gen_imgs = generator(z)
+
+        real_pred = discriminator(real_imgs).detach()
+        fake_pred = discriminator(gen_imgs)
+
+        if opt.rel_avg_gan:
+            g_loss = adversarial_loss(fake_pred - real_pred.mean(0, keepdim=True), valid)
+        else:
+            g_loss = adversarial_loss(fake_pred - real_pred, valid)
+
+        # Loss measures generator's ability to fool the discriminator
+        g_loss = adversarial_loss(discriminator(gen_imgs), valid)
+
+        g_loss.backward()
+        optimizer_G.step()
+
+        # ---------------------
+        #  Train Discriminator
+        # ---------------------
+
+        optimizer_D.zero_grad()
+
+        # Predict validity
+        real_pred = discriminator(real_imgs)
+        fake_pred = discriminator(gen_imgs.detach())
+
+        if opt.rel_avg_gan:
+            real_loss = adversarial_loss(real_pred - fake_pred.mean(0, keepdim=True), valid)
+            fake_loss = adversarial_loss(fake_pred - real_pred.mean(0, keepdim=True), fake)
+        else:
+            real_loss = adversarial_loss(real_pred - fake_pred, valid)
+            fake_loss = adversarial_loss(fake_pred - real_pred, fake)
+
+        d_loss = (real_loss + fake_loss) / 2
+
+        d_loss.backward()
+        optimizer_D.step()
+
+        print(
+            "[Epoch %d/%d] [Batch %d/%d] [D loss: %f] [G loss: %f]"
+            % (epoch, opt.n_epochs, i, len(dataloader), d_loss.item(), g_loss.item())
+        )
+
+        batches_done = epoch * len(dataloader) + i
+        if batches_done % opt.sample_interval == 0:
+            save_image(gen_imgs.data[:25], "images/%d.png" % batches_done, nrow=5, normalize=True)
