@@ -79,7 +79,7 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "own", "by_key", "leaf_of")
+                 "captured", "root", "own", "by_key", "leaf_of", "first")
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
@@ -97,6 +97,7 @@ class _Call:
         # (sequence_nr, name) -> node, for user hooks on tensors (made when one first runs)
         self.by_key: dict[tuple[int, str], TorchNode] | None = None
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
+        self.first: tuple[TorchNode, ...] = ()  # the nodes the root gradients go to (torch runs one first)
 
 
 class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side events (forward.py)
@@ -424,25 +425,25 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             of = call.nodes
             ident = threading.get_ident()
             adapter = self._adapter
+            leaf_of = call.leaf_of
             for f in fns:
-                of[id(f)] = adapter(f, frame, ident)
-            acc = {id(a.leaf): a for a in of.values() if type(a) is TorchLeafNode}
+                a = of[id(f)] = adapter(f, frame, ident)
+                if type(a) is TorchLeafNode:
+                    leaf_of[id(a.leaf)] = a
+            stand_in: dict[int, TorchLeafNode] = {}  # id(leaf) -> its StandInLeaf, a leaf the walk did not reach
 
             def edge_of(n: Any, x: Any) -> tuple[TorchNode | None, int]:
                 if n is None:
                     return None, 0
                 if isinstance(n, _Leaf):  # a leaf: its AccumulateGrad in the graph, or a stand-in
-                    a = acc.get(id(x))
+                    a = leaf_of.get(id(x)) or stand_in.get(id(x))
                     if a is None:
                         a = self._leaf_node(StandInLeaf(x), x, frame)
-                        of[id(a.fn)] = acc[id(x)] = a
+                        of[id(a.fn)] = stand_in[id(x)] = a
                     return a, 0
                 return of[id(n)], x
 
             link(list(of.values()), of)
-            for a in of.values():
-                if type(a) is TorchLeafNode:
-                    call.leaf_of[id(a.leaf)] = a
             root_edges = [edge_of(n, x) for n, x in roots]
             targets = [edge_of(*_edge(t)) for t in inputs]
             n0 = rec.count
@@ -479,13 +480,18 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     call.captured = [(a, nr, i) for i, (a, nr) in enumerate(gt.outputs)]
             rec.mark_derived(n1)
             # One pre-hook and one post-hook object for the whole call: each finds its node as
-            # torch's engine names it (the node it is evaluating), so a node costs torch's two
-            # registrations and nothing of ours (no closure, no handle: hooks.HookPatches)
+            # torch's engine names it (the node it is evaluating), so a node costs torch's
+            # registrations and nothing of ours (no closure, no handle: hooks.HookPatches).
+            # A pre-hook only where its moment says something the post-hook cannot (_observed):
+            # elsewhere the node's start is derived when it ends (_after), a hook of the user's
+            # runs on it (_hook_seen), or it raised (_error).
+            call.first = tuple(a for a, _ in root_edges if a is not None)
             pre, post = self._pre(call, None), self._post(call, None)
             own = self._hooks.own
             own.add(pre)
             own.add(post)
             handles = call.handles
+            first = call.first
             for a in of.values():
                 fn = a.fn
                 if fn is None:
@@ -494,7 +500,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     handles.append(fn.register_prehook(self._pre(call, a)))
                     handles.append(fn.register_hook(self._post(call, a)))
                 else:
-                    handles.append(fn.register_prehook(pre))
+                    if type(a) is not TorchNode or not a._defer_safe or a in first:
+                        handles.append(fn.register_prehook(pre))
                     handles.append(fn.register_hook(post))
             call.own = (pre, post)
             stack.append(call)
@@ -625,10 +632,15 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if kind == "node":  # a Node hook: post hooks get (grad_inputs, grad_outputs)
                     kind = "post" if len(args) == 2 else "pre"
                 node: TorchNode | None
-                if target is None:  # a Node's own hook: pre hooks run before torch's node starts
-                    node = call.running[-1][0] if kind == "post" and call.running else self._next(call)
-                elif target[0] == "module":  # from inside the BackwardHook node torch put in
-                    node = call.running[-1][0] if call.running else self._next(call)
+                if target is None or target[0] == "module":
+                    # a Node's own hook (pre hooks run before torch's node starts), or one from
+                    # inside the BackwardHook node torch put in: the node running, or about to
+                    node = call.running[-1][0] if (kind == "post" or target is not None) and call.running \
+                        else self._next(call)
+                    if node is not None and not _observed(call, node) and \
+                            not (call.running and call.running[-1][0] is node):
+                        self._start(call, node, stack, True)  # no pre-hook of ours: its start, derived
+                        call.running.append((node, None))
                 elif target[0] == "leaf":
                     t = target[1]()
                     node = None if t is None else call.leaf_of.get(id(t))
@@ -680,20 +692,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if info is not None and not info.needed:
                     return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._lock:
-                rec = self._rec
-                if not calls:
-                    # a thread that began no call and runs its nodes: torch's worker for a device
-                    rec.thread_start("device_worker", node.device)
-                q = call.queued.pop(node, gt.cpu_ready_queue)
-                depth = gt.reentrant_depth
-                task_id = gt.id
-                size = self._unqueue(q, node, task_id)
-                # queue_pop (derived: torch's engine shows no queue) and node_begin, in one row; a
-                # custom Function's backward (user code) runs next: what came before goes to the OS
-                rec.source_rows([("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
-                                  (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)], 2, 0, 1,
-                                not node._defer_safe)
-                call.ran.append(node)
+                self._start(call, node, calls, False)
                 before = None
                 if type(node) is TorchLeafNode:
                     g = node.leaf.grad
@@ -703,6 +702,24 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
         return None
+
+    def _start(self, call: _Call, node: TorchNode, calls: Any, derived: bool) -> None:
+        """node starts (under the lock): queue_pop (derived: torch's engine shows no queue) and
+        node_begin (``derived``: no pre-hook of ours saw it), in one row. A custom Function's
+        backward (user code) runs next: what came before goes to the OS."""
+        rec = self._rec
+        gt = call.gt
+        if not calls:
+            # a thread that began no call and runs its nodes: torch's worker for a device
+            rec.thread_start("device_worker", node.device)
+        q = call.queued.pop(node, gt.cpu_ready_queue)
+        depth = gt.reentrant_depth
+        task_id = gt.id
+        size = self._unqueue(q, node, task_id)
+        rec.source_rows([("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
+                          (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)], 2, 0, 2 if derived else 1,
+                        not node._defer_safe)
+        call.ran.append(node)
 
     def _post(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_post, call, node)
@@ -722,6 +739,10 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             elif not self._mine(call, node.fn):
                 return None
             with self._lock:
+                running = call.running
+                if not (running and running[-1][0] is node) and not _observed(call, node):
+                    self._start(call, node, calls, True)  # no pre-hook of ours: its start, derived
+                    running.append((node, None))
                 self._after(call, node, grad_inputs)
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
@@ -848,6 +869,16 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         elif msg.startswith("Function '") and "nan values" in msg:  # anomaly mode, checked after the node ran
             name = msg.split("'")[1]
             node = next((n for n in reversed(call.ran) if n.name() == name), None)
+        elif call.ran and isinstance(error, Exception):
+            # Nodes ran, and the next raised before its post-hook, with no pre-hook of ours
+            # (_observed): the node torch popped, the highest priority of the task's queue. Its
+            # start and failed end, derived.
+            node = self._next(call)
+            if node is not None:
+                n0 = rec.count
+                self._start(call, node, True, True)
+                rec.node_end(call.gt, node, False)
+                rec.mark_derived(n0)
         if not isinstance(error, Exception):
             return  # an interrupt or exit: the run's status, not an error of a node (issue 35 item 9)
         forward = None
@@ -914,6 +945,13 @@ def _trim(e: BaseException) -> None:
     if kept:
         kept[-1].tb_next = None
     e.__traceback__ = kept[0] if kept else None
+
+
+def _observed(call: _Call, node: TorchNode) -> bool:
+    """Whether node has a pre-hook of ours (TorchSource._begin): a leaf's AccumulateGrad (its
+    .grad before), a custom Function's node (user code runs in it: what came before goes to the
+    OS first), and the first node to run (it tells an error inside the engine from one before it)."""
+    return type(node) is not TorchNode or not node._defer_safe or node in call.first
 
 
 def _prio(x: tuple) -> tuple[int, int, int]:
