@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
 import os
 import threading
 import weakref
@@ -447,11 +448,17 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             root_edges = [edge_of(n, x) for n, x in roots]
             targets = [edge_of(*_edge(t)) for t in inputs]
             n0 = rec.count
-            announced = [rec.announce(a) for a, _ in root_edges if a is not None]
-            for a, _ in targets:  # an input the graph does not reach is still named in exec_info
-                if a is not None:
-                    rec.announce(a)
-            del announced
+            if len(root_edges) == 1 and not targets and root_edges[0][0] is not None and len(of) == len(fns):
+                # one root and the graph walked from it: its nodes, each after its successors
+                # (link's topological_nr), are what announce(root) would walk and sort
+                rec.announce_sorted(sorted(of.values(), key=_topo))
+            else:
+                for a, _ in root_edges:
+                    if a is not None:
+                        rec.announce(a)
+                for a, _ in targets:  # an input the graph does not reach is still named in exec_info
+                    if a is not None:
+                        rec.announce(a)
             graph_root: TorchNode
             if len(root_edges) == 1 and root_edges[0][0] is not None:
                 graph_root = root_edges[0][0]
@@ -707,6 +714,11 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         """node starts (under the lock): queue_pop (derived: torch's engine shows no queue) and
         node_begin (``derived``: no pre-hook of ours saw it), in one row. A custom Function's
         backward (user code) runs next: what came before goes to the OS."""
+        self._rec.source_rows([self._pop_row(call, node, calls)], 2, 0, 2 if derived else 1,
+                              flush=not node._defer_safe)
+
+    def _pop_row(self, call: _Call, node: TorchNode, calls: Any) -> tuple:
+        """_start's row (a node_pop: queue_pop and node_begin), node taken off its queue."""
         rec = self._rec
         gt = call.gt
         if not calls:
@@ -716,10 +728,9 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         depth = gt.reentrant_depth
         task_id = gt.id
         size = self._unqueue(q, node, task_id)
-        rec.source_rows([("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
-                          (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)], 2, 0, 2 if derived else 1,
-                        not node._defer_safe)
         call.ran.append(node)
+        return ("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
+                (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)
 
     def _post(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_post, call, node)
@@ -740,18 +751,22 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 return None
             with self._lock:
                 running = call.running
-                if not (running and running[-1][0] is node) and not _observed(call, node):
-                    self._start(call, node, calls, True)  # no pre-hook of ours: its start, derived
-                    running.append((node, None))
-                self._after(call, node, grad_inputs)
+                if running and running[-1][0] is node or _observed(call, node):
+                    self._after(call, node, grad_inputs, None)
+                else:  # no pre-hook of ours: its start, derived, in the rows of its end
+                    self._after(call, node, grad_inputs, self._pop_row(call, node, calls))
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
         return None
 
-    def _after(self, call: _Call, node: TorchNode, grad_inputs: Any) -> None:
+    def _after(self, call: _Call, node: TorchNode, grad_inputs: Any, head: tuple | None) -> None:
+        """node ended: its rows (``head``: its derived start's row first, if it had no pre-hook)."""
         rec = self._rec
         gt = call.gt
-        _, before = call.running.pop() if call.running else (node, None)
+        if head is not None:
+            before = None
+        else:
+            _, before = call.running.pop() if call.running else (node, None)
         if type(node) is TorchLeafNode and gt.accumulate_grad:
             after = node.leaf.grad
             one = call.single.get(node) if before is None and after is not None else None
@@ -768,8 +783,9 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         ts = rec.now()
         tid = self._tid("caller")
         nid = node._id
-        rows: list[tuple] = [("node_end", ts, tid, gt.id, nid, "ok")]
-        n = 1  # events; those after node_end are derived
+        rows: list[tuple] = [("node_end", ts, tid, gt.id, nid, "ok")] if head is None \
+            else [head, ("node_end", ts, tid, gt.id, nid, "ok")]
+        n = m = 1 if head is None else 3  # events; head's two and those after node_end (from m) are derived
         if not gt.keep_graph:
             n_saved = len(node.saved_shapes())
             if n_saved:
@@ -779,7 +795,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         for (f, nr), gi in zip(node.next_edges, grad_inputs):
             if f is not None:
                 n += hand(call, f, nr, gi, node, rows, ts, tid)
-        rec.source_rows(rows, n, 1, n)
+        rec.source_rows(rows, n, m, n, 0 if head is None else 2)
 
     def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
         for h in call.handles:
@@ -952,6 +968,9 @@ def _observed(call: _Call, node: TorchNode) -> bool:
     .grad before), a custom Function's node (user code runs in it: what came before goes to the
     OS first), and the first node to run (it tells an error inside the engine from one before it)."""
     return type(node) is not TorchNode or not node._defer_safe or node in call.first
+
+
+_topo = operator.attrgetter("topological_nr")
 
 
 def _prio(x: tuple) -> tuple[int, int, int]:
