@@ -57,9 +57,8 @@ from gradviz.torchrec.adapters import (
     TorchLeafNode,
     TorchNode,
     TorchQueue,
+    build,
     full_name,
-    link,
-    walk,
 )
 from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
@@ -422,13 +421,11 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._task_ids += 1
             gt.id = self._task_ids
             call = _Call(gt)
-            fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
-            of = call.nodes
-            ident = threading.get_ident()
-            adapter = self._adapter
+            of = call.nodes = build([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)],
+                                    self._adapter, frame, threading.get_ident())
+            walked = len(of)
             leaf_of = call.leaf_of
-            for f in fns:
-                a = of[id(f)] = adapter(f, frame, ident)
+            for a in of.values():
                 if type(a) is TorchLeafNode:
                     leaf_of[id(a.leaf)] = a
             stand_in: dict[int, TorchLeafNode] = {}  # id(leaf) -> its StandInLeaf, a leaf the walk did not reach
@@ -444,11 +441,10 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     return a, 0
                 return of[id(n)], x
 
-            link(list(of.values()), of)
             root_edges = [edge_of(n, x) for n, x in roots]
             targets = [edge_of(*_edge(t)) for t in inputs]
             n0 = rec.count
-            if len(root_edges) == 1 and not targets and root_edges[0][0] is not None and len(of) == len(fns):
+            if len(root_edges) == 1 and not targets and root_edges[0][0] is not None and len(of) == walked:
                 # one root and the graph walked from it: its nodes, each after its successors
                 # (link's topological_nr), are what announce(root) would walk and sort
                 rec.announce_sorted(sorted(of.values(), key=_topo))
