@@ -63,7 +63,7 @@ from gradviz.torchrec.adapters import (
 from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
-from gradviz.torchrec.summaries import leave_thread_alone, stats, summary
+from gradviz.torchrec.summaries import fields, leave_thread_alone, stats, summary
 from gradviz.trace import events as ev
 from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradviz.torchrec.active
 from gradviz.trace.summaries import Summary
@@ -559,14 +559,13 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             mode = "accumulate" if filled & bit else "set"
             filled |= bit
             call.filled[node] = filled
-            s = summary(grad, self.values)
-            shape, dtype, device, stats, values = s.shape, s.dtype, s.device, s.stats, s.values
+            shape, dtype, device, stats, values = fields(grad, self.values)
             if type(node) is TorchLeafNode:
                 # a leaf's AccumulateGrad given one gradient sets .grad to those values: its
                 # statistics are these, and need no second pass over a weight-sized tensor
                 lone = mode == "set" and node not in call.single and grad.layout == torch.strided \
                     and stats is not None
-                call.single[node] = (s, _ptr(grad)) if lone else None
+                call.single[node] = (Summary(shape, dtype, device, stats, values), _ptr(grad)) if lone else None
         if type(node) is TorchLeafNode and grad is None:
             call.single[node] = None
         if left:
