@@ -39,6 +39,7 @@ import inspect
 import operator
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -71,6 +72,7 @@ from gradviz.trace.summaries import Summary
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
 _HAS_VARIABLE: dict[type, bool] = {}  # a torch node class -> whether its nodes may have a leaf (variable)
 _FIELDS: dict[type, tuple[str, ...]] = {}  # an event class -> its fields after seq, ts and tid
+_now = time.perf_counter_ns  # the recorder's clock (Recorder.now: _now() - its _t0)
 _current_node = torch._C._current_autograd_node  # the node the calling engine thread evaluates
 
 
@@ -79,7 +81,7 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "own", "by_key", "leaf_of", "first")
+                 "captured", "root", "own", "by_key", "leaf_of", "first", "last_ts")
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
@@ -98,6 +100,9 @@ class _Call:
         self.by_key: dict[tuple[int, str], TorchNode] | None = None
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
         self.first: tuple[TorchNode, ...] = ()  # the nodes the root gradients go to (torch runs one first)
+        # when the last node ended (its post-hook), or the task began: the latest a node whose
+        # start no pre-hook saw can have started, and the time its derived node_begin gets
+        self.last_ts = 0
 
 
 class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side events (forward.py)
@@ -516,6 +521,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             rec.mark_derived(n1)
             rows: list[tuple] = []
             ts, tid, n = rec.now(), self._tid("caller"), 0
+            call.last_ts = ts
             for (a, nr), gr, out in zip(root_edges, grads, outs):
                 if a is None:
                     continue
@@ -653,6 +659,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     node = call.by_key.get(target[1])
                 if node is not None:
                     self._rec.hook(call.gt, node, kind, fn)
+                    call.last_ts = self._rec.now()  # a node's derived start comes after it
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
 
@@ -709,11 +716,12 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         """node starts (under the lock): queue_pop (derived: torch's engine shows no queue) and
         node_begin (``derived``: no pre-hook of ours saw it), in one row. A custom Function's
         backward (user code) runs next: what came before goes to the OS."""
-        self._rec.source_rows([self._pop_row(call, node, calls)], 2, 0, 2 if derived else 1,
-                              flush=not node._defer_safe)
+        rec = self._rec
+        rec.source_rows([self._pop_row(call, node, calls, rec.now(), self._tid("caller"))], 2, 0,
+                        2 if derived else 1, flush=not node._defer_safe)
 
-    def _pop_row(self, call: _Call, node: TorchNode, calls: Any) -> tuple:
-        """_start's row (a node_pop: queue_pop and node_begin), node taken off its queue."""
+    def _pop_row(self, call: _Call, node: TorchNode, calls: Any, ts: int, tid: int) -> tuple:
+        """_start's row (a node_pop: queue_pop and node_begin at ``ts``), node taken off its queue."""
         rec = self._rec
         gt = call.gt
         if not calls:
@@ -724,8 +732,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         task_id = gt.id
         size = self._unqueue(q, node, task_id)
         call.ran.append(node)
-        return ("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
-                (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)
+        return ("node_pop", ts, tid, q.id, q.device, task_id, node._id, (ev.PRIORITY_NODE, depth, node.sequence_nr),
+                size, depth)
 
     def _post(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_post, call, node)
@@ -746,10 +754,13 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 return None
             with self._lock:
                 running = call.running
-                if running and running[-1][0] is node or _observed(call, node):
+                if running and running[-1][0] is node or type(node) is not TorchNode or not node._defer_safe \
+                        or node in call.first:  # its start seen (_observed)
                     self._after(call, node, grad_inputs, None)
-                else:  # no pre-hook of ours: its start, derived, in the rows of its end
-                    self._after(call, node, grad_inputs, self._pop_row(call, node, calls))
+                else:  # no pre-hook of ours: its start, derived (as the last node ended), in the rows of its end
+                    rec = self._rec
+                    tid = rec._local.tid or rec._tid()
+                    self._after(call, node, grad_inputs, self._pop_row(call, node, calls, call.last_ts, tid))
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
         return None
@@ -775,8 +786,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             elif s.stats is None:
                 s = Summary(s.shape, s.dtype, s.device, _ZERO, s.values)
             rec.accumulate_grad(gt, node, node.variable, before, s, "set" if before is None else "accumulate")
-        ts = rec.now()
-        tid = self._tid("caller")
+        call.last_ts = ts = _now() - rec._t0
+        tid = rec._local.tid or rec._tid()
         nid = node._id
         rows: list[tuple] = [("node_end", ts, tid, gt.id, nid, "ok")] if head is None \
             else [head, ("node_end", ts, tid, gt.id, nid, "ok")]
