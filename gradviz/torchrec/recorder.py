@@ -10,12 +10,15 @@ lifecycle.
 
 While recording, ``torch.autograd.backward`` and ``torch.autograd.grad`` (which
 ``Tensor.backward`` and reentrant ``checkpoint`` call) are wrapped. Each call becomes a task:
-the graph is walked from its roots through ``next_functions``, a pre-hook and a post-hook go on
-every node (AccumulateGrad included) and come off when the call returns, whatever happens.
+the graph is walked from its roots through ``next_functions``, a post-hook goes on every node
+(AccumulateGrad included), a pre-hook on the nodes whose start tells something the end cannot (a
+leaf's AccumulateGrad, a custom Function's node, the task's first node), and they come off when
+the call returns, whatever happens.
 
 What a hook sees is OBSERVED: a node starting (pre-hook, with its thread), a node ending and the
 gradients it hands on (post-hook), a leaf's ``.grad`` before and after, errors. What the source
-works out is DERIVED and listed in ``derived`` events: the dependency counts and exec_info (the
+works out is DERIVED and listed in ``derived`` events: the start of a node with no pre-hook (when
+it ends, a hook of the user's runs on it, or it raised), the dependency counts and exec_info (the
 engine's own compute_dependencies and init_to_execute, run over the adapters), the counts'
 decrements, which InputBuffer slot a gradient lands in and whether it was set or accumulated,
 the ready queues' pushes and pops (torch's engine shows neither), saved-tensor releases, a
