@@ -22,8 +22,10 @@ ranges over rounds.
 Every figure is process CPU time (the machine is shared: wall time moves with the others' load).
 Beside each recorded figure, the floor of any recorder made of torch's public hooks: the same
 program under a TorchFunctionMode that only calls the op, with one empty Python pre-hook and one
-empty post-hook on every node of each backward (``_Floor``). ``--against`` measures another
-checkout's recording (the code before a change) in the same rounds, alternated.
+empty post-hook on every node of each backward (``_Floor``), and the same with the post-hooks
+alone (``floor1``: a node's start derived from its end, as the recorder does for most nodes).
+``--against`` measures another checkout's recording (the code before a change) in the same
+rounds, alternated.
 """
 
 from __future__ import annotations
@@ -127,7 +129,12 @@ class _Floor:
     TorchFunctionMode whose handler only calls the op (what sees the forward's lines and ops),
     and on every node of each backward one empty Python pre-hook and one empty post-hook (what
     sees a node start and end), registered after a walk of the graph and removed after it, the
-    way the recorder registers its own (no RemovableHandle a hook)."""
+    way the recorder registers its own (no RemovableHandle a hook). ``pre=False``: the post-hook
+    alone (``floor1``), the floor of a recorder that derives a node's start from its end, as
+    the torch recorder does for every node but a leaf's, a custom Function's and the first."""
+
+    def __init__(self, pre: bool = True) -> None:
+        self.pre = pre
 
     def __enter__(self) -> _Floor:
         from torch.overrides import TorchFunctionMode
@@ -147,6 +154,7 @@ class _Floor:
             return None
 
         orig = self.orig
+        with_pre = self.pre
         fn_cls = torch.autograd.function.Function
         self.register = fn_cls.__dict__.get("_register_hook")  # None: inherited (torch's _HookMixin)
         torch_register = fn_cls._register_hook
@@ -167,7 +175,8 @@ class _Floor:
             seen, todo, dicts = {t.grad_fn}, [t.grad_fn], []
             while todo:
                 n = todo.pop()
-                dicts.append(n.register_prehook(pre))
+                if with_pre:
+                    dicts.append(n.register_prehook(pre))
                 dicts.append(n.register_hook(post))
                 for f, _ in n.next_functions:
                     if f is not None and f not in seen:
@@ -200,7 +209,7 @@ def _child(what: str, mode: str) -> None:
     tmp = tempfile.mkdtemp(prefix="gradviz-bench-torchrec-")
     path = os.path.join(tmp, "t.json")
     ctx = gradviz.trace(path, engine="torch") if mode == "rec" else _Floor() if mode == "floor" \
-        else contextlib.nullcontext()
+        else _Floor(pre=False) if mode == "floor1" else contextlib.nullcontext()
     try:
         with ctx:
             if what == "mlp":
@@ -256,8 +265,9 @@ def goals(rounds: int, against: str | None = None) -> None:
 
     ratios: dict[str, list[float]] = {"mlp": [], "chain": []}
     floors: dict[str, list[float]] = {"mlp": [], "chain": []}
+    floors1: dict[str, list[float]] = {"mlp": [], "chain": []}
     olds: dict[str, list[float]] = {"mlp": [], "chain": []}
-    modes = ("plain", "rec", "floor") + (("old",) if against else ())
+    modes = ("plain", "rec", "floor", "floor1") + (("old",) if against else ())
     for r in range(rounds):
         for what in ratios:
             pair = {}
@@ -265,13 +275,15 @@ def goals(rounds: int, against: str | None = None) -> None:
                 pair[mode] = run(what, "rec" if mode == "old" else mode, root=against if mode == "old" else None)[0]
             ratios[what].append(pair["rec"] / pair["plain"])
             floors[what].append(pair["floor"] / pair["plain"])
+            floors1[what].append(pair["floor1"] / pair["plain"])
             old = ""
             if against:
                 olds[what].append(pair["old"] / pair["plain"])
                 old = f", before: recorded {pair['old'] * 1e3:.2f} ms ({olds[what][-1]:.2f}x)"
             print(f"round {r + 1}: {what}: unrecorded {pair['plain'] * 1e3:.2f} ms, recorded {pair['rec'] * 1e3:.2f} ms"
                   f" ({ratios[what][-1]:.2f}x), empty hooks and mode {pair['floor'] * 1e3:.2f} ms"
-                  f" ({floors[what][-1]:.2f}x){old}", flush=True)
+                  f" ({floors[what][-1]:.2f}x), post-hooks only {pair['floor1'] * 1e3:.2f} ms"
+                  f" ({floors1[what][-1]:.2f}x){old}", flush=True)
     with open("/proc/loadavg") as f:
         load = f.read().split()[0]
     for what, goal in (("mlp", 2.0), ("chain", 3.0)):
@@ -279,7 +291,8 @@ def goals(rounds: int, against: str | None = None) -> None:
         flo, fhi = min(floors[what]), max(floors[what])
         print(f"{what}: recorded/unrecorded {lo:.2f}x-{hi:.2f}x (median {statistics.median(ratios[what]):.2f}x)"
               f" over {rounds} rounds (goal <= {goal}x); floor {flo:.2f}x-{fhi:.2f}x"
-              f" (median {statistics.median(floors[what]):.2f}x)")
+              f" (median {statistics.median(floors[what]):.2f}x); post-hooks-only floor"
+              f" {min(floors1[what]):.2f}x-{max(floors1[what]):.2f}x (median {statistics.median(floors1[what]):.2f}x)")
         if against:
             print(f"{what}: before: {min(olds[what]):.2f}x-{max(olds[what]):.2f}x"
                   f" (median {statistics.median(olds[what]):.2f}x)")
@@ -293,7 +306,7 @@ def goals(rounds: int, against: str | None = None) -> None:
         "bench": "torchrec_goals", "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "clock": "process CPU time", "gc": True, "threads": 1, "rounds": rounds, "load_average_at_end": float(load),
         "goals": {"mlp": 2.0, "chain": 3.0, "memory_pct": 10.0},
-        "recorded_over_unrecorded": ratios, "floor_over_unrecorded": floors,
+        "recorded_over_unrecorded": ratios, "floor_over_unrecorded": floors, "floor1_over_unrecorded": floors1,
         "before_over_unrecorded": olds if against else None, "against": against,
         "memory_mb": {"step_1000": a, "step_20000": b},
     }

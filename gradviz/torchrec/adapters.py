@@ -14,6 +14,7 @@ torch's rules.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -224,20 +225,43 @@ def walk(roots: list[Any]) -> list[Any]:
 _NO_EDGES = tuple((None, nr) for nr in range(64))
 
 
-def link(nodes: list[TorchNode], of: dict[int, TorchNode]) -> None:
-    """Set each adapter's next_edges (from its torch node's next_functions, ``of``: id of a torch
-    node -> its adapter) and topological_nr (torch's: 0 without next edges, else one more than
-    the largest of its children's). next_functions is read again rather than kept from the walk:
-    torch makes its tuples anew at each read, and holding them all through the walk (three
-    objects a chain's node) costs more garbage-collector passes than the second read."""
-    for a in nodes:
-        fn = a.fn
-        if fn is not None and not isinstance(a, TorchLeafNode):
-            a.next_edges = tuple([(of[id(f)], nr) if f is not None else _NO_EDGES[nr] if nr < 64 else (None, nr)
-                                  for f, nr in fn.next_functions])
-    # Reversed breadth-first order puts a node's children before it, except where a child was
-    # first reached by a shorter path: one pass does most nodes (a chain: all), a depth-first
-    # walk the rest.
+def build(roots: list[Any], make: Callable[[Any, Any, int], TorchNode], frame: Any,
+          ident: int) -> dict[int, TorchNode]:
+    """The adapters of every torch node reachable from ``roots`` through next_functions (id of
+    a torch node -> ``make(node, frame, ident)``), made in breadth-first order (parents before
+    children), each with its next_edges and topological_nr (torch's: 0 without next edges,
+    else one more than the largest of its children's). One read of each node's
+    next_functions: torch makes its tuples anew at each read."""
+    of: dict[int, TorchNode] = {}
+    order: list[TorchNode] = []
+    for r in roots:
+        if r is not None and id(r) not in of:
+            a = of[id(r)] = make(r, frame, ident)
+            order.append(a)
+    no_edges = _NO_EDGES
+    for a in order:  # grows as it goes
+        if type(a) is TorchLeafNode:  # an AccumulateGrad: no next functions
+            continue
+        edges = []
+        add = edges.append
+        for f, nr in a.fn.next_functions:
+            if f is None:
+                add(no_edges[nr] if nr < 64 else (None, nr))
+            else:
+                c = of.get(id(f))
+                if c is None:
+                    c = of[id(f)] = make(f, frame, ident)
+                    order.append(c)
+                add((c, nr))
+        a.next_edges = tuple(edges)
+    _topological(order)
+    return of
+
+
+def _topological(nodes: list[TorchNode]) -> None:
+    """Each node's topological_nr, nodes in breadth-first order. Reversed, that order puts a
+    node's children before it, except where a child was first reached by a shorter path: one
+    pass does most nodes (a chain: all), a depth-first walk the rest."""
     for a in nodes:
         a.topological_nr = -1
     late: list[TorchNode] = []

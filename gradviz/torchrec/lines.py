@@ -18,6 +18,7 @@ from gradviz.torchrec.summaries import busy
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gradviz/
 _CLI_DIR = os.path.join(os.path.dirname(_PKG_DIR), "cli")
+_GRAD_GET = torch.Tensor.grad.__get__  # a method-wrapper, made at each access: compared with ==
 MAX_LINES = 100_000  # lines of forward ops no backward reached, kept at most
 
 
@@ -94,6 +95,17 @@ class SourceMode(TorchFunctionMode):
             return func(*args, **(kwargs or {}))
         if busy():
             return func(*args, **(kwargs or {}))
+        if func == _GRAD_GET and len(args) == 1 and not kwargs:
+            t = args[0]
+            if t.is_leaf or t.retains_grad:
+                # a leaf's .grad (an optimizer reads each): torch warns only of a non-leaf's, so
+                # no warning can need the user's line, and a gradient without a node needs no
+                # tag: no walk of the frames for either
+                out = func(t)
+                if out is None or out.grad_fn is None or not torch.is_grad_enabled():
+                    return out
+                self._tag_out(out, user_frame(1))
+                return out
         frame = user_frame(1)
         if self.note_last:
             # for the forward side's mode above, which asks for the same site (site_of) and
@@ -102,6 +114,11 @@ class SourceMode(TorchFunctionMode):
         out = call_from(frame, func, args, kwargs or {})
         if not torch.is_grad_enabled():
             return out
+        self._tag_out(out, frame)
+        return out
+
+    def _tag_out(self, out: Any, frame: Any) -> None:
+        """Tag the nodes behind the call's outputs with the user's line at ``frame``."""
         items = out if isinstance(out, (tuple, list)) else (out,)
         site: Site | None = None  # made for the first node to tag: most calls make none (a .grad read)
         for t in items:
@@ -111,7 +128,6 @@ class SourceMode(TorchFunctionMode):
             if site is None:
                 site = (where(frame), frame_columns(frame))
             self._tag(gf, site)
-        return out
 
     def _tag(self, gf: Any, src: Site) -> None:
         lines = self.lines

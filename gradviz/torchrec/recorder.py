@@ -10,12 +10,15 @@ lifecycle.
 
 While recording, ``torch.autograd.backward`` and ``torch.autograd.grad`` (which
 ``Tensor.backward`` and reentrant ``checkpoint`` call) are wrapped. Each call becomes a task:
-the graph is walked from its roots through ``next_functions``, a pre-hook and a post-hook go on
-every node (AccumulateGrad included) and come off when the call returns, whatever happens.
+the graph is walked from its roots through ``next_functions``, a post-hook goes on every node
+(AccumulateGrad included), a pre-hook on the nodes whose start tells something the end cannot (a
+leaf's AccumulateGrad, a custom Function's node, the task's first node), and they come off when
+the call returns, whatever happens.
 
 What a hook sees is OBSERVED: a node starting (pre-hook, with its thread), a node ending and the
 gradients it hands on (post-hook), a leaf's ``.grad`` before and after, errors. What the source
-works out is DERIVED and listed in ``derived`` events: the dependency counts and exec_info (the
+works out is DERIVED and listed in ``derived`` events: the start of a node with no pre-hook (when
+it ends, a hook of the user's runs on it, or it raised), the dependency counts and exec_info (the
 engine's own compute_dependencies and init_to_execute, run over the adapters), the counts'
 decrements, which InputBuffer slot a gradient lands in and whether it was set or accumulated,
 the ready queues' pushes and pops (torch's engine shows neither), saved-tensor releases, a
@@ -36,8 +39,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -56,14 +61,13 @@ from gradviz.torchrec.adapters import (
     TorchLeafNode,
     TorchNode,
     TorchQueue,
+    build,
     full_name,
-    link,
-    walk,
 )
 from gradviz.torchrec.forward import ForwardSide
 from gradviz.torchrec.hooks import HookPatches
 from gradviz.torchrec.names import LeafNames
-from gradviz.torchrec.summaries import leave_thread_alone, stats, summary
+from gradviz.torchrec.summaries import fields, leave_thread_alone, stats, summary
 from gradviz.trace import events as ev
 from gradviz.trace.recorder import Recorder, active, guard  # noqa: F401 - gradviz.torchrec.active
 from gradviz.trace.summaries import Summary
@@ -71,6 +75,7 @@ from gradviz.trace.summaries import Summary
 _ZERO = (0.0, 0.0, 0.0, 0, 0)
 _HAS_VARIABLE: dict[type, bool] = {}  # a torch node class -> whether its nodes may have a leaf (variable)
 _FIELDS: dict[type, tuple[str, ...]] = {}  # an event class -> its fields after seq, ts and tid
+_now = time.perf_counter_ns  # the recorder's clock (Recorder.now: _now() - its _t0)
 _current_node = torch._C._current_autograd_node  # the node the calling engine thread evaluates
 
 
@@ -79,7 +84,7 @@ class _Call:
     told about, the adapters of the nodes it reaches, and its simulated buffers and queues."""
 
     __slots__ = ("gt", "nodes", "filled", "handles", "ran", "running", "parked", "single", "queued",
-                 "captured", "root", "own", "by_key", "leaf_of")
+                 "captured", "root", "own", "by_key", "leaf_of", "first", "last_ts")
 
     def __init__(self, gt: GraphTask):
         self.gt = gt
@@ -97,6 +102,10 @@ class _Call:
         # (sequence_nr, name) -> node, for user hooks on tensors (made when one first runs)
         self.by_key: dict[tuple[int, str], TorchNode] | None = None
         self.leaf_of: dict[int, TorchLeafNode] = {}  # id(leaf) -> its AccumulateGrad
+        self.first: tuple[TorchNode, ...] = ()  # the nodes the root gradients go to (torch runs one first)
+        # when the last node ended (its post-hook), or the task began: the latest a node whose
+        # start no pre-hook saw can have started, and the time its derived node_begin gets
+        self.last_ts = 0
 
 
 class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side events (forward.py)
@@ -420,37 +429,40 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             self._task_ids += 1
             gt.id = self._task_ids
             call = _Call(gt)
-            fns = walk([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)])
-            of = call.nodes
-            ident = threading.get_ident()
-            adapter = self._adapter
-            for f in fns:
-                of[id(f)] = adapter(f, frame, ident)
-            acc = {id(a.leaf): a for a in of.values() if type(a) is TorchLeafNode}
+            of = call.nodes = build([n for n, _ in roots if n is not None and not isinstance(n, _Leaf)],
+                                    self._adapter, frame, threading.get_ident())
+            walked = len(of)
+            leaf_of = call.leaf_of
+            for a in of.values():
+                if type(a) is TorchLeafNode:
+                    leaf_of[id(a.leaf)] = a
+            stand_in: dict[int, TorchLeafNode] = {}  # id(leaf) -> its StandInLeaf, a leaf the walk did not reach
 
             def edge_of(n: Any, x: Any) -> tuple[TorchNode | None, int]:
                 if n is None:
                     return None, 0
                 if isinstance(n, _Leaf):  # a leaf: its AccumulateGrad in the graph, or a stand-in
-                    a = acc.get(id(x))
+                    a = leaf_of.get(id(x)) or stand_in.get(id(x))
                     if a is None:
                         a = self._leaf_node(StandInLeaf(x), x, frame)
-                        of[id(a.fn)] = acc[id(x)] = a
+                        of[id(a.fn)] = stand_in[id(x)] = a
                     return a, 0
                 return of[id(n)], x
 
-            link(list(of.values()), of)
-            for a in of.values():
-                if type(a) is TorchLeafNode:
-                    call.leaf_of[id(a.leaf)] = a
             root_edges = [edge_of(n, x) for n, x in roots]
             targets = [edge_of(*_edge(t)) for t in inputs]
             n0 = rec.count
-            announced = [rec.announce(a) for a, _ in root_edges if a is not None]
-            for a, _ in targets:  # an input the graph does not reach is still named in exec_info
-                if a is not None:
-                    rec.announce(a)
-            del announced
+            if len(root_edges) == 1 and not targets and root_edges[0][0] is not None and len(of) == walked:
+                # one root and the graph walked from it: its nodes, each after its successors
+                # (link's topological_nr), are what announce(root) would walk and sort
+                rec.announce_sorted(sorted(of.values(), key=_topo))
+            else:
+                for a, _ in root_edges:
+                    if a is not None:
+                        rec.announce(a)
+                for a, _ in targets:  # an input the graph does not reach is still named in exec_info
+                    if a is not None:
+                        rec.announce(a)
             graph_root: TorchNode
             if len(root_edges) == 1 and root_edges[0][0] is not None:
                 graph_root = root_edges[0][0]
@@ -479,13 +491,18 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     call.captured = [(a, nr, i) for i, (a, nr) in enumerate(gt.outputs)]
             rec.mark_derived(n1)
             # One pre-hook and one post-hook object for the whole call: each finds its node as
-            # torch's engine names it (the node it is evaluating), so a node costs torch's two
-            # registrations and nothing of ours (no closure, no handle: hooks.HookPatches)
+            # torch's engine names it (the node it is evaluating), so a node costs torch's
+            # registrations and nothing of ours (no closure, no handle: hooks.HookPatches).
+            # A pre-hook only where its moment says something the post-hook cannot (_observed):
+            # elsewhere the node's start is derived when it ends (_after), a hook of the user's
+            # runs on it (_hook_seen), or it raised (_error).
+            call.first = tuple(a for a, _ in root_edges if a is not None)
             pre, post = self._pre(call, None), self._post(call, None)
             own = self._hooks.own
             own.add(pre)
             own.add(post)
             handles = call.handles
+            first = call.first
             for a in of.values():
                 fn = a.fn
                 if fn is None:
@@ -494,7 +511,8 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     handles.append(fn.register_prehook(self._pre(call, a)))
                     handles.append(fn.register_hook(self._post(call, a)))
                 else:
-                    handles.append(fn.register_prehook(pre))
+                    if type(a) is not TorchNode or not a._defer_safe or a in first:
+                        handles.append(fn.register_prehook(pre))
                     handles.append(fn.register_hook(post))
             call.own = (pre, post)
             stack.append(call)
@@ -506,6 +524,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             rec.mark_derived(n1)
             rows: list[tuple] = []
             ts, tid, n = rec.now(), self._tid("caller"), 0
+            call.last_ts = ts
             for (a, nr), gr, out in zip(root_edges, grads, outs):
                 if a is None:
                     continue
@@ -549,14 +568,13 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             mode = "accumulate" if filled & bit else "set"
             filled |= bit
             call.filled[node] = filled
-            s = summary(grad, self.values)
-            shape, dtype, device, stats, values = s.shape, s.dtype, s.device, s.stats, s.values
+            shape, dtype, device, stats, values = fields(grad, self.values)
             if type(node) is TorchLeafNode:
                 # a leaf's AccumulateGrad given one gradient sets .grad to those values: its
                 # statistics are these, and need no second pass over a weight-sized tensor
                 lone = mode == "set" and node not in call.single and grad.layout == torch.strided \
                     and stats is not None
-                call.single[node] = (s, _ptr(grad)) if lone else None
+                call.single[node] = (Summary(shape, dtype, device, stats, values), _ptr(grad)) if lone else None
         if type(node) is TorchLeafNode and grad is None:
             call.single[node] = None
         if left:
@@ -625,10 +643,15 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if kind == "node":  # a Node hook: post hooks get (grad_inputs, grad_outputs)
                     kind = "post" if len(args) == 2 else "pre"
                 node: TorchNode | None
-                if target is None:  # a Node's own hook: pre hooks run before torch's node starts
-                    node = call.running[-1][0] if kind == "post" and call.running else self._next(call)
-                elif target[0] == "module":  # from inside the BackwardHook node torch put in
-                    node = call.running[-1][0] if call.running else self._next(call)
+                if target is None or target[0] == "module":
+                    # a Node's own hook (pre hooks run before torch's node starts), or one from
+                    # inside the BackwardHook node torch put in: the node running, or about to
+                    node = call.running[-1][0] if (kind == "post" or target is not None) and call.running \
+                        else self._next(call)
+                    if node is not None and not _observed(call, node) and \
+                            not (call.running and call.running[-1][0] is node):
+                        self._start(call, node, stack, True)  # no pre-hook of ours: its start, derived
+                        call.running.append((node, None))
                 elif target[0] == "leaf":
                     t = target[1]()
                     node = None if t is None else call.leaf_of.get(id(t))
@@ -639,6 +662,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                     node = call.by_key.get(target[1])
                 if node is not None:
                     self._rec.hook(call.gt, node, kind, fn)
+                    call.last_ts = self._rec.now()  # a node's derived start comes after it
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
 
@@ -680,20 +704,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
                 if info is not None and not info.needed:
                     return None  # a leaf's tensor hook on a gradient grad() captures: the node never runs
             with self._lock:
-                rec = self._rec
-                if not calls:
-                    # a thread that began no call and runs its nodes: torch's worker for a device
-                    rec.thread_start("device_worker", node.device)
-                q = call.queued.pop(node, gt.cpu_ready_queue)
-                depth = gt.reentrant_depth
-                task_id = gt.id
-                size = self._unqueue(q, node, task_id)
-                # queue_pop (derived: torch's engine shows no queue) and node_begin, in one row; a
-                # custom Function's backward (user code) runs next: what came before goes to the OS
-                rec.source_rows([("node_pop", rec.now(), self._tid("caller"), q.id, q.device, task_id, node._id,
-                                  (ev.PRIORITY_NODE, depth, node.sequence_nr), size, depth)], 2, 0, 1,
-                                not node._defer_safe)
-                call.ran.append(node)
+                self._start(call, node, calls, False)
                 before = None
                 if type(node) is TorchLeafNode:
                     g = node.leaf.grad
@@ -703,6 +714,29 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
         return None
+
+    def _start(self, call: _Call, node: TorchNode, calls: Any, derived: bool) -> None:
+        """node starts (under the lock): queue_pop (derived: torch's engine shows no queue) and
+        node_begin (``derived``: no pre-hook of ours saw it), in one row. A custom Function's
+        backward (user code) runs next: what came before goes to the OS."""
+        rec = self._rec
+        rec.source_rows([self._pop_row(call, node, calls, rec.now(), self._tid("caller"))], 2, 0,
+                        2 if derived else 1, flush=not node._defer_safe)
+
+    def _pop_row(self, call: _Call, node: TorchNode, calls: Any, ts: int, tid: int) -> tuple:
+        """_start's row (a node_pop: queue_pop and node_begin at ``ts``), node taken off its queue."""
+        rec = self._rec
+        gt = call.gt
+        if not calls:
+            # a thread that began no call and runs its nodes: torch's worker for a device
+            rec.thread_start("device_worker", node.device)
+        q = call.queued.pop(node, gt.cpu_ready_queue)
+        depth = gt.reentrant_depth
+        task_id = gt.id
+        size = self._unqueue(q, node, task_id)
+        call.ran.append(node)
+        return ("node_pop", ts, tid, q.id, q.device, task_id, node._id, (ev.PRIORITY_NODE, depth, node.sequence_nr),
+                size, depth)
 
     def _post(self, call: _Call, node: TorchNode | None) -> Any:
         return functools.partial(self._on_post, call, node)
@@ -722,15 +756,26 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             elif not self._mine(call, node.fn):
                 return None
             with self._lock:
-                self._after(call, node, grad_inputs)
+                running = call.running
+                if running and running[-1][0] is node or type(node) is not TorchNode or not node._defer_safe \
+                        or node in call.first:  # its start seen (_observed)
+                    self._after(call, node, grad_inputs, None)
+                else:  # no pre-hook of ours: its start, derived (as the last node ended), in the rows of its end
+                    rec = self._rec
+                    tid = rec._local.tid or rec._tid()
+                    self._after(call, node, grad_inputs, self._pop_row(call, node, calls, call.last_ts, tid))
         except Exception:  # noqa: BLE001 - the recorder's fault never becomes the user's
             pass
         return None
 
-    def _after(self, call: _Call, node: TorchNode, grad_inputs: Any) -> None:
+    def _after(self, call: _Call, node: TorchNode, grad_inputs: Any, head: tuple | None) -> None:
+        """node ended: its rows (``head``: its derived start's row first, if it had no pre-hook)."""
         rec = self._rec
         gt = call.gt
-        _, before = call.running.pop() if call.running else (node, None)
+        if head is not None:
+            before = None
+        else:
+            _, before = call.running.pop() if call.running else (node, None)
         if type(node) is TorchLeafNode and gt.accumulate_grad:
             after = node.leaf.grad
             one = call.single.get(node) if before is None and after is not None else None
@@ -744,11 +789,12 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
             elif s.stats is None:
                 s = Summary(s.shape, s.dtype, s.device, _ZERO, s.values)
             rec.accumulate_grad(gt, node, node.variable, before, s, "set" if before is None else "accumulate")
-        ts = rec.now()
-        tid = self._tid("caller")
+        call.last_ts = ts = _now() - rec._t0
+        tid = rec._local.tid or rec._tid()
         nid = node._id
-        rows: list[tuple] = [("node_end", ts, tid, gt.id, nid, "ok")]
-        n = 1  # events; those after node_end are derived
+        rows: list[tuple] = [("node_end", ts, tid, gt.id, nid, "ok")] if head is None \
+            else [head, ("node_end", ts, tid, gt.id, nid, "ok")]
+        n = m = 1 if head is None else 3  # events; head's two and those after node_end (from m) are derived
         if not gt.keep_graph:
             n_saved = len(node.saved_shapes())
             if n_saved:
@@ -758,7 +804,7 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         for (f, nr), gi in zip(node.next_edges, grad_inputs):
             if f is not None:
                 n += hand(call, f, nr, gi, node, rows, ts, tid)
-        rec.source_rows(rows, n, 1, n)
+        rec.source_rows(rows, n, m, n, 0 if head is None else 2)
 
     def _end(self, call: _Call, error: BaseException | None, result: Any) -> None:
         for h in call.handles:
@@ -848,6 +894,16 @@ class TorchSource(ForwardSide):  # ForwardSide: gradviz why's forward-side event
         elif msg.startswith("Function '") and "nan values" in msg:  # anomaly mode, checked after the node ran
             name = msg.split("'")[1]
             node = next((n for n in reversed(call.ran) if n.name() == name), None)
+        elif call.ran and isinstance(error, Exception):
+            # Nodes ran, and the next raised before its post-hook, with no pre-hook of ours
+            # (_observed): the node torch popped, the highest priority of the task's queue. Its
+            # start and failed end, derived.
+            node = self._next(call)
+            if node is not None:
+                n0 = rec.count
+                self._start(call, node, True, True)
+                rec.node_end(call.gt, node, False)
+                rec.mark_derived(n0)
         if not isinstance(error, Exception):
             return  # an interrupt or exit: the run's status, not an error of a node (issue 35 item 9)
         forward = None
@@ -914,6 +970,16 @@ def _trim(e: BaseException) -> None:
     if kept:
         kept[-1].tb_next = None
     e.__traceback__ = kept[0] if kept else None
+
+
+def _observed(call: _Call, node: TorchNode) -> bool:
+    """Whether node has a pre-hook of ours (TorchSource._begin): a leaf's AccumulateGrad (its
+    .grad before), a custom Function's node (user code runs in it: what came before goes to the
+    OS first), and the first node to run (it tells an error inside the engine from one before it)."""
+    return type(node) is not TorchNode or not node._defer_safe or node in call.first
+
+
+_topo = operator.attrgetter("topological_nr")
 
 
 def _prio(x: tuple) -> tuple[int, int, int]:

@@ -61,6 +61,13 @@ def summary(t: torch.Tensor | None, values: bool = False) -> Summary | None:
                    _values(t) if values else None)
 
 
+def fields(t: torch.Tensor, values: bool = False) -> tuple:
+    """summary(t)'s shape, dtype, device, stats and values, as a tuple (no Summary made: a
+    gradient's go straight into its row)."""
+    return (tuple(t.shape), dtype_name(t.dtype), "cpu" if t.is_cpu else device_name(t.device), stats(t),
+            _values(t) if values else None)
+
+
 def stats(t: torch.Tensor) -> Any:
     """A stats row of t (trace.summaries.stats_row), None when t has no values to read.
 

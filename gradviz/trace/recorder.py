@@ -554,6 +554,42 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
         with self._lock:
             return self._node(node, self._current_tid())
 
+    def announce_sorted(self, nodes: list[Any]) -> None:
+        """Announce ``nodes``, every node after those its edges point to (a source that knows its
+        graph's order: torchrec's adapters by topological_nr), the unknown ones, and their leaves:
+        the rows ``announce`` of the first would make, written as they are made, in batches (no
+        walk, no sort, and no row of a big graph held until the last is made)."""
+        with self._lock:
+            if self._closed:
+                return
+            tid = self._current_tid()
+            ts = _now() - self._t0
+            by_id = self._writer is None
+            known = self._nodes
+            add = known.add
+            row = self._row
+            rows = self._rows
+            append = rows.append
+            spill_at = self._spill_at
+            n_edges = 0
+            for n in nodes:
+                nid = n._id
+                if nid in known:
+                    continue
+                made, leaf = row(n, ts, tid, by_id)
+                if leaf is not None:
+                    append(leaf)
+                append(made)
+                add(nid)  # after its rows: see the note on SPILL_ROWS
+                n_edges += made[8]
+                if len(rows) >= spill_at:
+                    self._edges += n_edges
+                    n_edges = 0
+                    self._spill()
+            self._edges += n_edges
+            if len(rows) >= spill_at:
+                self._spill()
+
     def forget(self, node_ids: Any) -> None:
         """Node ids that will never be named again (a source's freed graph): their bookkeeping
         goes, so a long run's memory stays flat. An id used again would be announced again."""
@@ -571,12 +607,13 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
                 self._derived.extend(range(since, end))
 
     def source_rows(self, rows: list[tuple], events: int, derived_from: int, derived_to: int,
-                    flush: bool = False) -> None:
+                    head: int = 0, flush: bool = False) -> None:
         """A source's steps as finished rows ``(kind, ts, tid, *fields)``, in order: one row an
         event, or a group row (``gradient_in``: three events, ``node_pop``: two), ``events`` in
         all. Its events ``derived_from`` to ``derived_to`` (0: the first row's first event) were
         inferred, not observed: listed in the next ``derived`` event. ``flush``: user code runs
         next (a custom Function's backward, a hook), so what came before goes to the OS now.
+        ``head``: the first ``head`` events were inferred too (a second range, before the first).
         One lock and one call for a node's steps, where a probe call each would be several."""
         with self._lock:
             if self._closed:
@@ -587,6 +624,8 @@ class Recorder(ForwardMixin, Probe):  # ForwardMixin: gradviz why's forward-side
             mine.extend(rows)
             self._scan_pos = len(mine)  # what _scan would count of these rows, known
             self._scan_extra += events - len(rows)
+            if head:
+                self._derived.extend(range(start, start + head))
             if derived_to > derived_from:
                 self._derived.extend(range(start + derived_from, start + derived_to))
             if self._writer is not None and (flush or len(mine) >= self._spill_at):

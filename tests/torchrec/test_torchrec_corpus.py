@@ -90,7 +90,6 @@ def _tasks(events: list[Any]) -> list[dict[str, Any]]:
     through the edges, their names, sequence numbers, edges and the order they began in."""
     from gradviz.trace import events as ev
 
-    derived = {s for e in events if type(e) is ev.Derived for s in e.events}
     name: dict[int, str] = {}
     seq: dict[int, int] = {}
     nexts: dict[int, list[tuple[int | None, int]]] = {}
@@ -104,7 +103,7 @@ def _tasks(events: list[Any]) -> list[dict[str, Any]]:
         elif t is ev.TaskBegin:
             roots = [n for n, _ in e.roots if name[n] != "AccumulateGrad"]  # the observer walks grad_fns
             tasks[e.task] = {"depth": e.reentrant_depth, "roots": roots, "begun": [], "after": {}, "captured": {}}
-        elif t is ev.NodeBegin and e.seq not in derived:
+        elif t is ev.NodeBegin:  # observed, or derived where no pre-hook saw it (its order checked all the same)
             tasks[e.task]["begun"].append(e.node)
         elif t is ev.AccumulateGradUpdate:
             tasks[e.task]["after"][e.node] = _stats(e.after)
