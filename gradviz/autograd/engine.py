@@ -316,7 +316,7 @@ class Engine(DeviceThreads):
                         probe.gradient_in(task, next_fn, fn, input_nr, output, mode, remaining - 1, took, None, 0)
                     continue
                 del dependencies[next_fn]
-                buf = not_ready.pop(next_fn, None)
+                buf = not_ready.pop(next_fn, None) if not_ready else None  # no call while none waits
                 if buf is None:
                     if exec_info and not ((info := exec_info.get(next_fn)) and info.should_execute()):
                         if probe is not None:
@@ -444,10 +444,11 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
     A node is in ``dependencies`` once it has been reached, so that dict is also the seen set."""
     dependencies = task.dependencies
     get = dependencies.get
+    # The stack's own methods, not bound ones held in locals: compiled, a list's pop and append
+    # are inline C (the interpreter specialises both calls too).
     stack = [root]
-    push, pop = stack.append, stack.pop
     while stack:
-        fn = pop()
+        fn = stack.pop()
         if min_topo_nr and fn.topological_nr < min_topo_nr:
             continue
         for edge in fn.next_edges:
@@ -456,7 +457,7 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int) -> None:
                 n = get(next_fn)
                 if n is None:
                     dependencies[next_fn] = 1
-                    push(next_fn)
+                    stack.append(next_fn)
                 else:
                     dependencies[next_fn] = n + 1
 
