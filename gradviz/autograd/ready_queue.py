@@ -50,10 +50,18 @@ class NodeTask:
         self.fn = fn
         self.inputs = inputs if type(inputs) is list else inputs.buffer  # an InputBuffer's list
         self.is_shutdown = is_shutdown
+        # The heap key, made here from fields that never change (CompareNodeTaskTime ranks by
+        # them alone): push and push_ready, once a node, only place the task.
+        if is_shutdown:
+            self._key = _SHUTDOWN_KEY
+        elif fn is None:
+            self._key = _WAKE_KEY
+        else:
+            self._key = self.reentrant_depth << 64 | fn.sequence_nr
 
     def __lt__(self, other: NodeTask) -> bool:
         # The ready queue's heap (heapq, a min-heap) pops first what ranks highest: "less" is
-        # "ranks higher" under CompareNodeTaskTime (_key, set at push). No tie-breaker, as torch.
+        # "ranks higher" under CompareNodeTaskTime (_key). No tie-breaker, as torch.
         return self._key > other._key
 
     @property
@@ -124,13 +132,6 @@ class ReadyQueue:
     def push(self, item: NodeTask, increment_outstanding: bool = True) -> None:
         """Queue ``item``. ``increment_outstanding=False``: the caller has already counted it
         in its task's outstanding_tasks (torch's push(item, incrementOutstandingTasks))."""
-        fn = item.fn
-        if item.is_shutdown:
-            item._key = _SHUTDOWN_KEY
-        elif fn is None:
-            item._key = _WAKE_KEY
-        else:
-            item._key = item.reentrant_depth << 64 | fn.sequence_nr
         if increment_outstanding:
             gt = item.graph_task
             if gt is not None:
@@ -151,7 +152,6 @@ class ReadyQueue:
         ``told``: (task, by, slot, gradient, mode, not_ready) of the gradient that made it ready;
         the probe hears it with the push, as one step (Probe.gradient_in), with the queue's size
         after the push. None: nothing was recording when that gradient arrived."""
-        item._key = item.reentrant_depth << 64 | item.fn.sequence_nr  # type: ignore[union-attr]
         # acquire() and release() in a finally rather than `with`: the same locking without the
         # lookups and calls of __enter__ and __exit__ (push_ready and pop run once a node).
         lock = self._lock

@@ -432,7 +432,10 @@ def record(
         n = fn.topological_nr
         if n >= topo:
             topo = n + 1
-    if saved and _saved_variable._saved_hooks_active and _hooked_nodes.any_packed(saved):
+    # Whether saved-tensor hooks are in force for this op's saved values: a module attribute,
+    # read once (twice a node otherwise).
+    saved_hooks = saved and _saved_variable._saved_hooks_active
+    if saved_hooks and _hooked_nodes.any_packed(saved):
         cls = _hooked_nodes.hooked_class(cls)  # unpacks as torch's nodes do: once each, first
     node = _object_new(cls)
     node._id = next(_node_ids)
@@ -484,7 +487,7 @@ def record(
             out._output_nr = i
             meta.append((out._data.shape, out.dtype, out.device))
         node.input_metadata = tuple(meta)
-    if saved and _saved_variable._saved_hooks_active:
+    if saved_hooks:
         _saved_variable._hooks.flush_recorded(saved)  # pack hooks now, in torch's order
     if anomaly.enabled or graph._ENGINE.probe is not None:
         node_created(node)
