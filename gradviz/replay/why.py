@@ -753,7 +753,8 @@ def _expected_grads(facts: Facts) -> list[ev.TensorAtEnd]:
     """The named leaves whose .grad is None at the end though the program meant them to have one:
     a module's parameter when other parameters of the same variable's module got gradients (an
     unused layer, a detach inside the model), or a tensor of its own that an op used before the
-    program's last backward() (not autograd.grad, which writes no .grad). A model made after the
+    program's last backward() (not autograd.grad, which writes no .grad) on the way to a detach, a
+    no_grad block or a root of a backward. A model made after the
     training (to load a checkpoint into), one no backward ever reached, or a leaf whose gradient a
     loop set back to None after using it, is not a problem."""
     last = max((c.seq for c in facts.calls if c.api == "backward"), default=None)
@@ -761,13 +762,22 @@ def _expected_grads(facts: Facts) -> list[ev.TensorAtEnd]:
         return []
     used = {i for op in facts.ops if op.seq < last for i in op.inputs}
     graded = {t.name.split(".", 1)[0] for t in facts.at_end if t.leaf and t.grad != "none"}
+    roots = {r for c in facts.calls for r in c.tensors}
+    cut = {d.tensor for d in facts.detaches} | {i for op in facts.ops if op.grad_mode != "grad" for i in op.inputs}
     out = []
     for t in facts.at_end:
         if not (t.leaf and t.requires_grad and t.grad == "none") or facts.updates.get(t.tensor):
             continue  # has a .grad, or had one (set back to None after its step, as loops do)
         owner, dot, _ = t.name.partition(".")
-        if owner in graded if dot else t.tensor in used:
-            out.append(t)
+        if dot:
+            if owner in graded:
+                out.append(t)
+        elif t.tensor in used:
+            # a tensor of its own: what it fed was cut off (a detach, a no_grad use) or reached a
+            # backward's root; one that only fed a result nobody differentiated is a demo's
+            reach = _taint(facts, t.tensor)
+            if reach & (cut | roots):
+                out.append(t)
     return out
 
 
