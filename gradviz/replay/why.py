@@ -36,7 +36,7 @@ REASONS = {
     "nan": ("non_finite_forward", "non_finite_backward", "diverged", "all_finite"),
     "error": ("inplace", "no_grad_fn", "freed", "unused_parameters", "leaf_inplace", "non_scalar_backward",
               "view_inplace", "unused_input", "inference_tensor", "bad_gradient", "numpy_requires_grad",
-              "device_mismatch", "error", "no_error"),
+              "dtype_mismatch", "device_mismatch", "error", "no_error"),
 }
 
 
@@ -670,6 +670,11 @@ _MESSAGES: list[tuple[re.Pattern[str], str, str]] = [
      "numpy_requires_grad",
      "numpy() cannot take a tensor that requires grad: numpy's values are outside autograd. For values only, "
      "use .detach().numpy(); to keep the gradient, stay in torch ops."),
+    (re.compile(r"must have the same dtype|expected scalar type \w+ but found \w+|Found dtype \w+ but expected \w+"
+                r"|expected both vectors to have same dtype"),
+     "dtype_mismatch",
+     "An op got tensors of different dtypes (a float64 array from numpy beside float32 weights, say). Convert "
+     "one side (`.float()`, or `torch.from_numpy(a).float()`), or the model (`model.double()`)."),
     (re.compile(r"Expected all tensors to be on the same device"),
      "device_mismatch",
      "An op got tensors on different devices. Move them to one device (`.to(device)`, and the model with "
