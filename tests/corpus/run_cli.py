@@ -13,19 +13,14 @@ Importing torch and torch._dynamo costs about 3 s a process, 260 times over with
 
 from __future__ import annotations
 
-import os
-import select
-import signal
+import functools
 import sys
-import time
+
+from run_program import run_forked  # the corpus runner's fork: same child, same timeout
 
 
-def _child(cwd: str, stderr: str, args: list[str]) -> int:
-    os.chdir(cwd)
-    out = os.open(os.devnull, os.O_WRONLY)
-    err = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
+def _cli(args: list[str]) -> int:
+    """The CLI's own main, as ``python -m gradviz`` runs it; its exit status."""
     from gradviz.cli import main
 
     try:
@@ -33,27 +28,6 @@ def _child(cwd: str, stderr: str, args: list[str]) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     return 0
-
-
-def run_forked(cwd: str, stderr: str, timeout: float, args: list[str]) -> str:
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            code = _child(cwd, stderr, args)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)  # nothing of the server's exit code runs in the child
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done, st = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return str(os.waitstatus_to_exitcode(st))
-        select.select([], [], [], 0.02)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return "timeout"
 
 
 def serve(engine: str) -> int:
@@ -67,7 +41,8 @@ def serve(engine: str) -> int:
     import gradviz.cli  # noqa: F401
     for line in sys.stdin:
         out, cwd, stderr, timeout, *args = line.rstrip("\n").split("\t")
-        print(run_forked(cwd, stderr, float(timeout), ["run", "--engine", engine, "-o", out, *args]), flush=True)
+        run = functools.partial(_cli, ["run", "--engine", engine, "-o", out, *args])
+        print(run_forked(cwd, float(timeout), run, stderr), flush=True)
     return 0
 
 

@@ -29,10 +29,11 @@ def _where(tb: object) -> str:
     return f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
 
 
-def run_forked(cwd: str, timeout: float, run: Callable[[], int]) -> str:
-    """``run()`` in a forked child, in ``cwd``, its output to /dev/null; the child's exit status,
-    or "timeout" (the child killed) after ``timeout`` seconds. The child leaves by os._exit, so
-    nothing of this process's exit code runs there."""
+def run_forked(cwd: str, timeout: float, run: Callable[[], int], stderr: str | None = None) -> str:
+    """``run()`` in a forked child, in ``cwd``, its output to /dev/null (its stderr to the file
+    ``stderr`` when given); the child's exit status, or "timeout" (the child killed) after
+    ``timeout`` seconds. The child leaves by os._exit, so nothing of this process's exit code runs
+    there."""
     import select
     import signal
     import time
@@ -44,9 +45,10 @@ def run_forked(cwd: str, timeout: float, run: Callable[[], int]) -> str:
             os.chdir(cwd)
             fd = os.open(os.devnull, os.O_WRONLY)
             os.dup2(fd, 1)
-            os.dup2(fd, 2)
+            os.dup2(fd if stderr is None else os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
             code = run()
         finally:
+            sys.stderr.flush()
             os._exit(code)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
