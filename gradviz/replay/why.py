@@ -182,6 +182,27 @@ class Facts:
             out.setdefault(e.tensor, []).append(e)
         return out
 
+    @cached_property
+    def harmful(self) -> bool:
+        """Whether a NaN/Inf reached what training uses: a tensor backward was called on, a gradient,
+        or a .grad at the end. An Inf that a softmax or a mask turns back into numbers (attention's
+        masked_fill(-inf)) reaches none of them."""
+        for c in self.calls:
+            for t in c.tensors:
+                op = self.creator.get(t)
+                if op is not None and op.finite is False:
+                    return True
+        if any(_bad(b.stats) for b in self.buffer_adds):
+            return True
+        if any(_bad(u.after) for us in self.updates.values() for u in us):
+            return True
+        return any(t.grad == "nonfinite" for t in self.at_end)
+
+    def call_before(self, seq: int) -> ev.BackwardCall | None:
+        """The last backward()/grad() call the program made before event ``seq``."""
+        calls = [c for c in self.calls if c.seq < seq]
+        return calls[-1] if calls else None
+
     def node_name(self, node: int | None) -> str | None:
         info = self.nodes.get(node) if node is not None else None
         return info.name if info is not None else None
@@ -426,30 +447,14 @@ def _diverged(facts: Facts, seq: int, where: str | None, what: str) -> Answer | 
     norms = [peak[t.task] for t in facts.tasks if t.reentrant_depth == 0 and t.task in peak]
     if len(norms) < 2 or norms[0] <= 0 or norms[-1] < 1e3 * norms[0] or norms[-1] < max(norms[:-1]):
         return None
-    calls = [c for c in facts.calls if c.seq < seq]
-    loop = f" (backward at {_short(calls[-1].source)})" if calls else ""
+    call = facts.call_before(seq)
+    loop = f" (backward at {_short(call.source)})" if call is not None else ""
     return Answer(
         "nan", "diverged", where, None, None,
         f"The training diverged: the largest gradient norm grew from {norms[0]:.3g} in the first backward to "
         f"{norms[-1]:.3g} in backward {len(norms)}{loop}, then {what} gave the first NaN/Inf. Lower the learning "
         "rate, clip the gradients (torch.nn.utils.clip_grad_norm_), or normalise the inputs.", None, seq,
     )
-
-
-def _harmful(facts: Facts) -> bool:
-    """Whether a NaN/Inf reached what training uses: a tensor backward was called on, a gradient,
-    or a .grad at the end. An Inf that a softmax or a mask turns back into numbers (attention's
-    masked_fill(-inf)) reaches none of them."""
-    for c in facts.calls:
-        for t in c.tensors:
-            op = facts.creator.get(t)
-            if op is not None and op.finite is False:
-                return True
-    if any(_bad(b.stats) for b in facts.buffer_adds):
-        return True
-    if any(_bad(u.after) for us in facts.updates.values() for u in us):
-        return True
-    return any(t.grad == "nonfinite" for t in facts.at_end)
 
 
 def _forward_origin(facts: Facts) -> tuple[ev.ForwardOp | None, bool]:
@@ -478,7 +483,7 @@ def why_nan(facts: Facts) -> Answer:
         blew = _diverged(facts, op.seq, _where(op), f"`{op.op}` at {_said(op)}")
         if blew is not None:
             return blew
-        fix = ("Clamp its input or add an epsilon." if _harmful(facts) else
+        fix = ("Clamp its input or add an epsilon." if facts.harmful else
                "No NaN/Inf reached a loss or a gradient, though: if it is meant (a mask of -inf before a "
                "softmax), nothing is wrong.")
         return Answer(
@@ -561,8 +566,7 @@ def _inplace(facts: Facts, err: ev.Error) -> Answer | None:
 def _no_grad_fn(facts: Facts, err: ev.Error) -> Answer | None:
     if "does not require grad and does not have a grad_fn" not in err.message:
         return None
-    calls = [c for c in facts.calls if c.seq < err.seq]
-    call = calls[-1] if calls else None
+    call = facts.call_before(err.seq)
     m = re.search(r"element (\d+)", err.message)
     k = int(m.group(1)) if m else 0
     root = call.tensors[k] if call is not None and k < len(call.tensors) else None
@@ -685,8 +689,8 @@ _MESSAGES: list[tuple[re.Pattern[str], str, str]] = [
 def _message(facts: Facts, err: ev.Error) -> Answer | None:
     for pattern, reason, fix in _MESSAGES:
         if pattern.search(err.message):
-            calls = [c for c in facts.calls if c.seq < err.seq]
-            where = err.source or (calls[-1].source if calls else None)
+            call = facts.call_before(err.seq)
+            where = err.source or (call.source if call is not None else None)
             at = f" at {_short(where)}" if where else ""
             return Answer("error", reason, where, facts.node_name(err.node), None,
                           f"{err.type}{at}: {err.message.split('. ')[0].rstrip('.')}. {fix}", err.node, err.seq)
@@ -708,8 +712,8 @@ def why_error(facts: Facts) -> Answer:
         if a is not None:
             return a
     info = facts.nodes.get(err.node) if err.node is not None else None
-    calls = [c for c in facts.calls if c.seq < err.seq]
-    call_site = calls[-1].source if calls else None
+    call = facts.call_before(err.seq)
+    call_site = call.source if call is not None else None
     # the user's frame it came from (a hook, a custom Function), unless that is only the backward
     # call: then the line that made the node that raised says more
     where = err.source if err.source and (info is None or err.source != call_site) else \
@@ -737,7 +741,7 @@ def why(trace: Any, grad: str | None = None, nan: bool = False, error: bool = Fa
     if facts.errors and not ended_ok:
         return why_error(facts)
     a = why_nan(facts)
-    if a.reason != "all_finite" and (a.reason != "non_finite_forward" or _harmful(facts)):
+    if a.reason != "all_finite" and (a.reason != "non_finite_forward" or facts.harmful):
         return a
     for r in facts.grad_reads:  # the program read a .grad that could only be None
         at = next((t for t in facts.at_end if t.tensor == r.tensor), None)
