@@ -37,7 +37,6 @@ _SET_GRAD = "_set_grad_enabled"
 # (method-wrappers are made at each attribute access: compared with ==, not is)
 _GRAD_SET = torch.Tensor.grad.__set__
 _DATA_GET = torch.Tensor.data.__get__
-_GRAD_GET = torch.Tensor.grad.__get__
 
 
 def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
@@ -147,7 +146,7 @@ class ForwardMode(TorchFunctionMode):
                 out = self.call(func, types, args, kwargs)
             finally:
                 last.op = None
-            if out is None and func == _GRAD_GET and args:
+            if out is None and func == lines.GRAD_GET and args:
                 t = args[0]
                 if t.grad_fn is not None and not t.retains_grad:
                     rec._fwd_emit(ev.NonLeafGradRead, tensor=rec._fwd_id(t), source=_where())

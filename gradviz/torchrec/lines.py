@@ -18,7 +18,7 @@ from gradviz.torchrec.summaries import busy
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gradviz/
 _CLI_DIR = os.path.join(os.path.dirname(_PKG_DIR), "cli")
-_GRAD_GET = torch.Tensor.grad.__get__  # a method-wrapper, made at each access: compared with ==
+GRAD_GET = torch.Tensor.grad.__get__  # a method-wrapper, made at each access: compared with ==
 MAX_LINES = 100_000  # lines of forward ops no backward reached, kept at most
 
 
@@ -95,7 +95,7 @@ class SourceMode(TorchFunctionMode):
             return func(*args, **(kwargs or {}))
         if busy():
             return func(*args, **(kwargs or {}))
-        if func == _GRAD_GET and len(args) == 1 and not kwargs:
+        if func == GRAD_GET and len(args) == 1 and not kwargs:
             t = args[0]
             if t.is_leaf or t.retains_grad:
                 # a leaf's .grad (an optimizer reads each): torch warns only of a non-leaf's, so
